@@ -1,0 +1,36 @@
+"""Shared test helpers: the repository root, stack configs as the engine passes them, and the CLI as users run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+def run_cli(*args: str, cwd: Path = ROOT, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    """Run `tritonfleet ARGS` the way a user does, in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def engine_config(stack: str) -> dict[str, str]:
+    """The merged config of a stack, as the engine hands it to the program."""
+    from tritonfleet.plan.project import load_project, stack_config
+
+    raw, _ = stack_config(load_project(ROOT), stack)
+    return raw
+
+
+@pytest.fixture
+def stack_config():
+    from tritonfleet.core.config import load_stack_config
+
+    return lambda stack: load_stack_config(engine_config(stack), stack)

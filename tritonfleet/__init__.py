@@ -1,0 +1,1 @@
+"""tritonfleet: GPU inference platforms for NVIDIA Triton on EKS and GKE."""

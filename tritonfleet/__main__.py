@@ -1,0 +1,3 @@
+from tritonfleet.cli import main
+
+main()

@@ -1,0 +1,111 @@
+"""Typed loader for the GPU catalog (catalog.yaml): instance/machine types, GPUs and dated, sourced prices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Cloud = Literal["aws", "gcp"]
+PurchaseOption = Literal["on-demand", "spot", "capacity-block", "reservation", "flex-start"]
+PURCHASE_OPTIONS: tuple[str, ...] = ("on-demand", "spot", "capacity-block", "reservation", "flex-start")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Source(_Strict):
+    title: str
+    as_of: dt.date = Field(alias="asOf")
+    date_approximate: bool = Field(False, alias="dateApproximate")
+
+
+class Price(_Strict):
+    usd: float = Field(gt=0)
+    source: str
+    note: str = ""
+    verify: bool = False
+
+
+class Gpu(_Strict):
+    memory_gb: int = Field(alias="memoryGb")
+    vendor_name: str = Field(alias="vendorName")
+    verify: bool = False
+
+
+class InstanceType(_Strict):
+    cloud: Cloud
+    name: str
+    gpu: str
+    gpu_count: int = Field(alias="gpuCount", gt=0)
+    vcpu: int
+    memory_gib: int = Field(alias="memoryGib")
+    accelerator: str | None = None
+    default: bool = False
+    verify: bool = False
+    purchase_options: tuple[PurchaseOption, ...] = Field(alias="purchaseOptions")
+    prices: dict[PurchaseOption, Price]
+
+    def price(self, option: str) -> Price | None:
+        """The published $/node-hour for a purchase option, or None when unknown.
+
+        Reservations bill at the on-demand rate unless a commitment says otherwise.
+        """
+        if option == "reservation":
+            return self.prices.get("reservation") or self.prices.get("on-demand")
+        return self.prices.get(option)  # type: ignore[call-overload]
+
+
+class Catalog(_Strict):
+    sources: dict[str, Source]
+    gpus: dict[str, Gpu]
+    alternatives: dict[Cloud, dict[str, list[str]]]
+    instance_types: tuple[InstanceType, ...] = Field(alias="instanceTypes")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Catalog:
+        seen: set[tuple[str, str]] = set()
+        for it in self.instance_types:
+            key = (it.cloud, it.name)
+            if key in seen:
+                raise ValueError(f"duplicate instance type {it.cloud}/{it.name}")
+            seen.add(key)
+            if it.gpu not in self.gpus:
+                raise ValueError(f"{it.name}: unknown GPU {it.gpu}")
+            if it.cloud == "gcp" and not it.accelerator:
+                raise ValueError(f"{it.name}: GCP machine types need an accelerator type string")
+            for option, price in it.prices.items():
+                if price.source not in self.sources:
+                    raise ValueError(f"{it.name} {option}: unknown source {price.source}")
+                if option not in it.purchase_options and option != "reservation":
+                    raise ValueError(f"{it.name}: price for {option}, which it is not sold as")
+        for cloud, gpu in {(i.cloud, i.gpu) for i in self.instance_types}:
+            if sum(1 for i in self.types_for(cloud, gpu) if i.default) != 1:
+                raise ValueError(f"{cloud}/{gpu}: exactly one instance type must be the default")
+        return self
+
+    def find(self, cloud: str, name: str) -> InstanceType | None:
+        return next((i for i in self.instance_types if i.cloud == cloud and i.name == name), None)
+
+    def types_for(self, cloud: str, gpu: str) -> list[InstanceType]:
+        return [i for i in self.instance_types if i.cloud == cloud and i.gpu == gpu]
+
+    def gpus_on(self, cloud: str) -> list[str]:
+        return sorted({i.gpu for i in self.instance_types if i.cloud == cloud})
+
+    def default_type(self, cloud: str, gpu: str) -> InstanceType | None:
+        return next((i for i in self.types_for(cloud, gpu) if i.default), None)
+
+    def alternatives_for(self, cloud: str, gpu: str) -> list[str]:
+        return self.alternatives.get(cloud, {}).get(gpu, [])  # type: ignore[call-overload]
+
+
+@cache
+def load_catalog() -> Catalog:
+    text = resources.files("tritonfleet.core").joinpath("catalog.yaml").read_text()
+    return Catalog.model_validate(yaml.safe_load(text))

@@ -1,0 +1,433 @@
+"""Typed stack configuration: the schema every floor reads, and one error listing every problem.
+
+The Pulumi engine hands a program its config as strings keyed `<namespace>:<key>` (objects and arrays as JSON
+text). `load_stack_config` turns that mapping into a `StackConfig` or raises `ConfigError` whose message lists
+every problem with the key, the bad value, what is allowed and the `pulumi config set` command that fixes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from tritonfleet.core import pins
+from tritonfleet.core.catalog import InstanceType, load_catalog
+from tritonfleet.core.conventions import CONFIG_NAMESPACE
+
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
+NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class SystemNodes(_Section):
+    instance_type: str | None = Field(None, description="a non-GPU instance/machine type for system pods")
+    count: int = Field(2, ge=1, le=20, description="an integer from 1 to 20")
+
+
+class Cluster(_Section):
+    name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
+    kubernetes_version: str = Field(pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33")
+    zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
+    existing_vpc_id: str | None = Field(None, description="an existing VPC id to reuse (AWS), or unset")
+    system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
+    admin_principals: list[str] = Field(default_factory=list, description="IAM role ARNs / Google principals with cluster admin")
+
+
+class GpuPool(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    gpu: str = Field(description="a GPU from the catalog")
+    instance_type: str | None = Field(None, description="an instance/machine type that carries the pool's GPU")
+    min_nodes: int = Field(0, ge=0, description="an integer >= 0 and <= maxNodes")
+    max_nodes: int = Field(ge=1, description="an integer >= 1")
+    capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
+        "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
+    )
+    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes")
+    spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
+    reservation_id: str | None = Field(None, description="the capacity block / reservation id")
+    enabled: bool = Field(True, description="true or false (an opt-in pool is declared with false)")
+    disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
+
+
+class ModelBucket(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    noncurrent_version_days: int = Field(30, ge=1, le=3650, description="days to keep old object versions, 1..3650")
+    kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
+
+
+class TritonDeployment(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    pool: str = Field(description="the name of a GPU pool of this stack")
+    bucket: str | None = Field(None, description="the name of a model bucket of this stack (default: the first)")
+    model_prefix: str = Field("", pattern=r"^([A-Za-z0-9._-]+/)*$", description="a folder prefix ending in '/', or ''")
+    gpus_per_replica: int = Field(1, ge=1, le=8, description="GPUs per Triton pod, 1..GPUs per node")
+    min_replicas: int = Field(1, ge=1, description="an integer >= 1 and <= maxReplicas")
+    max_replicas: int = Field(1, ge=1, description="an integer >= minReplicas")
+    image_tag: str = Field(pins.TRITON_IMAGE_TAG, pattern=r"^\d{2}\.\d{2}-[a-z0-9-]+$", description="a pinned NGC tag like 26.07-py3")
+    model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
+    model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
+    throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
+    namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
+
+
+class Monitoring(_Section):
+    enabled: bool = Field(True, description="true or false")
+    retention_days: int = Field(15, ge=1, le=365, description="Prometheus retention in days, 1..365")
+    storage_gi: int = Field(50, ge=10, le=10000, description="Prometheus volume GiB, 10..10000")
+
+
+class Budget(_Section):
+    monthly_usd: float = Field(ge=0, description="a monthly budget in USD, >= 0")
+    warn_fraction: float = Field(0.8, gt=0, le=1, description="warn above this fraction of the budget, in (0, 1]")
+    basis: Literal["floor", "ceiling"] = Field("ceiling", description="floor (minimum nodes) or ceiling (maximum nodes)")
+
+
+class StackConfig(_Section):
+    environment: Literal["dev", "staging", "prod"] = Field(description="dev, staging or prod")
+    cloud: Literal["aws", "gcp"] = Field(description="aws or gcp")
+    region: str = Field(pattern=r"^[a-z]+(-[a-z]+)+-?\d+$", description="a region such as us-east-1 or us-central1")
+    gcp_project: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$", description="a GCP project id")
+    cluster: Cluster = Field(default_factory=Cluster, description="cluster settings (an object)")
+    gpu_pools: list[GpuPool] = Field(min_length=1, description="a list of GPU pools")
+    model_buckets: list[ModelBucket] = Field(min_length=1, description="a list of model buckets")
+    triton_deployments: list[TritonDeployment] = Field(default_factory=list, description="a list of Triton deployments")
+    monitoring: Monitoring = Field(default_factory=Monitoring, description="monitoring settings (an object)")
+    budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
+    gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
+    protect: bool | None = Field(None, description="true or false (default: true in prod)")
+    tags: dict[str, str] = Field(default_factory=dict, description="cost-allocation tags/labels as key: value")
+
+    # Filled in by load_stack_config from the stack's name, not from a config key.
+    stack: str = Field("", exclude=True)
+
+    @property
+    def protected(self) -> bool:
+        return self.environment == "prod" if self.protect is None else self.protect
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name or f"tf-{self.stack}"
+
+    def pool(self, name: str) -> GpuPool:
+        return next(p for p in self.gpu_pools if p.name == name)
+
+    def bucket_for(self, deployment: TritonDeployment) -> ModelBucket:
+        name = deployment.bucket or self.model_buckets[0].name
+        return next(b for b in self.model_buckets if b.name == name)
+
+    def instance_type(self, pool: GpuPool) -> InstanceType:
+        """The catalog entry of a validated pool (its explicit type, or the catalog default for its GPU)."""
+        catalog = load_catalog()
+        found = catalog.find(self.cloud, pool.instance_type) if pool.instance_type else catalog.default_type(self.cloud, pool.gpu)
+        assert found is not None, "validated configs always resolve"
+        return found
+
+    @property
+    def enabled_pools(self) -> list[GpuPool]:
+        return [p for p in self.gpu_pools if p.enabled]
+
+
+# Every project config key, as written in Pulumi.yaml and the stack files.
+CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if name != "stack")
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str  # path below the namespace, e.g. gpuPools[0].gpu
+    value: Any
+    allowed: str
+    fix: str
+
+    def render(self, index: int) -> str:
+        shown = "(missing)" if self.value is _MISSING else json.dumps(self.value, default=str)
+        return f"  {index}. {CONFIG_NAMESPACE}:{self.key} = {shown}\n     allowed: {self.allowed}\n     fix: {self.fix}"
+
+
+class ConfigError(Exception):
+    """A user's configuration mistake. Its message is the whole report; never show a traceback for it."""
+
+    def __init__(self, stack: str, problems: list[Problem]):
+        self.stack = stack
+        self.problems = problems
+        count = f"{len(problems)} configuration problem{'s' if len(problems) != 1 else ''}"
+        body = "\n".join(p.render(i) for i, p in enumerate(problems, 1))
+        super().__init__(f"stack '{stack}' has {count}:\n{body}")
+
+
+_MISSING = object()
+
+
+def _set_command(key: str, value: Any, stack: str) -> str:
+    path = "--path " if ("." in key or "[" in key) else ""
+    shown = value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str) and (not value or re.search(r"[^A-Za-z0-9._:/-]", value)):
+        shown = f"'{value}'"
+    return f"pulumi config set {path}'{CONFIG_NAMESPACE}:{key}' {shown} --stack {stack}"
+
+
+def _rm_command(key: str, stack: str) -> str:
+    path = "--path " if ("." in key or "[" in key) else ""
+    return f"pulumi config rm {path}'{CONFIG_NAMESPACE}:{key}' --stack {stack}"
+
+
+def _key(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _field_for(loc: tuple[Any, ...]):
+    """The pydantic FieldInfo a location points at, or None."""
+    model: Any = StackConfig
+    info = None
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None or not hasattr(model, "model_fields"):
+            return None
+        info = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        if info is None:
+            return None
+        annotation = info.annotation
+        args = getattr(annotation, "__args__", ())
+        model = next((a for a in (annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return info
+
+
+def _lookup(data: Any, loc: tuple[Any, ...]) -> Any:
+    for part in loc:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return data
+
+
+def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -> Problem:
+    loc = tuple(error["loc"])
+    key = _key(loc)
+    value = _lookup(data, loc)
+    if error["type"] == "extra_forbidden":
+        return Problem(key, value, "no such key here; see the configuration reference in the README", _rm_command(key, stack))
+    info = _field_for(loc)
+    allowed = (info.description if info and info.description else error["msg"])
+    if error["type"] not in ("missing",) and error["msg"] not in allowed:
+        allowed = f"{allowed} ({error['msg'].lower()})"
+    suggestion: Any = "<value>"
+    if info is not None and error["type"] == "literal_error":
+        suggestion = str(error["ctx"]["expected"]).split(" or ")[0].split(",")[0].strip("' ")
+    elif info is not None and not info.is_required() and info.default is not None and not callable(info.default):
+        suggestion = info.default
+    return Problem(key, value, allowed, _set_command(key, suggestion, stack))
+
+
+def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Problem]]:
+    """Pick this project's keys out of the engine's config and decode JSON text."""
+    data: dict[str, Any] = {}
+    problems: list[Problem] = []
+    known = set(CONFIG_KEYS)
+    for full_key, value in sorted(raw.items()):
+        namespace, _, key = full_key.partition(":")
+        if namespace != CONFIG_NAMESPACE:
+            continue
+        if key not in known:
+            problems.append(Problem(key, value, "one of " + ", ".join(sorted(known)), _rm_command(key, stack)))
+            continue
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(key, value, f"valid YAML/JSON ({exc.msg})", _set_command(key, "<value>", stack)))
+                continue
+        data[key] = value
+    return data, problems
+
+
+def _validate_section(model: type[BaseModel], item: Any) -> Any:
+    """The section as a model for cross-field checks, with its bad or unknown keys dropped; None if that fails.
+
+    Dropped keys were already reported by the schema, so the remaining rules can still run on the rest.
+    """
+    if not isinstance(item, dict):
+        return None
+    try:
+        return model.model_validate(item)
+    except ValidationError as exc:
+        bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+    try:
+        return model.model_validate({k: v for k, v in item.items() if k not in bad})
+    except ValidationError:
+        return None
+
+
+def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
+    """Rules that span fields or need the catalog. Runs on whatever parts of the config parse on their own."""
+    problems: list[Problem] = []
+    catalog = load_catalog()
+    cloud = data.get("cloud") if data.get("cloud") in ("aws", "gcp") else None
+
+    def add(key: str, value: Any, allowed: str, suggestion: Any = "<value>") -> None:
+        problems.append(Problem(key, value, allowed, _set_command(key, suggestion, stack)))
+
+    if cloud == "gcp" and not data.get("gcpProject"):
+        add("gcpProject", _MISSING, "the GCP project id that hosts the cluster (required when cloud is gcp)", "my-project-id")
+    region = data.get("region")
+    cluster = _validate_section(Cluster, data.get("cluster", {}))
+    if cloud == "aws" and cluster is not None and isinstance(region, str):
+        for i, zone in enumerate(cluster.zones):
+            if not zone.startswith(region):
+                add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}a", f"{region}{'abc'[i % 3]}")
+        if 0 < len(cluster.zones) < 2:
+            add("cluster.zones", cluster.zones, "at least two zones (EKS needs subnets in two zones)", [f"{region}a", f"{region}b"])
+
+    raw_pools = data.get("gpuPools") if isinstance(data.get("gpuPools"), list) else []
+    pools: dict[str, tuple[GpuPool, InstanceType | None]] = {}
+    for i, raw_pool in enumerate(raw_pools):
+        pool = _validate_section(GpuPool, raw_pool)
+        if pool is None:
+            continue
+        at = f"gpuPools[{i}]"
+        if pool.name in pools:
+            add(f"{at}.name", pool.name, "a pool name not used by another pool", f"{pool.name}-2")
+            continue
+        itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
+        pools[pool.name] = (pool, itype)
+
+    bucket_names: list[str] = []
+    for i, raw_bucket in enumerate(data.get("modelBuckets") if isinstance(data.get("modelBuckets"), list) else []):
+        bucket = _validate_section(ModelBucket, raw_bucket)
+        if bucket is None:
+            continue
+        if bucket.name in bucket_names:
+            add(f"modelBuckets[{i}].name", bucket.name, "a bucket name not used by another bucket", f"{bucket.name}-2")
+        bucket_names.append(bucket.name)
+
+    seen: set[str] = set()
+    raw_deployments = data.get("tritonDeployments") if isinstance(data.get("tritonDeployments"), list) else []
+    for i, raw_deployment in enumerate(raw_deployments):
+        deployment = _validate_section(TritonDeployment, raw_deployment)
+        if deployment is None:
+            continue
+        at = f"tritonDeployments[{i}]"
+        if deployment.name in seen:
+            add(f"{at}.name", deployment.name, "a deployment name not used by another deployment", f"{deployment.name}-2")
+        seen.add(deployment.name)
+        if deployment.min_replicas > deployment.max_replicas:
+            add(f"{at}.maxReplicas", deployment.max_replicas, f">= minReplicas ({deployment.min_replicas})", deployment.min_replicas)
+        if deployment.bucket is not None and bucket_names and deployment.bucket not in bucket_names:
+            add(f"{at}.bucket", deployment.bucket, "one of the stack's model buckets: " + ", ".join(bucket_names), bucket_names[0])
+        if deployment.pool not in pools:
+            names = ", ".join(pools) or "(no valid pools)"
+            add(f"{at}.pool", deployment.pool, f"one of the stack's GPU pools: {names}", next(iter(pools), "<pool>"))
+            continue
+        pool, itype = pools[deployment.pool]
+        if not pool.enabled:
+            add(f"{at}.pool", deployment.pool, f"an enabled pool; pool '{pool.name}' is disabled", next((n for n, (p, _) in pools.items() if p.enabled), "<pool>"))
+        if itype is not None and deployment.gpus_per_replica > itype.gpu_count:
+            add(
+                f"{at}.gpusPerReplica",
+                deployment.gpus_per_replica,
+                f"at most {itype.gpu_count}: a replica must fit on one {itype.name} node of pool '{pool.name}'",
+                itype.gpu_count,
+            )
+    return problems
+
+
+def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:
+    if pool.gpu not in catalog.gpus:
+        add(f"{at}.gpu", pool.gpu, f"a GPU offered on {cloud}: " + ", ".join(catalog.gpus_on(cloud)), catalog.gpus_on(cloud)[0])
+        return None
+    if pool.gpu not in catalog.gpus_on(cloud):
+        alternatives = catalog.alternatives_for(cloud, pool.gpu) or catalog.gpus_on(cloud)
+        add(
+            f"{at}.gpu",
+            pool.gpu,
+            f"{pool.gpu} is not offered on {cloud}; nearest alternatives: " + ", ".join(alternatives),
+            alternatives[0],
+        )
+        return None
+    offered = [t.name for t in catalog.types_for(cloud, pool.gpu)]
+    if pool.instance_type is None:
+        itype = catalog.default_type(cloud, pool.gpu)
+    else:
+        itype = catalog.find(cloud, pool.instance_type)
+        if itype is None or itype.gpu != pool.gpu:
+            carries = f" (it carries {itype.gpu})" if itype else ""
+            add(
+                f"{at}.instanceType",
+                pool.instance_type,
+                f"a {cloud} type that carries {pool.gpu}{carries}: " + ", ".join(offered),
+                offered[0],
+            )
+            return None
+    assert itype is not None
+    if pool.min_nodes > pool.max_nodes:
+        add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+    options = itype.purchase_options
+    if pool.capacity == "mixed":
+        if pool.on_demand_base > pool.max_nodes:
+            add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+        wants_spot = pool.spot_share > 0 and pool.max_nodes > pool.on_demand_base
+        wants_on_demand = pool.on_demand_base > 0 or pool.spot_share < 1
+        if wants_spot and "spot" not in options:
+            add(
+                f"{at}.spotShare",
+                pool.spot_share,
+                f"0: {itype.name} is sold only as {', '.join(options)}; set capacity to one of those for this pool",
+                0,
+            )
+        if wants_on_demand and "on-demand" not in options:
+            suggestion = next(o for o in ("capacity-block", "reservation", "flex-start", "spot") if o in options)
+            add(
+                f"{at}.capacity",
+                pool.capacity,
+                f"{itype.name} has no on-demand capacity; it is sold as {', '.join(options)}",
+                "mixed" if suggestion == "spot" else suggestion,
+            )
+    else:
+        if pool.capacity not in options:
+            add(f"{at}.capacity", pool.capacity, f"a purchase option of {itype.name}: " + ", ".join(options), "mixed")
+        if pool.capacity == "capacity-block" and cloud != "aws":
+            add(f"{at}.capacity", pool.capacity, "capacity-block is an AWS purchase option; on GCP use reservation or flex-start", "reservation")
+        if pool.capacity == "flex-start" and cloud != "gcp":
+            add(f"{at}.capacity", pool.capacity, "flex-start is a GCP purchase option; on AWS use capacity-block", "capacity-block")
+        if pool.capacity in ("capacity-block", "reservation") and not pool.reservation_id:
+            add(f"{at}.reservationId", _MISSING, f"the id of the {pool.capacity} to draw nodes from", "cr-0123456789abcdef0" if cloud == "aws" else "my-reservation")
+        if pool.spot_share > 0:
+            add(f"{at}.spotShare", pool.spot_share, f"0: spot is not part of a {pool.capacity} pool", 0)
+    return itype
+
+
+def load_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
+    """Validate the engine's config mapping for one stack; raise ConfigError listing every problem."""
+    data, problems = _decode(raw, stack)
+    config: StackConfig | None = None
+    try:
+        config = StackConfig.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(_from_pydantic(e, data, stack) for e in exc.errors())
+    problems.extend(_cross_field_problems(data, stack))
+    if problems:
+        raise ConfigError(stack, _dedupe(problems))
+    assert config is not None
+    return config.model_copy(update={"stack": stack})
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for p in problems:
+        if (p.key, p.allowed) not in seen:
+            seen.add((p.key, p.allowed))
+            out.append(p)
+    return out

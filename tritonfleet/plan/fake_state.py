@@ -1,0 +1,49 @@
+"""Deterministic stand-ins for the outputs a cloud would compute (ids, ARNs, endpoints), for the offline plan.
+
+Each value is derived from the resource's name only, so two plans of the same program are byte-identical.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ACCOUNT = "123456789012"
+FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcGxhbgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+
+
+def _aws_arn(typ: str, name: str) -> str:
+    service = typ.split(":")[1].split("/")[0]
+    return f"arn:aws:{service}::{ACCOUNT}:{name}"
+
+
+def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Outputs for a mocked resource: its inputs plus the computed attributes our program reads."""
+    out = dict(inputs)
+    if typ.startswith("aws:"):
+        out.setdefault("arn", _aws_arn(typ, name))
+        out.setdefault("name", name)
+    if typ == "aws:s3/bucket:Bucket":
+        out.setdefault("bucket", name)
+        out["arn"] = f"arn:aws:s3:::{out['bucket']}"
+    elif typ == "aws:eks/cluster:Cluster":
+        out.setdefault("endpoint", f"https://{name}.gr7.us-east-1.eks.amazonaws.com")
+        out.setdefault("certificateAuthority", {"data": FAKE_CA})
+        out.setdefault("identities", [{"oidcs": [{"issuer": f"https://oidc.eks.us-east-1.amazonaws.com/id/{name.upper()}"}]}])
+    elif typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+        out["arn"] = f"arn:aws:iam::{ACCOUNT}:oidc-provider/{inputs.get('url', name).removeprefix('https://')}"
+    elif typ == "aws:kms/key:Key":
+        out.setdefault("keyId", f"{name}-key")
+    elif typ.startswith("gcp:"):
+        out.setdefault("name", name)
+        out.setdefault("selfLink", f"https://www.googleapis.com/{typ.split(':')[1].split('/')[0]}/v1/{name}")
+    if typ == "gcp:container/cluster:Cluster":
+        out.setdefault("endpoint", "203.0.113.10")
+        out.setdefault("masterAuth", {"clusterCaCertificate": FAKE_CA})
+    elif typ == "gcp:serviceaccount/account:Account":
+        project = inputs.get("project", "project")
+        out.setdefault("email", f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com")
+    elif typ == "kubernetes:helm.sh/v3:Release":
+        out.setdefault("status", {"name": inputs.get("name", name), "namespace": inputs.get("namespace", "default"), "status": "deployed"})
+    elif typ == "random:index/randomPassword:RandomPassword":
+        out.setdefault("result", f"offline-{name}")
+    return out

@@ -1,0 +1,109 @@
+"""Read Pulumi.yaml and a stack file and merge their config the way the Pulumi CLI does.
+
+Stack values win over project defaults; `secure:` values stay secret placeholders and are never decrypted;
+values become the strings the engine passes to a program (objects and arrays as JSON text).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SECRET_PLACEHOLDER = "[secret: not decrypted by the offline plan]"
+
+
+class ProjectError(Exception):
+    """Pulumi.yaml or a stack file is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Project:
+    directory: Path
+    name: str
+    stack_dir: Path
+    declared: dict[str, dict[str, Any]]  # project config declarations: key -> {type, description, default}
+
+    def stacks(self) -> list[str]:
+        return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_dir.glob("Pulumi.*.yaml"))
+
+
+def find_project(start: Path) -> Path:
+    for directory in [start.resolve(), *start.resolve().parents]:
+        if (directory / "Pulumi.yaml").is_file():
+            return directory
+    raise ProjectError(f"no Pulumi.yaml in {start} or above it; run from the tritonfleet checkout or pass --project-dir")
+
+
+def load_project(directory: Path) -> Project:
+    path = directory / "Pulumi.yaml"
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProjectError(f"cannot read {path}: {exc}") from None
+    declared = {}
+    for key, spec in (document.get("config") or {}).items():
+        declared[key] = spec if isinstance(spec, dict) else {"default": spec}
+    return Project(
+        directory=directory,
+        name=document["name"],
+        stack_dir=directory / document.get("stackConfigDir", "."),
+        declared=declared,
+    )
+
+
+def engine_string(value: Any) -> str:
+    """A config value as the engine hands it to the program."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def _has_secret(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "secure" in value and len(value) == 1 or any(_has_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_secret(v) for v in value)
+    return False
+
+
+def _hide_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER
+        return {k: _hide_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hide_secrets(v) for v in value]
+    return value
+
+
+def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
+    """The merged config (full key -> engine string) and the keys that are secret."""
+    path = project.stack_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        known = ", ".join(project.stacks()) or "none"
+        raise ProjectError(f"no stack '{stack}': {path} does not exist (stacks here: {known})")
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ProjectError(f"{path} is not valid YAML: {exc}") from None
+    merged: dict[str, Any] = {}
+    for key, spec in project.declared.items():
+        full = key if ":" in key else f"{project.name}:{key}"
+        if "default" in spec:
+            merged[full] = spec["default"]
+        elif "value" in spec:
+            merged[full] = spec["value"]
+    secret_keys: list[str] = []
+    for key, value in (document.get("config") or {}).items():
+        if ":" not in key:
+            raise ProjectError(f"{path}: config key '{key}' needs a namespace, e.g. {project.name}:{key}")
+        if _has_secret(value):
+            secret_keys.append(key)
+        merged[key] = _hide_secrets(value)
+    return {k: engine_string(v) for k, v in sorted(merged.items())}, sorted(secret_keys)
