@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -89,6 +91,84 @@ def plan(
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
         out.print(f"Plan document written to {json_file}")
+
+
+class DiffFormat(str, Enum):
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command()
+def diff(
+    base: Annotated[Path | None, typer.Argument(help="base plan document (or a folder of them)", show_default=False)] = None,
+    head: Annotated[Path | None, typer.Argument(help="head plan document (or a folder of them)", show_default=False)] = None,
+    base_ref: Annotated[
+        str | None, typer.Option("--base-ref", help="plan every stack at this git ref and in the working tree, then diff")
+    ] = None,
+    stacks: Annotated[list[str] | None, typer.Option("--stack", "-s", help="only this stack (repeatable)")] = None,
+    output_format: Annotated[DiffFormat, typer.Option("--format", help="markdown (PR comment) or json")] = DiffFormat.markdown,
+    comments_dir: Annotated[
+        Path | None, typer.Option(help="also write one comment per stack to DIR/<stack>.md, each under the size limit")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report here instead of stdout")] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+    jobs: Annotated[int, typer.Option(help="stacks planned at once with --base-ref")] = 2,
+) -> None:
+    """Diff plans for a pull request: resources, replacements, GPUs, monthly cost and policy verdicts per stack.
+
+    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack)
+    or a stack that could not be planned (the report still shows why).
+    """
+    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, load_plans, report, stack_comment, to_json
+    from tritonfleet.diff.render import safe_name
+    from tritonfleet.plan.project import ProjectError, find_project
+
+    try:
+        if base_ref is not None:
+            if base or head:
+                raise DiffInputError("give either BASE HEAD plan documents or --base-ref, not both")
+            from tritonfleet.diff.base_ref import plan_base_and_head
+
+            base_side, head_side = plan_base_and_head(project_dir or find_project(Path.cwd()), base_ref, stacks, jobs)
+            base_plans, head_plans = base_side.plans, head_side.plans
+            errors = {s: f"at {base_ref}: {e}" for s, e in base_side.errors.items()}
+            errors.update({s: f"in the working tree: {e}" for s, e in head_side.errors.items()})
+        else:
+            if not (base and head):
+                raise DiffInputError("give BASE and HEAD plan documents (files or folders), or --base-ref REF")
+            base_plans, head_plans, errors = load_plans(base), load_plans(head), {}
+            if stacks:
+                missing = sorted(set(stacks) - set(base_plans) - set(head_plans))
+                if missing:
+                    raise DiffInputError(f"no plan for stack {', '.join(missing)} in {base} or {head}")
+                base_plans = {s: p for s, p in base_plans.items() if s in stacks}
+                head_plans = {s: p for s, p in head_plans.items() if s in stacks}
+            elif base.is_file() and head.is_file() and len(base_plans) == len(head_plans) == 1:
+                # Two single documents are compared with each other even if their stack names differ.
+                (stack,) = head_plans
+                base_plans = {stack: next(iter(base_plans.values()))}
+    except (DiffInputError, ProjectError) as error:
+        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+    diffs = compare_plans({s: p for s, p in base_plans.items() if s not in errors}, {s: p for s, p in head_plans.items() if s not in errors})
+    diffs = sorted(diffs + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
+    if output_format is DiffFormat.json:
+        rendered = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
+    else:
+        rendered = report(diffs)
+    if comments_dir:
+        comments_dir.mkdir(parents=True, exist_ok=True)
+        for d in diffs:
+            (comments_dir / f"{safe_name(d.stack)}.md").write_text(stack_comment(d))
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(rendered)
+    else:
+        sys.stdout.write(rendered)
+    if errors:
+        err.print(f"[red]error:[/red] could not plan {', '.join(sorted(errors))}; the report says why", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
 
 
 def main() -> None:
