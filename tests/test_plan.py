@@ -105,3 +105,20 @@ def test_two_stacks_in_one_process_do_not_leak_state():
     build_plan(ROOT, "prod")
     dev_again = build_plan(ROOT, "dev")
     assert dev_alone == dev_again
+
+
+def test_only_the_programs_own_modules_are_forgotten_between_runs(monkeypatch):
+    import types
+
+    from tritonfleet.plan.harness import _purge_program_modules
+
+    installed = types.ModuleType("installed_in_project_venv")
+    installed.__file__ = str(ROOT / "venv" / "lib" / "python3.11" / "site-packages" / "installed_in_project_venv.py")
+    program = types.ModuleType("components.fake")
+    program.__file__ = str(ROOT / "components" / "fake.py")
+    monkeypatch.setitem(sys.modules, installed.__name__, installed)
+    monkeypatch.setitem(sys.modules, program.__name__, program)
+    main_module = sys.modules["__main__"]
+    _purge_program_modules(ROOT)
+    assert installed.__name__ in sys.modules and sys.modules["__main__"] is main_module
+    assert program.__name__ not in sys.modules
