@@ -52,19 +52,31 @@ def print_plan(plan: dict) -> None:
         nodes = ", ".join(f"{o} {r['min']}..{r['max']}" for o, r in pool["nodes"].items())
         prices = ", ".join(f"{o} {_usd(p['usdPerHour']) if isinstance(p, dict) else p}" for o, p in pool["prices"].items())
         gpus.add_row(
-            pool["pool"], pool["gpu"], pool["instanceType"], nodes, str(pool["maxGpus"]), prices,
-            _usd(pool["monthlyFloorUsd"]), _usd(pool["monthlyCeilingUsd"]),
+            pool["pool"],
+            pool["gpu"],
+            pool["instanceType"],
+            nodes,
+            str(pool["maxGpus"]),
+            prices,
+            _usd(pool["monthlyFloorUsd"]),
+            _usd(pool["monthlyCeilingUsd"]),
         )
-    gpus.add_row("[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _usd(cost["monthlyFloorUsd"]), _usd(cost["monthlyCeilingUsd"]))
+    gpus.add_row(
+        "[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _usd(cost["monthlyFloorUsd"]), _usd(cost["monthlyCeilingUsd"])
+    )
     out.print(gpus)
     budget = cost["budget"]
-    out.print(
-        f"Budget: {_usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis; GPU limit {budget['gpuLimit']}."
-    )
+    out.print(f"Budget: {_usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis; GPU limit {budget['gpuLimit']}.")
     for d in cost["deployments"]:
         per_million = d["usdPer1MInferences"]
-        shown = f"${per_million:,.4f} per 1M inferences at full utilisation" if not isinstance(per_million, str) else (
-            "cost per 1M inferences: set throughputPerReplica" if per_million == "not given" else f"cost per 1M inferences {per_million}"
+        shown = (
+            f"${per_million:,.4f} per 1M inferences at full utilisation"
+            if not isinstance(per_million, str)
+            else (
+                "cost per 1M inferences: set throughputPerReplica"
+                if per_million == "not given"
+                else f"cost per 1M inferences {per_million}"
+            )
         )
         out.print(f"Triton '{d['deployment']}' on pool {d['pool']}: {shown}")
 
