@@ -123,6 +123,7 @@ def diff(
         Path | None, typer.Option(help="also write one comment per stack to DIR/<stack>.md, each under the size limit")
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report here instead of stdout")] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", help="also write the JSON diff here (any --format)")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
     jobs: Annotated[int, typer.Option(help="stacks planned at once with --base-ref")] = 2,
 ) -> None:
@@ -165,10 +166,11 @@ def diff(
 
     diffs = compare_plans({s: p for s, p in base_plans.items() if s not in errors}, {s: p for s, p in head_plans.items() if s not in errors})
     diffs = sorted(diffs + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
-    if output_format is DiffFormat.json:
-        rendered = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
-    else:
-        rendered = report(diffs)
+    as_json = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
+    rendered = as_json if output_format is DiffFormat.json else report(diffs)
+    if json_file:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(as_json)
     if comments_dir:
         comments_dir.mkdir(parents=True, exist_ok=True)
         for d in diffs:

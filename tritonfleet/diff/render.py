@@ -296,7 +296,7 @@ def overview(diffs: list[StackDiff]) -> str:
             policy if d.status != "error" else "—",
         ])
     lines = ["## tritonfleet plan diff", ""]
-    lines += _table(["stack", "resources", "⚠ replace / delete", "GPUs (max)", "monthly ceiling", "policy"], rows, what="stacks")
+    lines += _table(["stack", "resources", "⚠ replace / delete", "GPUs (max)", "monthly ceiling change", "policy"], rows, what="stacks")
     return "\n".join(lines) + "\n\n"
 
 
