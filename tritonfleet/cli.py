@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -105,7 +105,7 @@ def plan(
         out.print(f"Plan document written to {json_file}")
 
 
-class DiffFormat(str, Enum):
+class DiffFormat(StrEnum):
     markdown = "markdown"
     json = "json"
 

@@ -81,7 +81,10 @@ def plan_base_and_head(project_dir: Path, ref: str, only: list[str] | None, jobs
     """Plan the stacks at `ref` and in the working tree. Stacks on one side only come back on that side only."""
     project_dir = project_dir.resolve()
     top = Path(_git(project_dir, "rev-parse", "--show-toplevel")).resolve()
-    commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    try:
+        commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except DiffInputError:
+        raise DiffInputError(f"'{ref}' is not a commit in {top} (in CI, fetch it first: fetch-depth 2 gives HEAD^1)") from None
     relative = project_dir.relative_to(top)
     with tempfile.TemporaryDirectory(prefix="tritonfleet-diff-") as tmp:
         base_tree = Path(tmp) / "base"

@@ -119,6 +119,10 @@ def _table(header: list[str], rows: list[list[str]], align: list[str] | None = N
     return lines
 
 
+def _known_change(change: Change) -> bool:
+    return change.changed and isinstance(change.delta, (int, float))
+
+
 def _pool_row(p: PoolDiff) -> list[str]:
     gpu = Change(
         f"{p.gpu.before} {p.instance_type.before}" if p.gpu.before else None,
@@ -132,9 +136,9 @@ def _pool_row(p: PoolDiff) -> list[str]:
         text(p.pool) + ("" if p.status in ("changed", "same") else f" ({p.status})"),
         arrow(gpu),
         arrow(p.nodes),
-        arrow(gpus) + (f" ({signed(p.max_gpus.delta)} max)" if p.max_gpus.changed else ""),
+        arrow(gpus) + (f" ({signed(p.max_gpus.delta)} max)" if _known_change(p.max_gpus) else ""),
         arrow(p.monthly_floor, usd),
-        arrow(p.monthly_ceiling, usd) + (f" ({signed_usd(p.monthly_ceiling.delta)})" if p.monthly_ceiling.changed else ""),
+        arrow(p.monthly_ceiling, usd) + (f" ({signed_usd(p.monthly_ceiling.delta)})" if _known_change(p.monthly_ceiling) else ""),
     ]
 
 
@@ -189,7 +193,7 @@ def usd_free(value: Any) -> str:
 def policy_summary(diff: StackDiff) -> list[str]:
     policy = diff.policy
     if not policy.head_available:
-        return ["**Policy verdicts:** none in the plan documents (the offline plan ran without the policy pack).", ""]
+        return ["**Policy verdicts:** not in the plan documents (planned without policy evaluation).", ""]
     if not policy.base_available and diff.status != "added":
         rows = [["now", text(v.level), code(v.policy), text(_short_urn(v.urn)), text(v.message)] for v in policy.head]
         head = f"**Policy verdicts:** {len(policy.head)} at head (the base plan has none to compare with)."
