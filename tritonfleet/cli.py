@@ -132,7 +132,10 @@ def diff(
     Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack)
     or a stack that could not be planned (the report still shows why).
     """
-    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, load_plans, report, stack_comment, to_json
+    from rich.markup import escape
+
+    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
+    from tritonfleet.diff.documents import plans_from_paths
     from tritonfleet.diff.render import safe_name
     from tritonfleet.plan.project import ProjectError, find_project
 
@@ -140,32 +143,19 @@ def diff(
         if base_ref is not None:
             if base or head:
                 raise DiffInputError("give either BASE HEAD plan documents or --base-ref, not both")
-            from tritonfleet.diff.base_ref import plan_base_and_head
+            from tritonfleet.diff.base_ref import plans_at_ref
 
-            base_side, head_side = plan_base_and_head(project_dir or find_project(Path.cwd()), base_ref, stacks, jobs)
-            base_plans, head_plans = base_side.plans, head_side.plans
-            errors = {s: f"at {base_ref}: {e}" for s, e in base_side.errors.items()}
-            errors.update({s: f"in the working tree: {e}" for s, e in head_side.errors.items()})
+            base_plans, head_plans, errors = plans_at_ref(project_dir or find_project(Path.cwd()), base_ref, stacks, jobs)
         else:
             if not (base and head):
                 raise DiffInputError("give BASE and HEAD plan documents (files or folders), or --base-ref REF")
-            base_plans, head_plans, errors = load_plans(base), load_plans(head), {}
-            if stacks:
-                missing = sorted(set(stacks) - set(base_plans) - set(head_plans))
-                if missing:
-                    raise DiffInputError(f"no plan for stack {', '.join(missing)} in {base} or {head}")
-                base_plans = {s: p for s, p in base_plans.items() if s in stacks}
-                head_plans = {s: p for s, p in head_plans.items() if s in stacks}
-            elif base.is_file() and head.is_file() and len(base_plans) == len(head_plans) == 1:
-                # Two single documents are compared with each other even if their stack names differ.
-                (stack,) = head_plans
-                base_plans = {stack: next(iter(base_plans.values()))}
+            (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
     except (DiffInputError, ProjectError) as error:
-        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(str(error))}", markup=True, soft_wrap=True)
         raise typer.Exit(EXIT_USER_ERROR) from None
 
-    diffs = compare_plans({s: p for s, p in base_plans.items() if s not in errors}, {s: p for s, p in head_plans.items() if s not in errors})
-    diffs = sorted(diffs + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
+    planned = compare_plans(base_plans, head_plans)
+    diffs = sorted([d for d in planned if d.stack not in errors] + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
     as_json = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
     rendered = as_json if output_format is DiffFormat.json else report(diffs)
     if json_file:

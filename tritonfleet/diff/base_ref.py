@@ -22,6 +22,7 @@ from tritonfleet.diff.documents import DiffInputError, check_plan, relative_to_c
 from tritonfleet.plan.project import ProjectError, load_project
 
 PLAN_TIMEOUT_S = 600
+WROTE_PLAN = (0, 2)  # `tritonfleet plan` exit statuses that still write the document (2: a policy violation)
 GIT_TIMEOUT_S = 120
 
 
@@ -49,7 +50,7 @@ def plan_in_subprocess(project_dir: Path, stack: str, out_file: Path) -> dict[st
         done = subprocess.run(command, cwd=project_dir, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return f"`tritonfleet plan --stack {stack}` did not finish within {PLAN_TIMEOUT_S} s"
-    if done.returncode != 0 or not out_file.is_file():
+    if done.returncode not in WROTE_PLAN or not out_file.is_file():
         return (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}")[-4000:]
     try:
         document = check_plan(json.loads(out_file.read_text()), f"plan of {stack}")
@@ -107,3 +108,11 @@ def plan_base_and_head(project_dir: Path, ref: str, only: list[str] | None, jobs
             subprocess.run(["git", "-C", str(top), "worktree", "remove", "--force", str(base_tree)], capture_output=True, timeout=GIT_TIMEOUT_S)
             subprocess.run(["git", "-C", str(top), "worktree", "prune"], capture_output=True, timeout=GIT_TIMEOUT_S)
     return base, head
+
+
+def plans_at_ref(project_dir: Path, ref: str, only: list[str] | None, jobs: int = 2) -> tuple[dict, dict, dict[str, str]]:
+    """Base plans, head plans, and why a stack could not be planned on either side (stack -> message)."""
+    base, head = plan_base_and_head(project_dir, ref, only, jobs)
+    errors = {s: f"at {ref}: {e}" for s, e in base.errors.items()}
+    errors.update({s: f"in the working tree: {e}" for s, e in head.errors.items()})
+    return base.plans, head.plans, errors

@@ -7,7 +7,7 @@ state, drift or provider defaults (that is `pulumi preview`'s job), and says so 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tritonfleet.diff.replacement import node_roll_reasons, path_under, replace_reasons, watched_kind
@@ -271,7 +271,7 @@ def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | Non
         if diff.status == "changed" and not any(
             c.changed for c in (diff.gpu, diff.instance_type, diff.nodes, diff.max_gpus, diff.monthly_floor, diff.monthly_ceiling)
         ):
-            diff = PoolDiff(**{**diff.__dict__, "status": "same"})
+            diff = replace(diff, status="same")
         out.append(diff)
     return out
 
@@ -328,7 +328,8 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     base_resources = (base or {}).get("resources", [])
     result.resources = resource_changes(base_resources, (head or {}).get("resources", []))
     result.flags = flags(result.resources, base_resources)
-    base_cost, head_cost = (base or {}).get("cost") if base else None, (head or {}).get("cost") if head else None
+    base_cost = base.get("cost") if base else None
+    head_cost = head.get("cost") if head else None
     result.pools = pool_diffs(base_cost, head_cost)
     result.monthly_floor = Change(_total(base_cost, "monthlyFloorUsd"), _total(head_cost, "monthlyFloorUsd"))
     result.monthly_ceiling = Change(_total(base_cost, "monthlyCeilingUsd"), _total(head_cost, "monthlyCeilingUsd"))

@@ -63,6 +63,21 @@ def load_plans(path: Path) -> dict[str, dict[str, Any]]:
     return plans
 
 
+def plans_from_paths(base: Path, head: Path, stacks: list[str] | None) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Base and head plans keyed by stack, from two files or two folders, limited to `stacks` if given."""
+    base_plans, head_plans = load_plans(base), load_plans(head)
+    if stacks:
+        missing = sorted(set(stacks) - set(base_plans) - set(head_plans))
+        if missing:
+            raise DiffInputError(f"no plan for stack {', '.join(missing)} in {base} or {head}")
+        return {s: p for s, p in base_plans.items() if s in stacks}, {s: p for s, p in head_plans.items() if s in stacks}
+    if base.is_file() and head.is_file():
+        # Two single documents are compared with each other, even when their stack names differ.
+        (stack,) = head_plans
+        return {stack: next(iter(base_plans.values()))}, head_plans
+    return base_plans, head_plans
+
+
 def relative_to_checkout(value: Any, root: str) -> Any:
     """Replace the checkout's absolute path in string values with `.`, so two checkouts of the same program compare equal.
 

@@ -17,6 +17,7 @@ MARKER = "<!-- tritonfleet-plan:{stack} -->"
 SUMMARY_ROWS = 30  # rows per summary table (flags, pools, policy verdicts) before "N more"
 PATHS_PER_RESOURCE = 40
 VALUE_CHARS = 120
+NOTE_ROOM = 300  # room kept for the "N more not shown" note
 FOOTER = (
     "<sub>Static diff of the offline plans (`tritonfleet diff`): it sees what the program declares, not the state, "
     "drift or provider defaults; the `pulumi preview` check is authoritative.</sub>"
@@ -45,18 +46,19 @@ def text(value: Any, limit: int = 200) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
-def code(value: Any, limit: int = VALUE_CHARS) -> str:
+def code(value: Any, limit: int = VALUE_CHARS, table: bool = True) -> str:
+    """A code span; in a table cell a `|` must be escaped even inside one (GitHub splits cells first)."""
     s = " ".join(str(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    fence = "``" if "`" in s else "`"
-    return f"{fence}{' ' if fence == '``' else ''}{s}{' ' if fence == '``' else ''}{fence}".replace("|", "\\|")
+    span = f"`` {s} ``" if "`" in s else f"`{s}`"
+    return span.replace("|", "\\|") if table else span
 
 
 def shown(value: Any) -> str:
     if value is ABSENT:
         return "(absent)"
-    return code(json.dumps(value, sort_keys=True))
+    return code(json.dumps(value, sort_keys=True), table=False)
 
 
 def usd(value: Any) -> str:
@@ -165,7 +167,7 @@ def summary(diff: StackDiff) -> str:
     lines += _table(
         ["", "base", "head", "change"],
         [
-            ["GPUs (max)", usd_free(diff.max_gpus.before), usd_free(diff.max_gpus.after), signed(diff.max_gpus.delta)],
+            ["GPUs (max)", dash_or_text(diff.max_gpus.before), dash_or_text(diff.max_gpus.after), signed(diff.max_gpus.delta)],
             ["monthly floor", usd(diff.monthly_floor.before), usd(diff.monthly_floor.after), signed_usd(diff.monthly_floor.delta)],
             ["monthly ceiling", usd(diff.monthly_ceiling.before), usd(diff.monthly_ceiling.after), signed_usd(diff.monthly_ceiling.delta)],
         ],
@@ -186,7 +188,7 @@ def summary(diff: StackDiff) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def usd_free(value: Any) -> str:
+def dash_or_text(value: Any) -> str:
     return "—" if value is None else text(value)
 
 
@@ -224,17 +226,17 @@ def _short_urn(urn: str) -> str:
 
 def resource_block(change: ResourceChange) -> str:
     kind = f" ({change.kind})" if change.kind else ""
-    first = f"- `{SYMBOL[change.action]}` {change.action} **{text(change.name)}** {code(change.type)}{kind}"
+    first = f"- `{SYMBOL[change.action]}` {change.action} **{text(change.name)}** {code(change.type, table=False)}{kind}"
     if change.action == "ignored":
         first += " — only paths under ignoreChanges differ"
     lines = [first]
     for path in change.paths[:PATHS_PER_RESOURCE]:
         note = " (ignored: ignoreChanges)" if path.ignored else ""
-        lines.append(f"  - {code(path.path)}: {shown(path.before)} → {shown(path.after)}{note}")
+        lines.append(f"  - {code(path.path, table=False)}: {shown(path.before)} → {shown(path.after)}{note}")
     if len(change.paths) > PATHS_PER_RESOURCE:
         lines.append(f"  - …and {len(change.paths) - PATHS_PER_RESOURCE} more changed paths")
     for option, (before, after) in change.options.items():
-        lines.append(f"  - option {code(option)}: {shown(before)} → {shown(after)}")
+        lines.append(f"  - option {code(option, table=False)}: {shown(before)} → {shown(after)}")
     return "\n".join(lines)
 
 
@@ -245,8 +247,10 @@ def details(diff: StackDiff, budget: int) -> str:
         return ""
     opening = f"<details><summary>Resource changes ({len(changes)})</summary>\n\n"
     closing = "\n\n</details>\n"
-    note_room = 200
-    blocks, used = [], len(opening) + len(closing) + note_room
+    used = len(opening) + len(closing) + NOTE_ROOM
+    if used > budget:
+        return ""
+    blocks = []
     for i, change in enumerate(changes):
         block = resource_block(change)
         if used + len(block) + 1 > budget:
@@ -258,8 +262,6 @@ def details(diff: StackDiff, budget: int) -> str:
             break
         blocks.append(block)
         used += len(block) + 1
-    if used > budget and len(blocks) == 1:  # not even the note fits: leave the details out
-        return ""
     return opening + "\n".join(blocks) + closing
 
 
@@ -295,7 +297,7 @@ def overview(diffs: list[StackDiff]) -> str:
         )
         rows.append([
             code(d.stack), headline(d), text(flag_line(d) or "—"),
-            arrow(d.max_gpus, usd_free) if d.status != "error" else "—",
+            arrow(d.max_gpus, dash_or_text) if d.status != "error" else "—",
             (signed_usd(d.monthly_ceiling.delta) if d.status != "error" else "—"),
             policy if d.status != "error" else "—",
         ])
