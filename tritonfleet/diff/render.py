@@ -90,7 +90,7 @@ def arrow(change: Change, fmt=lambda v: "—" if v is None else text(v)) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else ('es' if word.endswith(('ch', 'sh')) else 's')}"
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # ---------------------------------------------------------------- the summary (never shortened)
