@@ -71,7 +71,7 @@ def test_helm_lint_is_clean():
 
 def test_chart_defaults_follow_the_pins():
     values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
-    assert f"{values['image']['repository']}:{values['image']['tag']}" == f"{pins.TRITON_IMAGE_REPOSITORY}:{pins.TRITON_IMAGE_TAG}"
+    assert (values["image"]["repository"], values["image"]["tag"]) == (pins.TRITON_IMAGE_REPOSITORY, pins.TRITON_IMAGE_TAG)
     assert values["autoscaling"]["metric"] == QUEUE_COMPUTE_RATIO
 
 
@@ -131,7 +131,8 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
 
 def test_crd_check_catches_a_typo():
     schema = _strict(_crd_schema("ServiceMonitor"))
-    bad = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "spec": {"endpoints": [{"prot": "metrics"}], "selector": {}}}
+    bad = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor"}
+    bad["spec"] = {"endpoints": [{"prot": "metrics"}], "selector": {}}
     assert list(jsonschema.Draft7Validator(schema).iter_errors(bad))
 
 
@@ -146,7 +147,8 @@ def test_planned_deployment_shape(stack, name):
     assert container["resources"]["requests"]["nvidia.com/gpu"] == container["resources"]["limits"]["nvidia.com/gpu"] == gpus
     assert pod["tolerations"] == values["tolerations"]
     assert pod["nodeSelector"] == values["nodeSelector"]
-    assert {c["topologyKey"] for c in pod["topologySpreadConstraints"]} == {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}
+    spread = {c["topologyKey"] for c in pod["topologySpreadConstraints"]}
+    assert spread == {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}
     # Probes: startup sized to the model load time, ready for readiness, live for liveness.
     startup = container["startupProbe"]
     assert startup["httpGet"]["path"] == container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
@@ -200,7 +202,8 @@ def test_explicit_mode_loads_the_listed_models_and_model_selector():
     objects = by_kind(render(EDGE_VALUES["explicit-with-models"]))
     args = objects["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert [a for a in args if a.startswith("--load-model=")] == ["--load-model=llama", "--load-model=embed"]
-    assert objects["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]["metric"]["selector"] == {"matchLabels": {"model": "llama"}}
+    metric = objects["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]["metric"]
+    assert metric["selector"] == {"matchLabels": {"model": "llama"}}
     probe = objects["Deployment"]["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
     assert probe["failureThreshold"] * probe["periodSeconds"] == 7200
     default_explicit = render({"modelRepository": "s3://models", "modelControlMode": "explicit"})
