@@ -105,7 +105,8 @@ def test_gke_operator_gets_its_quota_first_and_triton_waits_for_crds(tmp_path):
     run = run_program(tmp_path, "tritonfleet", "gke-test", {}, [])
     by_name = {(r.type, r.name): r for r in run.resources}
     quota = by_name[("kubernetes:core/v1:ResourceQuota", "gpu-operator-quota")]
-    assert quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical", "system-cluster-critical"]
+    expression = quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]
+    assert expression["values"] == ["system-node-critical", "system-cluster-critical"]
     assert quota.inputs["metadata"]["namespace"] == conventions.GPU_OPERATOR_NAMESPACE
     operator = by_name[(RELEASE_TYPE, "gpu-operator")]
     crds = by_name[("kubernetes:yaml/v2:ConfigGroup", "monitoring-crds")]
