@@ -59,7 +59,9 @@ class GcpCloud(pulumi.ComponentResource):
         super().__init__("tritonfleet:gcp:GcpCloud", name, None, opts)
         self._name = name
         self._config = config
-        provider = gcp.Provider(f"{name}-gcp", project=config.gcp_project, region=config.region, opts=pulumi.ResourceOptions(parent=self))
+        provider = gcp.Provider(
+            f"{name}-gcp", project=config.gcp_project, region=config.region, opts=pulumi.ResourceOptions(parent=self)
+        )
         self._child = pulumi.ResourceOptions(parent=self, provider=provider)
         self._protected = pulumi.ResourceOptions(parent=self, provider=provider, protect=config.protected)
         stack = config.stack
@@ -84,7 +86,8 @@ class GcpCloud(pulumi.ComponentResource):
         pools = {}
         for pool in config.enabled_pools:
             pools[pool.name] = pool_facts(config, pool)
-            self.node_pool_names[pool.name] = [self._gpu_node_pool(cluster, spec).name for spec in gpu_node_pool_specs(config, pool)]
+            specs = gpu_node_pool_specs(config, pool)
+            self.node_pool_names[pool.name] = [self._gpu_node_pool(cluster, spec).name for spec in specs]
 
         buckets: dict[str, gcp.storage.Bucket] = {}
         for bucket in config.model_buckets:
@@ -144,7 +147,13 @@ class GcpCloud(pulumi.ComponentResource):
             opts=self._protected,
         )
         # Private nodes have no public address: NAT lets them pull nvcr.io images (Triton, GPU Operator).
-        router = gcp.compute.Router(f"{name}-router", name=resource_name(stack, "router"), network=network.self_link, region=config.region, opts=self._child)
+        router = gcp.compute.Router(
+            f"{name}-router",
+            name=resource_name(stack, "router"),
+            network=network.self_link,
+            region=config.region,
+            opts=self._child,
+        )
         gcp.compute.RouterNat(
             f"{name}-nat",
             name=resource_name(stack, "nat"),

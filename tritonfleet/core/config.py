@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import CONFIG_NAMESPACE, GKE_NO_DEVICE_PLUGIN_LABEL, RESERVED_LABEL_PREFIXES
+from tritonfleet.core.conventions import CONFIG_NAMESPACE, GKE_NO_DEVICE_PLUGIN_LABEL, RESERVED_LABEL_DOMAINS, is_reserved_label
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
@@ -92,7 +92,7 @@ class GpuPool(_Section):
     node_labels: dict[str, str] = Field(
         default_factory=dict,
         description="extra Kubernetes labels on the pool's nodes as key: value "
-        "(not kubernetes.io/, k8s.io/ or tritonfleet.io/ keys)",
+        "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
     )
     zones: list[str] = Field(
         default_factory=list,
@@ -433,12 +433,12 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
 def _check_pool_placement(pool: GpuPool, at: str, cloud, region, cluster: Cluster | None, add, stack: str, problems) -> None:
     """Node labels and zones of a pool: reserved label keys, GKE's device-plugin switch, zones of the region."""
     for key in pool.node_labels:
-        if key.startswith(RESERVED_LABEL_PREFIXES):
+        if is_reserved_label(key):
             problems.append(
                 Problem(
                     f"{at}.nodeLabels",
                     pool.node_labels,
-                    "label keys outside " + ", ".join(RESERVED_LABEL_PREFIXES) + f" ({key} is reserved)",
+                    "label keys outside the domains " + ", ".join(RESERVED_LABEL_DOMAINS) + f" and their subdomains ({key} is reserved)",
                     _rm_command(f"{at}.nodeLabels.{key}", stack),
                 )
             )
@@ -456,7 +456,8 @@ def _check_pool_placement(pool: GpuPool, at: str, cloud, region, cluster: Cluste
                 )
             )
     if pool.zones and cloud == "aws":
-        problems.append(Problem(f"{at}.zones", pool.zones, "unset: per-pool zones apply to GKE only; AWS pools use cluster.zones", _rm_command(f"{at}.zones", stack)))
+        allowed = "unset: per-pool zones apply to GKE only; AWS pools use cluster.zones"
+        problems.append(Problem(f"{at}.zones", pool.zones, allowed, _rm_command(f"{at}.zones", stack)))
     elif pool.zones and cloud == "gcp" and isinstance(region, str):
         for j, zone in enumerate(pool.zones):
             if not zone.startswith(f"{region}-"):
