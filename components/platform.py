@@ -36,6 +36,7 @@ class Platform(pulumi.ComponentResource):
             monitoring=monitoring,
             provider=facts.provider,
             depends_on=crd_providers,
+            quota_spec=facts.gpu_operator_resource_quota,
             opts=child,
         )
         if monitoring:
@@ -61,4 +62,5 @@ class Platform(pulumi.ComponentResource):
         self.cluster_name = cloud.cluster_name
         self.kubeconfig = facts.kubeconfig
         self.model_repositories = facts.model_repositories
+        self.exports = facts.exports
         self.register_outputs({"cluster_name": self.cluster_name})

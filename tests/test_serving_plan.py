@@ -12,7 +12,7 @@ from tests.serving_helpers import RELEASE_TYPE, plan, releases
 from tritonfleet.core import conventions, pins
 from tritonfleet.plan.harness import run_program
 
-AWS_STACKS = [s for s in STACKS if s != "gcp-prod"]
+AWS_STACKS = [s for s in STACKS if not s.startswith("gcp-")]
 
 
 def _by_urn(stack: str) -> dict[str, dict]:
@@ -26,8 +26,7 @@ def test_release_names_are_pinned(stack, stack_config):
     expected = {conventions.triton_release_name(d.name) for d in config.triton_deployments}
     if config.monitoring.enabled:
         expected.add(conventions.PROMETHEUS_ADAPTER_RELEASE)
-    if config.cloud == "aws":
-        expected.add(conventions.GPU_OPERATOR_RELEASE)
+    expected.add(conventions.GPU_OPERATOR_RELEASE)  # on GKE too: DCGM metrics and GPU feature discovery
     assert names == expected
 
 
@@ -47,8 +46,13 @@ def test_gpu_operator_release(stack):
     assert not any(r["type"] == "kubernetes:core/v1:ResourceQuota" for r in resources.values()), "EKS needs no quota"
 
 
-def test_gke_managed_profile_installs_no_operator():
-    assert conventions.GPU_OPERATOR_RELEASE not in releases("gcp-prod")
+def test_gke_managed_drivers_get_an_operator_without_driver_or_device_plugin():
+    release = releases("gcp-prod")[conventions.GPU_OPERATOR_RELEASE]
+    values = release["inputs"]["values"]
+    assert values["driver"]["enabled"] is False and values["devicePlugin"] == {"enabled": False}
+    resources = _by_urn("gcp-prod")
+    quotas = [resources[u] for u in release["dependsOn"] if resources[u]["type"] == "kubernetes:core/v1:ResourceQuota"]
+    assert len(quotas) == 1, "GKE admits system-*-critical operator pods only under a ResourceQuota"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -83,14 +87,19 @@ GKE_PROGRAM = textwrap.dedent(
     from components.k8s.triton import TritonRelease
     from tritonfleet.core.catalog import load_catalog
     from tritonfleet.core.config import TritonDeployment
-    from tritonfleet.core.gpu_operator import PROFILES
+    from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values
     from tritonfleet.core.scheduling import PoolFacts
     from tritonfleet.core.conventions import gpu_taint
 
     provider = k8s.Provider("k8s", kubeconfig="{}")
     crds = k8s.yaml.v2.ConfigGroup("monitoring-crds", yaml="", opts=pulumi.ResourceOptions(provider=provider))
     pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, gpu_taint("gcp"), True, 30)
-    operator = GpuOperator("gpu-operator", PROFILES["gke-ubuntu-nvidia-driver"], [pool.taint], True, provider, [crds])
+    setup = GpuDriverSetup(mode="operator", image_type="UBUNTU_CONTAINERD", driver_version="INSTALLATION_DISABLED")
+    quota = {"hard": {"pods": "100"}, "scopeSelector": {"matchExpressions": [
+        {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}]}}
+    operator = GpuOperator(
+        "gpu-operator", gke_gpu_operator_values(setup, "1.33"), [pool.taint], True, provider, [crds], quota_spec=quota
+    )
     TritonRelease(
         "triton-vision", TritonDeployment(name="vision", pool="l4"), pool, load_catalog().find("gcp", "g2-standard-8"),
         "gs://models", {}, {"iam.gke.io/gcp-service-account": "triton@p.iam.gserviceaccount.com"}, True, provider,

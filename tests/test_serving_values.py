@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from components.k8s.autoscaling import prometheus_adapter_values
-from components.k8s.gpu_operator import gpu_operator_values, priority_class_quota
+from components.k8s.gpu_operator import gpu_operator_values, resource_quota
 from components.k8s.triton import model_repository_path, replica_resources, shutdown_budget, triton_values
 from components.k8s.values import deep_merge, key_tolerations, taint_toleration, tolerates
 from tests.conftest import STACKS
@@ -99,7 +100,7 @@ def test_taints_and_tolerations_agree_across_pools_operator_and_triton(stack_con
         config = stack_config(stack)
         pools = {p.name: pool_facts(config, p) for p in config.enabled_pools}
         taints = [p.taint for p in pools.values()]
-        for profile in PROFILES.values():
+        for profile in ALL_PROFILES.values():
             values = gpu_operator_values(profile, taints, monitoring=True)
             for taint in taints:
                 assert tolerates(values["daemonsets"]["tolerations"], taint)
@@ -144,26 +145,33 @@ def test_bottlerocket_profile_leaves_the_device_plugin_to_the_ami():
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 
+GKE_OPERATOR_DRIVER = GpuDriverSetup(mode="operator", image_type="UBUNTU_CONTAINERD", driver_version="INSTALLATION_DISABLED")
+GKE_MANAGED_DRIVER = GpuDriverSetup(mode="gke-managed", image_type="COS_CONTAINERD", driver_version="LATEST")
+ALL_PROFILES = {
+    **PROFILES,
+    "gke-operator-driver": gke_gpu_operator_values(GKE_OPERATOR_DRIVER, pins.KUBERNETES_VERSION),
+    "gke-managed-driver": gke_gpu_operator_values(GKE_MANAGED_DRIVER, pins.KUBERNETES_VERSION),
+}
+
+
 def test_operator_managed_driver_upgrades_one_node_at_a_time():
-    values = gpu_operator_values(PROFILES["gke-ubuntu-nvidia-driver"], [conventions.gpu_taint("gcp")], monitoring=True)
+    values = gpu_operator_values(ALL_PROFILES["gke-operator-driver"], [conventions.gpu_taint("gcp")], monitoring=True)
     assert values["driver"]["upgradePolicy"] == {"maxParallelUpgrades": 1, "maxUnavailable": 1}
     assert {"name": "RUNTIME_CONFIG_SOURCE", "value": "file"} in values["toolkit"]["env"]
     assert OPTIONS_KEY not in values
 
 
-def test_gke_profiles_ask_for_the_priority_class_quota():
-    assert profile_options(PROFILES["gke-cos-google-driver"])["priorityClassQuota"]
-    assert profile_options(PROFILES["gke-ubuntu-nvidia-driver"])["priorityClassQuota"]
-    assert not profile_options(PROFILES["eks-al2023-nvidia"])["priorityClassQuota"]
-    assert profile_options(PROFILES["gke-managed"]) == {"install": False, "priorityClassQuota": False}
+def test_profile_options_default_to_install_and_reject_unknown_keys():
+    assert profile_options(PROFILES["eks-al2023-nvidia"]) == {"install": True}
+    assert profile_options({OPTIONS_KEY: {"install": False}}) == {"install": False}
     with pytest.raises(ValueError, match="unknown"):
         profile_options({OPTIONS_KEY: {"instal": False}})
 
 
-def test_priority_class_quota_is_a_valid_resource_quota():
+def test_gke_quota_is_a_valid_resource_quota(stack_config):
     import kubernetes_validate
 
-    quota = priority_class_quota(conventions.GPU_OPERATOR_NAMESPACE)
+    quota = resource_quota(conventions.GPU_OPERATOR_NAMESPACE, gpu_operator_resource_quota(stack_config("gcp-prod")))
     assert kubernetes_validate.validate(quota, pins.KUBERNETES_VERSION, strict=True)
     assert quota["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical", "system-cluster-critical"]
 
@@ -171,10 +179,10 @@ def test_priority_class_quota_is_a_valid_resource_quota():
 # ---- every values key we set exists in the pinned upstream chart's default values ----
 
 
-@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("profile", sorted(ALL_PROFILES))
 @pytest.mark.parametrize("monitoring", [True, False])
 def test_gpu_operator_keys_exist_upstream(profile, monitoring):
-    values = gpu_operator_values(PROFILES[profile], [conventions.gpu_taint("aws"), conventions.gpu_taint("gcp")], monitoring)
+    values = gpu_operator_values(ALL_PROFILES[profile], [conventions.gpu_taint("aws"), conventions.gpu_taint("gcp")], monitoring)
     assert missing_keys(values, upstream_values("gpu-operator-v26.7.0")) == []
 
 

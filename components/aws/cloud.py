@@ -117,7 +117,7 @@ class AwsCloud(pulumi.ComponentResource):
                     scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                         min_size=nodes.min, max_size=nodes.max, desired_size=nodes.min
                     ),
-                    labels=pool_node_labels(pool.name, pool.gpu, option),
+                    labels=pool_node_labels(pool.name, pool.gpu, option, pool.node_labels),
                     taints=[
                         aws.eks.NodeGroupTaintArgs(
                             key=facts.taint["key"], value=facts.taint["value"], effect=EKS_TAINT_EFFECT[facts.taint["effect"]]

@@ -22,7 +22,6 @@ _CONTROL_PLANE_TOLERATION = {
     "value": "",
     "effect": "NoSchedule",
 }
-_PRIORITY_CLASSES = ["system-node-critical", "system-cluster-critical"]
 
 
 def gpu_operator_values(profile: dict[str, Any], gpu_taints: Iterable[dict[str, str]], monitoring: bool) -> dict[str, Any]:
@@ -43,19 +42,9 @@ def gpu_operator_values(profile: dict[str, Any], gpu_taints: Iterable[dict[str, 
     return deep_merge(base, overrides)
 
 
-def priority_class_quota(namespace: str) -> dict[str, Any]:
-    """The ResourceQuota GKE needs before system-*-critical pods may run outside kube-system (NVIDIA's GKE guide)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": "gpu-operator-quota", "namespace": namespace},
-        "spec": {
-            "hard": {"pods": "100"},
-            "scopeSelector": {
-                "matchExpressions": [{"operator": "In", "scopeName": "PriorityClass", "values": list(_PRIORITY_CLASSES)}]
-            },
-        },
-    }
+def resource_quota(namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The ResourceQuota object for a spec handed up by the cloud adapter (GKE: system-*-critical pods)."""
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu-operator-quota", "namespace": namespace}, "spec": spec}
 
 
 class GpuOperator(pulumi.ComponentResource):
@@ -69,6 +58,7 @@ class GpuOperator(pulumi.ComponentResource):
         monitoring: bool,
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource] = (),
+        quota_spec: dict[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("tritonfleet:k8s:GpuOperator", name, None, opts)
@@ -88,8 +78,8 @@ class GpuOperator(pulumi.ComponentResource):
             opts=child,
         )
         before_release: list[pulumi.Resource] = [namespace, *depends_on]
-        if options["priorityClassQuota"]:
-            quota = priority_class_quota(GPU_OPERATOR_NAMESPACE)
+        if quota_spec is not None:
+            quota = resource_quota(GPU_OPERATOR_NAMESPACE, quota_spec)
             before_release.append(
                 k8s.core.v1.ResourceQuota(
                     f"{name}-quota",

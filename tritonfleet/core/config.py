@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import CONFIG_NAMESPACE
+from tritonfleet.core.conventions import CONFIG_NAMESPACE, GKE_NO_DEVICE_PLUGIN_LABEL, RESERVED_LABEL_DOMAINS, is_reserved_label
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
@@ -42,6 +42,37 @@ class Cluster(_Section):
     existing_vpc_id: str | None = Field(None, description="an existing VPC id to reuse (AWS), or unset")
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     admin_principals: list[str] = Field(default_factory=list, description="IAM role ARNs / Google principals with cluster admin")
+    # GCP only (a Problem on AWS). None means the GCP default named in the description.
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] | None = Field(
+        None, description="GCP: the GKE release channel, RAPID, REGULAR or STABLE (default REGULAR)"
+    )
+    gpu_driver: Literal["gke-managed", "operator"] | None = Field(
+        None,
+        description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE installs the LATEST driver and "
+        "runs its device plugin; the GPU Operator adds no driver) or operator (the GPU Operator installs the driver "
+        "and device plugin; needs gpuNodeImage UBUNTU_CONTAINERD). Default gke-managed",
+    )
+    gpu_node_image: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] | None = Field(
+        None,
+        description="GCP: the GPU node image, COS_CONTAINERD or UBUNTU_CONTAINERD "
+        "(default COS_CONTAINERD with gke-managed drivers, UBUNTU_CONTAINERD with operator drivers)",
+    )
+
+    @property
+    def gke_gpu_driver(self) -> str:
+        return self.gpu_driver or "gke-managed"
+
+    @property
+    def gke_gpu_node_image(self) -> str:
+        return self.gpu_node_image or ("UBUNTU_CONTAINERD" if self.gke_gpu_driver == "operator" else "COS_CONTAINERD")
+
+    @property
+    def gke_release_channel(self) -> str:
+        return self.release_channel or "REGULAR"
+
+
+# Cluster keys that only mean something on GCP (config key -> field name).
+GCP_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver", "gpuNodeImage": "gpu_node_image"}
 
 
 class GpuPool(_Section):
@@ -58,6 +89,16 @@ class GpuPool(_Section):
     reservation_id: str | None = Field(None, description="the capacity block / reservation id")
     enabled: bool = Field(True, description="true or false (an opt-in pool is declared with false)")
     disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
+    node_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="extra Kubernetes labels on the pool's nodes as key: value "
+        "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
+    )
+    zones: list[str] = Field(
+        default_factory=list,
+        description="GCP: zones of the region for this pool's nodes (default: cluster.zones), e.g. the zone of its "
+        "reservation or the zones that offer its machine type",
+    )
 
 
 class ModelBucket(_Section):
@@ -298,6 +339,26 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
                 "at least two zones (EKS needs subnets in two zones)",
                 [f"{region}a", f"{region}b"],
             )
+    if cloud == "aws" and cluster is not None:
+        for key, field_name in GCP_ONLY_CLUSTER_KEYS.items():
+            value = getattr(cluster, field_name)
+            if value is not None:
+                fix = _rm_command(f"cluster.{key}", stack)
+                problems.append(Problem(f"cluster.{key}", value, "unset: it applies to GKE only", fix))
+    if cloud == "gcp" and cluster is not None:
+        if isinstance(region, str):
+            for i, zone in enumerate(cluster.zones):
+                if not zone.startswith(f"{region}-"):
+                    add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
+        if cluster.gke_gpu_driver == "operator" and cluster.gke_gpu_node_image != "UBUNTU_CONTAINERD":
+            add(
+                "cluster.gpuNodeImage",
+                cluster.gpu_node_image,
+                "UBUNTU_CONTAINERD: the GPU Operator's driver container does not run on Container-Optimized OS. "
+                "The two valid choices are gpuDriver gke-managed (any image; GKE installs the driver) or "
+                "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD",
+                "UBUNTU_CONTAINERD",
+            )
 
     raw_pools = data.get("gpuPools") if isinstance(data.get("gpuPools"), list) else []
     pools: dict[str, tuple[GpuPool, InstanceType | None]] = {}
@@ -314,6 +375,7 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
         if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
             add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
+        _check_pool_placement(pool, at, cloud, region, cluster, add, stack, problems)
         pools[pool.name] = (pool, itype)
 
     bucket_names: list[str] = []
@@ -366,6 +428,40 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
                 itype.gpu_count,
             )
     return problems
+
+
+def _check_pool_placement(pool: GpuPool, at: str, cloud, region, cluster: Cluster | None, add, stack: str, problems) -> None:
+    """Node labels and zones of a pool: reserved label keys, GKE's device-plugin switch, zones of the region."""
+    for key in pool.node_labels:
+        if is_reserved_label(key):
+            problems.append(
+                Problem(
+                    f"{at}.nodeLabels",
+                    pool.node_labels,
+                    "label keys outside the domains " + ", ".join(RESERVED_LABEL_DOMAINS) + f" and their subdomains ({key} is reserved)",
+                    _rm_command(f"{at}.nodeLabels.{key}", stack),
+                )
+            )
+    if GKE_NO_DEVICE_PLUGIN_LABEL in pool.node_labels and cloud == "gcp":
+        driver = cluster.gke_gpu_driver if cluster is not None else "gke-managed"
+        if driver == "gke-managed":
+            problems.append(
+                Problem(
+                    f"{at}.nodeLabels",
+                    pool.node_labels,
+                    f"no {GKE_NO_DEVICE_PLUGIN_LABEL} label while GKE installs the driver: it switches off GKE's device "
+                    "plugin, so no pod can request nvidia.com/gpu. The two valid choices are gpuDriver gke-managed "
+                    "without this label, or gpuDriver operator on UBUNTU_CONTAINERD (tritonfleet then sets the label itself)",
+                    _rm_command(f"{at}.nodeLabels.{GKE_NO_DEVICE_PLUGIN_LABEL}", stack),
+                )
+            )
+    if pool.zones and cloud == "aws":
+        allowed = "unset: per-pool zones apply to GKE only; AWS pools use cluster.zones"
+        problems.append(Problem(f"{at}.zones", pool.zones, allowed, _rm_command(f"{at}.zones", stack)))
+    elif pool.zones and cloud == "gcp" and isinstance(region, str):
+        for j, zone in enumerate(pool.zones):
+            if not zone.startswith(f"{region}-"):
+                add(f"{at}.zones[{j}]", zone, f"a zone of {region}, such as {region}-b", f"{region}-b")
 
 
 def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:

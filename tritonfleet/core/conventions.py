@@ -17,6 +17,18 @@ GPU_TAINT_VALUE = {"aws": "true", "gcp": "present"}
 GPU_TAINT_EFFECT = "NoSchedule"
 EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
+# GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the
+# GPU Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).
+GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+# Label domains a user may not put on GPU nodes (with their subdomains): Kubernetes reserves the first two,
+# tritonfleet sets the third.
+RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "tritonfleet.io")
+
+
+def is_reserved_label(key: str) -> bool:
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    return any(domain == d or domain.endswith(f".{d}") for d in RESERVED_LABEL_DOMAINS)
+
 # How long a spot node lives after its interruption notice.
 SPOT_NOTICE_SECONDS = {"aws": 120, "gcp": 30}
 
@@ -37,9 +49,12 @@ def resource_name(stack: str, *parts: str) -> str:
     return "-".join(["tf", stack, *parts])
 
 
-def pool_node_labels(pool: str, gpu: str, capacity: str) -> dict[str, str]:
-    """Labels on every node of a GPU pool; `capacity` is the purchase option (on-demand, spot, ...)."""
-    return {POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
+def pool_node_labels(pool: str, gpu: str, capacity: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Labels on every node of a GPU pool; `capacity` is the purchase option (on-demand, spot, ...).
+
+    `extra` are the pool's own `nodeLabels` (validated not to use RESERVED_LABEL_DOMAINS).
+    """
+    return {**(extra or {}), POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
 
 
 # ---- Release names and namespaces the Kubernetes layer pins (Helm autonames releases otherwise) ----

@@ -42,6 +42,8 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     elif typ == "gcp:serviceaccount/account:Account":
         project = inputs.get("project", "project")
         out.setdefault("email", f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com")
+        out["name"] = f"projects/{project}/serviceAccounts/{out['email']}"
+        out.setdefault("member", f"serviceAccount:{out['email']}")
     elif typ == "kubernetes:helm.sh/v3:Release":
         out.setdefault(
             "status", {"name": inputs.get("name", name), "namespace": inputs.get("namespace", "default"), "status": "deployed"}

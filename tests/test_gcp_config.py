@@ -1,0 +1,107 @@
+"""GKE-specific config rules: GPU driver modes, node labels, zones, and GPUs GCP does not offer."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gcp_helpers import decoded, encoded
+from tritonfleet.core.config import ConfigError, load_stack_config
+
+
+def load(data, stack="gcp-dev"):
+    return load_stack_config(encoded(data), stack)
+
+
+def problems(data, stack="gcp-dev"):
+    with pytest.raises(ConfigError) as caught:
+        load(data, stack)
+    return caught.value.problems, str(caught.value)
+
+
+def test_gcp_stacks_load_with_their_driver_modes():
+    assert load(decoded("gcp-dev")).cluster.gke_gpu_driver == "operator"
+    prod = load(decoded("gcp-prod"), "gcp-prod")
+    assert (prod.cluster.gke_gpu_driver, prod.cluster.gke_gpu_node_image) == ("gke-managed", "COS_CONTAINERD")
+
+
+def test_operator_defaults_to_ubuntu():
+    data = decoded("gcp-dev")
+    data["cluster"].pop("gpuNodeImage")
+    assert load(data).cluster.gke_gpu_node_image == "UBUNTU_CONTAINERD"
+
+
+def test_operator_drivers_on_cos_are_rejected_with_both_valid_choices():
+    data = decoded("gcp-dev")
+    data["cluster"]["gpuNodeImage"] = "COS_CONTAINERD"
+    found, message = problems(data)
+    assert [p.key for p in found] == ["cluster.gpuNodeImage"]
+    assert (
+        "gpuDriver gke-managed" in found[0].allowed
+        and "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD" in found[0].allowed
+    )
+    assert "pulumi config set --path 'tritonfleet:cluster.gpuNodeImage' UBUNTU_CONTAINERD --stack gcp-dev" in message
+    assert "Traceback" not in message
+
+
+def test_device_plugin_label_while_gke_installs_the_driver_is_rejected():
+    data = decoded("gcp-prod")
+    data["gpuPools"][0]["nodeLabels"] = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+    found, message = problems(data, "gcp-prod")
+    assert [p.key for p in found] == ["gpuPools[0].nodeLabels"]
+    assert "device plugin" in found[0].allowed and "gpuDriver operator on UBUNTU_CONTAINERD" in found[0].allowed
+    assert "pulumi config rm --path 'tritonfleet:gpuPools[0].nodeLabels.gke-no-default-nvidia-gpu-device-plugin'" in message
+
+
+def test_device_plugin_label_is_fine_in_operator_mode():
+    data = decoded("gcp-dev")
+    data["gpuPools"][0]["nodeLabels"] = {"gke-no-default-nvidia-gpu-device-plugin": "true", "team": "vision"}
+    assert load(data).gpu_pools[0].node_labels["team"] == "vision"
+
+
+@pytest.mark.parametrize("key", ["kubernetes.io/role", "node.k8s.io/x", "tritonfleet.io/pool"])
+def test_reserved_label_keys_are_rejected(key):
+    data = decoded("gcp-dev")
+    data["gpuPools"][0]["nodeLabels"] = {key: "x"}
+    found, _ = problems(data)
+    assert found[0].key == "gpuPools[0].nodeLabels" and key in found[0].allowed
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("gpuDriver", "nvidia"), ("gpuNodeImage", "UBUNTU"), ("releaseChannel", "EXTENDED")],
+)
+def test_bad_gke_values_name_the_allowed_ones(key, value):
+    data = decoded("gcp-dev")
+    data["cluster"][key] = value
+    found, message = problems(data)
+    assert found[0].key == f"cluster.{key}" and found[0].value == value
+    assert "GCP:" in found[0].allowed
+    assert "pulumi config set --path" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("gpuDriver", "operator"), ("releaseChannel", "STABLE"), ("gpuNodeImage", "COS_CONTAINERD")]
+)
+def test_gke_only_keys_are_rejected_on_aws(key, value):
+    aws = decoded("dev")
+    aws["cluster"][key] = value
+    found, message = problems(aws, "dev")
+    assert [p.key for p in found] == [f"cluster.{key}"]
+    assert "GKE only" in found[0].allowed and "pulumi config rm --path 'tritonfleet:cluster." in message
+
+
+def test_pool_zones_must_be_in_the_region():
+    data = decoded("gcp-prod")
+    data["gpuPools"][1]["zones"] = ["europe-west4-b"]
+    data["cluster"]["zones"] = ["us-central1-a", "us-east1-b"]
+    found, _ = problems(data, "gcp-prod")
+    assert {p.key for p in found} == {"gpuPools[1].zones[0]", "cluster.zones[1]"}
+
+
+def test_l40s_on_gcp_names_the_alternatives():
+    data = decoded("gcp-dev")
+    data["gpuPools"][0] = {"name": "l40s", "gpu": "L40S", "maxNodes": 1}
+    found, message = problems(data)
+    gpu = next(p for p in found if p.key == "gpuPools[0].gpu")
+    assert "not offered on gcp" in gpu.allowed and "L4, H100" in gpu.allowed
+    assert "pulumi config set --path 'tritonfleet:gpuPools[0].gpu' L4 --stack gcp-dev" in message

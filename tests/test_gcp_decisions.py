@@ -1,0 +1,190 @@
+"""The plain GKE decisions: node pool shapes, driver modes, GPU Operator values, Workload Identity names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
+from components.gcp.identity import service_account_id, workload_identity_member
+from components.gcp.node_pools import gpu_node_pool_specs, system_pool_nodes_per_zone
+from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.cost import split_capacity
+
+UPSTREAM_OPERATOR_VALUES = Path("/work/shared/upstream/charts/gpu-operator-v26.7.0/values.yaml")
+
+
+def load(data, stack="gcp-dev"):
+    return load_stack_config(encoded(data), stack)
+
+
+def one_pool_config(gpu, machine_type, capacity="mixed", **extra):
+    data = decoded("gcp-prod")
+    pool = {"name": "p", "gpu": gpu, "instanceType": machine_type, "minNodes": 0, "maxNodes": 2, "capacity": capacity, **extra}
+    data["gpuPools"] = [pool]
+    data["tritonDeployments"] = []
+    return load(data, "gcp-prod")
+
+
+# Expected accelerator strings come from the issue and GKE's docs, not from the catalog under test.
+@pytest.mark.parametrize(
+    ("gpu", "machine_type", "accelerator", "count", "capacity", "extra"),
+    [
+        ("L4", "g2-standard-8", "nvidia-l4", 1, "mixed", {"spotShare": 1}),
+        ("L4", "g2-standard-48", "nvidia-l4", 4, "mixed", {}),
+        ("H100", "a3-highgpu-8g", "nvidia-h100-80gb", 8, "mixed", {"onDemandBase": 1, "spotShare": 1}),
+        ("H200", "a3-ultragpu-8g", "nvidia-h200-141gb", 8, "reservation", {"reservationId": "r1"}),
+        ("B200", "a4-highgpu-8g", "nvidia-b200", 8, "flex-start", {}),
+    ],
+)
+def test_accelerator_type_and_count_per_machine_type(gpu, machine_type, accelerator, count, capacity, extra):
+    config = one_pool_config(gpu, machine_type, capacity, **extra)
+    specs = gpu_node_pool_specs(config, config.gpu_pools[0])
+    assert specs and all(
+        (s.machine_type, s.accelerator, s.accelerator_count) == (machine_type, accelerator, count) for s in specs
+    )
+
+
+def test_gke_managed_driver_mode():
+    setup = gpu_driver_setup(load(decoded("gcp-prod"), "gcp-prod"))
+    assert (setup.mode, setup.image_type, setup.driver_version) == ("gke-managed", "COS_CONTAINERD", "LATEST")
+    assert "gke-no-default-nvidia-gpu-device-plugin" not in setup.node_labels and setup.secure_boot
+
+
+def test_operator_driver_mode():
+    config = load(decoded("gcp-dev"))
+    setup = gpu_driver_setup(config)
+    assert (setup.mode, setup.image_type, setup.driver_version) == ("operator", "UBUNTU_CONTAINERD", "INSTALLATION_DISABLED")
+    assert setup.node_labels == {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+    assert not setup.secure_boot  # the operator's driver module is not signed for Secure Boot
+    spec = gpu_node_pool_specs(config, config.gpu_pools[0])[0]
+    assert spec.labels["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+    assert spec.labels["tritonfleet.io/pool"] == "l4"
+
+
+@pytest.mark.parametrize(
+    ("min_nodes", "max_nodes", "base", "share"),
+    [(0, 2, 0, 1.0), (2, 8, 2, 0.5), (1, 10, 1, 0.7), (3, 3, 3, 0.0), (0, 7, 2, 0.34), (5, 20, 0, 1.0)],
+)
+def test_autoscaling_bounds_add_up_to_the_pool(min_nodes, max_nodes, base, share):
+    config = load(mixed_l4_stack(min_nodes, max_nodes, base, share))
+    pool = config.gpu_pools[0]
+    specs = gpu_node_pool_specs(config, pool)
+    assert sum(s.autoscaling.total_min for s in specs) == min_nodes
+    assert sum(s.autoscaling.total_max for s in specs) == max_nodes
+    split = split_capacity(pool).purchase  # the one formula; the pools mirror it exactly
+    assert {s.option: (s.autoscaling.total_min, s.autoscaling.total_max) for s in specs} == {
+        o: (r.min, r.max) for o, r in split.items()
+    }
+    for spec in specs:
+        assert spec.spot == (spec.option == "spot")
+        assert spec.reservation_affinity == ("NO_RESERVATION" if spec.spot else "ANY_RESERVATION")
+        assert spec.autoscaling.location_policy == ("ANY" if spec.spot else "BALANCED")
+
+
+def test_reservation_pool_targets_its_reservation_in_its_zone():
+    config = load(decoded("gcp-prod"), "gcp-prod")
+    [spec] = gpu_node_pool_specs(config, config.pool("h200"))
+    assert (spec.option, spec.spot, spec.reservation_affinity, spec.reservation) == (
+        "reservation",
+        False,
+        "SPECIFIC_RESERVATION",
+        "h200-serving",
+    )
+    assert spec.zones == ["us-central1-b"]
+    assert spec.disk_type == "hyperdisk-balanced"
+
+
+def test_flex_start_pool():
+    config = one_pool_config("B200", "a4-highgpu-8g", "flex-start")
+    [spec] = gpu_node_pool_specs(config, config.gpu_pools[0])
+    assert spec.flex_start and not spec.spot and not spec.auto_repair
+    assert spec.reservation_affinity == "NO_RESERVATION" and spec.autoscaling.location_policy == "ANY"
+
+
+def test_taint_and_disk():
+    config = load(decoded("gcp-dev"))
+    spec = gpu_node_pool_specs(config, config.gpu_pools[0])[0]
+    assert spec.taint == {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+    assert (spec.disk_size_gb, spec.disk_type) == (100, "pd-balanced")
+    assert spec.zones == ["us-central1-a", "us-central1-c"]
+
+
+def test_longest_node_pool_names_fit_gke():
+    config = one_pool_config("B200", "a4-highgpu-8g", "flex-start")
+    pool = config.gpu_pools[0].model_copy(update={"name": "a" * 20})
+    assert all(len(s.name) <= 40 and re.fullmatch(r"[a-z][a-z0-9-]*", s.name) for s in gpu_node_pool_specs(config, pool))
+
+
+def test_system_pool_nodes_per_zone():
+    config = load(decoded("gcp-prod"), "gcp-prod")
+    assert system_pool_nodes_per_zone(config) == 1  # 2 nodes over 2 zones
+
+
+def test_operator_values_gke_managed():
+    values = gke_gpu_operator_values(gpu_driver_setup(load(decoded("gcp-prod"), "gcp-prod")), "1.33")
+    assert values["driver"] == {"enabled": False}
+    assert values["devicePlugin"] == {"enabled": False}
+    assert values["hostPaths"]["driverInstallDir"] == "/home/kubernetes/bin/nvidia"
+    assert values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
+    assert values["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+
+
+def test_operator_values_operator_mode_and_version_gate():
+    setup = gpu_driver_setup(load(decoded("gcp-dev")))
+    assert gke_gpu_operator_values(setup, "1.33") == {
+        "driver": {"enabled": True},
+        "toolkit": {"env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]},
+    }
+    assert gke_gpu_operator_values(setup, "1.32") == {"driver": {"enabled": True}, "toolkit": {}}
+
+
+def _paths(values, prefix=()):
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            yield from _paths(value, (*prefix, key))
+        else:
+            yield (*prefix, key)
+
+
+@pytest.mark.parametrize("stack", ["gcp-prod", "gcp-dev"])
+def test_operator_values_exist_in_the_pinned_chart(stack):
+    if not UPSTREAM_OPERATOR_VALUES.exists():
+        pytest.skip(f"pinned upstream values not present at {UPSTREAM_OPERATOR_VALUES}")
+    upstream = yaml.safe_load(UPSTREAM_OPERATOR_VALUES.read_text())
+    for path in _paths(gke_gpu_operator_values(gpu_driver_setup(load(decoded(stack), stack)), "1.33")):
+        node = upstream
+        for key in path:
+            assert isinstance(node, dict) and key in node, f"{'.'.join(path)} is not a value of gpu-operator v26.7.0"
+            node = node[key]
+
+
+def test_resource_quota_covers_system_critical_classes_and_grows():
+    small = gpu_operator_resource_quota(load(decoded("gcp-dev")))
+    assert small["scopeSelector"]["matchExpressions"] == [
+        {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}
+    ]
+    assert small["hard"]["pods"] == "100"
+    big = gpu_operator_resource_quota(load(mixed_l4_stack(0, 40, 0, 1.0)))
+    assert int(big["hard"]["pods"]) >= 10 * 41
+
+
+@pytest.mark.parametrize(
+    ("stack", "deployment"), [("gcp-prod", "llm"), ("gcp-prod", "a" * 20), ("x", "y"), ("gcp-staging-eu", "b" * 20)]
+)
+def test_service_account_ids_are_valid(stack, deployment):
+    account = service_account_id(stack, deployment)
+    assert re.fullmatch(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", account), account
+    assert account == service_account_id(stack, deployment)
+
+
+def test_long_service_account_ids_stay_distinct():
+    assert service_account_id("gcp-prod", "a" * 19 + "b") != service_account_id("gcp-prod", "a" * 19 + "c")
+
+
+def test_workload_identity_member():
+    assert workload_identity_member("acme-ml-prod", "triton", "llm") == "serviceAccount:acme-ml-prod.svc.id.goog[triton/llm]"

@@ -1,0 +1,51 @@
+"""GcpCloud alone under set_mocks: the ClusterFacts it hands to the Kubernetes layer."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+from pulumi.runtime import mocks, settings
+
+from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
+from tests.gcp_helpers import decoded, encoded
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.plan.fake_state import fake_outputs
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        return f"{args.name}-id", fake_outputs(args.typ, args.name, dict(args.inputs))
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        raise AssertionError(f"unexpected invoke {args.token}")
+
+
+@pytest.fixture
+def gcp_dev():
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config({}, [])
+    monitor = mocks.MockMonitor(_Mocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project="tritonfleet", stack="gcp-dev", preview=False, monitor=monitor)
+    yield load_stack_config(encoded(decoded("gcp-dev")), "gcp-dev")
+    settings.ROOT.set(None)
+
+
+@pulumi.runtime.test
+async def test_facts_for_the_kubernetes_layer(gcp_dev):
+    from components.gcp.cloud import GcpCloud
+
+    cloud = GcpCloud("t", gcp_dev)
+    facts = cloud.facts
+    assert set(facts.pools) == {"l4"} and facts.pools["l4"].taint["value"] == "present"
+    assert await facts.model_repositories["models"].future() == "gs://tf-gcp-dev-models"
+    annotations = facts.service_account_annotations["resnet"]
+    assert await pulumi.Output.from_input(annotations["iam.gke.io/gcp-service-account"]).future() == (
+        "tf-gcp-dev-resnet@acme-ml-dev.iam.gserviceaccount.com"
+    )
+    assert facts.gpu_operator_values == gke_gpu_operator_values(gpu_driver_setup(gcp_dev), "1.33")
+    assert facts.gpu_operator_values["driver"] == {"enabled": True}
+    assert facts.gpu_operator_resource_quota == gpu_operator_resource_quota(gcp_dev)
+    assert await facts.kubeconfig.is_secret()
+    text = await facts.kubeconfig.future()
+    assert "command: gke-gcloud-auth-plugin" in text and "server: https://203.0.113.10" in text
+    assert "token" not in text and "client-key" not in text

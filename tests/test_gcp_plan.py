@@ -1,0 +1,188 @@
+"""The real program for GCP stacks under the Pulumi mock runtime: what GKE, IAM and the stack outputs receive."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
+from tritonfleet.plan.document import build_plan
+from tritonfleet.plan.harness import run_program
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+BUCKET_READ = "gcp:storage/bucketIAMMember:BucketIAMMember"
+WI_BINDING = "gcp:serviceaccount/iAMMember:IAMMember"
+
+
+@pytest.fixture(scope="module")
+def prod():
+    return build_plan(ROOT, "gcp-prod")
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return build_plan(ROOT, "gcp-dev")
+
+
+def of_type(resources, typ):
+    return [r for r in resources if r["type"] == typ]
+
+
+def gpu_pools(resources):
+    return [r for r in of_type(resources, NODE_POOL) if r["inputs"]["nodeConfig"].get("guestAccelerators")]
+
+
+def by_pool(resources):
+    pools = {}
+    for r in gpu_pools(resources):
+        pools.setdefault(r["inputs"]["nodeConfig"]["labels"]["tritonfleet.io/pool"], []).append(r)
+    return pools
+
+
+def test_cluster_is_private_vpc_native_with_workload_identity(prod):
+    [cluster] = of_type(prod["resources"], "gcp:container/cluster:Cluster")
+    inputs = cluster["inputs"]
+    assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"] == "pods"
+    assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == "1.33"
+    assert inputs["enableShieldedNodes"] is True and inputs["removeDefaultNodePool"] is True
+    assert inputs["deletionProtection"] is True and cluster["protect"] is True
+    assert of_type(prod["resources"], "gcp:compute/routerNat:RouterNat"), "private nodes need NAT to pull nvcr.io images"
+
+
+def test_system_pool_is_small_and_gpu_free(prod):
+    [system] = [r for r in of_type(prod["resources"], NODE_POOL) if r["inputs"]["name"] == "system"]
+    assert "guestAccelerators" not in system["inputs"]["nodeConfig"]
+    assert system["inputs"]["autoscaling"]["totalMaxNodeCount"] == 2
+
+
+def test_gke_managed_gpu_pools(prod):
+    pools = gpu_pools(prod["resources"])
+    assert {r["inputs"]["name"] for r in pools} == {"l4-on-demand", "l4-spot", "h200-reservation", "h200-spot-spot"}
+    for r in pools:
+        node = r["inputs"]["nodeConfig"]
+        [accelerator] = node["guestAccelerators"]
+        assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
+        assert node["imageType"] == "COS_CONTAINERD"
+        assert "gke-no-default-nvidia-gpu-device-plugin" not in node["labels"]
+        assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+        assert node["taints"] == [{"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"}]
+        assert node["spot"] is (node["labels"]["tritonfleet.io/capacity"] == "spot")
+        assert not node.get("preemptible"), "legacy preemptible VMs are never used"
+        assert r["protect"] is True and r["deleteBeforeReplace"] is True
+    h200 = next(r for r in pools if r["inputs"]["name"] == "h200-reservation")["inputs"]
+    [accelerator] = h200["nodeConfig"]["guestAccelerators"]
+    assert (accelerator["type"], accelerator["count"]) == ("nvidia-h200-141gb", 8)
+    assert h200["nodeConfig"]["machineType"] == "a3-ultragpu-8g"
+    assert h200["nodeConfig"]["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["h200-serving"],
+    }
+    assert h200["nodeLocations"] == ["us-central1-b"]
+
+
+def test_operator_gpu_pools(dev):
+    [pool] = gpu_pools(dev["resources"])
+    node = pool["inputs"]["nodeConfig"]
+    assert node["guestAccelerators"] == [
+        {"count": 1, "type": "nvidia-l4", "gpuDriverInstallationConfig": {"gpuDriverVersion": "INSTALLATION_DISABLED"}}
+    ]
+    assert node["imageType"] == "UBUNTU_CONTAINERD"
+    assert node["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+    assert node["shieldedInstanceConfig"]["enableSecureBoot"] is False
+    assert node["spot"] is True and node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert pool["protect"] is False
+
+
+def test_pool_bounds_add_up_in_the_plan(prod):
+    config = decoded("gcp-prod")
+    for name, resources in by_pool(prod["resources"]).items():
+        wanted = next(p for p in config["gpuPools"] if p["name"] == name)
+        assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in resources) == wanted["minNodes"]
+        assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in resources) == wanted["maxNodes"]
+
+
+@pytest.mark.parametrize(
+    ("min_nodes", "max_nodes", "base", "share"), [(2, 8, 2, 0.5), (1, 9, 0, 0.75), (0, 4, 4, 1.0), (0, 5, 0, 1.0)]
+)
+def test_mixes_become_spot_and_on_demand_pools(min_nodes, max_nodes, base, share):
+    run = run_program(ROOT, "tritonfleet", "gcp-dev", encoded(mixed_l4_stack(min_nodes, max_nodes, base, share)), [])
+    resources = [r.document() for r in run.resources]
+    pools = gpu_pools(resources)
+    assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in pools) == min_nodes
+    assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in pools) == max_nodes
+    for r in pools:
+        capacity = r["inputs"]["nodeConfig"]["labels"]["tritonfleet.io/capacity"]
+        assert r["inputs"]["nodeConfig"]["spot"] is (capacity == "spot")
+        assert r["inputs"]["name"] == f"l4-{capacity}"
+
+
+def test_each_deployment_reads_only_its_own_bucket():
+    data = decoded("gcp-prod")
+    data["modelBuckets"] = [{"name": "models"}, {"name": "vision-models"}]
+    data["tritonDeployments"][1]["bucket"] = "vision-models"
+    run = run_program(ROOT, "tritonfleet", "gcp-prod", encoded(data), [])
+    resources = [r.document() for r in run.resources]
+    reads = of_type(resources, BUCKET_READ)
+    granted = {(r["inputs"]["member"], r["inputs"]["bucket"], r["inputs"]["role"]) for r in reads}
+    llm = "serviceAccount:tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com"
+    vision = "serviceAccount:tf-gcp-prod-vision@acme-ml-prod.iam.gserviceaccount.com"
+    assert granted == {
+        (llm, "tf-gcp-prod-models", "roles/storage.objectViewer"),
+        (llm, "tf-gcp-prod-models", "roles/storage.legacyBucketReader"),
+        (vision, "tf-gcp-prod-vision-models", "roles/storage.objectViewer"),
+        (vision, "tf-gcp-prod-vision-models", "roles/storage.legacyBucketReader"),
+    }
+    project_roles = [r["inputs"]["role"] for r in of_type(resources, "gcp:projects/iAMMember:IAMMember")]
+    assert not [role for role in project_roles if "storage" in role], "no project-wide storage roles"
+    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models"
+
+
+def test_workload_identity_bindings(prod):
+    bindings = of_type(prod["resources"], WI_BINDING)
+    assert {(b["inputs"]["member"], b["inputs"]["role"]) for b in bindings} == {
+        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-llm]", "roles/iam.workloadIdentityUser"),
+        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-vision]", "roles/iam.workloadIdentityUser"),
+    }
+    llm = next(b for b in bindings if "triton/triton-llm" in b["inputs"]["member"])
+    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com")
+    assert any(dep.endswith("::tf-gcp-gke") for dep in llm["dependsOn"]), "the workload pool exists only with the cluster"
+    assert not of_type(prod["resources"], "gcp:serviceaccount/key:Key"), "no service account keys"
+
+
+def test_outputs(prod):
+    outputs = prod["outputs"]
+    assert outputs["kubeconfig"] == "[secret]"
+    assert outputs["gkeNodePools"] == {
+        "h200": ["h200-reservation"],
+        "h200-spot": ["h200-spot-spot"],
+        "l4": ["l4-on-demand", "l4-spot"],
+    }
+    assert outputs["tritonServiceAccounts"]["llm"] == {
+        "bucket": "tf-gcp-prod-models",
+        "googleServiceAccount": "tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com",
+        "kubernetesServiceAccount": "triton/llm",
+        "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
+    }
+
+
+def test_plan_shows_pools_and_costs(prod):
+    assert [p["pool"] for p in prod["cost"]["pools"]] == ["l4", "h200", "h200-spot"]
+    assert prod["cost"]["pools"][0]["nodes"] == {"on-demand": {"min": 2, "max": 5}, "spot": {"min": 0, "max": 3}}
+
+
+def test_a_gcp_plan_never_imports_pulumi_aws():
+    code = (
+        "import sys, json; from pathlib import Path; from tritonfleet.plan.document import build_plan; "
+        f"build_plan(Path({str(ROOT)!r}), 'gcp-prod'); "
+        "print(json.dumps({'aws': 'pulumi_aws' in sys.modules, 'gcp': 'pulumi_gcp' in sys.modules}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"aws": False, "gcp": True}
