@@ -10,9 +10,10 @@ import pulumi_kubernetes as k8s
 
 from tritonfleet.core import pins
 from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.conventions import TRITON_CHART_NAME
 from tritonfleet.core.scheduling import PoolFacts
 
-CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "triton-inference-server"
+CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / TRITON_CHART_NAME
 
 
 def triton_values(deployment: TritonDeployment, pool: PoolFacts, model_repository: str, env: dict[str, str]) -> dict[str, Any]:
