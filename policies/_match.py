@@ -121,7 +121,6 @@ def short_name(urn: str) -> str:
     return f"{parts[-2].rsplit('$', 1)[-1]}::{parts[-1]}" if len(parts) >= 2 else urn
 
 
-
 def served_pool(props: Any) -> str | None:
     """The GPU pool a Triton release selects (values.nodeSelector[POOL_LABEL]), or None."""
     selector = get(props, "values.nodeSelector", {})

@@ -104,7 +104,10 @@ def _eks_pool(props: Any, urn: str, name: str) -> GpuPool | None:
 
 def _gke_bounds(props: Any) -> tuple[int | None, int | None, str]:
     """Total node bounds: GKE's minNodeCount/maxNodeCount/nodeCount are per zone, total* are per pool."""
-    total_min, total_max = number(get(props, "autoscaling.totalMinNodeCount")), number(get(props, "autoscaling.totalMaxNodeCount"))
+    total_min, total_max = (
+        number(get(props, "autoscaling.totalMinNodeCount")),
+        number(get(props, "autoscaling.totalMaxNodeCount")),
+    )
     if total_max is not None:
         return total_min or 0, total_max, ""
     per_zone_min, per_zone_max = number(get(props, "autoscaling.minNodeCount")), number(get(props, "autoscaling.maxNodeCount"))
@@ -118,8 +121,10 @@ def _gke_bounds(props: Any) -> tuple[int | None, int | None, str]:
     if not zones and ZONE.match(str(get(props, "location", ""))):
         zones = 1
     if not zones:
-        return None, None, (
-            "autoscaling.minNodeCount/maxNodeCount count nodes per zone and this regional pool lists no nodeLocations"
+        return (
+            None,
+            None,
+            ("autoscaling.minNodeCount/maxNodeCount count nodes per zone and this regional pool lists no nodeLocations"),
         )
     return (per_zone_min or 0) * zones, per_zone_max * zones, ""
 

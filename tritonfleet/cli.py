@@ -84,7 +84,7 @@ def print_policy(section: dict) -> None:
 
 def _policy_exit(section: dict) -> None:
     if not section["directCallsAgree"]:
-        err.print("[red]error:[/red] the policy pack over gRPC and direct calls to its policies disagree; this is a bug in tritonfleet")
+        err.print("[red]error:[/red] the policy pack over gRPC and direct calls to its policies disagree (a tritonfleet bug)")
         raise typer.Exit(EXIT_USER_ERROR)
     if section["mandatory"]:
         raise typer.Exit(EXIT_POLICY_VIOLATION)
@@ -132,7 +132,7 @@ def plan(
     _policy_exit(document["policy"])
 
 
-policy_app = typer.Typer(add_completion=False, help="Run the CrossGuard policy pack offline, as `pulumi preview --policy-pack` would.")
+policy_app = typer.Typer(add_completion=False, help="Run the policy pack offline, as `pulumi preview --policy-pack` would.")
 app.add_typer(policy_app, name="policy")
 
 

@@ -6,7 +6,12 @@ from policies._match import AWS_PROVIDER, EKS_CLUSTER, EKS_NODE_GROUP, S3_BUCKET
 from policies._settings import schema, settings
 
 SCHEMA = schema(
-    requiredTags={"type": "array", "items": {"type": "string"}, "default": ["team", "cost-center"], "description": "tag keys every covered resource carries"},
+    requiredTags={
+        "type": "array",
+        "items": {"type": "string"},
+        "default": ["team", "cost-center"],
+        "description": "tag keys every covered resource carries",
+    },
     resourceTypes={
         "type": "array",
         "items": {"type": "string"},

@@ -9,7 +9,12 @@ from policies._settings import schema, settings
 LABELS_AT = {GKE_CLUSTER: "resourceLabels", GKE_NODE_POOL: "nodeConfig.resourceLabels", GCS_BUCKET: "labels"}
 
 SCHEMA = schema(
-    requiredLabels={"type": "array", "items": {"type": "string"}, "default": ["team", "cost-center"], "description": "label keys every covered resource carries"},
+    requiredLabels={
+        "type": "array",
+        "items": {"type": "string"},
+        "default": ["team", "cost-center"],
+        "description": "label keys every covered resource carries",
+    },
     resourceTypes={
         "type": "array",
         "items": {"type": "string", "enum": sorted(LABELS_AT)},

@@ -7,6 +7,7 @@ from policies._match import attached, get, s3_buckets
 BLOCK = ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",)
 SWITCHES = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 
+
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     for bucket in s3_buckets(args.resources):
         blocks = attached(args.resources, bucket, BLOCK)
@@ -25,11 +26,15 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
                 bucket.urn,
             )
 
+
 POLICY = StackValidationPolicy(
     name="s3-bucket-block-public-access",
     description="S3 buckets must block public ACLs and public policies.",
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
-    remediation_steps="Create aws.s3.BucketPublicAccessBlock(bucket=..., block_public_acls=True, block_public_policy=True, ignore_public_acls=True, restrict_public_buckets=True).",
+    remediation_steps=(
+        "Create aws.s3.BucketPublicAccessBlock(bucket=..., block_public_acls=True, block_public_policy=True, "
+        "ignore_public_acls=True, restrict_public_buckets=True)."
+    ),
 )

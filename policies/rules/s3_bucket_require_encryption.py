@@ -31,5 +31,8 @@ POLICY = StackValidationPolicy(
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    remediation_steps="Create aws.s3.BucketServerSideEncryptionConfiguration(bucket=..., rules=[{applyServerSideEncryptionByDefault: {sseAlgorithm: AES256 or aws:kms}}]).",
+    remediation_steps=(
+        "Create aws.s3.BucketServerSideEncryptionConfiguration(bucket=..., "
+        "rules=[{applyServerSideEncryptionByDefault: {sseAlgorithm: AES256 or aws:kms}}])."
+    ),
 )

@@ -37,7 +37,11 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
     for bucket in s3_buckets(args.resources):
         policies = attached(args.resources, bucket, POLICY_TYPES)
         if not any(denies_plain_http(get(p.props, "policy")) for p in policies):
-            found = f"{len(policies)} bucket polic{'y' if len(policies) == 1 else 'ies'} without that statement" if policies else "no BucketPolicy"
+            found = (
+                f"{len(policies)} bucket polic{'y' if len(policies) == 1 else 'ies'} without that statement"
+                if policies
+                else "no BucketPolicy"
+            )
             report_violation(
                 f"S3 bucket '{bucket.name}' accepts plain-HTTP requests ({found}); required: a Deny of s3:* for Principal * "
                 "when aws:SecureTransport is false. Add that statement to its aws.s3.BucketPolicy.",
@@ -51,5 +55,8 @@ POLICY = StackValidationPolicy(
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
-    remediation_steps='Add {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [bucket ARN, bucket ARN/*], "Condition": {"Bool": {"aws:SecureTransport": "false"}}} to the bucket policy.',
+    remediation_steps=(
+        'Add {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [bucket ARN, bucket ARN/*], '
+        '"Condition": {"Bool": {"aws:SecureTransport": "false"}}} to the bucket policy.'
+    ),
 )

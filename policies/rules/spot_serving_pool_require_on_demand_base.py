@@ -28,6 +28,15 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         groups = [p for p in pools if p.pool == name]
         if not groups:
             continue
+        unknown = [p for p in groups if p.guaranteed and p.min_nodes is None]
+        if unknown:
+            report_violation(
+                f"Pool '{name}' serves Triton release '{release.name}', but the minimum of {unknown[0].name} is unknown "
+                f"({unknown[0].bounds_note}), so its non-spot base of at least {need} cannot be verified. "
+                "Give the pool explicit total node bounds.",
+                release.urn,
+            )
+            continue
         base = sum(p.min_nodes or 0 for p in groups if p.guaranteed)
         if base < need:
             mix = ", ".join(f"{p.name} {p.purchase} {p.min_nodes}..{p.max_nodes}" for p in groups)

@@ -33,7 +33,7 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             )
             continue
         tolerations = [_toleration(t) for t in items(get(release.props, "values.tolerations"))]
-        for key, operator, value, effect in tolerations:
+        for key, operator, _value, _effect in tolerations:
             if operator == "Exists" and not key:
                 report_violation(
                     f"Triton release '{release.name}' tolerates every taint (operator Exists with no key); it must "

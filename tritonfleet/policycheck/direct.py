@@ -67,7 +67,9 @@ def _options(resource: PlanResource) -> PolicyResourceOptions:
 
 def _provider(resource: PlanResource, by_urn: dict[str, PlanResource]) -> PolicyProviderResource | None:
     provider = by_urn.get(resource.provider_urn)
-    return None if provider is None else PolicyProviderResource(provider.type, _props(provider.props), provider.urn, provider.name)
+    return (
+        None if provider is None else PolicyProviderResource(provider.type, _props(provider.props), provider.urn, provider.name)
+    )
 
 
 def _run(policy: Policy, args: Any, collect) -> str | None:
@@ -83,7 +85,9 @@ def _run(policy: Policy, args: Any, collect) -> str | None:
     return None
 
 
-def run_direct(pack_dir: Path, plan: dict[str, Any], config: dict[str, Any], config_source: str = "policy config") -> list[Verdict]:
+def run_direct(
+    pack_dir: Path, plan: dict[str, Any], config: dict[str, Any], config_source: str = "policy config"
+) -> list[Verdict]:
     policies = load_policies(pack_dir)
     configured = pack_config.reconcile(policy_meta(policies), config, config_source)
     resources = plan_resources(plan)
@@ -113,7 +117,9 @@ def run_direct(pack_dir: Path, plan: dict[str, Any], config: dict[str, Any], con
         config_copy = dict(entry.properties) or None
         if isinstance(policy, ResourceValidationPolicy):
             for r in resources:
-                args = ResourceValidationArgs(r.type, _props(r.props), r.urn, r.name, _options(r), _provider(r, by_urn), config_copy)
+                args = ResourceValidationArgs(
+                    r.type, _props(r.props), r.urn, r.name, _options(r), _provider(r, by_urn), config_copy
+                )
                 unknown = _run(policy, args, reporter(policy, level, r.urn))
                 if unknown is not None:
                     verdicts.append(Verdict(policy.name, "advisory", "", r.urn, PREVIEW_PREFIX + unknown))

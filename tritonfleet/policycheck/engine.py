@@ -139,7 +139,9 @@ def pack_policies(info: analyzer_pb2.AnalyzerInfo) -> list[pack_config.PolicyMet
     ]
 
 
-def analyze(pack: PackProcess, plan: dict[str, Any], config: dict[str, Any], config_source: str = "policy config") -> list[Verdict]:
+def analyze(
+    pack: PackProcess, plan: dict[str, Any], config: dict[str, Any], config_source: str = "policy config"
+) -> list[Verdict]:
     """Configure a running pack for the plan's stack and collect its verdicts on every resource and on the stack."""
     resources = plan_resources(plan)
     by_urn = {r.urn: r for r in resources}
