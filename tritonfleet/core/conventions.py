@@ -29,6 +29,12 @@ def is_reserved_label(key: str) -> bool:
     domain = key.split("/", 1)[0] if "/" in key else ""
     return any(domain == d or domain.endswith(f".{d}") for d in RESERVED_LABEL_DOMAINS)
 
+# Purchase option -> EKS managed node group capacityType (the program writes it, the budget policy reads it back).
+EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
+
+# The directory name of our Triton chart (charts/<name>): how the pack recognises a Triton release.
+TRITON_CHART_NAME = "triton-inference-server"
+
 # How long a spot node lives after its interruption notice.
 SPOT_NOTICE_SECONDS = {"aws": 120, "gcp": 30}
 
