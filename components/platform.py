@@ -22,6 +22,13 @@ class Platform(pulumi.ComponentResource):
             cloud = GcpCloud(f"{name}-gcp", config, opts=child)
         facts = cloud.facts
 
+        # First, so releases whose ServiceMonitors/PrometheusRules need its CRDs can depend on monitoring.release.
+        self.monitoring = None
+        if config.monitoring.enabled:
+            from components.k8s.monitoring import Monitoring
+
+            self.monitoring = Monitoring(f"{name}-monitoring", config, provider=facts.provider, opts=child)
+
         from components.k8s.triton import TritonRelease
 
         self.triton = {

@@ -40,3 +40,13 @@ def resource_name(stack: str, *parts: str) -> str:
 def pool_node_labels(pool: str, gpu: str, capacity: str) -> dict[str, str]:
     """Labels on every node of a GPU pool; `capacity` is the purchase option (on-demand, spot, ...)."""
     return {POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
+
+# Monitoring: the kube-prometheus-stack release every other floor refers to. The release name is pinned so the chart's
+# fullname (and with it the Prometheus service name) never changes; it contains "kube-prometheus-stack", so the
+# chart uses it as its fullname unchanged (26-character limit respected).
+MONITORING_NAMESPACE = "monitoring"
+KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
+PROMETHEUS_URL = f"http://{KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc:9090"
+# Grafana's sidecar loads every ConfigMap with this label; its provisioned Prometheus datasource has this uid.
+GRAFANA_DASHBOARD_LABEL = {"grafana_dashboard": "1"}
+GRAFANA_DATASOURCE_UID = "prometheus"
