@@ -331,8 +331,8 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
         ),
         _alert(
             "SpotNodeChurn",
-            f'count by (pool) ((time() - kube_node_created) < {SECONDS_PER_HOUR} and on (node) {POOL_INFO}{{capacity="spot"}})'
-            f" >= {SPOT_NODES_STARTED_PER_HOUR}",
+            f"count by (pool) (((time() - kube_node_created) < {SECONDS_PER_HOUR})"
+            f' * on (node) group_left (pool) {POOL_INFO}{{capacity="spot"}}) >= {SPOT_NODES_STARTED_PER_HOUR}',
             "0m",
             "warning",
             "Spot nodes are being replaced",
