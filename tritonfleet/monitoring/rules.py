@@ -146,7 +146,8 @@ def triton_rules() -> list[dict[str, Any]]:
             _record(f"{level}:tritonfleet_triton_compute_seconds:avg{RATE_WINDOW}", per_request(compute)),
             _record(
                 f"{level}:tritonfleet_triton_batch_size:avg{RATE_WINDOW}",
-                f"sum by ({by}) ({_pod_rate('nv_inference_count')}) / (sum by ({by}) ({_pod_rate('nv_inference_exec_count')}) > 0)",
+                f"sum by ({by}) ({_pod_rate('nv_inference_count')})"
+                f" / (sum by ({by}) ({_pod_rate('nv_inference_exec_count')}) > 0)",
             ),
             _record(
                 f"{level}:tritonfleet_triton_queue_compute:ratio{RATE_WINDOW}",
@@ -233,7 +234,8 @@ def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
         _record(pool_usd, f"sum by (pool) (node:tritonfleet_usd_per_hour:catalog) unless on (pool) {unpriced}"),
         _record(
             stack_usd,
-            f"(sum(node:tritonfleet_usd_per_hour:catalog) or vector(0)) unless on () (count({unpriced}) or absent(kube_node_labels))",
+            "(sum(node:tritonfleet_usd_per_hour:catalog) or vector(0))"
+            f" unless on () (count({unpriced}) or absent(kube_node_labels))",
         ),
         _record("stack:tritonfleet_usd_per_month:run_rate", f"{stack_usd} * {HOURS_PER_MONTH}"),
         _record(
