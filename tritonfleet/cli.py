@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -50,19 +52,31 @@ def print_plan(plan: dict) -> None:
         nodes = ", ".join(f"{o} {r['min']}..{r['max']}" for o, r in pool["nodes"].items())
         prices = ", ".join(f"{o} {_usd(p['usdPerHour']) if isinstance(p, dict) else p}" for o, p in pool["prices"].items())
         gpus.add_row(
-            pool["pool"], pool["gpu"], pool["instanceType"], nodes, str(pool["maxGpus"]), prices,
-            _usd(pool["monthlyFloorUsd"]), _usd(pool["monthlyCeilingUsd"]),
+            pool["pool"],
+            pool["gpu"],
+            pool["instanceType"],
+            nodes,
+            str(pool["maxGpus"]),
+            prices,
+            _usd(pool["monthlyFloorUsd"]),
+            _usd(pool["monthlyCeilingUsd"]),
         )
-    gpus.add_row("[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _usd(cost["monthlyFloorUsd"]), _usd(cost["monthlyCeilingUsd"]))
+    gpus.add_row(
+        "[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _usd(cost["monthlyFloorUsd"]), _usd(cost["monthlyCeilingUsd"])
+    )
     out.print(gpus)
     budget = cost["budget"]
-    out.print(
-        f"Budget: {_usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis; GPU limit {budget['gpuLimit']}."
-    )
+    out.print(f"Budget: {_usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis; GPU limit {budget['gpuLimit']}.")
     for d in cost["deployments"]:
         per_million = d["usdPer1MInferences"]
-        shown = f"${per_million:,.4f} per 1M inferences at full utilisation" if not isinstance(per_million, str) else (
-            "cost per 1M inferences: set throughputPerReplica" if per_million == "not given" else f"cost per 1M inferences {per_million}"
+        shown = (
+            f"${per_million:,.4f} per 1M inferences at full utilisation"
+            if not isinstance(per_million, str)
+            else (
+                "cost per 1M inferences: set throughputPerReplica"
+                if per_million == "not given"
+                else f"cost per 1M inferences {per_million}"
+            )
         )
         out.print(f"Triton '{d['deployment']}' on pool {d['pool']}: {shown}")
 
@@ -89,6 +103,76 @@ def plan(
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
         out.print(f"Plan document written to {json_file}")
+
+
+class DiffFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command()
+def diff(
+    base: Annotated[Path | None, typer.Argument(help="base plan document (or a folder of them)", show_default=False)] = None,
+    head: Annotated[Path | None, typer.Argument(help="head plan document (or a folder of them)", show_default=False)] = None,
+    base_ref: Annotated[
+        str | None, typer.Option("--base-ref", help="plan every stack at this git ref and in the working tree, then diff")
+    ] = None,
+    stacks: Annotated[list[str] | None, typer.Option("--stack", "-s", help="only this stack (repeatable)")] = None,
+    output_format: Annotated[DiffFormat, typer.Option("--format", help="markdown (PR comment) or json")] = DiffFormat.markdown,
+    comments_dir: Annotated[
+        Path | None, typer.Option(help="also write one comment per stack to DIR/<stack>.md, each under the size limit")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report here instead of stdout")] = None,
+    json_file: Annotated[Path | None, typer.Option("--json", help="also write the JSON diff here (any --format)")] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+    jobs: Annotated[int, typer.Option(help="stacks planned at once with --base-ref")] = 2,
+) -> None:
+    """Diff plans for a pull request: resources, replacements, GPUs, monthly cost and policy verdicts per stack.
+
+    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack)
+    or a stack that could not be planned (the report still shows why).
+    """
+    from rich.markup import escape
+
+    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
+    from tritonfleet.diff.documents import plans_from_paths
+    from tritonfleet.diff.render import safe_name
+    from tritonfleet.plan.project import ProjectError, find_project
+
+    try:
+        if base_ref is not None:
+            if base or head:
+                raise DiffInputError("give either BASE HEAD plan documents or --base-ref, not both")
+            from tritonfleet.diff.base_ref import plans_at_ref
+
+            base_plans, head_plans, errors = plans_at_ref(project_dir or find_project(Path.cwd()), base_ref, stacks, jobs)
+        else:
+            if not (base and head):
+                raise DiffInputError("give BASE and HEAD plan documents (files or folders), or --base-ref REF")
+            (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
+    except (DiffInputError, ProjectError) as error:
+        err.print(f"[red]error:[/red] {escape(str(error))}", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+    planned = compare_plans(base_plans, head_plans)
+    diffs = sorted([d for d in planned if d.stack not in errors] + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
+    as_json = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
+    rendered = as_json if output_format is DiffFormat.json else report(diffs)
+    if json_file:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(as_json)
+    if comments_dir:
+        comments_dir.mkdir(parents=True, exist_ok=True)
+        for d in diffs:
+            (comments_dir / f"{safe_name(d.stack)}.md").write_text(stack_comment(d))
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(rendered)
+    else:
+        sys.stdout.write(rendered)
+    if errors:
+        err.print(f"[red]error:[/red] could not plan {', '.join(sorted(errors))}; the report says why", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
 
 
 def main() -> None:

@@ -29,7 +29,6 @@ class GcpCloud(pulumi.ComponentResource):
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:gcp:GcpCloud", name, None, opts)
         provider = gcp.Provider(f"{name}-gcp", project=config.gcp_project, region=config.region, opts=pulumi.ResourceOptions(parent=self))
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
         protected = pulumi.ResourceOptions(parent=self, provider=provider, protect=config.protected)
         stack = config.stack
 

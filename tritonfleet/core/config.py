@@ -35,7 +35,9 @@ class SystemNodes(_Section):
 
 class Cluster(_Section):
     name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
-    kubernetes_version: str = Field(pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33")
+    kubernetes_version: str = Field(
+        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33"
+    )
     zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
     existing_vpc_id: str | None = Field(None, description="an existing VPC id to reuse (AWS), or unset")
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
@@ -72,7 +74,9 @@ class TritonDeployment(_Section):
     gpus_per_replica: int = Field(1, ge=1, le=8, description="GPUs per Triton pod, 1..GPUs per node")
     min_replicas: int = Field(1, ge=1, description="an integer >= 1 and <= maxReplicas")
     max_replicas: int = Field(1, ge=1, description="an integer >= minReplicas")
-    image_tag: str = Field(pins.TRITON_IMAGE_TAG, pattern=r"^\d{2}\.\d{2}-[a-z0-9-]+$", description="a pinned NGC tag like 26.07-py3")
+    image_tag: str = Field(
+        pins.TRITON_IMAGE_TAG, pattern=r"^\d{2}\.\d{2}-[a-z0-9-]+$", description="a pinned NGC tag like 26.07-py3"
+    )
     model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
     model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
     throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
@@ -245,7 +249,7 @@ def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -
     if error["type"] == "extra_forbidden":
         return Problem(key, value, "no such key here; see the configuration reference in the README", _rm_command(key, stack))
     info = _field_for(loc)
-    allowed = (info.description if info and info.description else error["msg"])
+    allowed = info.description if info and info.description else error["msg"]
     if error["type"] not in ("missing",) and error["msg"] not in allowed:
         allowed = f"{allowed} ({error['msg'].lower()})"
     suggestion: Any = "<value>"
@@ -313,7 +317,12 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             if not zone.startswith(region):
                 add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}a", f"{region}{'abc'[i % 3]}")
         if 0 < len(cluster.zones) < 2:
-            add("cluster.zones", cluster.zones, "at least two zones (EKS needs subnets in two zones)", [f"{region}a", f"{region}b"])
+            add(
+                "cluster.zones",
+                cluster.zones,
+                "at least two zones (EKS needs subnets in two zones)",
+                [f"{region}a", f"{region}b"],
+            )
 
     raw_pools = data.get("gpuPools") if isinstance(data.get("gpuPools"), list) else []
     pools: dict[str, tuple[GpuPool, InstanceType | None]] = {}
@@ -325,6 +334,10 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
         if pool.name in pools:
             add(f"{at}.name", pool.name, "a pool name not used by another pool", f"{pool.name}-2")
             continue
+        if pool.min_nodes > pool.max_nodes:
+            add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+        if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
+            add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
         pools[pool.name] = (pool, itype)
 
@@ -348,16 +361,28 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             add(f"{at}.name", deployment.name, "a deployment name not used by another deployment", f"{deployment.name}-2")
         seen.add(deployment.name)
         if deployment.min_replicas > deployment.max_replicas:
-            add(f"{at}.maxReplicas", deployment.max_replicas, f">= minReplicas ({deployment.min_replicas})", deployment.min_replicas)
+            add(
+                f"{at}.maxReplicas",
+                deployment.max_replicas,
+                f">= minReplicas ({deployment.min_replicas})",
+                deployment.min_replicas,
+            )
         if deployment.bucket is not None and bucket_names and deployment.bucket not in bucket_names:
-            add(f"{at}.bucket", deployment.bucket, "one of the stack's model buckets: " + ", ".join(bucket_names), bucket_names[0])
+            add(
+                f"{at}.bucket", deployment.bucket, "one of the stack's model buckets: " + ", ".join(bucket_names), bucket_names[0]
+            )
         if deployment.pool not in pools:
             names = ", ".join(pools) or "(no valid pools)"
             add(f"{at}.pool", deployment.pool, f"one of the stack's GPU pools: {names}", next(iter(pools), "<pool>"))
             continue
         pool, itype = pools[deployment.pool]
         if not pool.enabled:
-            add(f"{at}.pool", deployment.pool, f"an enabled pool; pool '{pool.name}' is disabled", next((n for n, (p, _) in pools.items() if p.enabled), "<pool>"))
+            add(
+                f"{at}.pool",
+                deployment.pool,
+                f"an enabled pool; pool '{pool.name}' is disabled",
+                next((n for n, (p, _) in pools.items() if p.enabled), "<pool>"),
+            )
         if itype is not None and deployment.gpus_per_replica > itype.gpu_count:
             add(
                 f"{at}.gpusPerReplica",
@@ -396,12 +421,8 @@ def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceTyp
             )
             return None
     assert itype is not None
-    if pool.min_nodes > pool.max_nodes:
-        add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
     options = itype.purchase_options
     if pool.capacity == "mixed":
-        if pool.on_demand_base > pool.max_nodes:
-            add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         wants_spot = pool.spot_share > 0 and pool.max_nodes > pool.on_demand_base
         wants_on_demand = pool.on_demand_base > 0 or pool.spot_share < 1
         if wants_spot and "spot" not in options:
@@ -423,11 +444,26 @@ def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceTyp
         if pool.capacity not in options:
             add(f"{at}.capacity", pool.capacity, f"a purchase option of {itype.name}: " + ", ".join(options), "mixed")
         if pool.capacity == "capacity-block" and cloud != "aws":
-            add(f"{at}.capacity", pool.capacity, "capacity-block is an AWS purchase option; on GCP use reservation or flex-start", "reservation")
+            add(
+                f"{at}.capacity",
+                pool.capacity,
+                "capacity-block is an AWS purchase option; on GCP use reservation or flex-start",
+                "reservation",
+            )
         if pool.capacity == "flex-start" and cloud != "gcp":
-            add(f"{at}.capacity", pool.capacity, "flex-start is a GCP purchase option; on AWS use capacity-block", "capacity-block")
+            add(
+                f"{at}.capacity",
+                pool.capacity,
+                "flex-start is a GCP purchase option; on AWS use capacity-block",
+                "capacity-block",
+            )
         if pool.capacity in ("capacity-block", "reservation") and not pool.reservation_id:
-            add(f"{at}.reservationId", _MISSING, f"the id of the {pool.capacity} to draw nodes from", "cr-0123456789abcdef0" if cloud == "aws" else "my-reservation")
+            add(
+                f"{at}.reservationId",
+                _MISSING,
+                f"the id of the {pool.capacity} to draw nodes from",
+                "cr-0123456789abcdef0" if cloud == "aws" else "my-reservation",
+            )
         if pool.spot_share > 0:
             add(f"{at}.spotShare", pool.spot_share, f"0: spot is not part of a {pool.capacity} pool", 0)
     return itype

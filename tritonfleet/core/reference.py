@@ -52,9 +52,7 @@ def _rows(model: type[BaseModel], prefix: str) -> list[tuple[str, str, str]]:
             continue
         key = f"{prefix}{field.alias or name}"
         annotation = field.annotation
-        nested = next(
-            (a for a in (annotation, *get_args(annotation)) if isinstance(a, type) and issubclass(a, BaseModel)), None
-        )
+        nested = next((a for a in (annotation, *get_args(annotation)) if isinstance(a, type) and issubclass(a, BaseModel)), None)
         if field.is_required():
             default = "required"
         elif field.default_factory is not None:

@@ -108,7 +108,11 @@ def build_plan(project_dir: Path, stack: str) -> dict[str, Any]:
         "cloud": config.cloud,
         "environment": config.environment,
         "region": config.region,
-        "summary": {"resources": sum(types.values()), "components": sum(1 for r in run.resources if not r.custom), "byType": dict(sorted(types.items()))},
+        "summary": {
+            "resources": sum(types.values()),
+            "components": sum(1 for r in run.resources if not r.custom),
+            "byType": dict(sorted(types.items())),
+        },
         "cost": cost_section(config),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],

@@ -43,7 +43,9 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         project = inputs.get("project", "project")
         out.setdefault("email", f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com")
     elif typ == "kubernetes:helm.sh/v3:Release":
-        out.setdefault("status", {"name": inputs.get("name", name), "namespace": inputs.get("namespace", "default"), "status": "deployed"})
+        out.setdefault(
+            "status", {"name": inputs.get("name", name), "namespace": inputs.get("namespace", "default"), "status": "deployed"}
+        )
     elif typ == "random:index/randomPassword:RandomPassword":
         out.setdefault("result", f"offline-{name}")
     return out

@@ -147,11 +147,15 @@ class ProgramRun:
 
 
 def _purge_program_modules(project_dir: Path) -> None:
-    """Forget modules loaded from the project so a second run in this process registers resources again (T9)."""
-    root = str(project_dir.resolve())
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) or ""
-        if path.startswith(root) and not name.startswith("tritonfleet"):
+    """Forget the program's own modules so a second run in this process registers resources again (T9).
+
+    Only the project's top-level packages and modules are purged (e.g. `components`), never `__main__`, the
+    core, or anything installed in a virtualenv inside the project folder.
+    """
+    own = {p.stem for p in project_dir.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    own -= {"__main__", "tritonfleet"}
+    for name in list(sys.modules):
+        if name.split(".")[0] in own:
             del sys.modules[name]
 
 

@@ -1,0 +1,98 @@
+"""The GPU catalog (every price sourced and dated, unknown stays unknown) and the one cost model."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tritonfleet.core.catalog import load_catalog
+from tritonfleet.core.config import GpuPool
+from tritonfleet.core.cost import NodeRange, cost_per_million, split_capacity, stack_cost
+
+# Prices we know were published; if one of these goes missing or becomes 0 the catalog broke.
+KNOWN_PRICES = {
+    ("aws", "g6e.xlarge", "on-demand"): 1.861,
+    ("aws", "g6e.48xlarge", "on-demand"): 30.13118,
+    ("aws", "p5.48xlarge", "on-demand"): 55.04,
+    ("aws", "p5en.48xlarge", "on-demand"): 63.296,
+    ("aws", "p5en.48xlarge", "spot"): 27.20,
+    ("aws", "p5e.48xlarge", "capacity-block"): 43.26,
+    ("gcp", "a3-highgpu-8g", "on-demand"): 87.83,
+}
+
+
+def test_every_price_has_a_source_and_a_date():
+    catalog = load_catalog()
+    for itype in catalog.instance_types:
+        for option, price in itype.prices.items():
+            source = catalog.sources[price.source]
+            assert price.usd > 0, f"{itype.name} {option}"
+            assert isinstance(source.as_of, dt.date) and source.title
+
+
+@pytest.mark.parametrize("key,usd", KNOWN_PRICES.items(), ids=["/".join(k) for k in KNOWN_PRICES])
+def test_known_prices_stay_known(key, usd):
+    cloud, name, option = key
+    price = load_catalog().find(cloud, name).price(option)
+    assert price is not None and price.usd == usd
+
+
+def test_unpublished_prices_are_unknown_not_zero():
+    catalog = load_catalog()
+    assert catalog.find("aws", "p6-b200.48xlarge").price("capacity-block") is None
+    assert catalog.find("gcp", "a3-ultragpu-8g").price("spot") is None
+
+
+def test_catalog_covers_the_product_gpus():
+    catalog = load_catalog()
+    assert {"L40S", "H200", "B200", "L4", "H100"} <= set(catalog.gpus_on("aws"))
+    assert "L40S" not in catalog.gpus_on("gcp") and {"H200", "B200", "L4"} <= set(catalog.gpus_on("gcp"))
+    assert catalog.find("gcp", "a3-ultragpu-8g").accelerator == "nvidia-h200-141gb"
+    assert catalog.find("gcp", "a4-highgpu-8g").accelerator == "nvidia-b200"
+    assert "spot" not in catalog.find("aws", "p6-b200.48xlarge").purchase_options
+
+
+def _pool(**kw) -> GpuPool:
+    return GpuPool.model_validate({"name": "p", "gpu": "L40S", **kw})
+
+
+@pytest.mark.parametrize(
+    "pool,expected",
+    [
+        (dict(minNodes=0, maxNodes=4, spotShare=1), {"spot": NodeRange(0, 4)}),
+        (dict(minNodes=0, maxNodes=4), {"on-demand": NodeRange(0, 4)}),
+        (dict(minNodes=1, maxNodes=5, onDemandBase=1, spotShare=1), {"on-demand": NodeRange(1, 1), "spot": NodeRange(0, 4)}),
+        (dict(minNodes=2, maxNodes=8, onDemandBase=2, spotShare=0.5), {"on-demand": NodeRange(2, 5), "spot": NodeRange(0, 3)}),
+        (dict(minNodes=4, maxNodes=6, onDemandBase=1, spotShare=0.5), {"on-demand": NodeRange(3, 4), "spot": NodeRange(1, 2)}),
+        (dict(minNodes=0, maxNodes=2, capacity="capacity-block", reservationId="cr-1"), {"capacity-block": NodeRange(0, 2)}),
+    ],
+)
+def test_split_adds_up_to_the_pool(pool, expected):
+    split = split_capacity(_pool(**pool)).purchase
+    assert split == expected
+    assert sum(r.min for r in split.values()) == pool["minNodes"]
+    assert sum(r.max for r in split.values()) == pool["maxNodes"]
+
+
+def test_prod_cost_matches_catalog_prices(stack_config):
+    cost = stack_cost(stack_config("prod"))
+    h200 = next(p for p in cost.pools if p.pool == "h200")
+    # floor: 1 on-demand p5en; ceiling: 1 on-demand + 2 spot
+    assert h200.monthly_floor_usd == round(63.296 * 730, 2)
+    assert h200.monthly_ceiling_usd == round((63.296 + 2 * 27.20) * 730, 2)
+    assert all(p.pool != "b200" for p in cost.pools)  # disabled pools cost nothing
+    assert cost.max_gpus == 3 * 8 + 8 * 1
+
+
+def test_unknown_price_makes_the_total_unknown(stack_config):
+    cost = stack_cost(stack_config("gcp-prod"))
+    assert cost.monthly_ceiling_usd is None
+    spot_only = next(p for p in cost.pools if p.pool == "h200-spot")
+    assert spot_only.monthly_floor_usd == 0  # no nodes at the floor: known to be zero
+    assert spot_only.monthly_ceiling_usd is None and spot_only.unknown_prices == ("spot",)
+
+
+def test_cost_per_million():
+    assert cost_per_million(1.861, 44904) == pytest.approx(0.01151, rel=1e-3)
+    assert cost_per_million(None, 100) is None and cost_per_million(1.0, None) is None

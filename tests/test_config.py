@@ -1,0 +1,191 @@
+"""The stack config schema: the shipped stacks load, and bad configs fail with one clear message through the CLI."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, STACKS, run_cli
+
+from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.core.cost import split_capacity
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_shipped_stacks_validate(stack, stack_config):
+    config = stack_config(stack)
+    assert config.stack == stack
+    for pool in config.enabled_pools:
+        split = split_capacity(pool)
+        assert sum(r.min for r in split.purchase.values()) == pool.min_nodes
+        assert sum(r.max for r in split.purchase.values()) == pool.max_nodes
+
+
+def test_environments_are_realistic(stack_config):
+    dev, prod = stack_config("dev"), stack_config("prod")
+    assert all(set(split_capacity(p).purchase) == {"spot"} for p in dev.enabled_pools)
+    assert {p.gpu for p in dev.enabled_pools} == {"L40S"}
+    h200 = prod.pool("h200")
+    assert split_capacity(h200).purchase["on-demand"].min >= 1 and "spot" in split_capacity(h200).purchase
+    b200 = prod.pool("b200")
+    assert b200.gpu == "B200" and not b200.enabled
+    assert stack_config("gcp-prod").cloud == "gcp"
+    budgets = {s: stack_config(s).budget.monthly_usd for s in STACKS}
+    assert len(set(budgets.values())) == len(budgets)
+
+
+def _dev() -> dict:
+    return yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+
+
+def _set(doc: dict, key: str, value) -> None:
+    doc["config"][f"tritonfleet:{key}"] = value
+
+
+def _pool(doc: dict, **changes) -> None:
+    doc["config"]["tritonfleet:gpuPools"][0].update(changes)
+
+
+def _deployment(doc: dict, **changes) -> None:
+    doc["config"]["tritonfleet:tritonDeployments"][0].update(changes)
+
+
+def _drop(doc: dict, key: str) -> None:
+    del doc["config"][f"tritonfleet:{key}"]
+
+
+# (case id, mutation, key the message must name, text the message must contain)
+BAD_CONFIGS = [
+    ("unknown-gpu", lambda d: _pool(d, gpu="A100", instanceType=None), "gpuPools[0].gpu", "L40S"),
+    (
+        "gpu-not-on-cloud",
+        lambda d: (
+            _set(d, "cloud", "gcp"),
+            _set(d, "gcpProject", "acme-ml-dev"),
+            _set(d, "region", "us-central1"),
+            _set(d, "cluster", {}),
+            _pool(d, instanceType=None),
+        ),
+        "gpuPools[0].gpu",
+        "nearest alternatives: L4",
+    ),
+    ("type-without-that-gpu", lambda d: _pool(d, instanceType="g6.xlarge"), "gpuPools[0].instanceType", "carries L4"),
+    ("type-not-in-catalog", lambda d: _pool(d, instanceType="m5.large"), "gpuPools[0].instanceType", "g6e.xlarge"),
+    ("min-above-max", lambda d: _pool(d, minNodes=3, maxNodes=2), "gpuPools[0].minNodes", "<= maxNodes"),
+    ("base-above-max", lambda d: _pool(d, onDemandBase=5, spotShare=0.5), "gpuPools[0].onDemandBase", "<= maxNodes"),
+    ("spot-share-above-1", lambda d: _pool(d, spotShare=1.5), "gpuPools[0].spotShare", "0..1"),
+    ("spot-share-negative", lambda d: _pool(d, spotShare=-0.1), "gpuPools[0].spotShare", "0..1"),
+    ("negative-budget", lambda d: _set(d, "budget", {"monthlyUsd": -5}), "budget.monthlyUsd", ">= 0"),
+    ("deployment-on-missing-pool", lambda d: _deployment(d, pool="h100"), "tritonDeployments[0].pool", "l40s"),
+    ("replica-larger-than-node", lambda d: _deployment(d, gpusPerReplica=2), "tritonDeployments[0].gpusPerReplica", "at most 1"),
+    ("missing-required-key", lambda d: _drop(d, "gpuLimit"), "gpuLimit", "(missing)"),
+    ("wrong-type", lambda d: _set(d, "gpuLimit", "lots"), "gpuLimit", "integer"),
+    ("unknown-top-level-key", lambda d: _set(d, "gpuCeiling", 4), "gpuCeiling", "pulumi config rm"),
+    ("unknown-nested-key", lambda d: _pool(d, minNode=1), "gpuPools[0].minNode", "pulumi config rm"),
+    ("bad-environment", lambda d: _set(d, "environment", "qa"), "environment", "dev, staging or prod"),
+    ("bad-cloud", lambda d: _set(d, "cloud", "azure"), "cloud", "aws or gcp"),
+    (
+        "spot-on-capacity-block-only-type",
+        lambda d: _pool(d, gpu="H200", instanceType="p5e.48xlarge"),
+        "gpuPools[0].spotShare",
+        "capacity-block",
+    ),
+    (
+        "capacity-block-without-id",
+        lambda d: _pool(d, gpu="B200", instanceType="p6-b200.48xlarge", capacity="capacity-block", spotShare=0),
+        "gpuPools[0].reservationId",
+        "capacity-block",
+    ),
+    ("flex-start-on-aws", lambda d: _pool(d, capacity="flex-start", spotShare=0), "gpuPools[0].capacity", "GCP purchase option"),
+    (
+        "gcp-without-project",
+        lambda d: (
+            _set(d, "cloud", "gcp"),
+            _set(d, "region", "us-central1"),
+            _set(d, "cluster", {}),
+            _pool(d, gpu="L4", instanceType="g2-standard-8"),
+        ),
+        "gcpProject",
+        "required when cloud is gcp",
+    ),
+    (
+        "zone-of-another-region",
+        lambda d: _set(d, "cluster", {"zones": ["us-west-2a", "us-east-1b"]}),
+        "cluster.zones[0]",
+        "a zone of us-east-1",
+    ),
+    (
+        "duplicate-pool-names",
+        lambda d: d["config"]["tritonfleet:gpuPools"].append(copy.deepcopy(d["config"]["tritonfleet:gpuPools"][0])),
+        "gpuPools[1].name",
+        "not used by another pool",
+    ),
+    (
+        "replicas-min-above-max",
+        lambda d: _deployment(d, minReplicas=3, maxReplicas=2),
+        "tritonDeployments[0].maxReplicas",
+        ">= minReplicas",
+    ),
+    ("deployment-on-missing-bucket", lambda d: _deployment(d, bucket="weights"), "tritonDeployments[0].bucket", "models"),
+    ("small-disk", lambda d: _pool(d, diskGi=20), "gpuPools[0].diskGi", "at least 100"),
+    ("bad-pool-name", lambda d: _pool(d, name="L40S_Pool"), "gpuPools[0].name", "lower-case"),
+    ("bad-image-tag", lambda d: _deployment(d, imageTag="latest"), "tritonDeployments[0].imageTag", "pinned NGC tag"),
+    ("no-pools", lambda d: (_set(d, "gpuPools", []), _set(d, "tritonDeployments", [])), "gpuPools", "list of GPU pools"),
+    ("bad-budget-basis", lambda d: _set(d, "budget", {"monthlyUsd": 10, "basis": "average"}), "budget.basis", "floor"),
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("case,mutate,key,expected", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_bad_config_fails_with_a_clear_message(project, case, mutate, key, expected):
+    doc = _dev()
+    mutate(doc)
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(project))
+    message = result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in message + result.stdout
+    assert f"tritonfleet:{key} = " in message
+    assert expected in message
+    assert "allowed:" in message
+    assert f"'tritonfleet:{key}" in message and "--stack dev" in message  # the fix names the key and the stack
+
+
+def test_all_problems_are_reported_at_once():
+    doc = _dev()
+    _pool(doc, spotShare=2, minNodes=5, maxNodes=1, gpu="H300")
+    _set(doc, "environment", "qa")
+    _set(doc, "budget", {"monthlyUsd": -1})
+    from tritonfleet.plan.project import engine_string
+
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+    keys = {p.key for p in caught.value.problems}
+    assert {"gpuPools[0].spotShare", "gpuPools[0].gpu", "gpuPools[0].minNodes", "environment", "budget.monthlyUsd"} <= keys
+    assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
+
+
+def test_missing_stack_file_is_a_user_error():
+    result = run_cli("plan", "--stack", "nope")
+    assert result.returncode == 1
+    assert "no stack 'nope'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_secure_values_stay_secret_placeholders(project):
+    doc = _dev()
+    doc["config"]["tritonfleet:tags"] = {"team": "ml", "cost-center": {"secure": "v1:AAAAbase64"}}
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+    from tritonfleet.plan.project import SECRET_PLACEHOLDER, load_project, stack_config
+
+    raw, secret_keys = stack_config(load_project(project), "dev")
+    assert secret_keys == ["tritonfleet:tags"]
+    assert "v1:AAAAbase64" not in raw["tritonfleet:tags"] and SECRET_PLACEHOLDER in raw["tritonfleet:tags"]

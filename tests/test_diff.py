@@ -1,0 +1,330 @@
+"""`tritonfleet diff`: crafted plan pairs against checked-in Markdown, real plans of edited stacks, the size bound,
+the JSON format and bad input. Set TRITONFLEET_UPDATE_GOLDEN=1 to rewrite tests/data/diff/*.md after a deliberate
+change of the comment format (and read the diff of those files before committing them)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+
+import pytest
+import yaml
+from conftest import ROOT, run_cli
+
+from tritonfleet.core.conventions import HOURS_PER_MONTH
+from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, stack_comment, to_json
+from tritonfleet.diff.compare import flatten
+from tritonfleet.diff.replacement import WATCHED, replace_reasons
+
+GOLDEN = ROOT / "tests" / "data" / "diff"
+AWS = "tritonfleet:aws:AwsCloud"
+
+
+# ---------------------------------------------------------------- crafted plan documents
+
+
+def resource(typ: str, name: str, inputs: dict, **options) -> dict:
+    return {
+        "urn": f"urn:pulumi:demo::tritonfleet::{AWS}${typ}::{name}",
+        "type": typ,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "protect": options.get("protect", False),
+        "ignoreChanges": options.get("ignoreChanges", []),
+        "retainOnDelete": False,
+        "deleteBeforeReplace": False,
+    }
+
+
+def pool(name: str, nodes: dict[str, tuple[int, int]], prices: dict[str, float | None], gpus_per_node: int = 1) -> dict:
+    def month(bound: int):
+        total = 0.0
+        for option, rng in nodes.items():
+            if rng[bound]:
+                if prices[option] is None:
+                    return "unknown"
+                total += rng[bound] * prices[option] * HOURS_PER_MONTH
+        return round(total, 2)
+
+    return {
+        "pool": name, "gpu": "L40S", "instanceType": "g6e.xlarge", "gpusPerNode": gpus_per_node,
+        "nodes": {o: {"min": lo, "max": hi} for o, (lo, hi) in nodes.items()},
+        "maxGpus": sum(hi for _, hi in nodes.values()) * gpus_per_node,
+        "monthlyFloorUsd": month(0), "monthlyCeilingUsd": month(1),
+    }
+
+
+def plan(resources: list[dict], pools: list[dict], policy: list[dict] | None = None) -> dict:
+    def total(key):
+        values = [p[key] for p in pools]
+        return "unknown" if "unknown" in values else round(sum(values), 2)
+
+    document = {
+        "format": 1, "project": "tritonfleet", "stack": "demo", "cloud": "aws", "environment": "dev", "region": "us-east-1",
+        "resources": sorted(resources, key=lambda r: r["urn"]),
+        "cost": {"pools": pools, "monthlyFloorUsd": total("monthlyFloorUsd"), "monthlyCeilingUsd": total("monthlyCeilingUsd"),
+                 "maxGpus": sum(p["maxGpus"] for p in pools)},
+    }
+    if policy is not None:
+        document["policy"] = policy
+    return document
+
+
+def node_group(capacity="ON_DEMAND", max_size=2) -> dict:
+    return resource(
+        "aws:eks/nodeGroup:NodeGroup", "tf-aws-l40s",
+        {"capacityType": capacity, "instanceTypes": ["g6e.xlarge"], "scalingConfig": {"desiredSize": 1, "maxSize": max_size, "minSize": 1},
+         "labels": {"tritonfleet.io/pool": "l40s"}},
+        ignoreChanges=["scalingConfig.desiredSize"], protect=True,
+    )
+
+
+def base_plan(policy=None) -> dict:
+    return plan(
+        [
+            resource("aws:eks/cluster:Cluster", "tf-aws-eks", {"name": "tf-demo", "roleArn": "arn:aws:iam::1:role/a", "version": "1.33"}, protect=True),
+            node_group(),
+            resource("aws:s3/bucket:Bucket", "tf-aws-models", {"bucket": "tf-demo-models"}, protect=True),
+            resource("kubernetes:helm.sh/v3:Release", "tf-triton-resnet", {"values": {"replicas": 1}}),
+        ],
+        [pool("l40s", {"on-demand": (1, 2)}, {"on-demand": 1.861})],
+        policy,
+    )
+
+
+def crafted_cases() -> dict[str, tuple[dict, dict]]:
+    base = base_plan()
+    resized = copy.deepcopy(base)
+    resized["resources"][1] = node_group(max_size=6)
+    resized["cost"] = plan([], [pool("l40s", {"on-demand": (1, 6)}, {"on-demand": 1.861})])["cost"]
+
+    spot = copy.deepcopy(base)
+    spot["resources"][1] = node_group(capacity="SPOT")
+    spot["cost"] = plan([], [pool("l40s", {"spot": (1, 2)}, {"spot": 0.9})])["cost"]
+
+    replaced = copy.deepcopy(base)
+    replaced["resources"][0]["inputs"]["roleArn"] = "arn:aws:iam::1:role/b"
+    replaced["resources"][0]["inputs"]["version"] = "1.34"
+
+    advisory = {"policy": "spot-share", "enforcementLevel": "advisory", "urn": base["resources"][1]["urn"], "message": "no spot"}
+    mandatory = {"policy": "gpu-budget", "enforcementLevel": "mandatory", "urn": "", "message": "monthly ceiling $9,000 exceeds the $5,000 budget"}
+    violation_base = base_plan(policy=[advisory])
+    violation_head = base_plan(policy=[mandatory])
+
+    unknown = copy.deepcopy(base)
+    unknown["cost"] = plan([], [pool("l40s", {"on-demand": (1, 2), "spot": (0, 2)}, {"on-demand": 1.861, "spot": None})])["cost"]
+
+    return {
+        "no-change": (base, copy.deepcopy(base)),
+        "pool-resized": (base, resized),
+        "pool-to-spot": (base, spot),
+        "cluster-replaced": (base, replaced),
+        "new-policy-violation": (violation_base, violation_head),
+        "unknown-price": (base, unknown),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(crafted_cases()))
+def test_crafted_pair_matches_the_checked_in_comment(case):
+    base, head = crafted_cases()[case]
+    rendered = stack_comment(compare_stack(base, head))
+    golden = GOLDEN / f"{case}.md"
+    if os.environ.get("TRITONFLEET_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text(), f"comment for {case} changed; see TRITONFLEET_UPDATE_GOLDEN in this file"
+
+
+def test_crafted_pairs_say_what_matters():
+    cases = crafted_cases()
+    assert compare_stack(*cases["no-change"]).status == "unchanged"
+
+    resized = compare_stack(*cases["pool-resized"])
+    assert (resized.max_gpus.before, resized.max_gpus.after, resized.max_gpus.delta) == (2, 6, 4)
+    assert resized.monthly_ceiling.delta == round(4 * 1.861 * HOURS_PER_MONTH, 2) and not resized.flags
+    (change,) = resized.resources
+    assert [p.path for p in change.paths if not p.ignored] == ["scalingConfig.maxSize"]
+
+    spot = compare_stack(*cases["pool-to-spot"])
+    assert [(f.action, f.kind, f.reasons) for f in spot.flags] == [("replace", "node pool", ("capacityType",))]
+    assert spot.flags[0].notes == ("protected: `pulumi up` fails until protect is lifted",)
+    assert spot.monthly_ceiling.delta < 0
+
+    replaced = compare_stack(*cases["cluster-replaced"])
+    assert [(f.action, f.kind, f.reasons) for f in replaced.flags] == [("replace", "cluster", ("roleArn",))]
+
+    policy = compare_stack(*cases["new-policy-violation"]).policy
+    assert [v.policy for v in policy.new] == ["gpu-budget"] and [v.policy for v in policy.resolved] == ["spot-share"]
+
+    unknown = compare_stack(*cases["unknown-price"])
+    assert unknown.monthly_ceiling.after == "unknown" and unknown.monthly_ceiling.delta == "unknown"
+    assert unknown.monthly_floor.delta == 0  # the floor buys no spot node, so its price is known
+
+
+def test_changes_under_ignore_changes_do_not_count():
+    base = base_plan()
+    head = copy.deepcopy(base)
+    head["resources"][1]["inputs"]["scalingConfig"]["desiredSize"] = 2
+    diff = compare_stack(base, head)
+    assert diff.status == "unchanged" and [r.action for r in diff.resources] == ["ignored"]
+
+
+def test_flatten_uses_pulumi_property_paths():
+    flat = flatten({"a": {"b": 1}, "labels": {"x.io/y": "z"}, "list": [{"k": 1}], "scalars": ["p", "q"], "empty": {}})
+    assert flat == {"a.b": 1, 'labels["x.io/y"]': "z", "list[0].k": 1, "scalars": ["p", "q"], "empty": {}}
+
+
+def test_replacement_table_is_small_and_matches_paths_with_indices():
+    assert len(WATCHED) <= 8 and {w.kind for w in WATCHED.values()} == {"cluster", "node pool", "bucket"}
+    pool = "gcp:container/nodePool:NodePool"
+    assert replace_reasons(pool, ["nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion"]) == [
+        "nodeConfig.guestAccelerators"
+    ]
+    assert replace_reasons(pool, ["autoscaling.maxNodeCount"]) == []
+    assert replace_reasons("aws:eks/nodeGroup:NodeGroup", ["launchTemplate.name"]) == ["launchTemplate.name"]
+    assert replace_reasons("aws:eks/nodeGroup:NodeGroup", ["launchTemplate.version"]) == []
+
+
+# ---------------------------------------------------------------- size bound, marker, JSON
+
+
+def huge_pair() -> tuple[dict, dict]:
+    long = "x" * 500
+    base_resources = [resource("aws:s3/bucket:Bucket", f"bucket-{i:04d}", {"bucket": f"b{i}", "blob": long}, protect=True) for i in range(300)]
+    base_resources += [resource("kubernetes:core/v1:ConfigMap", f"cm-{i:05d}", {"data": {f"k{j}": long for j in range(5)}}) for i in range(3000)]
+    head_resources = [resource("kubernetes:core/v1:ConfigMap", f"cm-{i:05d}", {"data": {f"k{j}": long + "!" for j in range(5)}}) for i in range(3000)]
+    head_resources += [resource("kubernetes:core/v1:Secret", f"new-{i:05d}", {"data": long}) for i in range(2000)]
+    policy = [{"policy": f"p{i}", "enforcementLevel": "mandatory", "urn": "", "message": long} for i in range(200)]
+    pools = [pool("l40s", {"on-demand": (1, 2)}, {"on-demand": 1.861})]
+    return plan(base_resources, pools, []), plan(head_resources, pools, policy)
+
+
+def test_a_huge_change_stays_under_the_comment_limit_with_the_summary_intact():
+    diff = compare_stack(*huge_pair())
+    comment = stack_comment(diff)
+    assert len(comment) <= COMMENT_LIMIT
+    assert comment.startswith(marker("demo") + "\n")
+    assert "**2000 to add, 3000 to change, 300 to remove**" in comment
+    assert "300 deletions of clusters, node pools or buckets" in comment
+    assert "…and 270 more replacements or deletions" in comment and "…and 170 more verdicts" in comment
+    assert "more resource changes not shown" in comment
+    assert comment.count("<details>") == comment.count("</details>") == 1
+
+    many = report([compare_stack(*huge_pair()) for _ in range(4)])
+    assert len(many) <= COMMENT_LIMIT and many.count("<!-- tritonfleet-plan:demo -->") == 4
+
+
+def test_every_stack_section_carries_its_marker_and_json_has_everything():
+    base, head = crafted_cases()["pool-resized"]
+    other = copy.deepcopy(head)
+    other["stack"] = "other"
+    diffs = compare_plans({"demo": base}, {"demo": head, "other": other})
+    markdown = report(diffs)
+    assert "<!-- tritonfleet-plan:demo -->" in markdown and "<!-- tritonfleet-plan:other -->" in markdown
+    assert [d.status for d in diffs] == ["changed", "added"]
+
+    data = json.loads(json.dumps(to_json(diffs)))
+    demo, added = data["stacks"]
+    assert demo["maxGpus"] == {"base": 2, "head": 6, "delta": 4}
+    assert demo["pools"][0]["maxGpus"]["delta"] == 4
+    (change,) = demo["resources"]
+    assert {"path": "scalingConfig.maxSize", "base": 2, "head": 6, "baseSet": True, "headSet": True, "ignored": False} in change["paths"]
+    assert added["status"] == "added" and added["counts"]["add"] == len(head["resources"])
+
+
+# ---------------------------------------------------------------- real plan documents of edited stacks
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory):
+    target = tmp_path_factory.mktemp("project") / "tritonfleet"
+    shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(".git", "venv", ".venv", "tests", "plans", "__pycache__", "*.egg-info"))
+    return target
+
+
+def edited_plan(project, stack: str, edit) -> dict:
+    from tritonfleet.plan.document import build_plan
+
+    path = project / "stacks" / f"Pulumi.{stack}.yaml"
+    original = path.read_text()
+    document = yaml.safe_load(original)
+    edit(document["config"])
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    try:
+        return build_plan(project, stack)
+    finally:
+        path.write_text(original)
+
+
+def test_real_plans_show_gpu_and_cost_deltas_replacements_and_deletions(project_copy):
+    def two_buckets(config):
+        config["tritonfleet:modelBuckets"].append({"name": "archive"})
+
+    def edited(config):
+        pool_config = config["tritonfleet:gpuPools"][0]
+        pool_config["maxNodes"] = 4
+        pool_config["instanceType"] = "g6e.2xlarge"
+
+    base = edited_plan(project_copy, "dev", two_buckets)
+    head = edited_plan(project_copy, "dev", edited)
+    diff = compare_stack(base, head)
+
+    (l40s,) = diff.pools
+    assert (l40s.max_gpus.before, l40s.max_gpus.after) == (2, 4) and diff.max_gpus.delta == 2
+    assert l40s.instance_type.after == "g6e.2xlarge"
+    assert isinstance(diff.monthly_ceiling.delta, float) and diff.monthly_ceiling.delta > 0
+    flags = {(f.action, f.kind) for f in diff.flags}
+    assert ("replace", "node pool") in flags and ("delete", "bucket") in flags
+    replaced = next(f for f in diff.flags if f.action == "replace")
+    assert "instanceTypes" in replaced.reasons
+    comment = stack_comment(diff)
+    assert comment.startswith("<!-- tritonfleet-plan:dev -->") and "node pool" in comment and len(comment) <= COMMENT_LIMIT
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_cli_diffs_two_files_in_both_formats(tmp_path):
+    base, head = crafted_cases()["pool-resized"]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    markdown = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--comments-dir", str(tmp_path / "c"))
+    assert markdown.returncode == 0, markdown.stderr
+    assert markdown.stdout.startswith("## tritonfleet plan diff") and "<!-- tritonfleet-plan:demo -->" in markdown.stdout
+    assert (tmp_path / "c" / "demo.md").read_text() == stack_comment(compare_stack(base, head))
+
+    as_json = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--format", "json", "--stack", "demo")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["stacks"][0]["maxGpus"]["delta"] == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "does not exist"),
+        ("{not json", "is not JSON"),
+        ('{"stack": "dev"}', "is not a tritonfleet plan document: missing format, resources, cost"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
+def test_bad_input_exits_1_with_a_clear_message(tmp_path, content, message):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(base_plan()))
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content)
+    result = run_cli("diff", str(bad), str(good))
+    assert result.returncode == 1
+    assert message in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
+
+
+def test_wrong_usage_exits_1(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(base_plan()))
+    assert "give BASE and HEAD" in run_cli("diff", str(good)).stderr
+    both = run_cli("diff", str(good), str(good), "--base-ref", "HEAD")
+    assert both.returncode == 1 and "not both" in both.stderr
+    unknown = run_cli("diff", str(good), str(good), "--stack", "nope")
+    assert unknown.returncode == 1 and "no plan for stack nope" in unknown.stderr

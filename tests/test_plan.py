@@ -1,0 +1,124 @@
+"""The offline plan: the real program under the mock runtime, for every stack, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, STACKS, run_cli
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_is_deterministic_for_every_stack(stack, tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    for target in (first, second):
+        result = run_cli("plan", "--stack", stack, "--json", str(target))
+        assert result.returncode == 0, result.stderr
+    assert first.read_bytes() == second.read_bytes()
+    plan = json.loads(first.read_text())
+    assert plan["stack"] == stack and plan["summary"]["resources"] > 0
+    urns = [r["urn"] for r in plan["resources"]]
+    assert urns == sorted(urns) and len(urns) == len(set(urns))
+    assert "GPU pools and monthly cost" in result.stdout
+
+
+def test_prod_plan_records_what_the_engine_would_see(tmp_path):
+    target = tmp_path / "prod.json"
+    assert run_cli("plan", "--stack", "prod", "--json", str(target)).returncode == 0
+    plan = json.loads(target.read_text())
+    clusters = [r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster"]
+    assert len(clusters) == 1 and clusters[0]["protect"] is True
+    assert clusters[0]["parent"].endswith("tritonfleet:aws:AwsCloud::tf-aws")
+    assert clusters[0]["provider"].startswith("urn:pulumi:prod::tritonfleet::")
+    assert plan["outputs"]["kubeconfig"] == "[secret]"
+    assert plan["cost"]["monthlyCeilingUsd"] > plan["cost"]["monthlyFloorUsd"] > 0
+    b200 = [r for r in plan["resources"] if "b200" in r["name"]]
+    assert b200 == []  # the opt-in pool is off in prod until enabled
+
+
+IMPORT_PROBE = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from tritonfleet.plan.document import build_plan
+    build_plan(Path(sys.argv[1]), sys.argv[2])
+    print(",".join(sorted(m for m in sys.modules if m.split(".")[0] in ("pulumi_aws", "pulumi_gcp"))))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "stack,forbidden,needed", [("gcp-prod", "pulumi_aws", "pulumi_gcp"), ("prod", "pulumi_gcp", "pulumi_aws")]
+)
+def test_a_plan_imports_only_its_own_cloud_sdk(stack, forbidden, needed):
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, str(ROOT), stack],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr
+    modules = result.stdout.strip().split(",")
+    assert any(m.startswith(needed) for m in modules)
+    assert not any(m.startswith(forbidden) for m in modules)
+
+
+def test_duplicate_resource_names_are_an_error(tmp_path: Path):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent(
+            """
+            from components.platform import Platform
+            from components.stack_config import read_stack_config
+
+            config = read_stack_config()
+            Platform("tf", config)
+            Platform("tf", config)  # the same names twice: the real engine refuses this
+            """
+        )
+    )
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert "duplicate resource URNs" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_program_error_is_reported_without_traceback(tmp_path: Path):
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    (tmp_path / "__main__.py").write_text("raise ValueError('boom')\n")
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert "ValueError: boom" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_two_stacks_in_one_process_do_not_leak_state():
+    from tritonfleet.plan.document import build_plan
+
+    dev_alone = build_plan(ROOT, "dev")
+    build_plan(ROOT, "prod")
+    dev_again = build_plan(ROOT, "dev")
+    assert dev_alone == dev_again
+
+
+def test_only_the_programs_own_modules_are_forgotten_between_runs(monkeypatch):
+    import types
+
+    from tritonfleet.plan.harness import _purge_program_modules
+
+    installed = types.ModuleType("installed_in_project_venv")
+    installed.__file__ = str(ROOT / "venv" / "lib" / "python3.11" / "site-packages" / "installed_in_project_venv.py")
+    program = types.ModuleType("components.fake")
+    program.__file__ = str(ROOT / "components" / "fake.py")
+    monkeypatch.setitem(sys.modules, installed.__name__, installed)
+    monkeypatch.setitem(sys.modules, program.__name__, program)
+    main_module = sys.modules["__main__"]
+    _purge_program_modules(ROOT)
+    assert installed.__name__ in sys.modules and sys.modules["__main__"] is main_module
+    assert program.__name__ not in sys.modules

@@ -1,0 +1,368 @@
+"""Compare two plan documents of one stack: resources by URN, GPU pools, monthly cost and policy verdicts.
+
+Pure: plan documents in, a StackDiff out. It is a static diff of what the program declares; it knows nothing of
+state, drift or provider defaults (that is `pulumi preview`'s job), and says so in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tritonfleet.diff.replacement import node_roll_reasons, path_under, replace_reasons, watched_kind
+
+UNKNOWN = "unknown"
+OPTIONS = ("protect", "ignoreChanges", "retainOnDelete", "deleteBeforeReplace")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT = _Absent()  # an input that one side does not set
+
+
+@dataclass(frozen=True)
+class PathChange:
+    path: str
+    before: Any
+    after: Any
+    ignored: bool = False  # under one of the resource's ignoreChanges paths: the engine will not apply it
+
+
+@dataclass
+class ResourceChange:
+    action: str  # add | change | remove | ignored (only ignoreChanges paths differ)
+    urn: str
+    type: str
+    name: str
+    kind: str | None  # cluster | node pool | bucket for the watched types, else None
+    paths: list[PathChange] = field(default_factory=list)
+    options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    replace_reasons: list[str] = field(default_factory=list)
+    roll_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A change a reviewer must see first: a watched resource replaced, deleted, or all its nodes recreated."""
+
+    action: str  # replace | delete | roll nodes
+    kind: str
+    name: str
+    type: str
+    urn: str
+    reasons: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A before/after pair; None on a side where the stack or pool does not exist."""
+
+    before: Any
+    after: Any
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def delta(self) -> float | int | str | None:
+        if UNKNOWN in (self.before, self.after):
+            return UNKNOWN
+        if not all(isinstance(v, (int, float)) or v is None for v in (self.before, self.after)):
+            return None
+        return round((self.after or 0) - (self.before or 0), 2)
+
+
+@dataclass(frozen=True)
+class PoolDiff:
+    pool: str
+    status: str  # added | removed | changed | same
+    gpu: Change
+    instance_type: Change
+    nodes: Change  # "on-demand 2..4, spot 0..4"
+    min_gpus: Change
+    max_gpus: Change
+    monthly_floor: Change
+    monthly_ceiling: Change
+
+
+@dataclass(frozen=True)
+class Verdict:
+    policy: str
+    level: str
+    urn: str
+    message: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.policy, self.urn, self.message)
+
+
+@dataclass
+class PolicyDiff:
+    base_available: bool
+    head_available: bool
+    new: list[Verdict] = field(default_factory=list)
+    resolved: list[Verdict] = field(default_factory=list)
+    level_changed: list[tuple[Verdict, Verdict]] = field(default_factory=list)
+    head: list[Verdict] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.new or self.resolved or self.level_changed)
+
+
+@dataclass
+class StackDiff:
+    stack: str
+    status: str  # changed | unchanged | added | removed | error
+    cloud: str = ""
+    region: str = ""
+    environment: str = ""
+    resources: list[ResourceChange] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
+    pools: list[PoolDiff] = field(default_factory=list)
+    monthly_floor: Change = Change(None, None)
+    monthly_ceiling: Change = Change(None, None)
+    max_gpus: Change = Change(None, None)
+    policy: PolicyDiff = field(default_factory=lambda: PolicyDiff(False, False))
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def count(self, action: str) -> int:
+        return sum(1 for r in self.resources if r.action == action)
+
+
+def _key(name: str) -> str:
+    return name if _IDENTIFIER.match(name) else f'["{name}"]'
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaf input paths in Pulumi property-path form: `a.b`, `a[0].b`, `labels["x.io/y"]`; scalar lists stay whole."""
+    if isinstance(value, dict) and (value or not prefix):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            key = _key(str(k))
+            child = key if not prefix else (f"{prefix}{key}" if key.startswith("[") else f"{prefix}.{key}")
+            out.update(flatten(v, child))
+        return out
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        out = {}
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{prefix}[{i}]"))
+        return out
+    return {prefix: value}
+
+
+def input_changes(before: dict[str, Any], after: dict[str, Any], ignore_changes: list[str]) -> list[PathChange]:
+    old, new = flatten(before), flatten(after)
+    changes = []
+    for path in sorted(old.keys() | new.keys()):
+        a, b = old.get(path, ABSENT), new.get(path, ABSENT)
+        if a != b or type(a) is not type(b):
+            changes.append(PathChange(path, a, b, ignored=any(path_under(path, p) for p in ignore_changes)))
+    return changes
+
+
+def _option(resource: dict[str, Any], option: str) -> Any:
+    value = resource.get(option, [] if option == "ignoreChanges" else False)
+    return sorted(value) if option == "ignoreChanges" else bool(value)
+
+
+def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceChange:
+    paths = input_changes(before.get("inputs") or {}, after.get("inputs") or {}, _option(after, "ignoreChanges"))
+    options = {o: (_option(before, o), _option(after, o)) for o in OPTIONS if _option(before, o) != _option(after, o)}
+    effective = [p.path for p in paths if not p.ignored]
+    action = "change" if effective or options else ("ignored" if paths else "same")
+    return ResourceChange(
+        action=action,
+        urn=after["urn"],
+        type=after.get("type", ""),
+        name=after.get("name", after["urn"].rsplit("::", 1)[-1]),
+        kind=watched_kind(after.get("type", "")),
+        paths=paths,
+        options=options,
+        replace_reasons=replace_reasons(after.get("type", ""), effective),
+        roll_reasons=node_roll_reasons(after.get("type", ""), effective),
+    )
+
+
+def _whole(resource: dict[str, Any], action: str) -> ResourceChange:
+    typ = resource.get("type", "")
+    return ResourceChange(action, resource["urn"], typ, resource.get("name", resource["urn"].rsplit("::", 1)[-1]), watched_kind(typ))
+
+
+def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[ResourceChange]:
+    old = {r["urn"]: r for r in base}
+    new = {r["urn"]: r for r in head}
+    changes = []
+    for urn in sorted(old.keys() | new.keys()):
+        if urn not in old:
+            changes.append(_whole(new[urn], "add"))
+        elif urn not in new:
+            changes.append(_whole(old[urn], "remove"))
+        else:
+            change = compare_resource(old[urn], new[urn])
+            if change.action != "same":
+                changes.append(change)
+    return changes
+
+
+def flags(changes: list[ResourceChange], base: list[dict[str, Any]]) -> list[Flag]:
+    """Replacements, deletions and node rolls of clusters, node pools and buckets, with what makes them worse."""
+    old = {r["urn"]: r for r in base}
+    out = []
+    for change in changes:
+        if not change.kind:
+            continue
+        before = old.get(change.urn, {})
+        notes = []
+        if change.action in ("remove", "change") and before.get("protect"):
+            notes.append("protected: `pulumi up` fails until protect is lifted")
+        if change.action == "remove":
+            if before.get("retainOnDelete"):
+                notes.append("retainOnDelete: left in the cloud, only dropped from the stack")
+            out.append(Flag("delete", change.kind, change.name, change.type, change.urn, (), tuple(notes)))
+        elif change.replace_reasons:
+            if before.get("deleteBeforeReplace"):
+                notes.append("deleteBeforeReplace: gone before its replacement exists")
+            out.append(Flag("replace", change.kind, change.name, change.type, change.urn, tuple(change.replace_reasons), tuple(notes)))
+        elif change.roll_reasons:
+            out.append(Flag("roll nodes", change.kind, change.name, change.type, change.urn, tuple(change.roll_reasons), ()))
+    order = {"delete": 0, "replace": 1, "roll nodes": 2}
+    return sorted(out, key=lambda f: (order[f.action], f.kind, f.name))
+
+
+def _nodes(pool: dict[str, Any]) -> str:
+    return ", ".join(f"{option} {r.get('min')}..{r.get('max')}" for option, r in (pool.get("nodes") or {}).items())
+
+
+def _min_gpus(pool: dict[str, Any]) -> int:
+    return sum(r.get("min", 0) for r in (pool.get("nodes") or {}).values()) * pool.get("gpusPerNode", 0)
+
+
+def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | None) -> list[PoolDiff]:
+    old = {p["pool"]: p for p in (base_cost or {}).get("pools", [])}
+    new = {p["pool"]: p for p in (head_cost or {}).get("pools", [])}
+    out = []
+    for name in sorted(old.keys() | new.keys()):
+        a, b = old.get(name), new.get(name)
+
+        def pair(get, a=a, b=b) -> Change:
+            return Change(get(a) if a else None, get(b) if b else None)
+
+        diff = PoolDiff(
+            pool=name,
+            status="added" if a is None else "removed" if b is None else "changed",
+            gpu=pair(lambda p: p.get("gpu")),
+            instance_type=pair(lambda p: p.get("instanceType")),
+            nodes=pair(_nodes),
+            min_gpus=pair(_min_gpus),
+            max_gpus=pair(lambda p: p.get("maxGpus")),
+            monthly_floor=pair(lambda p: p.get("monthlyFloorUsd")),
+            monthly_ceiling=pair(lambda p: p.get("monthlyCeilingUsd")),
+        )
+        if diff.status == "changed" and not any(
+            c.changed for c in (diff.gpu, diff.instance_type, diff.nodes, diff.max_gpus, diff.monthly_floor, diff.monthly_ceiling)
+        ):
+            diff = replace(diff, status="same")
+        out.append(diff)
+    return out
+
+
+def verdicts(document: dict[str, Any] | None) -> list[Verdict] | None:
+    """The plan's policy verdicts, or None when the document carries none (older plans, or no policy pack)."""
+    entries = (document or {}).get("policy")
+    if isinstance(entries, dict):
+        entries = entries.get("violations")
+    if not isinstance(entries, list):
+        return None
+    return [
+        Verdict(
+            policy=str(e.get("policy") or e.get("name") or "?"),
+            level=str(e.get("enforcementLevel") or e.get("severity") or "?"),
+            urn=str(e.get("urn") or ""),
+            message=str(e.get("message") or ""),
+        )
+        for e in entries
+        if isinstance(e, dict)
+    ]
+
+
+def policy_diff(base: dict[str, Any] | None, head: dict[str, Any] | None) -> PolicyDiff:
+    old, new = verdicts(base), verdicts(head)
+    result = PolicyDiff(base_available=old is not None, head_available=new is not None, head=list(new or []))
+    if new is None:
+        return result
+    before = {v.key: v for v in old or []}
+    after = {v.key: v for v in new}
+    if old is not None or base is None:
+        result.new = [after[k] for k in sorted(after.keys() - before.keys())]
+        result.resolved = [before[k] for k in sorted(before.keys() - after.keys())]
+    result.level_changed = [(before[k], after[k]) for k in sorted(before.keys() & after.keys()) if before[k].level != after[k].level]
+    return result
+
+
+def _total(cost: dict[str, Any] | None, key: str) -> Any:
+    return None if cost is None else cost.get(key, UNKNOWN)
+
+
+def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stack: str | None = None) -> StackDiff:
+    """Diff one stack's base and head plan documents; either may be None (stack added or removed)."""
+    either = head or base
+    if either is None:
+        raise ValueError("compare_stack needs at least one plan document")
+    result = StackDiff(
+        stack=stack or either["stack"],
+        status="changed",
+        cloud=either.get("cloud", ""),
+        region=either.get("region", ""),
+        environment=either.get("environment", ""),
+    )
+    base_resources = (base or {}).get("resources", [])
+    result.resources = resource_changes(base_resources, (head or {}).get("resources", []))
+    result.flags = flags(result.resources, base_resources)
+    base_cost = base.get("cost") if base else None
+    head_cost = head.get("cost") if head else None
+    result.pools = pool_diffs(base_cost, head_cost)
+    result.monthly_floor = Change(_total(base_cost, "monthlyFloorUsd"), _total(head_cost, "monthlyFloorUsd"))
+    result.monthly_ceiling = Change(_total(base_cost, "monthlyCeilingUsd"), _total(head_cost, "monthlyCeilingUsd"))
+    result.max_gpus = Change(_total(base_cost, "maxGpus"), _total(head_cost, "maxGpus"))
+    result.policy = policy_diff(base, head)
+
+    if base is None:
+        result.status = "added"
+        result.notes.append("New stack: no plan at the base, so everything is added.")
+    elif head is None:
+        result.status = "removed"
+        result.notes.append(
+            "Stack file removed: the workflows stop deploying it, but nothing is destroyed until someone runs "
+            "`pulumi destroy` on it; the deletions below are what that would remove."
+        )
+    else:
+        if base.get("stack") != head.get("stack"):
+            result.notes.append(f"Comparing plans of different stacks ({base.get('stack')} -> {head.get('stack')}): URNs differ.")
+        touched = any(r.action in ("add", "remove", "change") for r in result.resources)
+        pools = any(p.status != "same" for p in result.pools)
+        money = result.monthly_floor.changed or result.monthly_ceiling.changed or result.max_gpus.changed
+        if not (touched or pools or money or result.policy.changed):
+            result.status = "unchanged"
+    if result.policy.head_available and not result.policy.base_available and base is not None:
+        result.notes.append("The base plan carries no policy verdicts, so new ones cannot be told apart from old ones.")
+    return result
+
+
+def error_stack(stack: str, message: str) -> StackDiff:
+    """A stack that could not be planned on one side: the report shows why instead of a diff."""
+    return StackDiff(stack=stack, status="error", error=message)
+
+
+def compare_plans(base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]]) -> list[StackDiff]:
+    """Diff every stack found on either side (plans keyed by stack name)."""
+    return [compare_stack(base.get(s), head.get(s), s) for s in sorted(base.keys() | head.keys())]
