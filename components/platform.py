@@ -27,8 +27,14 @@ class Platform(pulumi.ComponentResource):
         from components.k8s.triton import TritonRelease
 
         monitoring = config.monitoring.enabled
-        # Releases that install the CRDs our charts use (ServiceMonitor): they go first.
+        # Releases that install the CRDs our charts use (ServiceMonitor, PrometheusRule): they go first.
         crd_providers: list[pulumi.Resource] = []
+        self.monitoring = None
+        if monitoring:
+            from components.k8s.monitoring import Monitoring
+
+            self.monitoring = Monitoring(f"{name}-monitoring", config, provider=facts.provider, opts=child)
+            crd_providers.append(self.monitoring.release)
         gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
             profile=facts.gpu_operator_values,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -124,10 +124,35 @@ class TritonDeployment(_Section):
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
 
 
+class AlertReceiver(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    kind: Literal["webhook", "slack", "pagerduty"] = Field(description="webhook, slack or pagerduty")
+    url: str | None = Field(
+        None, min_length=1, description="webhook and slack: the URL alerts are posted to, set as a Pulumi secret"
+    )
+    routing_key: str | None = Field(
+        None, min_length=1, description="pagerduty: the Events API v2 integration (routing) key, set as a Pulumi secret"
+    )
+    channel: str | None = Field(
+        None, pattern=r"^#?[a-z0-9._-]{1,80}$", description="slack: a channel such as #gpu-alerts, or unset"
+    )
+    severities: list[Literal["critical", "warning", "info"]] = Field(
+        ["critical", "warning"], min_length=1, description="the alert severities sent here: critical, warning and/or info"
+    )
+
+
 class Monitoring(_Section):
     enabled: bool = Field(True, description="true or false")
     retention_days: int = Field(15, ge=1, le=365, description="Prometheus retention in days, 1..365")
     storage_gi: int = Field(50, ge=10, le=10000, description="Prometheus volume GiB, 10..10000")
+    storage_class: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="a StorageClass name for Prometheus' volume, or unset for the cluster default",
+    )
+    alert_receivers: list[AlertReceiver] = Field(
+        default_factory=list, description="Alertmanager receivers (a list; none by default: alerts stay in Alertmanager's UI)"
+    )
 
 
 class Budget(_Section):
@@ -540,8 +565,11 @@ def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceTyp
     return itype
 
 
-def load_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
-    """Validate the engine's config mapping for one stack; raise ConfigError listing every problem."""
+def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> StackConfig:
+    """Validate the engine's config mapping for one stack; raise ConfigError listing every problem.
+
+    `secret_keys` are the full config keys the engine marks secret; values that must be secrets are checked against it.
+    """
     data, problems = _decode(raw, stack)
     config: StackConfig | None = None
     try:
@@ -549,10 +577,53 @@ def load_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
     except ValidationError as exc:
         problems.extend(_from_pydantic(e, data, stack) for e in exc.errors())
     problems.extend(_cross_field_problems(data, stack))
+    problems.extend(_receiver_problems(data, stack, secret_keys))
     if problems:
         raise ConfigError(stack, _dedupe(problems))
     assert config is not None
     return config.model_copy(update={"stack": stack})
+
+
+_SECRET_FIELDS = {"webhook": "url", "slack": "url", "pagerduty": "routingKey"}
+_NOT_SHOWN = "(not shown)"
+
+
+def _receiver_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str]) -> list[Problem]:
+    """Alertmanager receivers: the right credential field per kind, unique names, and credentials only as Pulumi secrets."""
+    monitoring = data.get("monitoring")
+    raw_receivers = monitoring.get("alertReceivers") if isinstance(monitoring, dict) else None
+    if not isinstance(raw_receivers, list):
+        return []
+    problems: list[Problem] = []
+    is_secret = f"{CONFIG_NAMESPACE}:monitoring" in secret_keys
+    names: set[str] = set()
+    for i, raw_receiver in enumerate(raw_receivers):
+        receiver = _validate_section(AlertReceiver, raw_receiver)
+        if receiver is None:
+            continue
+        at = f"monitoring.alertReceivers[{i}]"
+        if receiver.name in names:
+            fix = _set_command(f"{at}.name", f"{receiver.name}-2", stack)
+            problems.append(Problem(f"{at}.name", receiver.name, "a receiver name not used by another receiver", fix))
+        names.add(receiver.name)
+        needed = _SECRET_FIELDS[receiver.kind]
+        given = {"url": receiver.url, "routingKey": receiver.routing_key}
+        for field_name, value in given.items():
+            key = f"{at}.{field_name}"
+            secret_command = f"pulumi config set --secret --path '{CONFIG_NAMESPACE}:{key}' <value> --stack {stack}"
+            if field_name == needed and value is None:
+                allowed = f"required for a {receiver.kind} receiver, set as a Pulumi secret"
+                problems.append(Problem(key, _MISSING, allowed, secret_command))
+            elif field_name != needed and value is not None:
+                allowed = f"not used by a {receiver.kind} receiver (it takes {needed})"
+                problems.append(Problem(key, _NOT_SHOWN, allowed, _rm_command(key, stack)))
+            elif value is not None and not is_secret:
+                allowed = "a Pulumi secret (it is stored in clear text in the stack file)"
+                problems.append(Problem(key, _NOT_SHOWN, allowed, secret_command))
+        if receiver.channel is not None and receiver.kind != "slack":
+            fix = _rm_command(f"{at}.channel", stack)
+            problems.append(Problem(f"{at}.channel", receiver.channel, "only for slack receivers", fix))
+    return problems
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

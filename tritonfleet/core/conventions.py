@@ -73,6 +73,9 @@ PROMETHEUS_PORT = 9090
 PROMETHEUS_URL = f"{PROMETHEUS_SERVICE_URL}:{PROMETHEUS_PORT}"
 # kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules carrying this label.
 MONITOR_SELECTOR_LABELS = {"release": KUBE_PROMETHEUS_STACK_RELEASE}
+# Grafana's sidecar loads every ConfigMap with this label; its provisioned Prometheus datasource has this uid.
+GRAFANA_DASHBOARD_LABEL = {"grafana_dashboard": "1"}
+GRAFANA_DATASOURCE_UID = "prometheus"
 
 PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 GPU_OPERATOR_RELEASE = "gpu-operator"

@@ -97,7 +97,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
     """
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
-    config = load_stack_config(raw, stack)  # fails fast, before any resource is registered
+    config = load_stack_config(raw, stack, secret_keys)  # fails fast, before any resource is registered
 
     from tritonfleet.plan.harness import run_program  # imports pulumi: only once the config is known good
 

@@ -1,0 +1,90 @@
+"""kube-prometheus-stack with our dashboards and rules: the Monitoring component.
+
+Other releases whose objects need the Prometheus Operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule) pass
+`depends_on=[monitoring.release]`. The values, rules and dashboards are plain data from `tritonfleet.monitoring`.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+import yaml
+
+from tritonfleet.core import pins
+from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import KUBE_PROMETHEUS_STACK_RELEASE, MONITORING_NAMESPACE, PROMETHEUS_URL
+from tritonfleet.monitoring import stack_values
+from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboards
+from tritonfleet.monitoring.rules import prometheus_rule
+
+RELEASE_TIMEOUT_SECONDS = 900  # CRDs, admission-webhook hook jobs and a PersistentVolume to bind
+
+
+class Monitoring(pulumi.ComponentResource):
+    def __init__(self, name: str, config: StackConfig, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("tritonfleet:k8s:Monitoring", name, None, opts)
+        monitoring = config.monitoring
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": MONITORING_NAMESPACE}, opts=on_cluster)
+        in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace])
+
+        password = random.RandomPassword(
+            f"{name}-grafana-admin", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.grafana_admin_password = pulumi.Output.secret(password.result)
+        grafana_admin = k8s.core.v1.Secret(
+            f"{name}-grafana-admin",
+            metadata={"name": stack_values.GRAFANA_ADMIN_SECRET, "namespace": MONITORING_NAMESPACE},
+            type="Opaque",
+            string_data={
+                stack_values.GRAFANA_USER_KEY: stack_values.GRAFANA_ADMIN_USER,
+                stack_values.GRAFANA_PASSWORD_KEY: self.grafana_admin_password,
+            },
+            opts=in_namespace,
+        )
+        release_needs: list[pulumi.Resource] = [namespace, grafana_admin]
+        if monitoring.alert_receivers:
+            # The receivers' URLs and keys are secrets: they go to a Secret, never into the Helm values.
+            alertmanager_yaml = yaml.safe_dump(stack_values.alertmanager_config(monitoring.alert_receivers), sort_keys=False)
+            release_needs.append(
+                k8s.core.v1.Secret(
+                    f"{name}-alertmanager-config",
+                    metadata={"name": stack_values.ALERTMANAGER_CONFIG_SECRET, "namespace": MONITORING_NAMESPACE},
+                    type="Opaque",
+                    string_data={stack_values.ALERTMANAGER_CONFIG_KEY: pulumi.Output.secret(alertmanager_yaml)},
+                    opts=in_namespace,
+                )
+            )
+
+        chart = pins.KUBE_PROMETHEUS_STACK_CHART
+        self.release = k8s.helm.v3.Release(
+            name,
+            name=KUBE_PROMETHEUS_STACK_RELEASE,
+            chart=chart["chart"],
+            version=chart["version"],
+            repository_opts={"repo": chart["repo"]},
+            namespace=MONITORING_NAMESPACE,
+            values=stack_values.kube_prometheus_stack_values(monitoring),
+            timeout=RELEASE_TIMEOUT_SECONDS,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=release_needs),
+        )
+
+        for key, board in dashboards(config).items():
+            manifest = dashboard_configmap(key, board, MONITORING_NAMESPACE)
+            k8s.core.v1.ConfigMap(
+                f"{name}-dashboard-{key}", metadata=manifest["metadata"], data=manifest["data"], opts=in_namespace
+            )
+
+        rule = prometheus_rule(config, MONITORING_NAMESPACE)
+        k8s.apiextensions.CustomResource(
+            f"{name}-rules",
+            api_version=rule["apiVersion"],
+            kind=rule["kind"],
+            metadata=rule["metadata"],
+            spec=rule["spec"],
+            # The PrometheusRule CRD comes with the release.
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.release]),
+        )
+        self.prometheus_url = PROMETHEUS_URL
+        self.register_outputs({"release": self.release.status, "prometheusUrl": PROMETHEUS_URL})

@@ -1,0 +1,69 @@
+"""Helpers for the monitoring tests: the real promtool, rule files on disk, synthetic kube-state-metrics series."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, POOL_LABEL
+from tritonfleet.monitoring.rules import kube_state_label
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _shared() -> Path | None:
+    """`../shared` of the checkout (or of a directory above it, for worktrees nested one level deeper)."""
+    return next((d / "shared" for d in ROOT.parents if (d / "shared" / "upstream").is_dir()), None)
+
+
+def upstream_chart(name: str) -> Path:
+    shared = _shared()
+    if shared is None:
+        pytest.skip("../shared/upstream (pinned upstream chart data) is not present next to this checkout")
+    return shared / "upstream" / "charts" / name
+
+
+KPS_CHART = "kube-prometheus-stack-88.5.3"
+
+
+def tool(name: str) -> str:
+    """The path of a real binary, or skip the test saying which one is missing."""
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (Debian's prometheus package provides promtool and prometheus)")
+    return found
+
+
+def write_rules(groups: list[dict[str, Any]], directory: Path, name: str = "rules.yaml") -> Path:
+    path = directory / name
+    path.write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    return path
+
+
+def run(*args: str, timeout: int = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
+
+
+def series(metric: str, labels: dict[str, str], values: str) -> dict[str, str]:
+    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
+    return {"series": f"{metric}{{{inner}}}", "values": values}
+
+
+def gpu_node(node: str, pool: str, capacity: str, values: str, gpu: str = "L40S") -> dict[str, str]:
+    """kube_node_labels of a GPU node as kube-state-metrics exports it with our allowlist."""
+    labels = {
+        "node": node,
+        kube_state_label(POOL_LABEL): pool,
+        kube_state_label(CAPACITY_LABEL): capacity,
+        kube_state_label(GPU_LABEL): gpu,
+    }
+    return series("kube_node_labels", labels, values)
+
+
+def pod_on(namespace: str, pod: str, node: str, values: str) -> dict[str, str]:
+    return series("kube_pod_info", {"namespace": namespace, "pod": pod, "node": node}, values)

@@ -1,0 +1,139 @@
+"""Dashboards: unique uids, one datasource, units that match each metric family, every query accepted by Prometheus'
+parser (promtool), and every recorded series a panel reads actually recorded by our rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from tests.conftest import STACKS, engine_config
+from tests.monitoring_support import run, tool, write_rules
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.conventions import GRAFANA_DATASOURCE_UID
+from tritonfleet.monitoring import rules
+from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards
+
+# Grafana's value for the variables and the rate interval when a query is checked outside Grafana.
+GRAFANA_SUBSTITUTIONS = {"$__rate_interval": "5m", "$namespace": ".*", "$model": ".*", "$pool": ".*"}
+
+# Metric family (a name fragment) -> the one Grafana unit its panels must use.
+UNITS = {
+    "nv_gpu_utilization": "percentunit",  # Triton: 0-1
+    "DCGM_FI_DEV_GPU_UTIL": "percent",  # DCGM: 0-100
+    "tritonfleet_gpu_util:avg_percent": "percent",
+    "DCGM_FI_DEV_FB_USED": "mbytes",  # MiB
+    "nv_gpu_memory_used_bytes": "bytes",
+    "memory_used:ratio": "percentunit",
+    "DCGM_FI_DEV_POWER_USAGE": "watt",
+    "_seconds:": "s",
+    "_summary_us": "s",  # divided by 1e6 in the query
+    "first_response_histogram_ms": "s",  # divided by 1000 in the query
+    "usd_per": "currencyUSD",
+    "failure:ratio": "percentunit",
+    "nv_inference_request_success": "reqps",
+    "nv_inference_request_failure": "reqps",
+}
+
+
+def config_of(stack: str):
+    return load_stack_config(engine_config(stack), stack)
+
+
+def _all(stack: str = "prod") -> dict[str, dict[str, Any]]:
+    return dashboards(config_of(stack))
+
+
+def _walk(node: Any, key: str) -> list[Any]:
+    if isinstance(node, dict):
+        return ([node[key]] if key in node else []) + [v for child in node.values() for v in _walk(child, key)]
+    if isinstance(node, list):
+        return [v for child in node for v in _walk(child, key)]
+    return []
+
+
+def _substituted(expr: str) -> str:
+    for variable, value in GRAFANA_SUBSTITUTIONS.items():
+        expr = expr.replace(variable, value)
+    assert "$" not in expr.replace("$1", ""), f"unknown Grafana variable in {expr}"
+    return expr
+
+
+def test_uids_and_panel_ids_are_unique():
+    boards = _all()
+    uids = [b["uid"] for b in boards.values()]
+    assert len(uids) == len(set(uids))
+    for board in boards.values():
+        ids = [p["id"] for p in board["panels"]]
+        assert len(ids) == len(set(ids))
+        assert len({p["title"] for p in board["panels"]}) == len(ids)
+
+
+def test_one_datasource_uid_everywhere():
+    for board in _all().values():
+        uids = {d["uid"] for d in _walk(board, "datasource")}
+        assert uids == {GRAFANA_DATASOURCE_UID}
+        for panel in board["panels"]:
+            if panel["type"] != "text":
+                assert panel["datasource"]["uid"] == GRAFANA_DATASOURCE_UID
+                assert all(t["datasource"]["uid"] == GRAFANA_DATASOURCE_UID for t in panel["targets"])
+
+
+def test_units_match_each_metric_family():
+    checked = 0
+    for board in _all().values():
+        for panel in board["panels"]:
+            for target in panel.get("targets", []):
+                for fragment, unit in UNITS.items():
+                    if fragment in target["expr"]:
+                        assert panel["fieldConfig"]["defaults"]["unit"] == unit, (panel["title"], fragment)
+                        checked += 1
+    assert checked >= 15
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_panel_query_is_accepted_by_prometheus(stack, tmp_path):
+    """promtool parses each query (variables replaced as Grafana does) as the expression of a recording rule."""
+    promtool = tool("promtool")
+    queries = [expr for board in dashboards(config_of(stack)).values() for _, expr in dashboard_queries(board)]
+    variables = [v["definition"] for board in dashboards(config_of(stack)).values() for v in board["templating"]["list"]]
+    assert all(re.fullmatch(r"label_values\((.+, )?\w+\)", _substituted(v)) for v in variables)
+    selectors = [re.fullmatch(r"label_values\((.+), \w+\)", _substituted(v)).group(1) for v in variables]
+    checks = [{"record": f"check:query_{i}:value", "expr": _substituted(e)} for i, e in enumerate(queries + selectors)]
+    path = write_rules([{"name": "dashboard-queries", "rules": checks}], tmp_path)
+    result = run(promtool, "check", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_recorded_series_read_by_panels_exist():
+    config = config_of("prod")
+    recorded = {r["record"] for g in rules.rule_groups(config) for r in g["rules"] if "record" in r}
+    used = set()
+    for board in dashboards(config).values():
+        for _, expr in dashboard_queries(board):
+            used |= {name for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*:[A-Za-z0-9_:]+", expr)}
+        used |= {name for v in board["templating"]["list"] for name in re.findall(r"[A-Za-z_]+:[A-Za-z0-9_:]+", v["definition"])}
+    assert used, "the dashboards read recorded series"
+    assert used <= recorded, sorted(used - recorded)
+
+
+def test_cost_dashboard_lists_prices_and_budget_thresholds():
+    config = config_of("gcp-prod")
+    cost = dashboards(config)["cost"]
+    text = next(p for p in cost["panels"] if p["type"] == "text")["options"]["content"]
+    for unknown in rules.unknown_prices(config):
+        pool, option = unknown.split("/")
+        assert re.search(rf"\| {re.escape(pool)} \| {re.escape(option)} \| [^|]+ \| \*\*unknown\*\*", text)
+    stat = next(p for p in cost["panels"] if p["title"].startswith("Monthly run rate"))
+    steps = [s["value"] for s in stat["fieldConfig"]["defaults"]["thresholds"]["steps"]]
+    assert steps == [None, round(config.budget.monthly_usd * config.budget.warn_fraction, 2), config.budget.monthly_usd]
+
+
+def test_configmaps_are_labelled_for_grafanas_sidecar():
+    for key, board in _all().items():
+        manifest = dashboard_configmap(key, board, "monitoring")
+        assert manifest["metadata"]["labels"] == {"grafana_dashboard": "1"}
+        [(filename, text)] = manifest["data"].items()
+        assert filename.endswith(".json") and json.loads(text) == board

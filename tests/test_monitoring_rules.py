@@ -1,0 +1,372 @@
+"""The generated Prometheus rules, checked by the real promtool: syntax for every stack, and unit tests with synthetic
+series proving that the recording rules compute the plan's numbers and that every alert fires on the bad series and
+stays silent on the good one. The PrometheusRule manifest is validated against the Prometheus Operator CRD schema."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.conftest import STACKS, engine_config
+from tests.monitoring_support import KPS_CHART, gpu_node, pod_on, run, series, tool, upstream_chart, write_rules
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.conventions import HOURS_PER_MONTH
+from tritonfleet.core.cost import cost_per_million
+from tritonfleet.monitoring import rules
+from tritonfleet.plan.document import cost_section
+
+
+def config_of(stack: str):
+    return load_stack_config(engine_config(stack), stack)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_promtool_checks_every_generated_rule_file(stack, tmp_path):
+    promtool = tool("promtool")
+    path = write_rules(rules.rule_groups(config_of(stack)), tmp_path)
+    result = run(promtool, "check", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_rule_prices_are_the_plans_prices(stack):
+    config = config_of(stack)
+    plan_prices = {
+        (pool["pool"], option): (price["usdPerHour"] if isinstance(price, dict) else None)
+        for pool in cost_section(config)["pools"]
+        for option, price in pool["prices"].items()
+    }
+    rule_prices = {(p.pool, p.capacity): p.usd_per_hour for p in rules.node_prices(config)}
+    assert rule_prices == plan_prices
+    constants = {
+        (r["labels"]["pool"], r["labels"]["capacity"]): float(r["expr"].removeprefix("vector(").removesuffix(")"))
+        for r in rules.cost_rules(config)
+        if r.get("record") == rules.PRICE
+    }
+    # Unknown prices are left out, never written as 0.
+    assert constants == {k: v for k, v in plan_prices.items() if v is not None}
+    assert all(v > 0 for v in constants.values())
+
+
+def test_unknown_prices_are_named_and_omitted():
+    config = config_of("gcp-prod")
+    unknown = rules.unknown_prices(config)
+    assert unknown, "gcp-prod has GCP prices the catalog does not know; this test needs one"
+    manifest = rules.prometheus_rule(config, "monitoring")
+    assert manifest["metadata"]["annotations"]["tritonfleet.io/unknown-prices"] == ", ".join(unknown)
+    priced = {(r["labels"]["pool"], r["labels"]["capacity"]) for r in rules.cost_rules(config) if r.get("record") == rules.PRICE}
+    assert not priced & {tuple(u.split("/")) for u in unknown}
+
+
+def test_prometheus_rule_matches_the_crd_schema():
+    crd = yaml.safe_load((upstream_chart(KPS_CHART) / "crds" / "crd-prometheusrules.yaml").read_text())
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
+    schema = version["schema"]["openAPIV3Schema"]
+    for stack in STACKS:
+        manifest = rules.prometheus_rule(config_of(stack), "monitoring")
+        errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(manifest)]
+        assert errors == [], stack
+
+
+def test_record_and_alert_names_are_unique_and_well_formed():
+    for stack in STACKS:
+        groups = rules.rule_groups(config_of(stack))
+        records = [r["record"] for g in groups for r in g["rules"] if "record" in r and r["record"] != rules.PRICE]
+        alerts = [r["alert"] for g in groups for r in g["rules"] if "alert" in r]
+        assert len(records) == len(set(records))
+        assert len(alerts) == len(set(alerts))
+        assert all(name.count(":") == 2 for name in records), "level:metric:operations"
+        assert all(r["labels"]["severity"] in ("critical", "warning", "info") for g in groups for r in g["rules"] if "alert" in r)
+
+
+# ---------------------------------------------------------------- promtool unit tests with synthetic series
+
+DCGM_POD = {"namespace": "gpu-operator", "pod": "dcgm-exporter-a"}
+GPU = {**DCGM_POD, "gpu": "0", "UUID": "GPU-0001", "Hostname": "node-a"}
+
+
+def _firing(alertname: str, labels: dict[str, str], severity: str, at: str) -> dict[str, Any]:
+    all_labels = {"alertname": alertname, "alertstate": "firing", **labels, "severity": severity}
+    inner = ", ".join(f'{k}="{v}"' for k, v in all_labels.items())
+    return {
+        "expr": f'ALERTS{{alertname="{alertname}", alertstate="firing"}}',
+        "eval_time": at,
+        "exp_samples": [{"labels": f"ALERTS{{{inner}}}", "value": 1}],
+    }
+
+
+def _silent(alertname: str, at: str) -> dict[str, Any]:
+    return {"eval_time": at, "alertname": alertname, "exp_alerts": []}
+
+
+def _value(metric: str, labels: dict[str, str], value: float, at: str) -> dict[str, Any]:
+    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
+    return {
+        "expr": metric,
+        "eval_time": at,
+        "exp_samples": [{"labels": f"{metric}{{{inner}}}" if inner else metric, "value": value}],
+    }
+
+
+def _close(metric: str, labels: dict[str, str], value: float, at: str) -> dict[str, Any]:
+    """The recorded value within 1e-9 of `value` (for figures with floating-point noise)."""
+    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
+    return {
+        "expr": f"abs({metric} - {value!r}) < bool 1e-9",
+        "eval_time": at,
+        "exp_samples": [{"labels": f"{{{inner}}}", "value": 1}],
+    }
+
+
+def _absent(metric: str, at: str) -> dict[str, Any]:
+    return {"expr": metric, "eval_time": at, "exp_samples": []}
+
+
+def _triton(metric: str, per_minute: float, minutes: int = 40, **labels: str) -> dict[str, str]:
+    return series(
+        metric,
+        {"namespace": "triton", "pod": "resnet-0", "model": "resnet", "version": "1", **labels},
+        f"0+{per_minute:g}x{minutes}",
+    )
+
+
+def _cases(config) -> dict[str, dict[str, Any]]:
+    """name -> one promtool test (input series and expectations). Numbers come from the stack config and the catalog."""
+    spot = next(p for p in rules.node_prices(config) if p.pool == "l40s" and p.capacity == "spot")
+    price = spot.usd_per_hour
+    per_second = 100.0
+    budget = config.budget
+    monthly_per_node = price * HOURS_PER_MONTH
+    over_budget_nodes = math.floor(budget.monthly_usd / monthly_per_node) + 1
+    under_warning_nodes = math.floor(budget.monthly_usd * budget.warn_fraction / monthly_per_node)
+    not_ready_for = rules._not_ready_for(config)
+    long_after = f"{int(not_ready_for.removesuffix('m')) + 10}m"
+
+    def nodes(count: int, capacity: str = "spot", prefix: str = "node", minutes: int = 90):
+        return [gpu_node(f"{prefix}-{i}", "l40s", capacity, f"1x{minutes}") for i in range(count)]
+
+    def gpu(util: float, used: float = 1000, free: float = 40000, minutes: int = 300, xid: str | None = None):
+        out = [
+            gpu_node("node-a", "l40s", "spot", f"1x{minutes}"),
+            pod_on(DCGM_POD["namespace"], DCGM_POD["pod"], "node-a", f"1x{minutes}"),
+            series("DCGM_FI_DEV_GPU_UTIL", GPU, f"{util:g}x{minutes}"),
+            series("DCGM_FI_DEV_FB_USED", GPU, f"{used:g}x{minutes}"),
+            series("DCGM_FI_DEV_FB_FREE", GPU, f"{free:g}x{minutes}"),
+        ]
+        if xid is not None:
+            out.append(series("DCGM_FI_DEV_XID_ERRORS", GPU, xid))
+        return out
+
+    traffic = [
+        gpu_node("node-a", "l40s", "spot", "1x40"),
+        pod_on("triton", "resnet-0", "node-a", "1x40"),
+        _triton("nv_inference_count", per_second * 60),
+    ]
+    return {
+        "cost per 1M inferences is the plan's formula": {
+            "input_series": traffic,
+            "promql_expr_test": [
+                _value("pool:tritonfleet_usd_per_hour:sum", {"pool": "l40s"}, price, "20m"),
+                _value("stack:tritonfleet_usd_per_month:run_rate", {}, price * HOURS_PER_MONTH, "20m"),
+                _value("pool:tritonfleet_inferences_per_second:rate5m", {"pool": "l40s"}, per_second, "20m"),
+                _value(
+                    "pool:tritonfleet_usd_per_1m_inferences:ratio", {"pool": "l40s"}, cost_per_million(price, per_second), "20m"
+                ),
+                _value("stack:tritonfleet_usd_per_1m_inferences:ratio", {}, cost_per_million(price, per_second), "20m"),
+            ],
+            "alert_rule_test": [_silent("NodesWithoutPrice", "35m")],
+        },
+        "an unpriced node removes the pool's and the stack's cost instead of understating it": {
+            "input_series": [*traffic, gpu_node("node-b", "l40s", "on-demand", "1x40")],
+            "promql_expr_test": [
+                _absent("pool:tritonfleet_usd_per_hour:sum", "20m"),
+                _absent("stack:tritonfleet_usd_per_hour:sum", "20m"),
+                _absent("pool:tritonfleet_usd_per_1m_inferences:ratio", "20m"),
+                _value(
+                    "pool_capacity:tritonfleet_nodes_without_price:count", {"pool": "l40s", "capacity": "on-demand"}, 1, "20m"
+                ),
+                _firing("NodesWithoutPrice", {"pool": "l40s", "capacity": "on-demand"}, "info", "35m"),
+            ],
+        },
+        "no GPU nodes cost nothing; no kube-state-metrics gives no figure": {
+            "input_series": [series("kube_node_labels", {"node": "system-0"}, "1x20")],
+            "promql_expr_test": [_value("stack:tritonfleet_usd_per_hour:sum", {}, 0, "10m")],
+        },
+        "batch size, latency, queue and compute per request": {
+            "input_series": [
+                _triton("nv_inference_request_success", 3000),
+                _triton("nv_inference_count", 12000),
+                _triton("nv_inference_exec_count", 1500),
+                _triton("nv_inference_request_duration_us", 3000 * 30_000),
+                _triton("nv_inference_queue_duration_us", 3000 * 10_000),
+                _triton("nv_inference_compute_input_duration_us", 3000 * 1_000),
+                _triton("nv_inference_compute_infer_duration_us", 3000 * 18_000),
+                _triton("nv_inference_compute_output_duration_us", 3000 * 1_000),
+            ],
+            "promql_expr_test": [
+                _close(
+                    "namespace_model:tritonfleet_triton_batch_size:avg5m", {"namespace": "triton", "model": "resnet"}, 8, "20m"
+                ),
+                _close(
+                    "namespace_model:tritonfleet_triton_request_seconds:avg5m",
+                    {"namespace": "triton", "model": "resnet"},
+                    0.03,
+                    "20m",
+                ),
+                _close(
+                    "namespace_model:tritonfleet_triton_queue_seconds:avg5m",
+                    {"namespace": "triton", "model": "resnet"},
+                    0.01,
+                    "20m",
+                ),
+                _close(
+                    "namespace_model:tritonfleet_triton_compute_seconds:avg5m",
+                    {"namespace": "triton", "model": "resnet"},
+                    0.02,
+                    "20m",
+                ),
+            ],
+        },
+        "TritonQueueTimeHigh fires": {
+            "input_series": [
+                _triton("nv_inference_request_success", 6000),
+                _triton("nv_inference_queue_duration_us", 6000 * 200_000),
+            ],
+            "promql_expr_test": [_firing("TritonQueueTimeHigh", {"namespace": "triton", "model": "resnet"}, "warning", "25m")],
+        },
+        "TritonQueueTimeHigh stays silent": {
+            "input_series": [
+                _triton("nv_inference_request_success", 6000),
+                _triton("nv_inference_queue_duration_us", 6000 * 20_000),
+            ],
+            "alert_rule_test": [_silent("TritonQueueTimeHigh", "25m")],
+        },
+        "TritonFailureRatioHigh fires": {
+            "input_series": [
+                _triton("nv_inference_request_success", 6000),
+                _triton("nv_inference_request_failure", 600, reason="BACKEND"),
+            ],
+            "promql_expr_test": [
+                _firing("TritonFailureRatioHigh", {"namespace": "triton", "model": "resnet"}, "critical", "25m")
+            ],
+        },
+        "TritonFailureRatioHigh stays silent": {
+            "input_series": [
+                _triton("nv_inference_request_success", 6000),
+                _triton("nv_inference_request_failure", 60, reason="BACKEND"),
+            ],
+            "alert_rule_test": [_silent("TritonFailureRatioHigh", "25m")],
+        },
+        "TritonReplicasNotReady fires": {
+            "input_series": [
+                series("kube_deployment_spec_replicas", {"namespace": "triton", "deployment": "resnet"}, "2x60"),
+                series("kube_deployment_status_replicas_available", {"namespace": "triton", "deployment": "resnet"}, "1x60"),
+            ],
+            "promql_expr_test": [
+                _firing("TritonReplicasNotReady", {"namespace": "triton", "deployment": "resnet"}, "warning", long_after)
+            ],
+        },
+        "TritonReplicasNotReady stays silent": {
+            "input_series": [
+                series("kube_deployment_spec_replicas", {"namespace": "triton", "deployment": "resnet"}, "2x60"),
+                series("kube_deployment_status_replicas_available", {"namespace": "triton", "deployment": "resnet"}, "2x60"),
+                # other namespaces are not Triton's business
+                series("kube_deployment_spec_replicas", {"namespace": "other", "deployment": "web"}, "2x60"),
+                series("kube_deployment_status_replicas_available", {"namespace": "other", "deployment": "web"}, "0x60"),
+            ],
+            "alert_rule_test": [_silent("TritonReplicasNotReady", long_after)],
+        },
+        "GpuUtilizationLow fires": {
+            "input_series": gpu(util=3),
+            "promql_expr_test": [
+                _value(
+                    "node_gpu_pool:DCGM_FI_DEV_GPU_UTIL:max",
+                    {"node": "node-a", "pool": "l40s", "gpu": "0", "UUID": "GPU-0001"},
+                    3,
+                    "10m",
+                ),
+                _firing("GpuUtilizationLow", {"pool": "l40s"}, "warning", "4h"),
+                _value("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 1, "4h"),
+            ],
+        },
+        "GpuUtilizationLow stays silent": {
+            "input_series": gpu(util=60),
+            "promql_expr_test": [_value("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 0, "4h")],
+            "alert_rule_test": [_silent("GpuUtilizationLow", "4h")],
+        },
+        "GpuMemoryNearFull fires": {
+            "input_series": gpu(util=60, used=46_000, free=1_000, minutes=40),
+            "promql_expr_test": [_firing("GpuMemoryNearFull", GPU, "warning", "25m")],
+        },
+        "GpuMemoryNearFull stays silent": {
+            "input_series": gpu(util=60, used=20_000, free=27_000, minutes=40),
+            "alert_rule_test": [_silent("GpuMemoryNearFull", "25m")],
+        },
+        "GpuXidErrors fires": {
+            "input_series": gpu(util=60, minutes=10, xid="0 0 79 0 0 0 0"),
+            "promql_expr_test": [_firing("GpuXidErrors", GPU, "critical", "3m")],
+        },
+        "GpuXidErrors stays silent": {
+            "input_series": gpu(util=60, minutes=10, xid="0x10"),
+            "alert_rule_test": [_silent("GpuXidErrors", "5m")],
+        },
+        "SpotNodeChurn fires": {
+            "input_series": [
+                *nodes(3, minutes=130),
+                *(series("kube_node_created", {"node": f"node-{i}"}, f"{7000 - 100 * i}x130") for i in range(3)),
+            ],
+            "promql_expr_test": [_firing("SpotNodeChurn", {"pool": "l40s"}, "warning", "2h")],
+        },
+        "SpotNodeChurn stays silent": {
+            "input_series": [
+                *nodes(3, minutes=130),
+                series("kube_node_created", {"node": "node-0"}, "7000x130"),
+                series("kube_node_created", {"node": "node-1"}, "6900x130"),
+                series("kube_node_created", {"node": "node-2"}, "100x130"),  # started long ago
+            ],
+            "alert_rule_test": [_silent("SpotNodeChurn", "2h")],
+        },
+        "Budget alerts fire above the budget": {
+            "input_series": nodes(over_budget_nodes),
+            "promql_expr_test": [
+                _close("stack:tritonfleet_usd_per_month:run_rate", {}, monthly_per_node * over_budget_nodes, "70m"),
+                _firing("BudgetRunRateHigh", {}, "warning", "70m"),
+                _firing("BudgetRunRateExceeded", {}, "critical", "70m"),
+            ],
+        },
+        "Budget alerts stay silent below the warning": {
+            "input_series": nodes(under_warning_nodes),
+            "alert_rule_test": [_silent("BudgetRunRateHigh", "70m"), _silent("BudgetRunRateExceeded", "70m")],
+        },
+    }
+
+
+def test_every_alert_has_a_firing_and_a_silent_case(stack_config):
+    config = stack_config("dev")
+    cases = _cases(config)
+    alerts = {r["alert"] for r in rules.alert_rules(config)}
+    fired = {
+        t["expr"].split('"')[1] for c in cases.values() for t in c.get("promql_expr_test", []) if t["expr"].startswith("ALERTS")
+    }
+    silenced = {t["alertname"] for c in cases.values() for t in c.get("alert_rule_test", [])}
+    assert alerts <= silenced, "every alert needs a case where it stays silent"
+    assert alerts <= fired, "every alert needs a case where it fires"
+
+
+@pytest.mark.parametrize("case", list(_cases(config_of("dev"))))
+def test_promtool_unit(case, tmp_path):
+    """One promtool test per case, against the dev stack's rules (L40S spot nodes, budget from its config)."""
+    promtool = tool("promtool")
+    config = config_of("dev")
+    write_rules(rules.rule_groups(config), tmp_path)
+    test = {"interval": "1m", **_cases(config)[case]}
+    (tmp_path / "test.yaml").write_text(
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, sort_keys=False)
+    )
+    result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"))
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,371 @@
+"""Grafana dashboards (Triton, GPU, cost) generated as JSON from Python; never edit the JSON by hand.
+
+A dashboard is a list of `Panel`s laid out two per row. Every panel and query names the one Prometheus datasource that
+kube-prometheus-stack provisions (uid `prometheus`). Units follow the metric family: `nv_gpu_utilization` is 0-1
+(`percentunit`), DCGM utilisation 0-100 (`percent`), DCGM framebuffer MiB (`mbytes`, Grafana's MiB), Triton durations
+are recorded in seconds (`s`). A small builder beats a dashboard library here: three dashboards of plain time series.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID
+from tritonfleet.monitoring import rules as r
+
+DATASOURCE = {"type": "prometheus", "uid": GRAFANA_DATASOURCE_UID}
+SCHEMA_VERSION = 39
+TAGS = ["tritonfleet"]
+W = r.RATE_WINDOW
+
+
+@dataclass(frozen=True)
+class Query:
+    expr: str
+    legend: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    unit: str
+    queries: tuple[Query, ...] = ()
+    description: str = ""
+    kind: str = "timeseries"  # timeseries, stat or text
+    text: str = ""  # markdown, for text panels
+    thresholds: tuple[tuple[str, float | None], ...] = (("green", None),)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _variable(name: str, label: str, query: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "label": label,
+        "type": "query",
+        "datasource": DATASOURCE,
+        "query": {"query": query, "refId": f"{name}-values"},
+        "definition": query,
+        "refresh": 2,
+        "includeAll": True,
+        "multi": True,
+        "allValue": ".*",
+        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        "sort": 1,
+    }
+
+
+def _panel_json(panel_id: int, panel: Panel) -> dict[str, Any]:
+    width, height = 12, 8
+    grid = {"x": ((panel_id - 1) % 2) * width, "y": ((panel_id - 1) // 2) * height, "w": width, "h": height}
+    out: dict[str, Any] = {
+        "id": panel_id,
+        "type": panel.kind,
+        "title": panel.title,
+        "gridPos": grid,
+        "description": panel.description,
+    }
+    if panel.kind == "text":
+        out["options"] = {"mode": "markdown", "content": panel.text}
+        return out
+    steps = [{"color": color, "value": value} for color, value in panel.thresholds]
+    out["datasource"] = DATASOURCE
+    out["fieldConfig"] = {"defaults": {"unit": panel.unit, "thresholds": {"mode": "absolute", "steps": steps}}, "overrides": []}
+    out["options"] = panel.options or (
+        {"legend": {"displayMode": "table", "placement": "bottom"}} if panel.kind == "timeseries" else {}
+    )
+    out["targets"] = [
+        {"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": q.expr, "legendFormat": q.legend, "range": True}
+        for i, q in enumerate(panel.queries)
+    ]
+    return out
+
+
+def dashboard(uid: str, title: str, description: str, panels: list[Panel], variables: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "uid": uid,
+        "title": title,
+        "description": description,
+        "tags": TAGS,
+        "editable": False,
+        "schemaVersion": SCHEMA_VERSION,
+        "time": {"from": "now-6h", "to": "now"},
+        "refresh": "1m",
+        "timezone": "browser",
+        "templating": {"list": variables},
+        "panels": [_panel_json(i, p) for i, p in enumerate(panels, 1)],
+    }
+
+
+def triton_dashboard() -> dict[str, Any]:
+    sel = 'namespace=~"$namespace", model=~"$model"'
+    pod = f"namespace_pod_model:{{metric}}:rate{W}"
+    per_model = f"namespace_model:tritonfleet_triton_{{what}}:avg{W}"
+    panels = [
+        Panel(
+            "Successful requests/s by model",
+            "reqps",
+            (Query(f"sum by (model) ({pod.format(metric='nv_inference_request_success')}{{{sel}}})", "{{model}}"),),
+        ),
+        Panel(
+            "Failed requests/s by model and reason",
+            "reqps",
+            (
+                Query(
+                    f"sum by (model, reason) (rate(nv_inference_request_failure{{{sel}}}[$__rate_interval]))",
+                    "{{model}} {{reason}}",
+                ),
+            ),
+        ),
+        Panel(
+            "Failure ratio by model",
+            "percentunit",
+            (Query(f"namespace_model:tritonfleet_triton_failure:ratio{W}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            f"Failed / all requests. Alert TritonFailureRatioHigh fires above {r.FAILURE_RATIO_HIGH:.0%} for 10 minutes.",
+        ),
+        Panel(
+            "Inferences/s by pod",
+            "ops",
+            (Query(f"sum by (pod) ({pod.format(metric='nv_inference_count')}{{{sel}}})", "{{pod}}"),),
+            "A batch of n counts n.",
+        ),
+        Panel(
+            "Average request latency by model",
+            "s",
+            (Query(f"{per_model.format(what='request_seconds')}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            "End-to-end time per successful request, from Triton's cumulative duration counters.",
+        ),
+        Panel(
+            "Queue vs compute time per request by model",
+            "s",
+            (
+                Query(f"{per_model.format(what='queue_seconds')}{{{sel}}}", "queue {{model}}"),
+                Query(f"{per_model.format(what='compute_seconds')}{{{sel}}}", "compute {{model}}"),
+            ),
+            "Queue time growing while compute time stays flat means too few replicas; "
+            f"alert TritonQueueTimeHigh fires above {r.QUEUE_SECONDS_HIGH * 1000:.0f} ms.",
+        ),
+        Panel(
+            "Request latency percentiles by pod",
+            "s",
+            (
+                Query(
+                    f'max by (pod, model, quantile) (nv_inference_request_summary_us{{{sel}, quantile=~"0.5|0.99"}}) / 1e6',
+                    "{{pod}} {{model}} p{{quantile}}",
+                ),
+            ),
+            "From Triton's latency summaries (Triton flag --metrics-config summary_latencies=true). Quantiles of "
+            "different pods cannot be combined, so they are shown per pod.",
+        ),
+        Panel(
+            "Time to first response p95 by model (decoupled models)",
+            "s",
+            (
+                Query(
+                    "histogram_quantile(0.95, sum by (le, model) "
+                    f"(rate(nv_inference_first_response_histogram_ms_bucket{{{sel}}}[$__rate_interval]))) / 1000",
+                    "{{model}}",
+                ),
+            ),
+            "Triton's only latency histogram (flag --metrics-config histogram_latencies=true); it is exported for "
+            "decoupled (streaming) models, so this panel is empty for the others.",
+        ),
+        Panel(
+            "Average batch size by model",
+            "none",
+            (Query(f"{per_model.format(what='batch_size')}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            "Inferences / executions (nv_inference_count / nv_inference_exec_count).",
+        ),
+        Panel(
+            "Pending requests by pod and model",
+            "short",
+            (Query(f"sum by (pod, model) (nv_inference_pending_request_count{{{sel}}})", "{{pod}} {{model}}"),),
+        ),
+        Panel(
+            "GPU utilisation reported by Triton, by pod",
+            "percentunit",
+            (Query('avg by (pod) (nv_gpu_utilization{namespace=~"$namespace"})', "{{pod}}"),),
+            "nv_gpu_utilization is a 0-1 ratio (DCGM's utilisation on the GPU dashboard is 0-100).",
+        ),
+        Panel(
+            "GPU memory used by Triton, by pod",
+            "bytes",
+            (Query('sum by (pod) (nv_gpu_memory_used_bytes{namespace=~"$namespace"})', "{{pod}}"),),
+            "nv_gpu_memory_used_bytes is in bytes (DCGM's framebuffer metrics are MiB).",
+        ),
+    ]
+    variables = [
+        _variable("namespace", "Namespace", "label_values(nv_inference_count, namespace)"),
+        _variable("model", "Model", 'label_values(nv_inference_count{namespace=~"$namespace"}, model)'),
+    ]
+    return dashboard(
+        "tritonfleet-triton",
+        "Triton Inference Server",
+        "Requests, latency, queueing and batching per model and pod.",
+        panels,
+        variables,
+    )
+
+
+def gpu_dashboard() -> dict[str, Any]:
+    sel = 'pool=~"$pool"'
+    per_gpu = "{{pool}} {{node}} GPU {{gpu}}"
+    panels = [
+        Panel(
+            "GPU utilisation by pool (DCGM)",
+            "percent",
+            (Query(f"pool:tritonfleet_gpu_util:avg_percent{{{sel}}}", "{{pool}}"),),
+            f"DCGM_FI_DEV_GPU_UTIL (0-100) averaged over the pool. Alert GpuUtilizationLow fires below {r.GPU_UTIL_LOW_PERCENT}% "
+            f"for {r.GPU_UTIL_LOW_FOR}.",
+        ),
+        Panel(
+            "GPU utilisation by node and GPU (DCGM)",
+            "percent",
+            (Query(f"{r.gpu_series('DCGM_FI_DEV_GPU_UTIL')}{{{sel}}}", per_gpu),),
+        ),
+        Panel(
+            "GPU memory used by node and GPU",
+            "mbytes",
+            (Query(f"{r.gpu_series('DCGM_FI_DEV_FB_USED')}{{{sel}}}", per_gpu),),
+            "DCGM_FI_DEV_FB_USED is in MiB.",
+        ),
+        Panel(
+            "GPU memory used, share of the GPU's memory",
+            "percentunit",
+            (Query(f"node_gpu_pool:tritonfleet_gpu_memory_used:ratio{{{sel}}}", per_gpu),),
+            f"Used / (used + free). Alert GpuMemoryNearFull fires above {r.GPU_MEMORY_FULL_RATIO:.0%}.",
+        ),
+        Panel(
+            "Power draw by node and GPU",
+            "watt",
+            (Query(f"{r.gpu_series('DCGM_FI_DEV_POWER_USAGE')}{{{sel}}}", per_gpu),),
+        ),
+        Panel(
+            "XID errors by node and GPU (last 10 min)",
+            "none",
+            (
+                Query(
+                    f"max by (node, pool, gpu) (max_over_time(DCGM_FI_DEV_XID_ERRORS[10m]) "
+                    f"* on (namespace, pod) group_left (node, pool) {r.POD_POOL_INFO}{{{sel}}})",
+                    per_gpu,
+                ),
+            ),
+            "The last XID code a GPU reported (0: none). Alert GpuXidErrors fires on any.",
+        ),
+        Panel(
+            "GPUs by pool",
+            "short",
+            (
+                Query(f"pool:tritonfleet_gpus:count{{{sel}}}", "{{pool}} GPUs"),
+                Query(f"pool:tritonfleet_idle_gpus:count{{{sel}}}", "{{pool}} idle"),
+            ),
+            f"Idle: DCGM utilisation below {r.GPU_IDLE_PERCENT}%.",
+        ),
+        Panel(
+            "Nodes by pool and purchase option",
+            "short",
+            (Query(f"pool_capacity:tritonfleet_nodes:count{{{sel}}}", "{{pool}} {{capacity}}"),),
+        ),
+    ]
+    variables = [_variable("pool", "Pool", f"label_values({r.POOL_INFO}, pool)")]
+    return dashboard(
+        "tritonfleet-gpu", "GPUs (DCGM)", "Utilisation, memory, power and XID errors per node and pool.", panels, variables
+    )
+
+
+def _price_table(config: StackConfig) -> str:
+    lines = [
+        "| Pool | Purchase option | Instance type | USD per node-hour | Source (as of) |",
+        "|---|---|---|---|---|",
+    ]
+    for p in r.node_prices(config):
+        price = f"{p.usd_per_hour}" if p.usd_per_hour is not None else "**unknown**: cost series for this pool are omitted"
+        source = f"{p.source} ({p.as_of})" if p.source else "-"
+        lines.append(f"| {p.pool} | {p.capacity} | {p.instance_type} | {price} | {source} |")
+    return "\n".join(lines)
+
+
+def cost_dashboard(config: StackConfig) -> dict[str, Any]:
+    sel = 'pool=~"$pool"'
+    budget = config.budget
+    budget_steps = (("green", None), ("orange", round(budget.monthly_usd * budget.warn_fraction, 2)), ("red", budget.monthly_usd))
+    panels = [
+        Panel(
+            "Running cost by pool",
+            "currencyUSD",
+            (Query(f"pool:tritonfleet_usd_per_hour:sum{{{sel}}}", "{{pool}} $/hour"),),
+            "GPU nodes counted from kube-state-metrics (node labels tritonfleet.io/pool and tritonfleet.io/capacity) "
+            "times the catalog price the plan uses. A pool with a node of unknown price shows no figure.",
+        ),
+        Panel(
+            "Monthly run rate (GPU pools)",
+            "currencyUSD",
+            (Query("stack:tritonfleet_usd_per_month:run_rate", "USD/month"),),
+            f"$/hour now x 730. Budget {budget.monthly_usd} USD; warning at {budget.warn_fraction:.0%}.",
+            kind="stat",
+            thresholds=budget_steps,
+        ),
+        Panel(
+            "Cost per 1M inferences by pool",
+            "currencyUSD",
+            (Query(f"pool:tritonfleet_usd_per_1m_inferences:ratio{{{sel}}}", "{{pool}}"),),
+            "$/hour / (inferences per second x 3600) x 1e6, over the last 5 minutes; includes idle capacity.",
+        ),
+        Panel(
+            "Cost per 1M inferences, whole stack",
+            "currencyUSD",
+            (Query("stack:tritonfleet_usd_per_1m_inferences:ratio", "USD per 1M"),),
+            kind="stat",
+        ),
+        Panel(
+            "Inferences/s by pool",
+            "ops",
+            (Query(f"pool:tritonfleet_inferences_per_second:rate{W}{{{sel}}}", "{{pool}}"),),
+        ),
+        Panel(
+            "Idle GPU-hours by pool, last 24 h",
+            "short",
+            (Query(f"avg_over_time(pool:tritonfleet_idle_gpus:count{{{sel}}}[24h]) * 24", "{{pool}}"),),
+            f"GPU-hours spent below {r.GPU_IDLE_PERCENT}% DCGM utilisation.",
+            kind="stat",
+        ),
+        Panel(
+            "Estimated cost of idle GPUs",
+            "currencyUSD",
+            (Query(f"pool:tritonfleet_idle_usd_per_hour:estimate{{{sel}}}", "{{pool}} $/hour idle"),),
+            "The pool's $/hour times its share of idle GPUs.",
+        ),
+        Panel(
+            "Nodes without a catalog price",
+            "short",
+            (Query("pool_capacity:tritonfleet_nodes_without_price:count", "{{pool}} {{capacity}}"),),
+            "Nodes whose price is unknown; their pools and the stack total show no cost rather than a wrong one.",
+            kind="stat",
+            thresholds=(("green", None), ("orange", 1)),
+        ),
+        Panel("Catalog prices used", "", kind="text", text=_price_table(config)),
+    ]
+    variables = [_variable("pool", "Pool", f"label_values({r.POOL_INFO}, pool)")]
+    return dashboard("tritonfleet-cost", "GPU cost", "Running cost, cost per 1M inferences and idle GPUs.", panels, variables)
+
+
+def dashboards(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """Short name -> dashboard JSON."""
+    return {"triton": triton_dashboard(), "gpu": gpu_dashboard(), "cost": cost_dashboard(config)}
+
+
+def dashboard_queries(board: dict[str, Any]) -> list[tuple[str, str]]:
+    """(panel title, PromQL) for every query of a dashboard."""
+    return [(p["title"], t["expr"]) for p in board["panels"] for t in p.get("targets", [])]
+
+
+def dashboard_configmap(key: str, board: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """A ConfigMap Grafana's sidecar loads (label grafana_dashboard: "1")."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"tritonfleet-dashboard-{key}", "namespace": namespace, "labels": dict(GRAFANA_DASHBOARD_LABEL)},
+        "data": {f"tritonfleet-{key}.json": json.dumps(board, indent=1, sort_keys=True)},
+    }

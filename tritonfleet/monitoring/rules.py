@@ -1,0 +1,399 @@
+"""Prometheus recording and alerting rules for Triton, GPUs and cost, built from the stack config.
+
+Names follow Prometheus' `level:metric:operations` convention. Units are the trap here: Triton counters are
+cumulative microseconds without a `_total` suffix, `nv_gpu_utilization` is 0-1, `DCGM_FI_DEV_GPU_UTIL` is 0-100 and
+`DCGM_FI_DEV_FB_USED`/`_FB_FREE` are MiB. Recorded series say their unit in the name (`seconds`, `percent`, `ratio`,
+`mib`, `usd`).
+
+Cost: the catalog price of every (pool, purchase option) the plan prices is written into the rules as a constant
+series; nodes are matched to it by the labels the cloud adapters put on every GPU node (`tritonfleet.io/pool`,
+`tritonfleet.io/capacity`, exported by kube-state-metrics). A price the catalog does not know is left out, never 0:
+its nodes are counted by `pool_capacity:tritonfleet_nodes_without_price:count`, and every cost sum they would enter
+is omitted rather than understated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tritonfleet.core.catalog import load_catalog
+from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL
+from tritonfleet.core.cost import split_capacity
+
+RATE_WINDOW = "5m"
+
+# Alert thresholds (documented in docs/monitoring.md).
+QUEUE_SECONDS_HIGH = 0.1  # average time a request waits in Triton's scheduler queue
+FAILURE_RATIO_HIGH = 0.05  # failed / all requests of a model
+GPU_UTIL_LOW_PERCENT = 10  # DCGM utilisation (0-100) averaged over a pool ...
+GPU_UTIL_LOW_FOR = "3h"  # ... for this long counts as waste
+GPU_IDLE_PERCENT = 5  # a GPU below this DCGM utilisation counts as idle (cost dashboard)
+GPU_MEMORY_FULL_RATIO = 0.95  # framebuffer used / (used + free)
+SPOT_NODES_STARTED_PER_HOUR = 3  # more new spot nodes in a pool within an hour means capacity is being reclaimed
+NOT_READY_GRACE_SECONDS = 300  # added to the slowest model load time before "replicas not ready" fires
+SECONDS_PER_HOUR = 3600
+
+
+def kube_state_label(node_label: str) -> str:
+    """The label kube-state-metrics gives a Kubernetes label on `kube_node_labels` (non-alphanumerics become '_')."""
+    return "label_" + "".join(c if c.isalnum() else "_" for c in node_label)
+
+
+@dataclass(frozen=True)
+class NodePrice:
+    """What one node of a pool costs per hour when bought one way; `usd_per_hour` None means unknown."""
+
+    pool: str
+    capacity: str
+    instance_type: str
+    usd_per_hour: float | None
+    source: str | None
+    as_of: str | None
+
+
+def node_prices(config: StackConfig) -> list[NodePrice]:
+    """The prices the plan uses: every purchase option of every enabled pool, from the same catalog entry."""
+    catalog = load_catalog()
+    prices = []
+    for pool in config.enabled_pools:
+        itype = config.instance_type(pool)
+        for option in split_capacity(pool).purchase:
+            price = itype.price(option)
+            prices.append(
+                NodePrice(
+                    pool=pool.name,
+                    capacity=option,
+                    instance_type=itype.name,
+                    usd_per_hour=price.usd if price else None,
+                    source=price.source if price else None,
+                    as_of=str(catalog.sources[price.source].as_of) if price else None,
+                )
+            )
+    return prices
+
+
+def unknown_prices(config: StackConfig) -> list[str]:
+    """`pool/option` for each price the catalog does not know (their cost series are omitted)."""
+    return [f"{p.pool}/{p.capacity}" for p in node_prices(config) if p.usd_per_hour is None]
+
+
+def _record(name: str, expr: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    rule: dict[str, Any] = {"record": name, "expr": expr}
+    if labels:
+        rule["labels"] = labels
+    return rule
+
+
+def _alert(name: str, expr: str, duration: str, severity: str, summary: str, description: str) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": duration,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": description},
+    }
+
+
+# Triton counters recorded as per-second rates per namespace, pod and model.
+TRITON_COUNTERS = (
+    "nv_inference_request_success",
+    "nv_inference_request_failure",
+    "nv_inference_count",
+    "nv_inference_exec_count",
+    "nv_inference_request_duration_us",
+    "nv_inference_queue_duration_us",
+    "nv_inference_compute_input_duration_us",
+    "nv_inference_compute_infer_duration_us",
+    "nv_inference_compute_output_duration_us",
+)
+BY_POD = "namespace, pod, model"
+
+
+def _pod_rate(metric: str) -> str:
+    return f"namespace_pod_model:{metric}:rate{RATE_WINDOW}"
+
+
+def triton_rules() -> list[dict[str, Any]]:
+    """Rates per pod and model, then averages (seconds per request), batch size, queue/compute and failure ratios."""
+    rules = [_record(_pod_rate(m), f"sum by ({BY_POD}) (rate({m}[{RATE_WINDOW}]))") for m in TRITON_COUNTERS]
+    success = _pod_rate("nv_inference_request_success")
+    compute = " + ".join(
+        _pod_rate(m)
+        for m in (
+            "nv_inference_compute_input_duration_us",
+            "nv_inference_compute_infer_duration_us",
+            "nv_inference_compute_output_duration_us",
+        )
+    )
+    for level, by in (("namespace_pod_model", BY_POD), ("namespace_model", "namespace, model")):
+
+        def per_request(numerator: str, by: str = by) -> str:
+            # microseconds per successful request -> seconds; no traffic gives no sample rather than NaN
+            return f"sum by ({by}) ({numerator}) / 1e6 / (sum by ({by}) ({success}) > 0)"
+
+        rules += [
+            _record(
+                f"{level}:tritonfleet_triton_request_seconds:avg{RATE_WINDOW}",
+                per_request(_pod_rate("nv_inference_request_duration_us")),
+            ),
+            _record(
+                f"{level}:tritonfleet_triton_queue_seconds:avg{RATE_WINDOW}",
+                per_request(_pod_rate("nv_inference_queue_duration_us")),
+            ),
+            _record(f"{level}:tritonfleet_triton_compute_seconds:avg{RATE_WINDOW}", per_request(compute)),
+            _record(
+                f"{level}:tritonfleet_triton_batch_size:avg{RATE_WINDOW}",
+                f"sum by ({by}) ({_pod_rate('nv_inference_count')})"
+                f" / (sum by ({by}) ({_pod_rate('nv_inference_exec_count')}) > 0)",
+            ),
+            _record(
+                f"{level}:tritonfleet_triton_queue_compute:ratio{RATE_WINDOW}",
+                f"sum by ({by}) ({_pod_rate('nv_inference_queue_duration_us')})"
+                f" / (sum by ({by}) ({_pod_rate('nv_inference_compute_infer_duration_us')}) > 0)",
+            ),
+        ]
+    failure = _pod_rate("nv_inference_request_failure")
+    rules.append(
+        _record(
+            f"namespace_model:tritonfleet_triton_failure:ratio{RATE_WINDOW}",
+            f"sum by (namespace, model) ({failure}) / (sum by (namespace, model) ({success} + {failure}) > 0)",
+        )
+    )
+    return rules
+
+
+POOL_INFO = "node:tritonfleet_pool:info"
+POD_POOL_INFO = "namespace_pod:tritonfleet_pool:info"
+PRICE = "tritonfleet_catalog_usd_per_node_hour"
+
+
+def topology_rules() -> list[dict[str, Any]]:
+    """Which pool (and purchase option) each node is in, and which pool each pod runs in."""
+    node_labels = f'kube_node_labels{{{kube_state_label(POOL_LABEL)}!=""}}'
+    for target, source in (("pool", POOL_LABEL), ("capacity", CAPACITY_LABEL), ("gpu", GPU_LABEL)):
+        node_labels = f'label_replace({node_labels}, "{target}", "$1", "{kube_state_label(source)}", "(.*)")'
+    return [
+        _record(POOL_INFO, f"max by (node, pool, capacity, gpu) ({node_labels})"),
+        _record(
+            POD_POOL_INFO,
+            f'max by (namespace, pod, node, pool) (kube_pod_info{{node!=""}} * on (node) group_left (pool) {POOL_INFO})',
+        ),
+    ]
+
+
+DCGM_PER_GPU = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE")
+
+
+def gpu_series(metric: str) -> str:
+    return f"node_gpu_pool:{metric}:max"
+
+
+def gpu_rules() -> list[dict[str, Any]]:
+    """DCGM per GPU with the node and pool it sits in (joined through the exporter pod's own `namespace`/`pod`)."""
+    rules = [
+        _record(
+            gpu_series(m),
+            f"max by (node, pool, gpu, UUID) ({m} * on (namespace, pod) group_left (node, pool) {POD_POOL_INFO})",
+        )
+        for m in DCGM_PER_GPU
+    ]
+    used, free, util = gpu_series("DCGM_FI_DEV_FB_USED"), gpu_series("DCGM_FI_DEV_FB_FREE"), gpu_series("DCGM_FI_DEV_GPU_UTIL")
+    rules += [
+        _record("node_gpu_pool:tritonfleet_gpu_memory_used:ratio", f"{used} / (({used} + {free}) > 0)"),
+        _record("pool:tritonfleet_gpu_util:avg_percent", f"avg by (pool) ({util})"),
+        _record("pool:tritonfleet_gpus:count", f"count by (pool) ({util})"),
+        _record("pool:tritonfleet_idle_gpus:count", f"sum by (pool) ({util} < bool {GPU_IDLE_PERCENT})"),
+    ]
+    return rules
+
+
+def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
+    """Catalog prices as constants, $/hour per node, pool and stack, the monthly run rate and $ per 1M inferences."""
+    rules = [
+        _record(
+            PRICE,
+            f"vector({p.usd_per_hour!r})",
+            {"pool": p.pool, "capacity": p.capacity, "instance_type": p.instance_type, "price_source": str(p.source)},
+        )
+        for p in node_prices(config)
+        if p.usd_per_hour is not None
+    ]
+    unpriced = "pool_capacity:tritonfleet_nodes_without_price:count"
+    pool_usd = "pool:tritonfleet_usd_per_hour:sum"
+    stack_usd = "stack:tritonfleet_usd_per_hour:sum"
+    pool_ips = f"pool:tritonfleet_inferences_per_second:rate{RATE_WINDOW}"
+    rules += [
+        _record("node:tritonfleet_usd_per_hour:catalog", f"{POOL_INFO} * on (pool, capacity) group_left (instance_type) {PRICE}"),
+        _record("pool_capacity:tritonfleet_nodes:count", f"count by (pool, capacity) ({POOL_INFO})"),
+        _record(unpriced, f"count by (pool, capacity) ({POOL_INFO} unless on (pool, capacity) {PRICE})"),
+        # A pool with any unpriced node has no cost figure at all (not an understated one); same for the stack,
+        # which is 0 only when kube-state-metrics reports nodes and none of them is a GPU node.
+        _record(pool_usd, f"sum by (pool) (node:tritonfleet_usd_per_hour:catalog) unless on (pool) {unpriced}"),
+        _record(
+            stack_usd,
+            "(sum(node:tritonfleet_usd_per_hour:catalog) or vector(0))"
+            f" unless on () (count({unpriced}) or absent(kube_node_labels))",
+        ),
+        _record("stack:tritonfleet_usd_per_month:run_rate", f"{stack_usd} * {HOURS_PER_MONTH}"),
+        _record(
+            pool_ips,
+            f"sum by (pool) ({_pod_rate('nv_inference_count')} * on (namespace, pod) group_left (pool) {POD_POOL_INFO})",
+        ),
+        _record("stack:tritonfleet_inferences_per_second:rate" + RATE_WINDOW, f"sum({pool_ips})"),
+    ]
+    # $ per 1M inferences = $/hour / (inferences/s x 3600) x 1e6: the formula of tritonfleet.core.cost.cost_per_million.
+    for level, usd, ips in (
+        (("pool", pool_usd, pool_ips)),
+        ("stack", stack_usd, "stack:tritonfleet_inferences_per_second:rate" + RATE_WINDOW),
+    ):
+        rules.append(
+            _record(f"{level}:tritonfleet_usd_per_1m_inferences:ratio", f"{usd} / (({ips} * {SECONDS_PER_HOUR}) > 0) * 1e6")
+        )
+    rules.append(
+        _record(
+            "pool:tritonfleet_idle_usd_per_hour:estimate",
+            f"{pool_usd} * on (pool) pool:tritonfleet_idle_gpus:count / on (pool) (pool:tritonfleet_gpus:count > 0)",
+        )
+    )
+    return rules
+
+
+def _not_ready_for(config: StackConfig) -> str:
+    slowest = max(d.model_load_seconds for d in config.triton_deployments)
+    return f"{math.ceil((slowest + NOT_READY_GRACE_SECONDS) / 60)}m"
+
+
+def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
+    queue = f"namespace_model:tritonfleet_triton_queue_seconds:avg{RATE_WINDOW}"
+    failure = f"namespace_model:tritonfleet_triton_failure:ratio{RATE_WINDOW}"
+    alerts = [
+        _alert(
+            "TritonQueueTimeHigh",
+            f"{queue} > {QUEUE_SECONDS_HIGH}",
+            "10m",
+            "warning",
+            "Triton requests wait in the queue",
+            "Requests for model {{ $labels.model }} in {{ $labels.namespace }} wait {{ $value | humanizeDuration }} on average "
+            "in Triton's queue: add replicas (check the HPA's maximum and the pool's GPUs) or raise the model's instance count.",
+        ),
+        _alert(
+            "TritonFailureRatioHigh",
+            f"{failure} > {FAILURE_RATIO_HIGH}",
+            "10m",
+            "critical",
+            "Triton requests are failing",
+            "{{ $value | humanizePercentage }} of requests for model {{ $labels.model }} in {{ $labels.namespace }} fail "
+            "(see nv_inference_request_failure by reason).",
+        ),
+    ]
+    if config.triton_deployments:
+        namespaces = "|".join(sorted({d.namespace for d in config.triton_deployments}))
+        selector = f'{{namespace=~"{namespaces}"}}'
+        alerts.append(
+            _alert(
+                "TritonReplicasNotReady",
+                f"kube_deployment_spec_replicas{selector} - kube_deployment_status_replicas_available{selector} > 0",
+                _not_ready_for(config),
+                "warning",
+                "Triton replicas are not ready",
+                "{{ $value }} replica(s) of {{ $labels.namespace }}/{{ $labels.deployment }} have not been available for longer "
+                "than the slowest model load time: check for pending pods (no GPU capacity) or failing model loads.",
+            )
+        )
+    alerts += [
+        _alert(
+            "GpuUtilizationLow",
+            f"pool:tritonfleet_gpu_util:avg_percent < {GPU_UTIL_LOW_PERCENT}",
+            GPU_UTIL_LOW_FOR,
+            "warning",
+            "GPUs are mostly idle",
+            'GPUs of pool {{ $labels.pool }} averaged {{ $value | printf "%.1f" }}% utilisation for '
+            f"{GPU_UTIL_LOW_FOR}: you are paying for idle GPUs; lower the pool's minNodes or the deployments' minReplicas.",
+        ),
+        _alert(
+            "GpuMemoryNearFull",
+            f"DCGM_FI_DEV_FB_USED / ((DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0) > {GPU_MEMORY_FULL_RATIO}",
+            "15m",
+            "warning",
+            "GPU memory is nearly full",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} uses {{ $value | humanizePercentage }} of its memory: "
+            "the next model load or a larger batch will fail with out-of-memory.",
+        ),
+        _alert(
+            "GpuXidErrors",
+            "max_over_time(DCGM_FI_DEV_XID_ERRORS[10m]) > 0",
+            "0m",
+            "critical",
+            "GPU reported an XID error",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}: see NVIDIA's XID catalog; "
+            "hardware XIDs (48, 63, 64, 74, 79, 94, 95) mean the node should be drained and replaced.",
+        ),
+        _alert(
+            "SpotNodeChurn",
+            f"count by (pool) (((time() - kube_node_created) < {SECONDS_PER_HOUR})"
+            f' * on (node) group_left (pool) {POOL_INFO}{{capacity="spot"}}) >= {SPOT_NODES_STARTED_PER_HOUR}',
+            "0m",
+            "warning",
+            "Spot nodes are being replaced",
+            "{{ $value }} spot nodes of pool {{ $labels.pool }} started within the last hour: spot capacity for this GPU is "
+            "being reclaimed (or the pool is scaling fast). Consider a larger on-demand base.",
+        ),
+        _alert(
+            "NodesWithoutPrice",
+            "pool_capacity:tritonfleet_nodes_without_price:count > 0",
+            "30m",
+            "info",
+            "Cost figures are incomplete",
+            "{{ $value }} node(s) of pool {{ $labels.pool }} ({{ $labels.capacity }}) have no catalog price, so cost series "
+            "for that pool and the stack are omitted.",
+        ),
+    ]
+    budget = config.budget
+    run_rate = "stack:tritonfleet_usd_per_month:run_rate"
+    for name, fraction, severity in (
+        ("BudgetRunRateHigh", budget.warn_fraction, "warning"),
+        ("BudgetRunRateExceeded", 1.0, "critical"),
+    ):
+        limit = round(budget.monthly_usd * fraction, 2)
+        alerts.append(
+            _alert(
+                name,
+                f"{run_rate} > {limit}",
+                "1h",
+                severity,
+                "GPU spend is on course to exceed the budget" if fraction == 1.0 else "GPU spend is approaching the budget",
+                "At the current node count the GPU pools cost {{ $value | humanize }} USD a month, above "
+                f"{limit} USD ({fraction:.0%} of the {budget.monthly_usd} USD budget).",
+            )
+        )
+    return alerts
+
+
+def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
+    """The rule groups, in the form of a Prometheus rule file and of a PrometheusRule's spec.groups."""
+    return [
+        {"name": "tritonfleet-triton", "rules": triton_rules()},
+        {"name": "tritonfleet-topology", "rules": topology_rules()},
+        {"name": "tritonfleet-gpu", "rules": gpu_rules()},
+        {"name": "tritonfleet-cost", "rules": cost_rules(config)},
+        {"name": "tritonfleet-alerts", "rules": alert_rules(config)},
+    ]
+
+
+def prometheus_rule(config: StackConfig, namespace: str) -> dict[str, Any]:
+    """The PrometheusRule manifest; unknown prices are named in an annotation."""
+    annotations = {"tritonfleet.io/unknown-prices": ", ".join(unknown_prices(config)) or "none"}
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": "tritonfleet",
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/part-of": "tritonfleet"},
+            "annotations": annotations,
+        },
+        "spec": {"groups": rule_groups(config)},
+    }

@@ -1,0 +1,127 @@
+"""Values for the kube-prometheus-stack release and the Alertmanager configuration, as plain data.
+
+Every key set here exists in the chart's pinned default values (`../shared/upstream/charts/kube-prometheus-stack-88.5.3`),
+except the kube-state-metrics sub-chart key named in SUBCHART_KEYS; a test walks the dict against that file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tritonfleet.core.config import AlertReceiver, Monitoring
+from tritonfleet.core.conventions import (
+    CAPACITY_LABEL,
+    GPU_LABEL,
+    GRAFANA_DASHBOARD_LABEL,
+    GRAFANA_DATASOURCE_UID,
+    KUBE_PROMETHEUS_STACK_RELEASE,
+    POOL_LABEL,
+)
+
+GRAFANA_ADMIN_SECRET = "tritonfleet-grafana-admin"
+GRAFANA_ADMIN_USER = "admin"
+GRAFANA_USER_KEY = "admin-user"
+GRAFANA_PASSWORD_KEY = "admin-password"
+
+# With alertmanagerSpec.useExistingSecret the chart creates no config Secret and the operator reads the default one:
+# "alertmanager-" + the Alertmanager object's name, which the chart sets to "<fullname>-alertmanager".
+ALERTMANAGER_CONFIG_SECRET = f"alertmanager-{KUBE_PROMETHEUS_STACK_RELEASE}-alertmanager"
+ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
+# Where alerts nobody subscribed to go; the underscore keeps it apart from receiver names users can choose.
+DISCARD_RECEIVER = "tritonfleet_discard"
+
+# Keys of sub-charts whose defaults are not in the parent chart's values.yaml, with where they are defined.
+SUBCHART_KEYS = {
+    ("kube-state-metrics", "metricLabelsAllowlist"): "prometheus-community/helm-charts charts/kube-state-metrics/values.yaml",
+}
+
+_SELECTOR_SWITCHES = (
+    "serviceMonitorSelectorNilUsesHelmValues",
+    "podMonitorSelectorNilUsesHelmValues",
+    "ruleSelectorNilUsesHelmValues",
+    "probeSelectorNilUsesHelmValues",
+    "scrapeConfigSelectorNilUsesHelmValues",
+)
+
+
+def kube_prometheus_stack_values(monitoring: Monitoring) -> dict[str, Any]:
+    """Selectors open to every ServiceMonitor/PodMonitor/PrometheusRule, persistent storage, Grafana from a Secret."""
+    [(dashboard_label, dashboard_label_value)] = GRAFANA_DASHBOARD_LABEL.items()
+    volume_spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": f"{monitoring.storage_gi}Gi"}},
+    }
+    if monitoring.storage_class:
+        volume_spec["storageClassName"] = monitoring.storage_class
+    values: dict[str, Any] = {
+        "crds": {"enabled": True},
+        "prometheus": {
+            "prometheusSpec": {
+                # False: select every ServiceMonitor, PodMonitor, Probe, ScrapeConfig and PrometheusRule, not only
+                # those labelled release=kube-prometheus-stack (the chart's default silently ignores ours).
+                **{switch: False for switch in _SELECTOR_SWITCHES},
+                "retention": f"{monitoring.retention_days}d",
+                "storageSpec": {"volumeClaimTemplate": {"spec": volume_spec}},
+            }
+        },
+        "grafana": {
+            "admin": {"existingSecret": GRAFANA_ADMIN_SECRET, "userKey": GRAFANA_USER_KEY, "passwordKey": GRAFANA_PASSWORD_KEY},
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": dashboard_label,
+                    "labelValue": dashboard_label_value,
+                    "searchNamespace": "ALL",
+                },
+                "datasources": {"enabled": True, "uid": GRAFANA_DATASOURCE_UID},
+            },
+        },
+        # kube_node_labels carries no labels unless allowed: the cost rules need the pool and purchase option.
+        "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{POOL_LABEL},{GPU_LABEL},{CAPACITY_LABEL}]"]},
+    }
+    if monitoring.alert_receivers:
+        values["alertmanager"] = {"alertmanagerSpec": {"useExistingSecret": True}}
+    return values
+
+
+_RECEIVER_CONFIG = {
+    "webhook": lambda r: {"webhook_configs": [{"url": r.url, "send_resolved": True}]},
+    "slack": lambda r: {
+        "slack_configs": [{"api_url": r.url, "send_resolved": True, **({"channel": r.channel} if r.channel else {})}]
+    },
+    "pagerduty": lambda r: {"pagerduty_configs": [{"routing_key": r.routing_key, "send_resolved": True}]},
+}
+
+
+def alertmanager_config(receivers: list[AlertReceiver]) -> dict[str, Any]:
+    """alertmanager.yaml for the configured receivers (it holds their secrets: keep it in a secret Output).
+
+    Each receiver gets the alerts of its severities; Watchdog (the always-firing heartbeat) and the rest are discarded.
+    Inhibition follows the chart's default: a critical alert mutes warnings and infos of the same name and namespace.
+    """
+    routes: list[dict[str, Any]] = [{"receiver": DISCARD_RECEIVER, "matchers": ['alertname = "Watchdog"']}]
+    routes += [{"receiver": r.name, "matchers": [f'severity =~ "{"|".join(r.severities)}"'], "continue": True} for r in receivers]
+    return {
+        "global": {"resolve_timeout": "5m"},
+        "route": {
+            "receiver": DISCARD_RECEIVER,
+            "group_by": ["namespace", "alertname"],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "12h",
+            "routes": routes,
+        },
+        "inhibit_rules": [
+            {
+                "source_matchers": ['severity = "critical"'],
+                "target_matchers": ['severity =~ "warning|info"'],
+                "equal": ["namespace", "alertname"],
+            },
+            {
+                "source_matchers": ['severity = "warning"'],
+                "target_matchers": ['severity = "info"'],
+                "equal": ["namespace", "alertname"],
+            },
+        ],
+        "receivers": [{"name": DISCARD_RECEIVER}] + [{"name": r.name, **_RECEIVER_CONFIG[r.kind](r)} for r in receivers],
+    }
