@@ -11,3 +11,5 @@ platform = Platform("tf", config)
 pulumi.export("clusterName", platform.cluster_name)
 pulumi.export("kubeconfig", platform.kubeconfig)
 pulumi.export("modelRepositories", platform.model_repositories)
+for key, value in platform.cloud_outputs.items():
+    pulumi.export(key, value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,3 +23,5 @@ class ClusterFacts:
     triton_env: dict[str, str] = field(default_factory=dict)
     # cloud-specific GPU Operator values (driver/toolkit mode, GKE paths), decided by the adapter
     gpu_operator_values: dict = field(default_factory=dict)
+    # cloud-specific stack outputs (endpoint, node group names, role ARNs), exported as they are
+    outputs: dict[str, Any] = field(default_factory=dict)

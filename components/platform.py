@@ -39,4 +39,5 @@ class Platform(pulumi.ComponentResource):
         self.cluster_name = cloud.cluster_name
         self.kubeconfig = facts.kubeconfig
         self.model_repositories = facts.model_repositories
+        self.cloud_outputs = facts.outputs
         self.register_outputs({"cluster_name": self.cluster_name})
