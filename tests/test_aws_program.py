@@ -146,14 +146,14 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
     policies = {r.name: r for r in by_type["aws:iam/rolePolicy:RolePolicy"]}
     issuer = outputs["oidcIssuer"].removeprefix("https://")
     for deployment, prefix in (("llm", "llm/"), ("vision", "vision/")):
-        trust = json.loads(roles[f"tf-aws-triton-{deployment}-role"].inputs["assumeRolePolicy"])
+        trust = json.loads(roles[f"tf-aws-triton-{deployment}"].inputs["assumeRolePolicy"])
         (statement,) = trust["Statement"]
         assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:{deployment}"
         policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
         resources = {s["Resource"] for s in policy["Statement"]}
         assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}
         assert {s["Action"] for s in policy["Statement"]} == {"s3:ListBucket", "s3:GetObject"}
-        assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}-role"
+        assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 
 
 def test_autoscaler_release_and_scale_from_zero_tags():
@@ -217,4 +217,4 @@ def test_cluster_facts_for_the_kubernetes_layer(stack_config):
         return facts.service_account_annotations["llm"]["eks.amazonaws.com/role-arn"].apply(record)
 
     check()
-    assert seen["arn"] == "arn:aws:iam::123456789012:role/t-triton-llm-role"
+    assert seen["arn"] == "arn:aws:iam::123456789012:role/t-triton-llm"

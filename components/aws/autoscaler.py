@@ -6,7 +6,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.cluster import IrsaRole
+from components.aws.cluster import irsa_role
 from components.aws.layout import cluster_autoscaler_values
 from components.aws.policies import cluster_autoscaler_policy
 from tritonfleet.core import pins
@@ -30,7 +30,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     ):
         super().__init__("tritonfleet:aws:ClusterAutoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.role = IrsaRole(
+        self.role = irsa_role(
             f"{name}-role",
             oidc_provider_arn=oidc_provider_arn,
             issuer_url=issuer_url,
@@ -41,7 +41,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         aws.iam.RolePolicy(
             f"{name}-policy",
-            role=self.role.role.id,
+            role=self.role.id,
             policy=pulumi.Output.all(cluster.name, cluster.arn).apply(lambda args: cluster_autoscaler_policy(args[0], args[1])),
             opts=child,
         )

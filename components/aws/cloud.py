@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 from components.aws.autoscaler import ClusterAutoscaler
 from components.aws.cluster import EksCluster
 from components.aws.gpu_pools import GpuPoolGroups
-from components.aws.identity import TritonIdentity
+from components.aws.identity import TritonIdentities
 from components.aws.layout import gpu_operator_values
 from components.aws.network import AwsNetwork
 from components.facts import ClusterFacts
@@ -104,25 +104,21 @@ class AwsCloud(pulumi.ComponentResource):
             opts=child,
             depends_on=eks.addons,
         )
-        identities = {
-            d.name: TritonIdentity(
-                f"{name}-triton-{d.name}",
-                config,
-                d,
-                bucket_arn=buckets[config.bucket_for(d).name].arn,
-                oidc_provider_arn=eks.oidc_provider.arn,
-                issuer_url=eks.issuer_url,
-                opts=child,
-            )
-            for d in config.triton_deployments
-        }
+        identities = TritonIdentities(
+            f"{name}-triton",
+            config,
+            bucket_arns={bucket_name: bucket.arn for bucket_name, bucket in buckets.items()},
+            oidc_provider_arn=eks.oidc_provider.arn,
+            issuer_url=eks.issuer_url,
+            opts=child,
+        )
 
         self.facts = ClusterFacts(
             provider=k8s_provider,
             kubeconfig=pulumi.Output.secret(kubeconfig_text),
             pools=pools,
             model_repositories=repositories,
-            service_account_annotations={deployment: identity.annotations for deployment, identity in identities.items()},
+            service_account_annotations=identities.annotations,
             triton_env={"AWS_DEFAULT_REGION": config.region},
             gpu_operator_values=gpu_operator_values(config.cluster.gpu_node_image),
             outputs={
@@ -131,7 +127,7 @@ class AwsCloud(pulumi.ComponentResource):
                 "nodeGroups": node_groups,
                 "launchTemplates": launch_templates,
                 "systemNodeGroup": eks.system_node_group.node_group_name,
-                "tritonRoleArns": {deployment: identity.role.arn for deployment, identity in identities.items()},
+                "tritonRoleArns": identities.role_arns,
                 "autoscalerRoleArn": autoscaler.role.arn,
                 "ebsCsiRoleArn": eks.ebs_csi_role.arn,
             },

@@ -27,26 +27,20 @@ NODE_ADDONS = ("vpc-cni", "kube-proxy")
 WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver")
 
 
-class IrsaRole(pulumi.ComponentResource):
+def irsa_role(
+    name: str,
+    oidc_provider_arn: pulumi.Input[str],
+    issuer_url: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> aws.iam.Role:
     """An IAM role that exactly one Kubernetes service account of this cluster can assume (IRSA)."""
-
-    def __init__(
-        self,
-        name: str,
-        oidc_provider_arn: pulumi.Input[str],
-        issuer_url: pulumi.Input[str],
-        namespace: str,
-        service_account: str,
-        tags: dict[str, str],
-        opts: pulumi.ResourceOptions | None = None,
-    ):
-        super().__init__("tritonfleet:aws:IrsaRole", name, None, opts)
-        trust = pulumi.Output.all(oidc_provider_arn, issuer_url).apply(
-            lambda args: irsa_trust_policy(args[0], args[1], namespace, service_account)
-        )
-        self.role = aws.iam.Role(name, assume_role_policy=trust, tags=tags, opts=pulumi.ResourceOptions(parent=self))
-        self.arn = self.role.arn
-        self.register_outputs({"arn": self.arn})
+    trust = pulumi.Output.all(oidc_provider_arn, issuer_url).apply(
+        lambda args: irsa_trust_policy(args[0], args[1], namespace, service_account)
+    )
+    return aws.iam.Role(name, assume_role_policy=trust, tags=tags, opts=opts)
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -163,7 +157,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.node_policies = node_policies
 
-        self.ebs_csi_role = IrsaRole(
+        self.ebs_csi_role = irsa_role(
             f"{name}-ebs-csi",
             oidc_provider_arn=self.oidc_provider.arn,
             issuer_url=self.issuer_url,
@@ -172,7 +166,7 @@ class EksCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        aws.iam.RolePolicyAttachment(f"{name}-ebs-csi", role=self.ebs_csi_role.role.name, policy_arn=EBS_CSI_POLICY, opts=child)
+        aws.iam.RolePolicyAttachment(f"{name}-ebs-csi", role=self.ebs_csi_role.name, policy_arn=EBS_CSI_POLICY, opts=child)
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
         self.addons = [
             *node_addons,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.cluster import IrsaRole
+from components.aws.cluster import irsa_role
 from components.aws.policies import model_read_policy
 from tritonfleet.core.config import StackConfig, TritonDeployment
 
@@ -21,36 +21,37 @@ def triton_service_account(deployment: TritonDeployment) -> tuple[str, str]:
     return deployment.namespace, deployment.name
 
 
-class TritonIdentity(pulumi.ComponentResource):
+class TritonIdentities(pulumi.ComponentResource):
+    """A role and its read policy per deployment (two resources each: plans with many deployments stay fast)."""
+
     def __init__(
         self,
         name: str,
         config: StackConfig,
-        deployment: TritonDeployment,
-        bucket_arn: pulumi.Input[str],
+        bucket_arns: dict[str, pulumi.Input[str]],
         oidc_provider_arn: pulumi.Input[str],
         issuer_url: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
     ):
-        super().__init__("tritonfleet:aws:TritonIdentity", name, None, opts)
-        namespace, service_account = triton_service_account(deployment)
-        self.role = IrsaRole(
-            f"{name}-role",
-            oidc_provider_arn=oidc_provider_arn,
-            issuer_url=issuer_url,
-            namespace=namespace,
-            service_account=service_account,
-            tags=config.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        kms_key = config.bucket_for(deployment).kms_key_id
-        aws.iam.RolePolicy(
-            f"{name}-read",
-            role=self.role.role.id,
-            policy=pulumi.Output.from_input(bucket_arn).apply(
-                lambda arn: model_read_policy(arn, deployment.model_prefix, kms_key, config.region)
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.annotations = {ROLE_ARN_ANNOTATION: self.role.arn}
-        self.register_outputs({"role_arn": self.role.arn})
+        super().__init__("tritonfleet:aws:TritonIdentities", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role_arns: dict[str, pulumi.Output[str]] = {}
+        for deployment in config.triton_deployments:
+            namespace, service_account = triton_service_account(deployment)
+            role = irsa_role(
+                f"{name}-{deployment.name}", oidc_provider_arn, issuer_url, namespace, service_account, config.tags, child
+            )
+            bucket = config.bucket_for(deployment)
+            aws.iam.RolePolicy(
+                f"{name}-{deployment.name}-read",
+                role=role.id,
+                policy=pulumi.Output.from_input(bucket_arns[bucket.name]).apply(
+                    lambda arn, prefix=deployment.model_prefix, key=bucket.kms_key_id: model_read_policy(
+                        arn, prefix, key, config.region
+                    )
+                ),
+                opts=child,
+            )
+            self.role_arns[deployment.name] = role.arn
+        self.annotations = {deployment: {ROLE_ARN_ANNOTATION: arn} for deployment, arn in self.role_arns.items()}
+        self.register_outputs({"role_arns": self.role_arns})
