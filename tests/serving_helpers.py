@@ -51,7 +51,7 @@ def triton_cases() -> list[tuple[str, str]]:
 def planned_values(stack: str, release: str) -> dict[str, Any]:
     """The values the stack's plan passes to our chart for that release."""
     found = releases(stack)[release]
-    assert found["inputs"]["chart"] == "charts/triton-inference-server"
+    assert found["inputs"]["chart"] == "./charts/triton-inference-server"
     return found["inputs"]["values"]
 
 

@@ -33,7 +33,7 @@ def test_prod_plan_records_what_the_engine_would_see(tmp_path):
     plan = json.loads(target.read_text())
     clusters = [r for r in plan["resources"] if r["type"] == "aws:eks/cluster:Cluster"]
     assert len(clusters) == 1 and clusters[0]["protect"] is True
-    assert clusters[0]["parent"].endswith("tritonfleet:aws:AwsCloud::tf-aws")
+    assert clusters[0]["parent"].endswith("tritonfleet:aws:AwsCloud$tritonfleet:aws:EksCluster::tf-aws-eks")
     assert clusters[0]["provider"].startswith("urn:pulumi:prod::tritonfleet::")
     assert plan["outputs"]["kubeconfig"] == "[secret]"
     assert plan["cost"]["monthlyCeilingUsd"] > plan["cost"]["monthlyFloorUsd"] > 0

@@ -63,7 +63,7 @@ def test_triton_releases(stack, stack_config):
     for d in config.triton_deployments:
         release = all_releases[conventions.triton_release_name(d.name)]
         inputs = release["inputs"]
-        assert inputs["chart"] == "charts/triton-inference-server"
+        assert inputs["chart"] == "./charts/triton-inference-server"
         assert inputs["namespace"] == d.namespace and inputs["createNamespace"] is True
         assert inputs["timeout"] >= d.model_load_seconds
         assert inputs["values"]["modelRepository"].startswith("s3://" if config.cloud == "aws" else "gs://")

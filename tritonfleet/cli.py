@@ -277,5 +277,55 @@ def diff(
         raise typer.Exit(EXIT_USER_ERROR)
 
 
+@app.command()
+def preflight(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
+    json_file: Annotated[Path | None, typer.Option("--json", help="write the findings (JSON) here, for CI")] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Before `pulumi up`: check with the AWS APIs that the stack's instance types are offered in its zones, that
+    the EC2 GPU vCPU quotas cover its ceiling, and show current spot prices. Exit 1 on any blocker."""
+    import json
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
+
+    try:
+        project = load_project(project_dir or find_project(Path.cwd()))
+        raw, _ = stack_config(project, stack)
+        config = load_stack_config(raw, stack)
+    except (ConfigError, ProjectError) as error:
+        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    if config.cloud != "aws":
+        err.print(f"[red]error:[/red] preflight checks AWS stacks; stack '{stack}' is on {config.cloud}", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+
+    from components.aws.preflight import BLOCKER, aws_clients, run_preflight
+
+    try:
+        report = run_preflight(config, *aws_clients(config.region))
+    except (ClientError, BotoCoreError) as error:
+        err.print(f"[red]error:[/red] the AWS API did not answer the preflight: {error}", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
+    for column in ("check", "subject", "status", "detail"):
+        table.add_column(column)
+    colour = {"ok": "green", "warning": "yellow", "unknown": "yellow", BLOCKER: "red"}
+    for f in report.findings:
+        table.add_row(f.check, f.subject, f"[{colour[f.status]}]{f.status}[/{colour[f.status]}]", f.detail)
+    out.print(table)
+    if json_file:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
+    if report.blockers:
+        err.print(f"[red]{len(report.blockers)} blocker(s)[/red]: fix them before `pulumi up`.", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+    unknown = sum(1 for f in report.findings if f.status == "unknown")
+    out.print("No blockers." + (f" {unknown} check(s) could not be answered (unknown, see above)." if unknown else ""))
+
+
 def main() -> None:
     app()

@@ -1,4 +1,5 @@
-"""The AWS floor: turns a StackConfig into an EKS cluster, GPU node groups and S3 buckets, and hands up ClusterFacts."""
+"""The AWS floor: turns a StackConfig into a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, S3 buckets and
+IRSA identities, and hands up ClusterFacts."""
 
 from __future__ import annotations
 
@@ -8,21 +9,16 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.aws.autoscaler import ClusterAutoscaler
+from components.aws.cluster import EksCluster
+from components.aws.gpu_pools import GpuPoolGroups
+from components.aws.identity import TritonIdentities
+from components.aws.layout import gpu_operator_values
+from components.aws.network import AwsNetwork
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, pool_node_labels, resource_name
-from tritonfleet.core.cost import split_capacity
-from tritonfleet.core.gpu_operator import PROFILES as GPU_OPERATOR_PROFILES
+from tritonfleet.core.conventions import resource_name
 from tritonfleet.core.scheduling import pool_facts
-
-
-def _assume_role_policy(service: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
-        }
-    )
 
 
 def kubeconfig(name: str, endpoint: str, ca_data: str, region: str) -> str:
@@ -57,74 +53,31 @@ class AwsCloud(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         protected = pulumi.ResourceOptions(parent=self, provider=provider, protect=config.protected)
         stack = config.stack
-        zones = config.cluster.zones or [f"{config.region}a", f"{config.region}b"]
 
-        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block="10.0.0.0/16", enable_dns_hostnames=True, opts=child)
-        subnets = [
-            aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                availability_zone=zone,
-                cidr_block=f"10.0.{i * 32}.0/19",
-                opts=child,
-            )
-            for i, zone in enumerate(zones)
-        ]
-        subnet_ids = [s.id for s in subnets]
-
-        cluster_role = aws.iam.Role(f"{name}-cluster-role", assume_role_policy=_assume_role_policy("eks.amazonaws.com"), opts=child)
-        aws.iam.RolePolicyAttachment(
-            f"{name}-cluster-policy",
-            role=cluster_role.name,
-            policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
-            opts=child,
-        )
-        cluster = aws.eks.Cluster(
-            f"{name}-eks",
-            name=config.cluster_name,
-            version=config.cluster.kubernetes_version,
-            role_arn=cluster_role.arn,
-            vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=subnet_ids),
-            tags=config.tags,
-            opts=protected,
-        )
-
-        node_role = aws.iam.Role(f"{name}-node-role", assume_role_policy=_assume_role_policy("ec2.amazonaws.com"), opts=child)
-        for policy in ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly"):
-            aws.iam.RolePolicyAttachment(
-                f"{name}-node-{policy}",
-                role=node_role.name,
-                policy_arn=f"arn:aws:iam::aws:policy/{policy}",
-                opts=child,
-            )
+        network = AwsNetwork(f"{name}-net", config, opts=child)
+        eks = EksCluster(f"{name}-eks", config, subnet_ids=list(network.private_subnets.values()), opts=child)
+        cluster = eks.cluster
 
         pools = {}
+        node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
+        launch_templates: dict[str, pulumi.Output[str]] = {}
         for pool in config.enabled_pools:
-            facts = pool_facts(config, pool)
-            pools[pool.name] = facts
-            itype = config.instance_type(pool)
-            for option, nodes in split_capacity(pool).purchase.items():
-                aws.eks.NodeGroup(
-                    f"{name}-{pool.name}-{option}",
-                    cluster_name=cluster.name,
-                    node_role_arn=node_role.arn,
-                    subnet_ids=subnet_ids,
-                    ami_type="AL2023_x86_64_NVIDIA",
-                    capacity_type=EKS_CAPACITY_TYPE[option],
-                    instance_types=[itype.name],
-                    scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                        min_size=nodes.min, max_size=nodes.max, desired_size=nodes.min
-                    ),
-                    labels=pool_node_labels(pool.name, pool.gpu, option, pool.node_labels),
-                    taints=[
-                        aws.eks.NodeGroupTaintArgs(
-                            key=facts.taint["key"], value=facts.taint["value"], effect=EKS_TAINT_EFFECT[facts.taint["effect"]]
-                        )
-                    ],
-                    tags=config.tags,
-                    opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(ignore_changes=["scalingConfig.desiredSize"])),
-                )
+            pools[pool.name] = pool_facts(config, pool)
+            groups = GpuPoolGroups(
+                f"{name}-{pool.name}",
+                config,
+                pool,
+                cluster_name=cluster.name,
+                node_role_arn=eks.node_role.arn,
+                private_subnets=network.private_subnets,
+                opts=child,
+                depends_on=[*eks.node_policies, eks.system_node_group],
+            )
+            node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
+            launch_templates[pool.name] = groups.launch_template.id
 
+        # Model buckets: the model-storage work replaces this call site with its bucket component.
+        buckets: dict[str, aws.s3.Bucket] = {}
         repositories = {}
         for bucket in config.model_buckets:
             s3 = aws.s3.Bucket(
@@ -133,19 +86,51 @@ class AwsCloud(pulumi.ComponentResource):
                 tags=config.tags,
                 opts=protected,
             )
+            buckets[bucket.name] = s3
             repositories[bucket.name] = s3.bucket.apply(lambda b: f"s3://{b}")
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
         )
         k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+
+        autoscaler = ClusterAutoscaler(
+            f"{name}-autoscaler",
+            config,
+            cluster=cluster,
+            oidc_provider_arn=eks.oidc_provider.arn,
+            issuer_url=eks.issuer_url,
+            provider=k8s_provider,
+            opts=child,
+            depends_on=eks.addons,
+        )
+        identities = TritonIdentities(
+            f"{name}-triton",
+            config,
+            bucket_arns={bucket_name: bucket.arn for bucket_name, bucket in buckets.items()},
+            oidc_provider_arn=eks.oidc_provider.arn,
+            issuer_url=eks.issuer_url,
+            opts=child,
+        )
+
         self.facts = ClusterFacts(
             provider=k8s_provider,
             kubeconfig=pulumi.Output.secret(kubeconfig_text),
             pools=pools,
             model_repositories=repositories,
+            service_account_annotations=identities.annotations,
             triton_env={"AWS_DEFAULT_REGION": config.region},
-            gpu_operator_values=GPU_OPERATOR_PROFILES["eks-al2023-nvidia"],
+            gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
+            exports={
+                "clusterEndpoint": cluster.endpoint,
+                "oidcIssuer": eks.issuer_url,
+                "nodeGroups": node_groups,
+                "launchTemplates": launch_templates,
+                "systemNodeGroup": eks.system_node_group.node_group_name,
+                "tritonRoleArns": identities.role_arns,
+                "autoscalerRoleArn": autoscaler.role.arn,
+                "ebsCsiRoleArn": eks.ebs_csi_role.arn,
+            },
         )
         self.cluster_name = cluster.name
-        self.register_outputs({"cluster_name": cluster.name})
+        self.register_outputs({"cluster_name": cluster.name, "endpoint": cluster.endpoint})

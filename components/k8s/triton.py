@@ -21,7 +21,7 @@ from .autoscaling import QUEUE_COMPUTE_RATIO
 from .values import taint_toleration
 
 # Relative to the project directory, where the language host runs the program: the plan stays machine-independent.
-CHART_PATH = f"charts/{TRITON_CHART_NAME}"
+CHART_PATH = f"./charts/{TRITON_CHART_NAME}"  # "./": unambiguously a local path, never repo/chart
 CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
 
 # Share of a node's vCPU and memory given to its GPU replicas; the rest is left to the kubelet's reservation and the

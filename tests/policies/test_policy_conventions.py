@@ -96,3 +96,13 @@ def test_rules_modules_import_no_pulumi_program_sdks():
         source = importlib.util.find_spec(module.__name__).origin
         text = open(source).read()
         assert not re.search(r"^\s*(import|from) (pulumi_aws|pulumi_gcp|pulumi_kubernetes|components)\b", text, re.M), source
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_policy_config_budget_and_gpu_ceiling_match_the_stack_config(stack, stack_config):
+    """The pack sees resources only, so its budget and GPU ceiling come from the policy config: they must be the stack's."""
+    config, policy = stack_config(stack), stack_policy_config(stack)
+    enforce = policy["cost-stack-enforce-monthly-budget"]
+    assert (enforce["monthlyUsd"], enforce["basis"]) == (config.budget.monthly_usd, config.budget.basis)
+    assert policy["cost-stack-warn-monthly-budget"]["warnFraction"] == config.budget.warn_fraction
+    assert policy["gpu-stack-limit-total-gpus"]["maxGpus"] == config.gpu_limit

@@ -39,9 +39,27 @@ class Cluster(_Section):
         pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33"
     )
     zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
-    existing_vpc_id: str | None = Field(None, description="an existing VPC id to reuse (AWS), or unset")
+    existing_vpc_id: str | None = Field(
+        None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="an existing VPC id (vpc-...) to reuse (AWS), or unset"
+    )
+    existing_private_subnets: dict[str, str] = Field(
+        default_factory=dict,
+        description="zone -> private subnet id (subnet-...) of existingVpcId, at least two zones "
+        "(AWS; required with existingVpcId)",
+    )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     admin_principals: list[str] = Field(default_factory=list, description="IAM role ARNs / Google principals with cluster admin")
+    gpu_node_image: Literal["al2023", "bottlerocket", "COS_CONTAINERD", "UBUNTU_CONTAINERD"] | None = Field(
+        None,
+        description="the GPU node image. AWS: al2023 (EKS AL2023 NVIDIA AMI, default) or bottlerocket (Bottlerocket "
+        "NVIDIA, ships its own device plugin). GCP: COS_CONTAINERD (default with gke-managed drivers) or "
+        "UBUNTU_CONTAINERD (default with operator drivers)",
+    )
+    ami_release_version: str | None = Field(
+        None,
+        description="the EKS AMI release version of every node group, e.g. 1.33.5-20251120 for al2023 "
+        "(default: the one pinned for the Kubernetes version); AWS only",
+    )
     # GCP only (a Problem on AWS). None means the GCP default named in the description.
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] | None = Field(
         None, description="GCP: the GKE release channel, RAPID, REGULAR or STABLE (default REGULAR)"
@@ -52,11 +70,11 @@ class Cluster(_Section):
         "runs its device plugin; the GPU Operator adds no driver) or operator (the GPU Operator installs the driver "
         "and device plugin; needs gpuNodeImage UBUNTU_CONTAINERD). Default gke-managed",
     )
-    gpu_node_image: Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"] | None = Field(
-        None,
-        description="GCP: the GPU node image, COS_CONTAINERD or UBUNTU_CONTAINERD "
-        "(default COS_CONTAINERD with gke-managed drivers, UBUNTU_CONTAINERD with operator drivers)",
-    )
+
+    @property
+    def eks_gpu_node_image(self) -> str:
+        """The AWS node image (a GKE value, reported as a Problem on AWS, falls back to the default here)."""
+        return self.gpu_node_image if self.gpu_node_image in ("al2023", "bottlerocket") else "al2023"
 
     @property
     def gke_gpu_driver(self) -> str:
@@ -71,8 +89,14 @@ class Cluster(_Section):
         return self.release_channel or "REGULAR"
 
 
-# Cluster keys that only mean something on GCP (config key -> field name).
-GCP_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver", "gpuNodeImage": "gpu_node_image"}
+# Cluster keys that only mean something on one cloud (config key -> field name).
+GCP_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver"}
+AWS_ONLY_CLUSTER_KEYS = {
+    "amiReleaseVersion": "ami_release_version",
+    "existingPrivateSubnets": "existing_private_subnets",
+    "existingVpcId": "existing_vpc_id",
+}
+NODE_IMAGES = {"aws": ("al2023", "bottlerocket"), "gcp": ("COS_CONTAINERD", "UBUNTU_CONTAINERD")}
 
 
 class GpuPool(_Section):
@@ -87,17 +111,18 @@ class GpuPool(_Section):
     on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
     reservation_id: str | None = Field(None, description="the capacity block / reservation id")
+    zones: list[str] = Field(
+        default_factory=list,
+        description="zones for this pool's nodes, a subset of the cluster's zones (default: all of them); an AWS "
+        "capacity-block pool needs exactly its reservation's zone; on GCP e.g. the zone of its reservation or the "
+        "zones that offer its machine type",
+    )
     enabled: bool = Field(True, description="true or false (an opt-in pool is declared with false)")
     disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
     node_labels: dict[str, str] = Field(
         default_factory=dict,
         description="extra Kubernetes labels on the pool's nodes as key: value "
         "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
-    )
-    zones: list[str] = Field(
-        default_factory=list,
-        description="GCP: zones of the region for this pool's nodes (default: cluster.zones), e.g. the zone of its "
-        "reservation or the zones that offer its machine type",
     )
 
 
@@ -204,6 +229,16 @@ class StackConfig(_Section):
     @property
     def enabled_pools(self) -> list[GpuPool]:
         return [p for p in self.gpu_pools if p.enabled]
+
+
+def aws_zones(region: str, cluster: Cluster) -> list[str]:
+    """The zones an AWS stack uses: the configured ones, else those of the existing subnets, else <region>a and b."""
+    return list(cluster.zones or cluster.existing_private_subnets or [f"{region}a", f"{region}b"])
+
+
+def pool_zones(config: StackConfig, pool: GpuPool) -> list[str]:
+    """The zones a pool's nodes may run in (AWS): the pool's own subset, else every zone of the cluster."""
+    return list(pool.zones) or aws_zones(config.region, config.cluster)
 
 
 # Every project config key, as written in Pulumi.yaml and the stack files.
@@ -354,22 +389,23 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
     region = data.get("region")
     cluster = _validate_section(Cluster, data.get("cluster", {}))
     if cloud == "aws" and cluster is not None and isinstance(region, str):
-        for i, zone in enumerate(cluster.zones):
-            if not zone.startswith(region):
-                add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}a", f"{region}{'abc'[i % 3]}")
-        if 0 < len(cluster.zones) < 2:
-            add(
-                "cluster.zones",
-                cluster.zones,
-                "at least two zones (EKS needs subnets in two zones)",
-                [f"{region}a", f"{region}b"],
-            )
-    if cloud == "aws" and cluster is not None:
-        for key, field_name in GCP_ONLY_CLUSTER_KEYS.items():
+        _aws_cluster_problems(cluster, region, add)
+    if cluster is not None and cloud is not None:
+        other_cloud_keys = GCP_ONLY_CLUSTER_KEYS if cloud == "aws" else AWS_ONLY_CLUSTER_KEYS
+        for key, field_name in other_cloud_keys.items():
             value = getattr(cluster, field_name)
-            if value is not None:
-                fix = _rm_command(f"cluster.{key}", stack)
-                problems.append(Problem(f"cluster.{key}", value, "unset: it applies to GKE only", fix))
+            if value:
+                other = "GKE" if cloud == "aws" else "AWS"
+                problems.append(
+                    Problem(f"cluster.{key}", value, f"unset: it applies to {other} only", _rm_command(f"cluster.{key}", stack))
+                )
+        if cluster.gpu_node_image is not None and cluster.gpu_node_image not in NODE_IMAGES[cloud]:
+            add(
+                "cluster.gpuNodeImage",
+                cluster.gpu_node_image,
+                f"on {cloud}: " + " or ".join(NODE_IMAGES[cloud]),
+                NODE_IMAGES[cloud][0],
+            )
     if cloud == "gcp" and cluster is not None:
         if isinstance(region, str):
             for i, zone in enumerate(cluster.zones):
@@ -384,6 +420,9 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
                 "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD",
                 "UBUNTU_CONTAINERD",
             )
+    stack_zones: list[str] = []
+    if cluster is not None and isinstance(region, str):
+        stack_zones = aws_zones(region, cluster) if cloud == "aws" else list(cluster.zones)
 
     raw_pools = data.get("gpuPools") if isinstance(data.get("gpuPools"), list) else []
     pools: dict[str, tuple[GpuPool, InstanceType | None]] = {}
@@ -400,7 +439,8 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
         if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
             add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
-        _check_pool_placement(pool, at, cloud, region, cluster, add, stack, problems)
+        _check_pool_labels(pool, at, cloud, cluster, stack, problems)
+        _check_pool_zones(pool, at, cloud, region, stack_zones, add)
         pools[pool.name] = (pool, itype)
 
     bucket_names: list[str] = []
@@ -455,15 +495,17 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
     return problems
 
 
-def _check_pool_placement(pool: GpuPool, at: str, cloud, region, cluster: Cluster | None, add, stack: str, problems) -> None:
-    """Node labels and zones of a pool: reserved label keys, GKE's device-plugin switch, zones of the region."""
+def _check_pool_labels(pool: GpuPool, at: str, cloud, cluster: Cluster | None, stack: str, problems) -> None:
+    """Node labels of a pool: reserved label keys, GKE's device-plugin switch."""
     for key in pool.node_labels:
         if is_reserved_label(key):
             problems.append(
                 Problem(
                     f"{at}.nodeLabels",
                     pool.node_labels,
-                    "label keys outside the domains " + ", ".join(RESERVED_LABEL_DOMAINS) + f" and their subdomains ({key} is reserved)",
+                    "label keys outside the domains "
+                    + ", ".join(RESERVED_LABEL_DOMAINS)
+                    + f" and their subdomains ({key} is reserved)",
                     _rm_command(f"{at}.nodeLabels.{key}", stack),
                 )
             )
@@ -480,13 +522,88 @@ def _check_pool_placement(pool: GpuPool, at: str, cloud, region, cluster: Cluste
                     _rm_command(f"{at}.nodeLabels.{GKE_NO_DEVICE_PLUGIN_LABEL}", stack),
                 )
             )
-    if pool.zones and cloud == "aws":
-        allowed = "unset: per-pool zones apply to GKE only; AWS pools use cluster.zones"
-        problems.append(Problem(f"{at}.zones", pool.zones, allowed, _rm_command(f"{at}.zones", stack)))
-    elif pool.zones and cloud == "gcp" and isinstance(region, str):
-        for j, zone in enumerate(pool.zones):
-            if not zone.startswith(f"{region}-"):
-                add(f"{at}.zones[{j}]", zone, f"a zone of {region}, such as {region}-b", f"{region}-b")
+
+
+def _aws_cluster_problems(cluster: Cluster, region: str, add) -> None:
+    """AWS rules for zones, an existing VPC, admin principals and the pinned node image."""
+    from tritonfleet.core.regions import AWS_ZONE_COUNT
+
+    for i, zone in enumerate(cluster.zones):
+        if not re.fullmatch(rf"{re.escape(region)}[a-z]", zone):
+            allowed = f"a zone of {region}: {region} followed by one letter, such as {region}a"
+            add(f"cluster.zones[{i}]", zone, allowed, f"{region}{'abc'[i % 3]}")
+        elif zone in cluster.zones[:i]:
+            add(f"cluster.zones[{i}]", zone, "a zone not listed twice", f"{region}{'abc'[i % 3]}")
+    if 0 < len(cluster.zones) < 2:
+        add("cluster.zones", cluster.zones, "at least two zones (EKS needs subnets in two zones)", [f"{region}a", f"{region}b"])
+    zone_count = AWS_ZONE_COUNT.get(region)
+    if zone_count is not None and len(set(cluster.zones)) > zone_count:
+        add(
+            "cluster.zones",
+            cluster.zones,
+            f"at most {zone_count} zones: {region} has {zone_count} availability zones",
+            cluster.zones[:zone_count],
+        )
+    subnets = cluster.existing_private_subnets
+    if cluster.existing_vpc_id and len(subnets) < 2:
+        add(
+            "cluster.existingPrivateSubnets",
+            subnets,
+            "a map of at least two zones to private subnet ids of existingVpcId (EKS needs subnets in two zones)",
+            {f"{region}a": "subnet-0123456789abcdef0", f"{region}b": "subnet-0123456789abcdef1"},
+        )
+    if subnets and not cluster.existing_vpc_id:
+        add("cluster.existingVpcId", _MISSING, "the VPC id the existingPrivateSubnets belong to", "vpc-0123456789abcdef0")
+    for zone, subnet in subnets.items():
+        if not re.fullmatch(rf"{re.escape(region)}[a-z]", zone):
+            add(f"cluster.existingPrivateSubnets.{zone}", subnet, f"keys are zones of {region}, such as {region}a", subnet)
+        if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", subnet):
+            example = "subnet-0123456789abcdef0"
+            add(f"cluster.existingPrivateSubnets.{zone}", subnet, f"a subnet id such as {example}", example)
+    if subnets and cluster.zones and set(subnets) != set(cluster.zones):
+        allowed = "the zones of existingPrivateSubnets (or leave zones unset): " + ", ".join(subnets)
+        add("cluster.zones", cluster.zones, allowed, list(subnets))
+    for i, principal in enumerate(cluster.admin_principals):
+        if not re.fullmatch(r"arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]+", principal):
+            allowed = "an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>"
+            add(f"cluster.adminPrincipals[{i}]", principal, allowed, "arn:aws:iam::123456789012:role/platform-admin")
+    release, image, version = cluster.ami_release_version, cluster.eks_gpu_node_image, cluster.kubernetes_version
+    if release is None:
+        if pins.eks_ami_release(image, version) is None:
+            where = (
+                f"`aws ssm get-parameter --name /aws/service/bottlerocket/aws-k8s-{version}-nvidia/x86_64/latest/image_version`"
+                if image == "bottlerocket"
+                else "the amazon-eks-ami releases page"
+            )
+            add(
+                "cluster.amiReleaseVersion",
+                _MISSING,
+                f"an EKS {image} AMI release for Kubernetes {version} (none is pinned for it); see {where}",
+            )
+    elif not re.fullmatch(pins.EKS_AMI_RELEASE_PATTERN[image].format(k8s=re.escape(version)), release):
+        example = pins.eks_ami_release(image, version) or "<release>"
+        add(
+            "cluster.amiReleaseVersion",
+            release,
+            f"a {image} release for Kubernetes {version}, like "
+            + ("1.33.5-20251120 (<k8s version>.<patch>-<date>)" if image == "al2023" else "1.42.0-a1b2c3d4"),
+            example,
+        )
+
+
+def _check_pool_zones(pool: GpuPool, at: str, cloud: str | None, region, stack_zones: list[str], add) -> None:
+    for i, zone in enumerate(pool.zones):
+        if stack_zones and zone not in stack_zones:
+            add(f"{at}.zones[{i}]", zone, "one of the cluster's zones: " + ", ".join(stack_zones), stack_zones[0])
+        elif not stack_zones and cloud == "gcp" and isinstance(region, str) and not zone.startswith(f"{region}-"):
+            add(f"{at}.zones[{i}]", zone, f"a zone of {region}, such as {region}-b", f"{region}-b")
+    if cloud == "aws" and pool.capacity == "capacity-block" and len(pool.zones) != 1:
+        add(
+            f"{at}.zones",
+            pool.zones or _MISSING,
+            "exactly one zone: the availability zone of the capacity block (its nodes can only launch there)",
+            stack_zones[:1] or ["<zone>"],
+        )
 
 
 def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:

@@ -20,3 +20,27 @@ PROMETHEUS_ADAPTER_CHART = {
     "version": "5.3.0",
     "repo": "https://prometheus-community.github.io/helm-charts",
 }
+
+# EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
+# an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).
+# al2023: <k8s>.<patch>-<yyyymmdd> from the amazon-eks-ami releases (the same release covers the STANDARD and
+# NVIDIA variants). Bottlerocket: none pinned yet; set cluster.amiReleaseVersion (VERIFY a current value with
+# `aws ssm get-parameter --name /aws/service/bottlerocket/aws-k8s-<k8s>-nvidia/x86_64/latest/image_version`).
+EKS_AMI_RELEASES: dict[str, dict[str, str]] = {
+    "al2023": {"1.33": "1.33.5-20251120"},  # seen in public EKS configs for 1.33 (VERIFY it is still offered)
+    "bottlerocket": {},
+}
+EKS_AMI_RELEASE_PATTERN = {"al2023": r"{k8s}\.\d+-\d{{8}}", "bottlerocket": r"\d+\.\d+\.\d+-[0-9a-f]{{8}}"}
+
+
+def eks_ami_release(image: str, kubernetes_version: str) -> str | None:
+    return EKS_AMI_RELEASES.get(image, {}).get(kubernetes_version)
+
+
+# cluster-autoscaler: the image's minor version must match the cluster's Kubernetes minor version.
+CLUSTER_AUTOSCALER_CHART = {
+    "chart": "cluster-autoscaler",
+    "version": "9.50.1",  # appVersion 1.33.0
+    "repo": "https://kubernetes.github.io/autoscaler",
+}
+CLUSTER_AUTOSCALER_IMAGE = {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tags": {"1.33": "v1.33.1"}}

@@ -26,6 +26,7 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         out.setdefault("bucket", name)
         out["arn"] = f"arn:aws:s3:::{out['bucket']}"
     elif typ == "aws:eks/cluster:Cluster":
+        out["arn"] = f"arn:aws:eks:us-east-1:{ACCOUNT}:cluster/{inputs.get('name', name)}"
         out.setdefault("endpoint", f"https://{name}.gr7.us-east-1.eks.amazonaws.com")
         out.setdefault("certificateAuthority", {"data": FAKE_CA})
         out.setdefault("identities", [{"oidcs": [{"issuer": f"https://oidc.eks.us-east-1.amazonaws.com/id/{name.upper()}"}]}])
@@ -33,6 +34,15 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         out["arn"] = f"arn:aws:iam::{ACCOUNT}:oidc-provider/{inputs.get('url', name).removeprefix('https://')}"
     elif typ == "aws:kms/key:Key":
         out.setdefault("keyId", f"{name}-key")
+        out["arn"] = f"arn:aws:kms:us-east-1:{ACCOUNT}:key/{name}"
+    elif typ == "aws:eks/nodeGroup:NodeGroup":
+        group = inputs.get("nodeGroupName", f"{name}-0000000")
+        out.setdefault("nodeGroupName", group)
+        out.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{group}-00000000-0000-0000-0000-000000000000"}]}])
+    elif typ == "aws:ec2/launchTemplate:LaunchTemplate":
+        out.setdefault("latestVersion", 1)
+    elif typ == "aws:iam/role:Role":
+        out["arn"] = f"arn:aws:iam::{ACCOUNT}:role/{name}"
     elif typ.startswith("gcp:"):
         out.setdefault("name", name)
         out.setdefault("selfLink", f"https://www.googleapis.com/{typ.split(':')[1].split('/')[0]}/v1/{name}")

@@ -1,0 +1,191 @@
+"""The EKS control plane and what every node needs: KMS-encrypted secrets, control-plane logs, access entries,
+the IRSA OIDC provider, the node role, a small on-demand system node group and the managed add-ons."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.layout import (
+    CONTROL_PLANE_LOGS,
+    GROUP_MARKER,
+    SYSTEM_AMI_TYPE,
+    SYSTEM_ROLE_LABEL,
+    ami_release_version,
+    log_retention_days,
+    system_instance_type,
+)
+from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
+from tritonfleet.core.config import StackConfig
+
+ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+EBS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
+EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
+# Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
+NODE_ADDONS = ("vpc-cni", "kube-proxy")
+WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver")
+
+
+def irsa_role(
+    name: str,
+    oidc_provider_arn: pulumi.Input[str],
+    issuer_url: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> aws.iam.Role:
+    """An IAM role that exactly one Kubernetes service account of this cluster can assume (IRSA)."""
+    trust = pulumi.Output.all(oidc_provider_arn, issuer_url).apply(
+        lambda args: irsa_trust_policy(args[0], args[1], namespace, service_account)
+    )
+    return aws.iam.Role(name, assume_role_policy=trust, tags=tags, opts=opts)
+
+
+class EksCluster(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        subnet_ids: list[pulumi.Input[str]],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("tritonfleet:aws:EksCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        protected = pulumi.ResourceOptions(parent=self, protect=config.protected)
+        tags = config.tags
+        cluster_name = config.cluster_name
+
+        secrets_key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"Kubernetes secrets envelope encryption for EKS cluster {cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=tags,
+            opts=protected,
+        )
+        # EKS writes control-plane logs here; creating the group first sets a retention (EKS's own never expires).
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=f"/aws/eks/{cluster_name}/cluster",
+            retention_in_days=log_retention_days(config),
+            tags=tags,
+            opts=child,
+        )
+        cluster_role = aws.iam.Role(
+            f"{name}-cluster-role", assume_role_policy=service_trust_policy("eks.amazonaws.com"), tags=tags, opts=child
+        )
+        cluster_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-cluster-policy",
+            role=cluster_role.name,
+            policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+            opts=child,
+        )
+        self.cluster = aws.eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            version=config.cluster.kubernetes_version,
+            role_arn=cluster_role.arn,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=subnet_ids, endpoint_private_access=True, endpoint_public_access=True
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+            ),
+            # We install vpc-cni, kube-proxy and coredns as managed add-ons below, so EKS must not install its own copies.
+            bootstrap_self_managed_addons=False,
+            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=secrets_key.arn), resources=["secrets"]
+            ),
+            deletion_protection=config.protected,
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
+        )
+        cluster = self.cluster
+
+        for i, principal in enumerate(config.cluster.admin_principals):
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{i}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-admin-{i}",
+                cluster_name=cluster.name,
+                principal_arn=entry.principal_arn,
+                policy_arn=ADMIN_ACCESS_POLICY,
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=child,
+            )
+
+        self.issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+        self.oidc_provider = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc", url=self.issuer_url, client_id_lists=[STS_AUDIENCE], tags=tags, opts=child
+        )
+
+        self.node_role = aws.iam.Role(
+            f"{name}-node-role", assume_role_policy=service_trust_policy("ec2.amazonaws.com"), tags=tags, opts=child
+        )
+        node_policies = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{policy}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{policy}", opts=child
+            )
+            for policy in NODE_POLICIES
+        ]
+
+        node_addons = [self._addon(name, cluster, addon, child) for addon in NODE_ADDONS]
+        system_nodes = config.cluster.system_nodes
+        self.system_node_group = aws.eks.NodeGroup(
+            f"{name}{GROUP_MARKER['system']}",
+            cluster_name=cluster.name,
+            node_role_arn=self.node_role.arn,
+            subnet_ids=subnet_ids,
+            ami_type=SYSTEM_AMI_TYPE[config.cluster.eks_gpu_node_image],
+            release_version=ami_release_version(config),
+            capacity_type="ON_DEMAND",
+            instance_types=[system_instance_type(config)],
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=system_nodes.count, max_size=2 * system_nodes.count, desired_size=system_nodes.count
+            ),
+            labels=SYSTEM_ROLE_LABEL,
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(depends_on=[*node_policies, *node_addons], ignore_changes=["scalingConfig.desiredSize"]),
+            ),
+        )
+        self.node_policies = node_policies
+
+        self.ebs_csi_role = irsa_role(
+            f"{name}-ebs-csi",
+            oidc_provider_arn=self.oidc_provider.arn,
+            issuer_url=self.issuer_url,
+            namespace=EBS_CSI_SERVICE_ACCOUNT[0],
+            service_account=EBS_CSI_SERVICE_ACCOUNT[1],
+            tags=tags,
+            opts=child,
+        )
+        aws.iam.RolePolicyAttachment(f"{name}-ebs-csi", role=self.ebs_csi_role.name, policy_arn=EBS_CSI_POLICY, opts=child)
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
+        self.addons = [
+            *node_addons,
+            *(
+                self._addon(name, cluster, addon, after_nodes, self.ebs_csi_role.arn if addon == "aws-ebs-csi-driver" else None)
+                for addon in WORKLOAD_ADDONS
+            ),
+        ]
+        self.register_outputs({"name": cluster.name, "endpoint": cluster.endpoint, "oidc_provider_arn": self.oidc_provider.arn})
+
+    @staticmethod
+    def _addon(name: str, cluster: aws.eks.Cluster, addon: str, opts: pulumi.ResourceOptions, role_arn=None) -> aws.eks.Addon:
+        """A managed add-on at EKS's default version for the cluster version (set at creation, not rolled by later ups)."""
+        return aws.eks.Addon(
+            f"{name}-{addon}",
+            cluster_name=cluster.name,
+            addon_name=addon,
+            service_account_role_arn=role_arn,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=opts,
+        )

@@ -1,0 +1,245 @@
+"""Capacity preflight for an AWS stack, before any `pulumi up`: are the instance types offered in the chosen zones,
+do the EC2 vCPU quotas cover the stack's ceiling, and what does spot cost right now.
+
+Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
+emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from components.aws.layout import spot_instance_types, system_instance_type
+from tritonfleet.core.config import StackConfig, aws_zones, pool_zones
+from tritonfleet.core.cost import split_capacity
+
+# EC2 vCPU quotas per instance family letter and market (Service Quotas, service code ec2).
+QUOTAS: dict[tuple[str, str], tuple[str, str]] = {
+    ("G", "on-demand"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    ("P", "on-demand"): ("L-417A185B", "Running On-Demand P instances"),
+    ("G", "spot"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
+    ("P", "spot"): ("L-7212CCBC", "All P Spot Instance Requests"),
+}
+OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # zones, offering, quota, spot-price
+    subject: str
+    status: str  # ok, blocker, warning, unknown
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PreflightReport:
+    stack: str
+    region: str
+    zones: list[str]
+    findings: list[Finding]
+
+    @property
+    def blockers(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == BLOCKER]
+
+    def document(self) -> dict[str, Any]:
+        counts = {status: sum(1 for f in self.findings if f.status == status) for status in (OK, WARNING, UNKNOWN, BLOCKER)}
+        return {
+            "stack": self.stack,
+            "region": self.region,
+            "zones": self.zones,
+            "summary": counts,
+            "findings": [asdict(f) for f in self.findings],
+        }
+
+
+def quota_family(instance_type: str) -> str | None:
+    """G (g*, vt*) or P (p*): the GPU families whose vCPU quotas the preflight checks; None for others."""
+    family = instance_type.split(".")[0]
+    if family.startswith(("g", "vt")):
+        return "G"
+    if family.startswith("p"):
+        return "P"
+    return None
+
+
+def required_vcpus(config: StackConfig) -> dict[tuple[str, str], dict[str, int]]:
+    """(family, market) -> {pool: vCPUs at the pool's maximum}, from the one capacity split.
+
+    Spot groups are counted at the largest of their instance types (the worst case the quota must allow).
+    Capacity-block pools draw on their reservation and are not counted against these quotas.
+    """
+    from tritonfleet.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    needed: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for pool in config.enabled_pools:
+        for market, nodes in split_capacity(pool).purchase.items():
+            if market not in ("on-demand", "spot") or nodes.max == 0:
+                continue
+            types = spot_instance_types(config, pool) if market == "spot" else [config.instance_type(pool).name]
+            vcpus = max(catalog.find("aws", t).vcpu for t in types)  # type: ignore[union-attr]
+            family = quota_family(types[0])
+            if family:
+                needed[(family, market)][pool.name] = nodes.max * vcpus
+    return dict(needed)
+
+
+def _error_text(error: Exception) -> str:
+    if isinstance(error, ClientError):
+        info = error.response.get("Error", {})
+        return f"{info.get('Code', 'error')}: {info.get('Message', '')}".strip()
+    return f"{type(error).__name__}: {error}"
+
+
+def check_zones(ec2, config: StackConfig, zones: list[str]) -> tuple[list[Finding], set[str]]:
+    response = ec2.describe_availability_zones(AllAvailabilityZones=False)
+    available = {z["ZoneName"] for z in response["AvailabilityZones"] if z.get("State", "available") == "available"}
+    findings = [
+        Finding("zones", zone, OK, "available")
+        if zone in available
+        else Finding(
+            "zones", zone, BLOCKER, f"not an available zone of {config.region}; available: {', '.join(sorted(available))}"
+        )
+        for zone in zones
+    ]
+    return findings, available
+
+
+def offered_zones(ec2, instance_types: list[str]) -> dict[str, set[str]]:
+    offered: dict[str, set[str]] = {t: set() for t in instance_types}
+    paginator = ec2.get_paginator("describe_instance_type_offerings")
+    pages = paginator.paginate(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": sorted(instance_types)}]
+    )
+    for page in pages:
+        for offering in page["InstanceTypeOfferings"]:
+            offered.setdefault(offering["InstanceType"], set()).add(offering["Location"])
+    return offered
+
+
+def check_offerings(ec2, config: StackConfig) -> list[Finding]:
+    """Every type in every zone its node group spans. The pool's own type (and the system type) missing in a zone
+    is a blocker: its group would fail to launch there. A spot-diversity type missing is a warning."""
+    wanted: list[tuple[str, str, list[str], bool]] = [
+        ("system nodes", system_instance_type(config), aws_zones(config.region, config.cluster), True)
+    ]
+    for pool in config.enabled_pools:
+        zones = pool_zones(config, pool)
+        primary = config.instance_type(pool).name
+        wanted.append((f"pool {pool.name}", primary, zones, True))
+        if "spot" in split_capacity(pool).purchase:
+            wanted += [(f"pool {pool.name} (spot diversity)", t, zones, False) for t in spot_instance_types(config, pool)[1:]]
+    offered = offered_zones(ec2, sorted({t for _, t, _, _ in wanted}))
+    findings = []
+    for subject, itype, zones, required in wanted:
+        missing = [z for z in zones if z not in offered.get(itype, set())]
+        data = {"instanceType": itype, "zones": zones, "missingZones": missing}
+        if not missing:
+            findings.append(Finding("offering", f"{subject}: {itype}", OK, f"offered in {', '.join(zones)}", data))
+        else:
+            where = ", ".join(sorted(offered.get(itype, set()))) or "no zone of this region"
+            fix = (
+                "limit the pool's zones (gpuPools[].zones) to zones that offer it"
+                if subject.startswith("pool")
+                else "choose another type"
+            )
+            findings.append(
+                Finding(
+                    "offering",
+                    f"{subject}: {itype}",
+                    BLOCKER if required else WARNING,
+                    f"not offered in {', '.join(missing)} (offered in {where}); {fix}",
+                    data,
+                )
+            )
+    return findings
+
+
+def check_quotas(quotas, config: StackConfig) -> list[Finding]:
+    findings = []
+    for (family, market), per_pool in sorted(required_vcpus(config).items()):
+        code, name = QUOTAS[(family, market)]
+        needed = sum(per_pool.values())
+        data: dict[str, Any] = {"quotaCode": code, "quotaName": name, "neededVcpus": needed, "pools": per_pool}
+        try:
+            value = quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+        except (ClientError, BotoCoreError) as error:
+            reason = _error_text(error)
+            findings.append(
+                Finding("quota", f"{code} {name}", UNKNOWN, f"unknown (not checked: {reason}); needs {needed} vCPUs", data)
+            )
+            continue
+        data["quotaVcpus"] = value
+        if value < needed:
+            detail = (
+                f"quota {value:g} vCPUs < {needed} needed at the stack's ceiling; request an increase: "
+                f"aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {code} "
+                f"--desired-value {needed} --region {config.region}"
+            )
+            findings.append(Finding("quota", f"{code} {name}", BLOCKER, detail, data))
+        else:
+            detail = f"quota {value:g} vCPUs covers {needed} needed (instances already running in the account count too)"
+            findings.append(Finding("quota", f"{code} {name}", OK, detail, data))
+    return findings
+
+
+def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
+    """Current spot prices per type and zone for the spot groups, next to the catalog's price (information only)."""
+    from tritonfleet.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    findings = []
+    for pool in config.enabled_pools:
+        if "spot" not in split_capacity(pool).purchase:
+            continue
+        zones = pool_zones(config, pool)
+        types = spot_instance_types(config, pool)
+        history = ec2.describe_spot_price_history(
+            InstanceTypes=types, ProductDescriptions=["Linux/UNIX"], StartTime=now or dt.datetime.now(dt.UTC)
+        )
+        latest: dict[tuple[str, str], tuple[dt.datetime, float]] = {}
+        for entry in history["SpotPriceHistory"]:
+            key = (entry["InstanceType"], entry["AvailabilityZone"])
+            if entry["AvailabilityZone"] in zones and (key not in latest or entry["Timestamp"] > latest[key][0]):
+                latest[key] = (entry["Timestamp"], float(entry["SpotPrice"]))
+        for itype in types:
+            prices = {zone: latest[(itype, zone)][1] for zone in zones if (itype, zone) in latest}
+            catalog_price = catalog.find("aws", itype).price("spot")  # type: ignore[union-attr]
+            data = {
+                "instanceType": itype,
+                "usdPerHour": prices,
+                "catalogUsdPerHour": catalog_price.usd if catalog_price else None,
+            }
+            if not prices:
+                findings.append(
+                    Finding("spot-price", f"pool {pool.name}: {itype}", UNKNOWN, "no spot price returned for its zones", data)
+                )
+                continue
+            shown = ", ".join(f"{zone} ${price:.4f}" for zone, price in sorted(prices.items()))
+            catalog_text = f"${catalog_price.usd:.4f}" if catalog_price else "unknown"
+            findings.append(Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog {catalog_text})", data))
+    return findings
+
+
+def run_preflight(config: StackConfig, ec2, quotas) -> PreflightReport:
+    zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
+    findings, _ = check_zones(ec2, config, zones)
+    findings += check_offerings(ec2, config)
+    findings += check_quotas(quotas, config)
+    findings += check_spot_prices(ec2, config)
+    return PreflightReport(config.stack, config.region, zones, findings)
+
+
+def aws_clients(region: str):
+    """EC2 and Service Quotas clients from the standard chain (env, profile, SSO, instance role; AWS_ENDPOINT_URL)."""
+    import boto3
+
+    session = boto3.session.Session(region_name=region)
+    return session.client("ec2"), session.client("service-quotas")

@@ -1,0 +1,100 @@
+"""Bad AWS input fails with a Problem naming the key, the value, what is allowed and the fix (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import engine_config
+from tritonfleet.core.config import ConfigError, load_stack_config
+
+
+def problems(stack: str, **overrides) -> dict[str, str]:
+    raw = engine_config(stack)
+    for key, value in overrides.items():
+        raw[f"tritonfleet:{key}"] = value if isinstance(value, str) else json.dumps(value)
+    with pytest.raises(ConfigError) as info:
+        load_stack_config(raw, stack)
+    return {p.key: p.allowed for p in info.value.problems}
+
+
+def prod_pools(**changes_by_pool) -> list[dict]:
+    pools = json.loads(engine_config("prod")["tritonfleet:gpuPools"])
+    for pool in pools:
+        pool.update(changes_by_pool.get(pool["name"], {}))
+        for key in [k for k, v in pool.items() if v is None]:
+            del pool[key]
+    return pools
+
+
+def test_spot_for_a_capacity_block_only_type():
+    found = problems(
+        "prod", gpuPools=prod_pools(b200={"capacity": "mixed", "spotShare": 1, "reservationId": None, "zones": None})
+    )
+    assert "p6-b200.48xlarge is sold only as capacity-block" in found["gpuPools[2].spotShare"]
+
+
+def test_capacity_block_without_reservation_id_or_zone():
+    found = problems("prod", gpuPools=prod_pools(b200={"reservationId": None, "zones": None}))
+    assert "the id of the capacity-block" in found["gpuPools[2].reservationId"]
+    assert "exactly one zone" in found["gpuPools[2].zones"]
+
+
+def test_instance_type_without_the_pools_gpu():
+    found = problems("prod", gpuPools=prod_pools(h200={"instanceType": "g6e.xlarge"}))
+    assert "carries H200 (it carries L40S)" in found["gpuPools[0].instanceType"]
+
+
+def test_more_zones_than_the_region_has():
+    found = problems("dev", region="us-west-1", cluster={"zones": ["us-west-1a", "us-west-1b", "us-west-1c"]})
+    assert "us-west-1 has 2 availability zones" in found["cluster.zones"]
+
+
+def test_zone_of_another_region_and_duplicates():
+    found = problems("dev", cluster={"zones": ["us-east-1a", "us-west-2a", "us-east-1a"]})
+    assert "a zone of us-east-1" in found["cluster.zones[1]"]
+    assert "not listed twice" in found["cluster.zones[2]"]
+
+
+def test_pool_zone_outside_the_cluster():
+    found = problems("prod", gpuPools=prod_pools(h200={"zones": ["us-east-1d"]}))
+    assert "one of the cluster's zones: us-east-1a, us-east-1b, us-east-1c" in found["gpuPools[0].zones[0]"]
+
+
+def test_existing_vpc_needs_its_private_subnets():
+    found = problems("dev", cluster={"existingVpcId": "vpc-0123456789abcdef0"})
+    assert "at least two zones to private subnet ids" in found["cluster.existingPrivateSubnets"]
+    found = problems("dev", cluster={"existingPrivateSubnets": {"us-east-1a": "sub-1", "us-east-1b": "subnet-0123456789abcdef0"}})
+    assert "the VPC id" in found["cluster.existingVpcId"]
+    assert "a subnet id such as" in found["cluster.existingPrivateSubnets.us-east-1a"]
+    found = problems("dev", cluster={"existingVpcId": "my-vpc"})
+    assert "vpc-" in found["cluster.existingVpcId"]
+
+
+def test_node_image_and_release():
+    found = problems("dev", cluster={"gpuNodeImage": "ubuntu"})
+    assert "al2023" in found["cluster.gpuNodeImage"] and "bottlerocket" in found["cluster.gpuNodeImage"]
+    found = problems("dev", cluster={"gpuNodeImage": "bottlerocket"})
+    assert "none is pinned" in found["cluster.amiReleaseVersion"]
+    found = problems("dev", cluster={"amiReleaseVersion": "1.32.1-20250101"})
+    assert "for Kubernetes 1.33" in found["cluster.amiReleaseVersion"]
+
+
+def test_admin_principals_are_iam_arns():
+    found = problems("dev", cluster={"adminPrincipals": ["alice@example.com"]})
+    assert "IAM role or user ARN" in found["cluster.adminPrincipals[0]"]
+
+
+def test_aws_only_cluster_keys_on_gcp():
+    found = problems("gcp-prod", cluster={"zones": ["us-central1-a", "us-central1-b"], "gpuNodeImage": "bottlerocket"})
+    assert "AWS setting" in found["cluster.gpuNodeImage"]
+
+
+def test_problem_message_has_the_fix_command():
+    raw = engine_config("dev")
+    raw["tritonfleet:region"] = "us-west-1"
+    raw["tritonfleet:cluster"] = json.dumps({"zones": ["us-west-1a", "us-west-1b", "us-west-1c"]})
+    with pytest.raises(ConfigError) as info:
+        load_stack_config(raw, "dev")
+    assert "pulumi config set --path 'tritonfleet:cluster.zones'" in str(info.value)

@@ -1,0 +1,179 @@
+"""`tritonfleet preflight` against a local moto server (EC2 zones, offerings, spot prices), and Service Quotas
+through botocore's Stubber with the real API's response shape (moto serves quotas only for the vpc service)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+import yaml
+from botocore.stub import Stubber
+
+from components.aws.preflight import QUOTAS, run_preflight
+from tests.conftest import ROOT, run_cli
+
+MOTO_SERVER = Path(sys.executable).with_name("moto_server")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint(tmp_path_factory):
+    if not MOTO_SERVER.exists():
+        pytest.skip("moto_server is not installed (pip install 'moto[server]')")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)], stdout=out, stderr=subprocess.STDOUT)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):  # at most ~10 s
+            try:
+                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    pytest.fail(f"moto_server exited: {log.read_text()}")
+                time.sleep(0.1)
+        else:
+            pytest.fail("moto_server did not answer within its start-up bound")
+        yield endpoint
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture
+def aws_env(moto_endpoint, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return moto_endpoint
+
+
+def project_with(tmp_path: Path, stack: str, change) -> Path:
+    """A copy of the project's Pulumi.yaml with one stack file, changed by `change(config)`."""
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    change(document["config"])
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+def test_prod_passes_offerings_and_says_quotas_are_unknown(aws_env, tmp_path):
+    report_file = tmp_path / "preflight.json"
+    result = run_cli("preflight", "--stack", "prod", "--json", str(report_file))
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(report_file.read_text())
+    assert report["summary"]["blocker"] == 0
+    offerings = [f for f in report["findings"] if f["check"] == "offering"]
+    assert {f["subject"] for f in offerings} >= {"pool h200: p5en.48xlarge", "pool l40s: g6e.xlarge", "system nodes: m6i.xlarge"}
+    quotas = [f for f in report["findings"] if f["check"] == "quota"]
+    assert quotas and all(f["status"] == "unknown" and f["detail"].startswith("unknown (not checked") for f in quotas)
+    assert {f["data"]["quotaCode"] for f in quotas} == {code for code, _ in QUOTAS.values()}
+    spot = [f for f in report["findings"] if f["check"] == "spot-price"]
+    assert {f["data"]["instanceType"] for f in spot} >= {"p5en.48xlarge", "g6e.xlarge"}
+
+
+def test_type_not_offered_in_a_zone_is_a_blocker(aws_env, tmp_path):
+    def h200_everywhere(config):
+        h200 = next(pool for pool in config["tritonfleet:gpuPools"] if pool["name"] == "h200")
+        del h200["zones"]
+
+    project = project_with(tmp_path, "prod", h200_everywhere)
+    result = run_cli("preflight", "--stack", "prod", "--project-dir", str(project), "--json", str(tmp_path / "r.json"))
+    assert result.returncode == 1
+    assert "blocker" in result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    (blocker,) = [f for f in report["findings"] if f["status"] == "blocker"]
+    assert blocker["subject"] == "pool h200: p5en.48xlarge"
+    assert blocker["data"]["missingZones"] == ["us-east-1b"]
+    assert "gpuPools[].zones" in blocker["detail"]
+
+
+def test_zone_the_region_does_not_have_is_a_blocker(aws_env, tmp_path):
+    def zone_z(config):
+        config["tritonfleet:cluster"]["zones"] = ["us-east-1a", "us-east-1z"]
+
+    project = project_with(tmp_path, "dev", zone_z)
+    result = run_cli("preflight", "--stack", "dev", "--project-dir", str(project), "--json", str(tmp_path / "r.json"))
+    assert result.returncode == 1
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert any(f["check"] == "zones" and f["subject"] == "us-east-1z" and f["status"] == "blocker" for f in report["findings"])
+
+
+def test_gcp_stack_is_refused_clearly():
+    result = run_cli("preflight", "--stack", "gcp-prod")
+    assert result.returncode == 1
+    assert "AWS stacks" in result.stderr
+
+
+def _quota_response(code: str, value: float) -> dict:
+    """GetServiceQuota's response shape (botocore validates it against the service model)."""
+    return {
+        "Quota": {
+            "ServiceCode": "ec2",
+            "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
+            "QuotaArn": f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
+            "QuotaCode": code,
+            "QuotaName": next(name for c, name in QUOTAS.values() if c == code),
+            "Value": value,
+            "Unit": "None",
+            "Adjustable": True,
+            "GlobalQuota": False,
+        }
+    }
+
+
+def _clients(endpoint: str):
+    kwargs = {"region_name": "us-east-1", "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+    return boto3.client("ec2", endpoint_url=endpoint, **kwargs), boto3.client("service-quotas", **kwargs)
+
+
+def test_over_quota_is_a_blocker_with_code_and_numbers(moto_endpoint, stack_config):
+    config = stack_config("prod")
+    ec2, quotas = _clients(moto_endpoint)
+    # prod at its ceiling: G on-demand 5 x 4, G spot 3 x 16 (largest spot type), P on-demand 1 x 192, P spot 2 x 192
+    values = {"L-DB2E81BA": 64, "L-3819A6DF": 32, "L-417A185B": 192, "L-7212CCBC": 0}
+    with Stubber(quotas) as stub:
+        for code in ("L-DB2E81BA", "L-3819A6DF", "L-417A185B", "L-7212CCBC"):  # sorted (family, market) order
+            stub.add_response("get_service_quota", _quota_response(code, values[code]), {"ServiceCode": "ec2", "QuotaCode": code})
+        report = run_preflight(config, ec2, quotas)
+        stub.assert_no_pending_responses()
+    quota = {f.data["quotaCode"]: f for f in report.findings if f.check == "quota"}
+    assert quota["L-DB2E81BA"].status == "ok" and quota["L-DB2E81BA"].data["neededVcpus"] == 20
+    assert quota["L-417A185B"].status == "ok"
+    assert quota["L-3819A6DF"].status == "blocker" and quota["L-3819A6DF"].data["neededVcpus"] == 48
+    assert "32 vCPUs < 48 needed" in quota["L-3819A6DF"].detail
+    assert "--quota-code L-3819A6DF --desired-value 48" in quota["L-3819A6DF"].detail
+    assert quota["L-7212CCBC"].status == "blocker" and quota["L-7212CCBC"].data["neededVcpus"] == 384
+    assert {f.subject for f in report.blockers} == {quota["L-3819A6DF"].subject, quota["L-7212CCBC"].subject}
+
+
+def test_quota_api_denied_is_unknown_not_passed(moto_endpoint, stack_config):
+    ec2, quotas = _clients(moto_endpoint)
+    with Stubber(quotas) as stub:
+        for _ in range(4):
+            stub.add_client_error("get_service_quota", "AccessDeniedException", "not authorized to perform GetServiceQuota")
+        report = run_preflight(stack_config("prod"), ec2, quotas)
+    quota = [f for f in report.findings if f.check == "quota"]
+    assert all(f.status == "unknown" and "AccessDeniedException" in f.detail for f in quota)
+    assert not report.blockers

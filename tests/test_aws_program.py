@@ -1,0 +1,220 @@
+"""What the real program registers on AWS, run under the Pulumi mock runtime through the offline plan harness."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from tests.conftest import ROOT, engine_config
+from tritonfleet.plan.harness import run_program
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+@cache
+def _run(stack: str, overrides: tuple[tuple[str, str], ...] = ()):
+    raw = {**engine_config(stack), **dict(overrides)}
+    return run_program(ROOT, "tritonfleet", stack, raw, [])
+
+
+def run(stack: str, **overrides):
+    """Resources (by type) and outputs of one run; overrides are config keys without namespace, as Python values."""
+    encoded = tuple(sorted((f"tritonfleet:{k}", v if isinstance(v, str) else json.dumps(v)) for k, v in overrides.items()))
+    result = _run(stack, encoded)
+    by_type: dict[str, list] = {}
+    for r in result.resources:
+        by_type.setdefault(r.type, []).append(r)
+    return by_type, result.outputs
+
+
+def gpu_groups(by_type):
+    return {r.name: r for r in by_type[NODE_GROUP] if not r.name.endswith("_system")}
+
+
+def pools_of(stack: str) -> list[dict]:
+    return json.loads(engine_config(stack)["tritonfleet:gpuPools"])
+
+
+def test_prod_gpu_node_groups():
+    by_type, _ = run("prod")
+    groups = gpu_groups(by_type)
+    assert set(groups) == {"tf-aws-h200_on-demand", "tf-aws-h200_spot", "tf-aws-l40s_on-demand", "tf-aws-l40s_spot"}
+    for name, group in groups.items():
+        inputs = group.inputs
+        assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
+        assert inputs["releaseVersion"] == "1.33.5-20251120"
+        assert inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+        pool, option = name.removeprefix("tf-aws-").split("_")
+        assert inputs["labels"]["tritonfleet.io/pool"] == pool
+        assert inputs["labels"]["tritonfleet.io/capacity"] == option
+        assert inputs["capacityType"] == {"on-demand": "ON_DEMAND", "spot": "SPOT"}[option]
+        assert group.ignore_changes == ["scalingConfig.desiredSize"]
+        assert group.protect is True
+        assert inputs["launchTemplate"]["id"] == f"tf-aws-{pool}-id"
+    assert len(groups["tf-aws-l40s_spot"].inputs["instanceTypes"]) > 1
+    assert groups["tf-aws-l40s_on-demand"].inputs["instanceTypes"] == ["g6e.xlarge"]
+    # h200 is limited to the zones that offer p5en
+    assert groups["tf-aws-h200_spot"].inputs["subnetIds"] == [
+        "tf-aws-net-private-us-east-1a-id",
+        "tf-aws-net-private-us-east-1c-id",
+    ]
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_group_sizes_add_up_to_each_pool(stack):
+    by_type, _ = run(stack)
+    groups = gpu_groups(by_type)
+    for pool in pools_of(stack):
+        if pool.get("enabled") is False:
+            assert not any(n.startswith(f"tf-aws-{pool['name']}_") for n in groups)
+            continue
+        mine = [g for n, g in groups.items() if n.startswith(f"tf-aws-{pool['name']}_")]
+        assert sum(g.inputs["scalingConfig"]["minSize"] for g in mine) == pool.get("minNodes", 0)
+        assert sum(g.inputs["scalingConfig"]["maxSize"] for g in mine) == pool["maxNodes"]
+
+
+def test_launch_template_disk_and_imds():
+    by_type, _ = run("prod")
+    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:
+        (mapping,) = template.inputs["blockDeviceMappings"]
+        assert mapping["deviceName"] == "/dev/xvda"
+        assert mapping["ebs"]["volumeSize"] >= 100
+        assert mapping["ebs"]["encrypted"] == "true"
+        assert template.inputs["metadataOptions"]["httpTokens"] == "required"
+        assert "instanceMarketOptions" not in template.inputs
+
+
+def test_capacity_block_pool_when_enabled():
+    pools = pools_of("prod")
+    for pool in pools:
+        if pool["name"] == "b200":
+            pool["enabled"] = True
+    by_type, outputs = run("prod", gpuPools=pools, gpuLimit=64, budget={"monthlyUsd": 500000})
+    group = gpu_groups(by_type)["tf-aws-b200_capacity-block"]
+    assert group.inputs["capacityType"] == "CAPACITY_BLOCK"
+    assert group.inputs["instanceTypes"] == ["p6-b200.48xlarge"]
+    assert group.inputs["subnetIds"] == ["tf-aws-net-private-us-east-1c-id"]
+    assert (group.inputs["scalingConfig"]["minSize"], group.inputs["scalingConfig"]["maxSize"]) == (0, 1)
+    template = next(t for t in by_type["aws:ec2/launchTemplate:LaunchTemplate"] if t.name == "tf-aws-b200")
+    assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert template.inputs["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0b200example0000"}
+    }
+    assert outputs["nodeGroups"]["b200"] == {"capacity-block": "tf-aws-b200_capacity-block-0000000"}
+
+
+def test_cluster_addons_identity_and_logging():
+    by_type, outputs = run("prod")
+    (cluster,) = by_type["aws:eks/cluster:Cluster"]
+    inputs = cluster.inputs
+    assert inputs["version"] == "1.33"
+    assert cluster.protect is True and inputs["deletionProtection"] is True
+    assert inputs["encryptionConfig"]["resources"] == ["secrets"]
+    assert set(inputs["enabledClusterLogTypes"]) == {"api", "audit", "authenticator", "controllerManager", "scheduler"}
+    assert inputs["accessConfig"]["authenticationMode"] == "API"
+    assert inputs["bootstrapSelfManagedAddons"] is False
+    assert len(inputs["vpcConfig"]["subnetIds"]) == 3
+    addons = {a.inputs["addonName"]: a for a in by_type["aws:eks/addon:Addon"]}
+    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver"}
+    assert addons["aws-ebs-csi-driver"].inputs["serviceAccountRoleArn"] == outputs["ebsCsiRoleArn"]
+    (oidc,) = by_type["aws:iam/openIdConnectProvider:OpenIdConnectProvider"]
+    assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc.inputs["url"] == outputs["oidcIssuer"]
+    (system,) = [g for g in by_type[NODE_GROUP] if g.name.endswith("_system")]
+    assert system.inputs["capacityType"] == "ON_DEMAND" and "taints" not in system.inputs
+    assert system.inputs["scalingConfig"]["minSize"] == 3
+    (key,) = by_type["aws:kms/key:Key"]
+    assert key.protect is True and key.inputs["enableKeyRotation"] is True
+    (bucket,) = by_type["aws:s3/bucket:Bucket"]
+    assert bucket.protect is True
+
+
+def test_nothing_is_protected_in_dev():
+    by_type, _ = run("dev")
+    protected = [r.name for rs in by_type.values() for r in rs if r.protect]
+    assert protected == []
+    (cluster,) = by_type["aws:eks/cluster:Cluster"]
+    assert cluster.inputs["deletionProtection"] is False
+    assert len(by_type["aws:ec2/natGateway:NatGateway"]) == 1
+
+
+def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
+    by_type, outputs = run("prod")
+    roles = {r.name: r for r in by_type["aws:iam/role:Role"]}
+    policies = {r.name: r for r in by_type["aws:iam/rolePolicy:RolePolicy"]}
+    issuer = outputs["oidcIssuer"].removeprefix("https://")
+    for deployment, prefix in (("llm", "llm/"), ("vision", "vision/")):
+        trust = json.loads(roles[f"tf-aws-triton-{deployment}"].inputs["assumeRolePolicy"])
+        (statement,) = trust["Statement"]
+        assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:{deployment}"
+        policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
+        resources = {s["Resource"] for s in policy["Statement"]}
+        assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}
+        assert {s["Action"] for s in policy["Statement"]} == {"s3:ListBucket", "s3:GetObject"}
+        assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
+
+
+def test_autoscaler_release_and_scale_from_zero_tags():
+    by_type, outputs = run("prod")
+    (release,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["chart"] == "cluster-autoscaler"]
+    assert release.inputs["version"] == "9.50.1"
+    assert release.inputs["namespace"] == "kube-system"
+    values = release.inputs["values"]
+    assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == outputs["autoscalerRoleArn"]
+    assert values["extraArgs"]["expander"] == "priority"
+    assert values["expanderPriorities"]["50"] == [".*_spot-.*"]
+    tags = {r.inputs["tag"]["key"]: r for r in by_type["aws:autoscaling/tag:Tag"] if r.name.startswith("tf-aws-h200_spot")}
+    gpu = tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"]
+    assert gpu.inputs["tag"]["value"] == "8"
+    assert gpu.inputs["autoscalingGroupName"].startswith("eks-tf-aws-h200_spot-")
+
+
+def test_existing_vpc_bottlerocket_and_admins():
+    cluster = {
+        "existingVpcId": "vpc-0123456789abcdef0",
+        "existingPrivateSubnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+        "gpuNodeImage": "bottlerocket",
+        "amiReleaseVersion": "1.42.0-a1b2c3d4",
+        "adminPrincipals": ["arn:aws:iam::123456789012:role/platform-admin"],
+    }
+    by_type, _ = run("dev", cluster=cluster)
+    assert "aws:ec2/vpc:Vpc" not in by_type and "aws:ec2/natGateway:NatGateway" not in by_type
+    (group,) = gpu_groups(by_type).values()
+    assert group.inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
+    assert group.inputs["releaseVersion"] == "1.42.0-a1b2c3d4"
+    assert group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+    (template,) = by_type["aws:ec2/launchTemplate:LaunchTemplate"]
+    assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
+    (entry,) = by_type["aws:eks/accessEntry:AccessEntry"]
+    assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
+    (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
+    assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
+
+
+def test_cluster_facts_for_the_kubernetes_layer(stack_config):
+    """The facts the AWS floor hands up: IRSA annotations per deployment and the operator values per node image."""
+    import pulumi
+
+    from components.aws.cloud import AwsCloud
+    from tritonfleet.plan.harness import _Mocks
+
+    pulumi.runtime.set_mocks(_Mocks(), project="tritonfleet", stack="prod", preview=False)
+    config = stack_config("prod")
+    seen = {}
+
+    @pulumi.runtime.test
+    def check():
+        cloud = AwsCloud("t", config)
+        facts = cloud.facts
+        assert facts.gpu_operator_values == {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+        assert set(facts.service_account_annotations) == {"llm", "vision"}
+
+        def record(arn):
+            seen["arn"] = arn
+
+        return facts.service_account_annotations["llm"]["eks.amazonaws.com/role-arn"].apply(record)
+
+    check()
+    assert seen["arn"] == "arn:aws:iam::123456789012:role/t-triton-llm"
