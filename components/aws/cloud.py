@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import EKS_TAINT_EFFECT, pool_node_labels, resource_name
@@ -128,14 +129,20 @@ class AwsCloud(pulumi.ComponentResource):
                 )
 
         repositories = {}
+        self.buckets: dict[str, ModelBucket] = {}
         for bucket in config.model_buckets:
-            s3 = aws.s3.Bucket(
+            self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
-                bucket=resource_name(stack, bucket.name),
-                tags=config.tags,
-                opts=protected,
+                ModelBucketArgs(
+                    bucket_name=resource_name(stack, bucket.name),
+                    noncurrent_version_days=bucket.noncurrent_version_days,
+                    kms_key_id=bucket.kms_key_id,
+                    protected=config.protected,
+                    tags=config.tags,
+                ),
+                opts=child,
             )
-            repositories[bucket.name] = s3.bucket.apply(lambda b: f"s3://{b}")
+            repositories[bucket.name] = self.buckets[bucket.name].uri
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)

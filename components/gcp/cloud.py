@@ -7,6 +7,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.facts import ClusterFacts
+from components.gcp.bucket import ModelBucket, ModelBucketArgs
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import pool_node_labels, resource_name
 from tritonfleet.core.cost import split_capacity
@@ -84,17 +85,21 @@ class GcpCloud(pulumi.ComponentResource):
                 )
 
         repositories = {}
+        self.buckets: dict[str, ModelBucket] = {}
         for bucket in config.model_buckets:
-            gcs = gcp.storage.Bucket(
+            self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
-                name=resource_name(stack, bucket.name),
-                location=config.region.upper(),
-                uniform_bucket_level_access=True,
-                public_access_prevention="enforced",
-                labels=config.tags,
-                opts=protected,
+                ModelBucketArgs(
+                    bucket_name=resource_name(stack, bucket.name),
+                    location=config.region.upper(),
+                    noncurrent_version_days=bucket.noncurrent_version_days,
+                    kms_key_name=bucket.kms_key_id,
+                    protected=config.protected,
+                    labels=config.tags,
+                ),
+                opts=child,
             )
-            repositories[bucket.name] = gcs.name.apply(lambda b: f"gs://{b}")
+            repositories[bucket.name] = self.buckets[bucket.name].uri
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
             lambda args: kubeconfig(args[0], args[1], args[2])
