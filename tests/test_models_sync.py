@@ -132,6 +132,17 @@ def test_a_served_version_is_immutable(s3, repo):
     assert "new version folder" in message
 
 
+def test_dropping_a_version_locally_unpublishes_it_but_leaves_its_files(s3, repo):
+    store = S3Store(RepositoryUri.parse(f"s3://{BUCKET}/models"))
+    sync(repo, store)
+    add_version(repo, 2)
+    shutil.rmtree(repo / MODEL / "1")
+    sync(repo, store)
+    assert served(s3) == [2]
+    keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert f"models/{MODEL}/1/model.py" in keys
+
+
 def test_an_interrupted_sync_leaves_the_served_version_and_the_next_sync_completes_it(s3, repo):
     base = S3Store(RepositoryUri.parse(f"s3://{BUCKET}/models"))
     sync(repo, base)

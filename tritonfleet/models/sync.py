@@ -169,7 +169,7 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
             uploads.append(Upload(relative, size, digest, state, path=path))
         for relative in sorted(model_remote):
             version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
-            if served_before and version in served_before and relative not in local_rels:
+            if served_before and version in served_before and version in model.versions and relative not in local_rels:
                 conflicts.append(f"{relative}: in served version {version} in the bucket but not in {model.directory}")
 
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
