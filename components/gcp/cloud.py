@@ -97,7 +97,7 @@ class GcpCloud(pulumi.ComponentResource):
                     protected=config.protected,
                     labels=config.tags,
                 ),
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider),
             )
             repositories[bucket.name] = self.buckets[bucket.name].uri
 
