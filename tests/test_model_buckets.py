@@ -110,6 +110,7 @@ def test_aws_bucket_resources_are_children_of_the_component_on_the_stack_provide
     for resource in by_type(dev, S3).values():
         assert resource.parent == component.urn
         assert resource.provider.endswith("pulumi:providers:aws::tf-aws-aws")
+        assert resource.inputs["bucket"] == "tf-dev-models"  # every setting names the bucket it configures
 
 
 def test_prod_buckets_are_protected_and_retained_and_dev_ones_are_not(dev, prod):

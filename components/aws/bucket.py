@@ -55,15 +55,16 @@ class ModelBucket(pulumi.ComponentResource):
         keep = pulumi.ResourceOptions(parent=self, protect=args.protected, retain_on_delete=args.protected)
 
         bucket = aws.s3.Bucket(name, bucket=args.bucket_name, force_destroy=False, tags=args.tags, opts=keep)
+        # The settings below name the bucket by `bucket.bucket` (its id on AWS), which the offline plan also knows.
         versioning = aws.s3.BucketVersioning(
             f"{name}-versioning",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
             opts=keep,
         )
         aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-encryption",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rules=[
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
@@ -78,7 +79,7 @@ class ModelBucket(pulumi.ComponentResource):
         )
         public_access_block = aws.s3.BucketPublicAccessBlock(
             f"{name}-public-access-block",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             block_public_acls=True,
             block_public_policy=True,
             ignore_public_acls=True,
@@ -87,19 +88,19 @@ class ModelBucket(pulumi.ComponentResource):
         )
         ownership = aws.s3.BucketOwnershipControls(
             f"{name}-ownership",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
             opts=keep,
         )
         aws.s3.BucketPolicy(
             f"{name}-tls-only",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             policy=bucket.arn.apply(tls_only_policy),
             opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=[public_access_block, ownership])),
         )
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-lifecycle",
-            bucket=bucket.id,
+            bucket=bucket.bucket,
             rules=[
                 aws.s3.BucketLifecycleConfigurationRuleArgs(
                     id="expire-noncurrent-versions",
