@@ -8,6 +8,9 @@ $(VENV)/.installed: pyproject.toml requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[test]'
+	# The real tritonserver binary for tests/test_models_triton.py. --no-deps: only the binary is used, and the wheel's
+	# tritonclient[grpc] requirement pins protobuf 6, which pulumi-policy excludes.
+	$(VENV)/bin/pip install --quiet --no-deps nvidia-pytriton==0.7.0
 	touch $@
 
 .PHONY: install plan test lint

@@ -327,5 +327,103 @@ def preflight(
     out.print("No blockers." + (f" {unknown} check(s) could not be answered (unknown, see above)." if unknown else ""))
 
 
+models_app = typer.Typer(no_args_is_help=True, help="Check Triton model repositories and publish them to a stack's bucket.")
+app.add_typer(models_app, name="models")
+
+
+def _validated(directory: Path, consequence: str = ""):
+    """Validate a repository, print its findings, and exit 1 on any error."""
+    from tritonfleet.models.validate import validate_repository
+
+    report = validate_repository(directory)
+    for finding in report.findings:
+        colour = "red" if finding.severity == "error" else "yellow"
+        err.print(f"[{colour}]{finding.severity}:[/{colour}] {finding.path}: {finding.message}", markup=True, soft_wrap=True)
+    if not report.ok:
+        err.print(f"{len(report.errors)} error(s) in {directory}{consequence}", soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+    return report
+
+
+@models_app.command("validate")
+def models_validate(directory: Annotated[Path, typer.Argument(help="the model repository folder")]) -> None:
+    """Check a Triton model repository the way Triton reads it; exit 1 on any error."""
+    report = _validated(directory)
+    versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
+    out.print(f"{directory}: {len(report.models)} model(s) OK ({versions})")
+
+
+@models_app.command("sync")
+def models_sync(
+    directory: Annotated[Path, typer.Argument(help="the model repository folder")],
+    stack: Annotated[str | None, typer.Option("--stack", "-s", help="publish to this stack's model bucket")] = None,
+    bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or gs://BUCKET[/PREFIX]")] = None,
+    prefix: Annotated[str, typer.Option(help="folder inside the bucket (added after the URI's or deployment's prefix)")] = "",
+    deployment: Annotated[str | None, typer.Option(help="with --stack: this Triton deployment's bucket and prefix")] = None,
+    model_bucket: Annotated[str | None, typer.Option(help="with --stack: the modelBuckets[].name (default: the first)")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; upload nothing")] = False,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Validate, then upload only what changed, publishing each model's config.pbtxt last (see docs/models.md)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    from tritonfleet.models.stack import TargetError, stack_repository
+    from tritonfleet.models.storage import RepositoryUri, StoreError, open_store
+    from tritonfleet.models.sync import SyncError, execute, plan_sync
+    from tritonfleet.plan.project import ProjectError, find_project
+
+    if (stack is None) == (bucket is None):
+        err.print("[red]error:[/red] give exactly one of --stack NAME or --bucket URI", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+    if stack is None and (deployment or model_bucket):
+        err.print("[red]error:[/red] --deployment and --model-bucket need --stack", markup=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+    report = _validated(directory, "; nothing was published.")
+    try:
+        if stack is not None:
+            uri = stack_repository(project_dir or find_project(Path.cwd()), stack, bucket=model_bucket, deployment=deployment,
+                                   prefix=prefix)
+        else:
+            uri = RepositoryUri.parse(bucket or "", prefix)
+        store = open_store(uri)
+        store.check()
+        plan = plan_sync(report, store)
+    except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
+        err.print(f"[red]error:[/red] {error}\nNothing was published.", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+    for model in plan.models:
+        before = "unpublished" if model.served_before is None else f"serves {model.served_before}"
+        change = f"{len(model.uploads)} upload(s), {model.unchanged} unchanged" if model.uploads else "up to date"
+        out.print(f"{model.model}: {change}; {before} -> serves {model.served_after}")
+        for upload in model.uploads:
+            out.print(f"  {upload.reason:8} {upload.relative} ({upload.size} bytes)")
+    for name in plan.remote_only:
+        out.print(f"{name}: in the bucket but not in {directory}; left as it is")
+    if dry_run:
+        out.print(f"Dry run: {len(plan.uploads)} file(s), {plan.total_bytes} bytes would be uploaded to {uri}")
+        return
+    if not plan.uploads:
+        out.print(f"{uri} is up to date.")
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    try:
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("uploading", total=plan.total_bytes)
+            published = execute(
+                plan,
+                store,
+                progress=lambda sent: bar.advance(task, sent),
+                on_file=lambda upload: bar.update(task, description=upload.relative),
+            )
+    except SyncError as error:
+        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
+        raise typer.Exit(130) from None
+    out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
+
+
 def main() -> None:
     app()

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.autoscaler import ClusterAutoscaler
+from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import EksCluster
 from components.aws.gpu_pools import GpuPoolGroups
 from components.aws.identity import TritonIdentities
@@ -51,7 +52,6 @@ class AwsCloud(pulumi.ComponentResource):
         super().__init__("tritonfleet:aws:AwsCloud", name, None, opts)
         provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        protected = pulumi.ResourceOptions(parent=self, provider=provider, protect=config.protected)
         stack = config.stack
 
         network = AwsNetwork(f"{name}-net", config, opts=child)
@@ -76,18 +76,21 @@ class AwsCloud(pulumi.ComponentResource):
             node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
             launch_templates[pool.name] = groups.launch_template.id
 
-        # Model buckets: the model-storage work replaces this call site with its bucket component.
-        buckets: dict[str, aws.s3.Bucket] = {}
         repositories = {}
+        self.buckets: dict[str, ModelBucket] = {}
         for bucket in config.model_buckets:
-            s3 = aws.s3.Bucket(
+            self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
-                bucket=resource_name(stack, bucket.name),
-                tags=config.tags,
-                opts=protected,
+                ModelBucketArgs(
+                    bucket_name=resource_name(stack, bucket.name),
+                    noncurrent_version_days=bucket.noncurrent_version_days,
+                    kms_key_id=bucket.kms_key_id,
+                    protected=config.protected,
+                    tags=config.tags,
+                ),
+                opts=child,
             )
-            buckets[bucket.name] = s3
-            repositories[bucket.name] = s3.bucket.apply(lambda b: f"s3://{b}")
+            repositories[bucket.name] = self.buckets[bucket.name].uri
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
@@ -107,7 +110,7 @@ class AwsCloud(pulumi.ComponentResource):
         identities = TritonIdentities(
             f"{name}-triton",
             config,
-            bucket_arns={bucket_name: bucket.arn for bucket_name, bucket in buckets.items()},
+            bucket_arns={bucket_name: bucket.arn for bucket_name, bucket in self.buckets.items()},
             oidc_provider_arn=eks.oidc_provider.arn,
             issuer_url=eks.issuer_url,
             opts=child,

@@ -11,6 +11,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.facts import ClusterFacts
+from components.gcp.bucket import ModelBucket, ModelBucketArgs
 from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.identity import (
     TRITON_BUCKET_ROLES,
@@ -89,20 +90,24 @@ class GcpCloud(pulumi.ComponentResource):
             specs = gpu_node_pool_specs(config, pool)
             self.node_pool_names[pool.name] = [self._gpu_node_pool(cluster, spec).name for spec in specs]
 
-        buckets: dict[str, gcp.storage.Bucket] = {}
+        repositories = {}
+        self.buckets: dict[str, ModelBucket] = {}
         for bucket in config.model_buckets:
-            buckets[bucket.name] = gcp.storage.Bucket(
+            self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
-                name=resource_name(stack, bucket.name),
-                location=config.region.upper(),
-                uniform_bucket_level_access=True,
-                public_access_prevention="enforced",
-                labels=config.tags,
-                opts=self._protected,
+                ModelBucketArgs(
+                    bucket_name=resource_name(stack, bucket.name),
+                    location=config.region.upper(),
+                    noncurrent_version_days=bucket.noncurrent_version_days,
+                    kms_key_name=bucket.kms_key_id,
+                    protected=config.protected,
+                    labels=config.tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider),
             )
-        repositories = {bucket: gcs.name.apply(lambda b: f"gs://{b}") for bucket, gcs in buckets.items()}
+            repositories[bucket.name] = self.buckets[bucket.name].uri
 
-        annotations, bindings = self._triton_identities(cluster, buckets)
+        annotations, bindings = self._triton_identities(cluster, self.buckets)
 
         kubeconfig_text = pulumi.Output.secret(
             pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
@@ -268,7 +273,7 @@ class GcpCloud(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(self._protected, pulumi.ResourceOptions(delete_before_replace=True)),
         )
 
-    def _triton_identities(self, cluster: gcp.container.Cluster, buckets: dict[str, gcp.storage.Bucket]):
+    def _triton_identities(self, cluster: gcp.container.Cluster, buckets: dict[str, ModelBucket]):
         """Per Triton deployment: a Google service account its Kubernetes ServiceAccount may impersonate, reading one bucket."""
         name, config = self._name, self._config
         annotations: dict[str, dict[str, pulumi.Input[str]]] = {}

@@ -14,26 +14,6 @@ from tests.conftest import STACKS, run_cli
 
 # Mandatory verdicts the shipped stacks still get because the resources that satisfy them belong to other issues.
 # Each entry must still fire (so it is removed the day its issue lands) and nothing else may block.
-PENDING = {
-    **{
-        (stack, policy): "issue 5 adds BucketVersioning, encryption, the public access block and the TLS-only policy"
-        for stack in ("dev", "staging", "prod")
-        for policy in (
-            "s3-bucket-require-encryption",
-            "s3-bucket-require-versioning",
-            "s3-bucket-block-public-access",
-            "s3-bucket-require-tls",
-        )
-    },
-    ("gcp-prod", "gcp-resource-require-cost-labels"): "issue 4: node pools must set nodeConfig.resourceLabels",
-    (
-        "gcp-prod",
-        "gpu-stack-limit-total-gpus",
-    ): "issue 4: regional node pools use per-zone autoscaling counts without nodeLocations",
-    ("gcp-prod", "spot-serving-pool-require-on-demand-base"): "issue 4: same per-zone counts, so the on-demand base is unknown",
-}
-
-
 def _blocking(document: dict) -> set[str]:
     return {v["policy"] for v in document["policy"]["verdicts"] if v["enforcement"] == "mandatory"}
 
@@ -43,9 +23,8 @@ def test_shipped_stack_passes_its_policy_config(stack, tmp_path):
     done = run_cli("plan", "--stack", stack, "--json", str(tmp_path / "plan.json"))
     document = json.loads((tmp_path / "plan.json").read_text())
     assert document["policy"]["directCallsAgree"] is True
-    pending = {policy for (s, policy) in PENDING if s == stack}
-    assert _blocking(document) == pending, "a new mandatory violation, or a pending one was fixed: update PENDING"
-    assert done.returncode == (2 if pending else 0), done.stdout + done.stderr
+    assert _blocking(document) == set(), done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_policy_section_is_deterministic(tmp_path):

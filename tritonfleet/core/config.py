@@ -18,7 +18,13 @@ from pydantic.alias_generators import to_camel
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import CONFIG_NAMESPACE, GKE_NO_DEVICE_PLUGIN_LABEL, RESERVED_LABEL_DOMAINS, is_reserved_label
+from tritonfleet.core.conventions import (
+    CONFIG_NAMESPACE,
+    GKE_NO_DEVICE_PLUGIN_LABEL,
+    RESERVED_LABEL_DOMAINS,
+    is_reserved_label,
+    resource_name,
+)
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
@@ -451,6 +457,7 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
         if bucket.name in bucket_names:
             add(f"modelBuckets[{i}].name", bucket.name, "a bucket name not used by another bucket", f"{bucket.name}-2")
         bucket_names.append(bucket.name)
+        _check_bucket(bucket, f"modelBuckets[{i}]", cloud, stack, add)
 
     seen: set[str] = set()
     raw_deployments = data.get("tritonDeployments") if isinstance(data.get("tritonDeployments"), list) else []
@@ -604,6 +611,32 @@ def _check_pool_zones(pool: GpuPool, at: str, cloud: str | None, region, stack_z
             "exactly one zone: the availability zone of the capacity block (its nodes can only launch there)",
             stack_zones[:1] or ["<zone>"],
         )
+
+
+BUCKET_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$"  # what both S3 and GCS accept (no dots)
+KMS_KEY_PATTERN = {
+    "aws": r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$",
+    "gcp": r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/[a-z0-9-]+/keyRings/[A-Za-z0-9_-]+/cryptoKeys/[A-Za-z0-9_-]+$",
+}
+KMS_KEY_EXAMPLE = {
+    "aws": "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    "gcp": "projects/my-project/locations/us-central1/keyRings/models/cryptoKeys/models",
+}
+
+
+def _check_bucket(bucket: ModelBucket, at: str, cloud: str | None, stack: str, add) -> None:
+    physical = resource_name(stack, bucket.name)
+    if not re.match(BUCKET_NAME_PATTERN, physical) or "google" in physical:
+        add(
+            f"{at}.name",
+            bucket.name,
+            f"a name that makes the bucket name '{physical}' valid on S3 and GCS: 3..63 lower-case letters, digits and '-',"
+            " without 'google' (the stack name is part of it)",
+            "models",
+        )
+    if cloud and bucket.kms_key_id and not re.match(KMS_KEY_PATTERN[cloud], bucket.kms_key_id):
+        kind = "a KMS key or alias ARN" if cloud == "aws" else "a Cloud KMS key name"
+        add(f"{at}.kmsKeyId", bucket.kms_key_id, f"{kind} such as {KMS_KEY_EXAMPLE[cloud]}, or unset", KMS_KEY_EXAMPLE[cloud])
 
 
 def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:

@@ -1,0 +1,50 @@
+"""A GCS model bucket: uniform access, public access prevention, versioning, soft delete, noncurrent-version expiry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+# GCS keeps deleted objects restorable this long (its default; allowed 7 to 90 days, or 0 to turn it off).
+SOFT_DELETE_SECONDS = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class ModelBucketArgs:
+    bucket_name: str  # the physical name, deterministic per stack
+    location: str
+    noncurrent_version_days: int
+    kms_key_name: str | None = None  # projects/P/locations/L/keyRings/R/cryptoKeys/K
+    protected: bool = False  # protect and retain on delete (prod)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class ModelBucket(pulumi.ComponentResource):
+    def __init__(self, name: str, args: ModelBucketArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("tritonfleet:gcp:ModelBucket", name, None, opts)
+        bucket = gcp.storage.Bucket(
+            name,
+            name=args.bucket_name,
+            location=args.location,
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            force_destroy=False,
+            versioning=gcp.storage.BucketVersioningArgs(enabled=True),
+            soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(retention_duration_seconds=SOFT_DELETE_SECONDS),
+            lifecycle_rules=[
+                gcp.storage.BucketLifecycleRuleArgs(
+                    action=gcp.storage.BucketLifecycleRuleActionArgs(type="Delete"),
+                    condition=gcp.storage.BucketLifecycleRuleConditionArgs(
+                        days_since_noncurrent_time=args.noncurrent_version_days, with_state="ARCHIVED"
+                    ),
+                )
+            ],
+            encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key_name) if args.kms_key_name else None,
+            labels=args.labels,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protected, retain_on_delete=args.protected),
+        )
+        self.name = bucket.name
+        self.uri = bucket.name.apply(lambda b: f"gs://{b}")
+        self.register_outputs({"name": self.name, "uri": self.uri})

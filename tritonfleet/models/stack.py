@@ -1,0 +1,46 @@
+"""Which bucket and prefix a stack's Triton reads, from the stack's config alone (no cloud call, no Pulumi state).
+
+Assumption: the bucket's physical name is the deterministic `resource_name(stack, bucket.name)` that the
+ModelBucket components set explicitly (no auto-naming suffix), so config and deployed bucket always agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.conventions import resource_name
+from tritonfleet.models.storage import RepositoryUri, join_prefix
+from tritonfleet.plan.project import load_project, stack_config
+
+SCHEME = {"aws": "s3", "gcp": "gs"}
+
+
+class TargetError(Exception):
+    """The stack has no such bucket or deployment."""
+
+
+def stack_repository(
+    project_dir: Path, stack: str, *, bucket: str | None = None, deployment: str | None = None, prefix: str = ""
+) -> RepositoryUri:
+    """The repository URI for a stack: a deployment's bucket and modelPrefix, or a named bucket (default: the first)."""
+    raw, _ = stack_config(load_project(project_dir), stack)
+    config = load_stack_config(raw, stack)  # raises ConfigError listing every problem
+    deployment_prefix = ""
+    if deployment is not None:
+        found = next((d for d in config.triton_deployments if d.name == deployment), None)
+        if found is None:
+            names = ", ".join(d.name for d in config.triton_deployments) or "none"
+            raise TargetError(f"stack '{stack}' has no Triton deployment '{deployment}' (deployments: {names})")
+        if bucket is not None and bucket != config.bucket_for(found).name:
+            raise TargetError(f"deployment '{deployment}' reads bucket '{config.bucket_for(found).name}', not '{bucket}'")
+        chosen = config.bucket_for(found)
+        deployment_prefix = found.model_prefix
+    elif bucket is not None:
+        chosen = next((b for b in config.model_buckets if b.name == bucket), None)
+        if chosen is None:
+            names = ", ".join(b.name for b in config.model_buckets)
+            raise TargetError(f"stack '{stack}' has no model bucket '{bucket}' (buckets: {names})")
+    else:
+        chosen = config.model_buckets[0]
+    return RepositoryUri(SCHEME[config.cloud], resource_name(stack, chosen.name), join_prefix(deployment_prefix, prefix))

@@ -1,0 +1,251 @@
+"""Publish a validated model repository to a bucket so that Triton never sees a half-uploaded version.
+
+The scheme (docs/models.md explains it in full):
+1. Only files whose SHA-256 differs from the one stored with the object are uploaded (which also makes a re-run
+   after an interruption resume where it stopped).
+2. A version folder the bucket already serves is immutable: changing its files is refused; publish a new number.
+3. Per model, new and changed version files go first (the file the backend loads last), then files at the model
+   root, and `config.pbtxt` last. The uploaded config.pbtxt pins `version_policy { specific { versions } }` to the
+   versions the local policy selects, so Triton, whatever its model control mode, loads only versions whose files
+   were complete before that single PUT made them visible.
+4. The new config.pbtxt must carry a later (whole-second) Last-Modified than every file uploaded before it, or
+   Triton's poll mode, which compares modification times, could miss the switch; sync re-uploads it if not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import text_format
+
+from tritonfleet.models.storage import RemoteObject, RepositoryUri, Store, StoreError
+from tritonfleet.models.validate import CONFIG_FILE, Model, Report, parse_config, version_number
+
+PUBLISHED_HEADER = (
+    "# Published by `tritonfleet models sync`. version_policy pins the versions whose upload completed before this\n"
+    "# file was written; see docs/models.md. Edit the source config.pbtxt, not this copy.\n"
+)
+CONFIG_RETRIES = 4  # the store's clock may be ahead of ours by a fraction of a second
+
+
+class SyncError(Exception):
+    """The repository could not be published; the message says what the bucket still serves and how to resume."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    relative: str  # path under the repository root, '/'-separated: "add/1/model.py"
+    size: int
+    sha256: str
+    reason: str  # "new" or "changed"
+    path: Path | None = None  # a local file, or
+    data: bytes | None = None  # generated content (the published config.pbtxt)
+
+
+@dataclass
+class ModelPlan:
+    model: str
+    uploads: list[Upload]  # in publish order; config.pbtxt, when it changes, is last
+    unchanged: int
+    served_before: list[int] | None  # versions the bucket's config.pbtxt serves; None when the model is not published
+    served_after: list[int]
+
+
+@dataclass
+class SyncPlan:
+    uri: RepositoryUri
+    models: list[ModelPlan]
+    remote_only: list[str] = field(default_factory=list)  # model folders in the bucket but not in DIR: left alone
+
+    @property
+    def uploads(self) -> list[Upload]:
+        return [u for m in self.models for u in m.uploads]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(u.size for u in self.uploads)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def published_config(model: Model) -> bytes:
+    """The config.pbtxt sync uploads: the model's own, with version_policy pinned to the versions it serves."""
+    config = type(model.config)()
+    config.CopyFrom(model.config)
+    config.version_policy.specific.versions[:] = model.served_versions
+    return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
+
+
+def local_files(model: Model) -> list[Path]:
+    """Every file of the model folder that Triton could read (skips hidden entries and __pycache__)."""
+    files = []
+    for path in sorted(model.directory.rglob("*")):
+        parts = path.relative_to(model.directory).parts
+        if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in parts):
+            files.append(path)
+    return files
+
+
+def _publish_order(model: Model, relative: str) -> tuple:
+    """Version folders first (ascending; the backend's entry file last in each), then model-root files."""
+    parts = relative.split("/")[1:]  # below the model folder
+    version = version_number(parts[0]) if len(parts) > 1 else None
+    if version is None:
+        return (1, 0, 0, relative)
+    in_entry = model.entry is not None and "/".join(parts[1:]).startswith(model.entry)
+    return (0, version, int(in_entry), relative)
+
+
+def served_by_config(text: bytes | None, remote_versions: Iterable[int]) -> list[int] | None:
+    """Versions a bucket's config.pbtxt makes Triton serve; all remote versions when it cannot be read."""
+    if text is None:
+        return None
+    present = sorted(set(remote_versions))
+    try:
+        config = parse_config(text.decode())
+    except (text_format.ParseError, UnicodeDecodeError):
+        return present
+    policy = config.version_policy
+    choice = policy.WhichOneof("policy_choice")
+    if choice == "specific":
+        return sorted(set(policy.specific.versions))
+    if choice == "all":
+        return present
+    count = policy.latest.num_versions if choice == "latest" else 1
+    return present[-count:] if count > 0 else []
+
+
+def _ordered_models(models: list[Model]) -> list[Model]:
+    """Ensembles last, so the models they call are published before them."""
+    return sorted(models, key=lambda m: (m.backend == "ensemble", m.name))
+
+
+def plan_sync(report: Report, store: Store) -> SyncPlan:
+    """Compare the local repository with the bucket; raise SyncError when a served version would change."""
+    uri = store.uri
+    remote = store.list(uri.prefix)
+    remote_models = {key[len(uri.prefix) :].split("/")[0] for key in remote if "/" in key[len(uri.prefix) :]}
+    plans: list[ModelPlan] = []
+    conflicts: list[str] = []
+
+    for model in _ordered_models(report.models):
+        model_remote = {k[len(uri.prefix) :]: v for k, v in remote.items() if k.startswith(uri.key(model.name + "/"))}
+        remote_versions = {
+            number
+            for rel in model_remote
+            if len(rel.split("/")) > 2 and (number := version_number(rel.split("/")[1])) is not None
+        }
+        config_rel = f"{model.name}/{CONFIG_FILE}"
+        served_before = served_by_config(
+            store.read(uri.key(config_rel)) if config_rel in model_remote else None, remote_versions
+        )
+        uploads: list[Upload] = []
+        unchanged = 0
+        local_rels: set[str] = set()
+        for path in local_files(model):
+            relative = f"{model.name}/{path.relative_to(model.directory).as_posix()}"
+            if relative == config_rel:
+                continue
+            local_rels.add(relative)
+            digest = sha256_file(path)
+            size = path.stat().st_size
+            state = _state(store, uri.key(relative), model_remote.get(relative), size, digest)
+            if state == "unchanged":
+                unchanged += 1
+                continue
+            version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
+            if served_before and version in served_before:
+                conflicts.append(f"{relative}: {state} in version {version}, which the bucket serves")
+            uploads.append(Upload(relative, size, digest, state, path=path))
+        for relative in sorted(model_remote):
+            version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
+            if served_before and version in served_before and version in model.versions and relative not in local_rels:
+                conflicts.append(f"{relative}: in served version {version} in the bucket but not in {model.directory}")
+
+        uploads.sort(key=lambda u: _publish_order(model, u.relative))
+        config = published_config(model)
+        digest = hashlib.sha256(config).hexdigest()
+        state = _state(store, uri.key(config_rel), model_remote.get(config_rel), len(config), digest)
+        if state == "unchanged":
+            unchanged += 1
+        else:
+            uploads.append(Upload(config_rel, len(config), digest, state, data=config))
+        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions))
+
+    if conflicts:
+        listed = "\n".join(f"  - {c}" for c in conflicts)
+        raise SyncError(
+            "refusing to change versions Triton may be serving (a version is immutable once published; "
+            f"copy the change into a new version folder instead):\n{listed}"
+        )
+    local_names = {m.name for m in report.models}
+    return SyncPlan(uri, plans, sorted(remote_models - local_names))
+
+
+def _state(store: Store, key: str, remote: RemoteObject | None, size: int, digest: str) -> str:
+    if remote is None:
+        return "new"
+    if remote.size != size:
+        return "changed"
+    known = remote.sha256 if remote.sha256 is not None else store.sha256(key)
+    return "unchanged" if known == digest else "changed"
+
+
+def execute(
+    plan: SyncPlan,
+    store: Store,
+    *,
+    progress: Callable[[int], None] | None = None,
+    on_file: Callable[[Upload], None] | None = None,
+    wait: Callable[[], None] | None = None,
+) -> list[str]:
+    """Upload in publish order; returns the models published. On failure, SyncError says what is still served."""
+    published: list[str] = []
+    for model in plan.models:
+        if not model.uploads:
+            continue
+        last_payload: str | None = None
+        try:
+            for upload in model.uploads:
+                if on_file:
+                    on_file(upload)
+                key = plan.uri.key(upload.relative)
+                if upload.data is not None and upload.relative.endswith(f"/{CONFIG_FILE}"):
+                    _publish_config(store, key, upload, last_payload, progress, wait or _wait_for_next_second)
+                else:
+                    store.upload(key, upload.sha256, path=upload.path, data=upload.data, progress=progress)
+                    last_payload = key
+        except StoreError as exc:
+            served = "nothing" if model.served_before is None else f"versions {model.served_before}"
+            done = f" Published in this run: {', '.join(published)}." if published else ""
+            raise SyncError(
+                f"{exc}\nModel '{model.model}' was not published; the bucket still serves {served} for it.{done}\n"
+                "Run the same command again to resume: files already uploaded are not sent twice."
+            ) from None
+        published.append(model.model)
+    return published
+
+
+def _wait_for_next_second() -> None:
+    time.sleep(1.01 - time.time() % 1.0)
+
+
+def _publish_config(store: Store, key: str, upload: Upload, after: str | None, progress, wait: Callable[[], None]) -> None:
+    """Upload config.pbtxt so its Last-Modified second is later than that of the files uploaded before it."""
+    floor = int(store.modified(after).timestamp()) if after else None
+    for attempt in range(CONFIG_RETRIES):
+        store.upload(key, upload.sha256, data=upload.data, progress=None if attempt else progress)
+        if floor is None or int(store.modified(key).timestamp()) > floor:
+            return
+        wait()
+    raise StoreError(f"{key} keeps the same Last-Modified second as the files before it; Triton's poll mode could miss it")

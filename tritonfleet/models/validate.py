@@ -1,0 +1,277 @@
+"""Check a Triton model repository the way Triton reads it, with Triton's own ModelConfig protobuf.
+
+A repository is a folder with one sub-folder per model; each model has a `config.pbtxt` and numeric version
+folders holding the file its backend loads (`model.onnx`, `model.plan`, `model.py`, ...). Every problem is a
+Finding with the path it is about; `errors` are what Triton would refuse or silently ignore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from google.protobuf import text_format
+
+# tritonclient's generated ModelConfig (Triton's model_config.proto); its gencode must suit the protobuf runtime
+# pinned in pyproject.toml, which is why tritonclient is pinned to the release matching the Triton image.
+from tritonclient.grpc import model_config_pb2
+
+CONFIG_FILE = "config.pbtxt"
+
+# The file (or folder) each backend loads from a version folder when default_model_filename is not set.
+DEFAULT_MODEL_FILE = {
+    "onnxruntime": "model.onnx",
+    "tensorrt": "model.plan",
+    "pytorch": "model.pt",
+    "python": "model.py",
+    "openvino": "model.xml",
+    "vllm": "model.json",
+}
+TENSORFLOW_MODEL_FILE = {"tensorflow_savedmodel": "model.savedmodel", "tensorflow_graphdef": "model.graphdef"}
+PLATFORM_BACKEND = {
+    "onnxruntime_onnx": "onnxruntime",
+    "tensorrt_plan": "tensorrt",
+    "pytorch_libtorch": "pytorch",
+    "tensorflow_savedmodel": "tensorflow",
+    "tensorflow_graphdef": "tensorflow",
+    "ensemble": "ensemble",
+}
+FOLDER_MODELS = {"model.savedmodel"}  # entries that must be folders, not files
+
+Kind = model_config_pb2.ModelInstanceGroup.Kind
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: Literal["error", "warning"]
+    path: Path
+    message: str
+
+    def render(self) -> str:
+        return f"{self.severity}: {self.path}: {self.message}"
+
+
+@dataclass
+class Model:
+    """A model whose config parsed: what sync needs to publish it."""
+
+    name: str
+    directory: Path
+    config: model_config_pb2.ModelConfig
+    backend: str  # the resolved backend ("ensemble" for ensembles, "" when neither backend nor platform is set)
+    versions: list[int]  # numeric version folders, ascending
+    entry: str | None  # the file/folder Triton loads from each version folder; None for ensembles and unknown backends
+
+    @property
+    def served_versions(self) -> list[int]:
+        """The versions Triton serves under this config's version_policy (default: the latest one)."""
+        policy = self.config.version_policy
+        choice = policy.WhichOneof("policy_choice")
+        if choice == "all":
+            return list(self.versions)
+        if choice == "specific":
+            return sorted(v for v in set(policy.specific.versions) if v in self.versions)
+        count = policy.latest.num_versions if choice == "latest" else 1
+        return self.versions[-count:] if count > 0 else []
+
+
+@dataclass
+class Report:
+    root: Path
+    models: list[Model] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def parse_config(text: str) -> model_config_pb2.ModelConfig:
+    """Parse config.pbtxt text; raises google.protobuf.text_format.ParseError with line and column."""
+    return text_format.Parse(text, model_config_pb2.ModelConfig())
+
+
+def resolve_backend(config: model_config_pb2.ModelConfig) -> str:
+    return config.backend or PLATFORM_BACKEND.get(config.platform, "")
+
+
+def entry_file(config: model_config_pb2.ModelConfig, backend: str) -> str | None:
+    if backend == "ensemble":
+        return None
+    if config.default_model_filename:
+        return config.default_model_filename
+    if backend == "tensorflow":
+        return TENSORFLOW_MODEL_FILE.get(config.platform, "model.savedmodel")
+    return DEFAULT_MODEL_FILE.get(backend)
+
+
+def version_number(name: str) -> int | None:
+    """The version a folder name stands for, or None when Triton would ignore the folder."""
+    if name.isdigit() and not (len(name) > 1 and name.startswith("0")) and int(name) > 0:
+        return int(name)
+    return None
+
+
+def validate_repository(root: Path) -> Report:
+    report = Report(root=root)
+    if not root.exists():
+        report.findings.append(Finding("error", root, "no such directory"))
+        return report
+    if not root.is_dir():
+        report.findings.append(Finding("error", root, "not a directory: a model repository is a folder of model folders"))
+        return report
+    entries = sorted(root.iterdir())
+    for entry in entries:
+        if entry.is_file():
+            report.findings.append(Finding("warning", entry, "Triton ignores files at the repository root"))
+    model_dirs = [e for e in entries if e.is_dir()]
+    if not model_dirs:
+        report.findings.append(Finding("error", root, "no model folders: expect <model>/config.pbtxt and <model>/<version>/"))
+    for directory in model_dirs:
+        model, findings = _check_model(directory)
+        report.findings.extend(findings)
+        if model is not None:
+            report.models.append(model)
+    report.findings.extend(_check_ensembles(report.models))
+    return report
+
+
+def _check_model(directory: Path) -> tuple[Model | None, list[Finding]]:
+    findings: list[Finding] = []
+
+    def error(path: Path, message: str) -> None:
+        findings.append(Finding("error", path, message))
+
+    def warn(path: Path, message: str) -> None:
+        findings.append(Finding("warning", path, message))
+
+    config_path = directory / CONFIG_FILE
+    if not config_path.is_file():
+        error(config_path, "missing: every model needs a config.pbtxt (tritonfleet does not rely on auto-complete)")
+        return None, findings
+    try:
+        config = parse_config(config_path.read_text(encoding="utf-8"))
+    except text_format.ParseError as exc:
+        error(config_path, f"malformed: {exc}")
+        return None, findings
+    except UnicodeDecodeError:
+        error(config_path, "malformed: not UTF-8 text")
+        return None, findings
+
+    if config.name and config.name != directory.name:
+        error(config_path, f"name is '{config.name}' but the folder is '{directory.name}': Triton requires them to match")
+
+    backend = resolve_backend(config)
+    if not backend:
+        error(config_path, "neither backend nor platform is set (e.g. backend: \"onnxruntime\" or \"python\")")
+    elif config.backend and config.platform and PLATFORM_BACKEND.get(config.platform, config.backend) != config.backend:
+        error(config_path, f"platform '{config.platform}' does not belong to backend '{config.backend}'")
+    entry = entry_file(config, backend) if backend else None
+    if backend and backend != "ensemble" and entry is None:
+        warn(config_path, f"backend '{backend}' is not one tritonfleet knows; its model files were not checked")
+
+    versions: list[int] = []
+    for child in sorted(directory.iterdir()):
+        if not child.is_dir():
+            continue
+        number = version_number(child.name)
+        if number is None:
+            error(child, "not a version folder: Triton loads only positive integer folder names (1, 2, ...) and ignores this one")
+            continue
+        versions.append(number)
+        if entry is not None:
+            target = child / entry
+            if not target.exists():
+                error(target, f"missing: backend '{backend}' loads {entry} from every version folder")
+            elif entry in FOLDER_MODELS and not target.is_dir():
+                error(target, f"{entry} must be a folder")
+        elif backend == "ensemble" and any(child.iterdir()):
+            warn(child, "an ensemble's version folder holds no files; Triton ignores these")
+    versions.sort()
+    if not versions:
+        error(directory, "no version folder: add at least <model>/1/ (an empty one for an ensemble)")
+
+    findings.extend(_check_version_policy(config, versions, config_path))
+    findings.extend(_check_batching(config, config_path))
+    findings.extend(_check_instance_groups(config, backend, config_path))
+    findings.extend(_check_tensors(config, config_path))
+    if any(f.severity == "error" for f in findings):
+        return None, findings
+    return Model(directory.name, directory, config, backend, versions, entry), findings
+
+
+def _check_version_policy(config, versions: list[int], path: Path) -> Iterable[Finding]:
+    policy = config.version_policy
+    choice = policy.WhichOneof("policy_choice")
+    if choice == "specific":
+        if not policy.specific.versions:
+            yield Finding("error", path, "version_policy.specific lists no versions")
+        for missing in sorted(set(policy.specific.versions) - set(versions)):
+            yield Finding("error", path, f"version_policy.specific names version {missing}, which has no folder")
+    elif choice == "latest" and policy.latest.num_versions < 1:
+        yield Finding("error", path, "version_policy.latest.num_versions must be at least 1")
+
+
+def _check_batching(config, path: Path) -> Iterable[Finding]:
+    if config.max_batch_size < 0:
+        yield Finding("error", path, "max_batch_size must be 0 (no batching) or positive")
+        return
+    if config.HasField("dynamic_batching"):
+        if config.max_batch_size == 0:
+            yield Finding("error", path, "dynamic_batching needs max_batch_size > 0 (0 means the model cannot batch)")
+        for size in config.dynamic_batching.preferred_batch_size:
+            if size < 1 or size > config.max_batch_size > 0:
+                yield Finding("error", path, f"preferred_batch_size {size} is not in 1..{config.max_batch_size} (max_batch_size)")
+    elif config.max_batch_size > 0 and not config.HasField("sequence_batching") and resolve_backend(config) != "ensemble":
+        yield Finding("warning", path, "max_batch_size > 0 without dynamic_batching: Triton will not combine requests")
+
+
+def _check_instance_groups(config, backend: str, path: Path) -> Iterable[Finding]:
+    if backend == "ensemble" and config.instance_group:
+        yield Finding("warning", path, "instance_group has no effect on an ensemble")
+        return
+    for i, group in enumerate(config.instance_group):
+        at = f"instance_group[{i}]"
+        if group.count < 0:
+            yield Finding("error", path, f"{at}.count must not be negative (0 or unset means 1)")
+        if group.gpus and group.kind not in (Kind.KIND_GPU, Kind.KIND_AUTO):
+            yield Finding("error", path, f"{at} lists gpus but its kind is {Kind.Name(group.kind)}; use KIND_GPU")
+        if any(gpu < 0 for gpu in group.gpus):
+            yield Finding("error", path, f"{at}.gpus must be GPU indices >= 0")
+
+
+def _check_tensors(config, path: Path) -> Iterable[Finding]:
+    for section, tensors in (("input", config.input), ("output", config.output)):
+        seen: set[str] = set()
+        for tensor in tensors:
+            label = f"{section} '{tensor.name}'"
+            if not tensor.name:
+                yield Finding("error", path, f"an {section} has no name")
+            if tensor.name in seen:
+                yield Finding("error", path, f"{label} is declared twice")
+            seen.add(tensor.name)
+            if tensor.data_type == model_config_pb2.DataType.TYPE_INVALID:
+                yield Finding("error", path, f"{label} has no data_type (e.g. TYPE_FP32)")
+            if any(d < -1 or d == 0 for d in tensor.dims):
+                yield Finding("error", path, f"{label} has dims {list(tensor.dims)}: each must be positive or -1 (variable)")
+
+
+def _check_ensembles(models: list[Model]) -> Iterable[Finding]:
+    names = {m.name for m in models}
+    for model in models:
+        if model.backend != "ensemble":
+            continue
+        path = model.directory / CONFIG_FILE
+        steps = model.config.ensemble_scheduling.step
+        if not steps:
+            yield Finding("error", path, "an ensemble needs ensemble_scheduling with at least one step")
+        for step in steps:
+            if step.model_name not in names:
+                message = f"step model '{step.model_name}' is not in this repository (it must be in another one)"
+                yield Finding("warning", path, message)
