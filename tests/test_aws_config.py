@@ -87,8 +87,14 @@ def test_admin_principals_are_iam_arns():
 
 
 def test_aws_only_cluster_keys_on_gcp():
-    found = problems("gcp-prod", cluster={"zones": ["us-central1-a", "us-central1-b"], "gpuNodeImage": "bottlerocket"})
-    assert "AWS setting" in found["cluster.gpuNodeImage"]
+    cluster = {
+        "zones": ["us-central1-a", "us-central1-b"],
+        "gpuNodeImage": "bottlerocket",
+        "amiReleaseVersion": "1.33.5-20251120",
+    }
+    found = problems("gcp-prod", cluster=cluster)
+    assert found["cluster.gpuNodeImage"] == "on gcp: COS_CONTAINERD or UBUNTU_CONTAINERD"
+    assert "AWS only" in found["cluster.amiReleaseVersion"]
 
 
 def test_problem_message_has_the_fix_command():

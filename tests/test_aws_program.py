@@ -148,7 +148,7 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
     for deployment, prefix in (("llm", "llm/"), ("vision", "vision/")):
         trust = json.loads(roles[f"tf-aws-triton-{deployment}"].inputs["assumeRolePolicy"])
         (statement,) = trust["Statement"]
-        assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:{deployment}"
+        assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:triton-{deployment}"
         policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
         resources = {s["Resource"] for s in policy["Statement"]}
         assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}

@@ -49,6 +49,7 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
 
     edit_stack(repo, "dev", more_nodes)
     edit_stack(repo, "dev", lambda config: None, new_name="qa")
+    (repo / "policies" / "config" / "qa.json").write_text((repo / "policies" / "config" / "dev.json").read_text())
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "head: dev grows, qa appears")
 

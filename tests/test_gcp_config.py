@@ -79,9 +79,7 @@ def test_bad_gke_values_name_the_allowed_ones(key, value):
     assert "pulumi config set --path" in message
 
 
-@pytest.mark.parametrize(
-    ("key", "value"), [("gpuDriver", "operator"), ("releaseChannel", "STABLE"), ("gpuNodeImage", "COS_CONTAINERD")]
-)
+@pytest.mark.parametrize(("key", "value"), [("gpuDriver", "operator"), ("releaseChannel", "STABLE")])
 def test_gke_only_keys_are_rejected_on_aws(key, value):
     aws = decoded("dev")
     aws["cluster"][key] = value
@@ -90,12 +88,21 @@ def test_gke_only_keys_are_rejected_on_aws(key, value):
     assert "GKE only" in found[0].allowed and "pulumi config rm --path 'tritonfleet:cluster." in message
 
 
+def test_a_gke_node_image_is_rejected_on_aws():
+    aws = decoded("dev")
+    aws["cluster"]["gpuNodeImage"] = "COS_CONTAINERD"
+    found, message = problems(aws, "dev")
+    assert [(p.key, p.allowed) for p in found] == [("cluster.gpuNodeImage", "on aws: al2023 or bottlerocket")]
+    assert "pulumi config set --path 'tritonfleet:cluster.gpuNodeImage' al2023" in message
+
+
 def test_pool_zones_must_be_in_the_region():
     data = decoded("gcp-prod")
     data["gpuPools"][1]["zones"] = ["europe-west4-b"]
     data["cluster"]["zones"] = ["us-central1-a", "us-east1-b"]
     found, _ = problems(data, "gcp-prod")
-    assert {p.key for p in found} == {"gpuPools[1].zones[0]", "cluster.zones[1]"}
+    # h200-spot's us-central1-b is a zone of the region but no longer one of the cluster's
+    assert {p.key for p in found} == {"gpuPools[1].zones[0]", "gpuPools[2].zones[0]", "cluster.zones[1]"}
 
 
 def test_l40s_on_gcp_names_the_alternatives():

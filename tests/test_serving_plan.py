@@ -25,8 +25,10 @@ def test_release_names_are_pinned(stack, stack_config):
     names = set(releases(stack))
     expected = {conventions.triton_release_name(d.name) for d in config.triton_deployments}
     if config.monitoring.enabled:
-        expected.add(conventions.PROMETHEUS_ADAPTER_RELEASE)
+        expected |= {conventions.PROMETHEUS_ADAPTER_RELEASE, conventions.KUBE_PROMETHEUS_STACK_RELEASE}
     expected.add(conventions.GPU_OPERATOR_RELEASE)  # on GKE too: DCGM metrics and GPU feature discovery
+    if config.cloud == "aws":
+        expected.add("cluster-autoscaler")  # GKE autoscales node pools itself
     assert names == expected
 
 

@@ -12,6 +12,7 @@ from policy_cases import ROOT, compliant_plan, find
 
 from tests.conftest import STACKS, run_cli
 
+
 # Mandatory verdicts the shipped stacks still get because the resources that satisfy them belong to other issues.
 # Each entry must still fire (so it is removed the day its issue lands) and nothing else may block.
 def _blocking(document: dict) -> set[str]:
@@ -87,7 +88,7 @@ def _crafted_plan(edit):
 
 CRAFTED_PLANS = {
     "untainted": (
-        lambda p: find(p, "aws:eks/nodeGroup:NodeGroup", "h200-spot")["inputs"].update(taints=[]),
+        lambda p: find(p, "aws:eks/nodeGroup:NodeGroup", "h200_spot")["inputs"].update(taints=[]),
         "gpu-pool-require-gpu-taint",
     ),
     "public-bucket": (

@@ -101,7 +101,7 @@ def with_config_map(plan):
 
 def gke_operator_mode(label=True, image="UBUNTU_CONTAINERD", driver=True, operator=True):
     def mutate(plan):
-        for pool in [r for r in plan["resources"] if r["type"] == NP]:
+        for pool in [r for r in plan["resources"] if r["type"] == NP and "guestAccelerators" in r["inputs"]["nodeConfig"]]:
             node = pool["inputs"]["nodeConfig"]
             for accelerator in node["guestAccelerators"]:
                 accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] = "INSTALLATION_DISABLED"
@@ -126,13 +126,13 @@ def config_change(policy, **properties):
 CASES = {
     "disallowed-instance-type": (
         "prod",
-        _set((NG, "h200-spot", "instanceTypes", ["p5.48xlarge"])),
+        _set((NG, "h200_spot", "instanceTypes", ["p5.48xlarge"])),
         None,
         {"gpu-pool-allowed-instance-types": "uses instance type p5.48xlarge"},
     ),
     "untainted-node-group": (
         "prod",
-        _set((NG, "l40s-spot", "taints", [])),
+        _set((NG, "l40s_spot", "taints", [])),
         None,
         {"gpu-pool-require-gpu-taint": "lacks the GPU taint nvidia.com/gpu=true:NoSchedule"},
     ),
@@ -147,7 +147,7 @@ CASES = {
     ),
     "too-many-gpus": (
         "prod",
-        _set((NG, "h200-spot", "scalingConfig.maxSize", 4)),
+        _set((NG, "h200_spot", "scalingConfig.maxSize", 4)),
         None,
         {"gpu-stack-limit-total-gpus": "can run 48 GPUs"},
     ),
@@ -171,19 +171,19 @@ CASES = {
     ),
     "unpriced-type": (
         "prod",
-        _set((NG, "h200-spot", "instanceTypes", ["p6-b200.48xlarge"])),
+        _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])),
         None,
         {"cost-stack-warn-monthly-budget": "Cannot verify the monthly budget"},
     ),
     "on-demand-in-dev": (
         "dev",
-        _set((NG, "l40s-spot", "capacityType", "ON_DEMAND")),
+        _set((NG, "l40s_spot", "capacityType", "ON_DEMAND")),
         None,
-        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$2,717.06/month"},
+        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$4,386.19/month"},
     ),
     "spot-only-serving-pool": (
         "prod",
-        _set((NG, "h200-on-demand", "capacityType", "SPOT")),
+        _set((NG, "h200_on-demand", "capacityType", "SPOT")),
         None,
         {"spot-serving-pool-require-on-demand-base": "Pool 'h200' serves Triton release 'tf-triton-llm' with 0 non-spot"},
     ),
@@ -305,9 +305,9 @@ CASES = {
     ),
     "unprotected-node-group": (
         "prod",
-        unprotect(NG, "l40s-on-demand"),
+        unprotect(NG, "l40s_on-demand"),
         None,
-        {"stateful-resource-require-protect": "'tf-aws-l40s-on-demand' (aws:eks/nodeGroup:NodeGroup) is not protected"},
+        {"stateful-resource-require-protect": "'tf-aws-l40s_on-demand' (aws:eks/nodeGroup:NodeGroup) is not protected"},
     ),
     "gke-deletable": (
         "gcp-prod",
@@ -365,7 +365,7 @@ CASES = {
     ),
     "unknown-in-preview": (
         "prod",
-        _set((NG, "l40s-spot", "instanceTypes", "<unknown>")),
+        _set((NG, "l40s_spot", "instanceTypes", "<unknown>")),
         None,
         {
             p: "cannot run during preview: string value at .instanceTypes"
@@ -456,7 +456,7 @@ def test_every_policy_has_a_violation_case():
 
 def test_disabled_and_overridden_levels_are_applied_like_the_engine(pack, bases):
     plan = copy.deepcopy(bases["prod"])
-    _set((NG, "h200-spot", "instanceTypes", ["p5.48xlarge"]))(plan)
+    _set((NG, "h200_spot", "instanceTypes", ["p5.48xlarge"]))(plan)
     config = stack_policy_config("prod")
     config["gpu-pool-allowed-instance-types"]["enforcementLevel"] = "advisory"
     assert {(v.policy, v.enforcement) for v in both(pack, plan, config)} == {("gpu-pool-allowed-instance-types", "advisory")}
