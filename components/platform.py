@@ -22,16 +22,38 @@ class Platform(pulumi.ComponentResource):
             cloud = GcpCloud(f"{name}-gcp", config, opts=child)
         facts = cloud.facts
 
+        from components.k8s.autoscaling import PrometheusAdapter
+        from components.k8s.gpu_operator import GpuOperator
         from components.k8s.triton import TritonRelease
+
+        monitoring = config.monitoring.enabled
+        # Releases that install the CRDs our charts use (ServiceMonitor): they go first.
+        crd_providers: list[pulumi.Resource] = []
+        gpu_operator = GpuOperator(
+            f"{name}-gpu-operator",
+            profile=facts.gpu_operator_values,
+            gpu_taints=[pool.taint for pool in facts.pools.values()],
+            monitoring=monitoring,
+            provider=facts.provider,
+            depends_on=crd_providers,
+            opts=child,
+        )
+        if monitoring:
+            PrometheusAdapter(f"{name}-prometheus-adapter", provider=facts.provider, depends_on=crd_providers, opts=child)
+        triton_prerequisites = crd_providers + ([gpu_operator.release] if gpu_operator.release else [])
 
         self.triton = {
             d.name: TritonRelease(
                 f"{name}-triton-{d.name}",
                 deployment=d,
                 pool=facts.pools[d.pool],
-                model_repository=facts.model_repositories[config.bucket_for(d).name],
+                instance_type=config.instance_type(config.pool(d.pool)),
+                bucket_uri=facts.model_repositories[config.bucket_for(d).name],
                 env=facts.triton_env,
+                service_account_annotations=facts.service_account_annotations.get(d.name, {}),
+                monitoring=monitoring,
                 provider=facts.provider,
+                depends_on=triton_prerequisites,
                 opts=child,
             )
             for d in config.triton_deployments

@@ -12,6 +12,7 @@ from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import EKS_TAINT_EFFECT, pool_node_labels, resource_name
 from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.gpu_operator import PROFILES as GPU_OPERATOR_PROFILES
 from tritonfleet.core.scheduling import pool_facts
 
 EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
@@ -146,7 +147,7 @@ class AwsCloud(pulumi.ComponentResource):
             pools=pools,
             model_repositories=repositories,
             triton_env={"AWS_DEFAULT_REGION": config.region},
-            gpu_operator_values={"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+            gpu_operator_values=GPU_OPERATOR_PROFILES["eks-al2023-nvidia"],
         )
         self.cluster_name = cluster.name
         self.register_outputs({"cluster_name": cluster.name})

@@ -10,6 +10,7 @@ from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import pool_node_labels, resource_name
 from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.gpu_operator import PROFILES as GPU_OPERATOR_PROFILES
 from tritonfleet.core.scheduling import pool_facts
 
 
@@ -104,6 +105,8 @@ class GcpCloud(pulumi.ComponentResource):
             kubeconfig=pulumi.Output.secret(kubeconfig_text),
             pools=pools,
             model_repositories=repositories,
+            # The pools above use GKE-managed drivers (gpu_driver_version LATEST): GKE owns the GPU stack.
+            gpu_operator_values=GPU_OPERATOR_PROFILES["gke-managed"],
         )
         self.cluster_name = cluster.name
         self.register_outputs({"cluster_name": cluster.name})

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -9,23 +12,94 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tritonfleet.core import pins
+from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, triton_release_name
 from tritonfleet.core.scheduling import PoolFacts
 
-CHART_DIR = Path(__file__).resolve().parents[2] / "charts" / "triton-inference-server"
+from .autoscaling import QUEUE_COMPUTE_RATIO
+from .values import taint_toleration
+
+# Relative to the project directory, where the language host runs the program: the plan stays machine-independent.
+CHART_PATH = "charts/triton-inference-server"
+CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
+
+# Share of a node's vCPU and memory given to its GPU replicas; the rest is left to the kubelet's reservation and the
+# node agents (device plugin, DCGM exporter, node exporter, CNI, kube-proxy).
+NODE_SHARE_FOR_REPLICAS = 0.75
+# Seconds between Triton's exit timeout and the kubelet's SIGKILL (Triton's own shutdown after draining).
+KILL_MARGIN_SECONDS = 5
+# On-demand pools have no external deadline; this budget bounds a rollout or a scale-down.
+ON_DEMAND_SHUTDOWN_SECONDS = 120
 
 
-def triton_values(deployment: TritonDeployment, pool: PoolFacts, model_repository: str, env: dict[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ShutdownBudget:
+    pre_stop_seconds: int
+    exit_timeout_seconds: int
+    termination_grace_period_seconds: int
+
+
+def shutdown_budget(pool: PoolFacts) -> ShutdownBudget:
+    """preStop + Triton's drain + margin = grace period, which fits inside the spot notice when the pool has spot nodes.
+
+    AWS spot (120 s notice): 15 + 95 + 5 = 115. GCP spot (30 s): 4 + 16 + 5 = 25. On-demand: 15 + 100 + 5 = 120.
+    """
+    grace = ON_DEMAND_SHUTDOWN_SECONDS
+    if pool.spot and pool.spot_notice_seconds:
+        grace = pool.spot_notice_seconds - KILL_MARGIN_SECONDS
+    pre_stop = max(3, min(15, grace // 6))
+    return ShutdownBudget(pre_stop, grace - pre_stop - KILL_MARGIN_SECONDS, grace)
+
+
+def replica_resources(instance_type: InstanceType, gpus_per_replica: int) -> dict[str, str]:
+    """CPU and memory of one replica: its GPUs' share of the node, less what the node keeps for itself."""
+    share = gpus_per_replica / instance_type.gpu_count * NODE_SHARE_FOR_REPLICAS
+    cpu = max(1, math.floor(instance_type.vcpu * share))
+    memory_gib = max(4, math.floor(instance_type.memory_gib * share))
+    return {"cpu": str(cpu), "memory": f"{memory_gib}Gi"}
+
+
+def model_repository_path(bucket_uri: str, prefix: str) -> str:
+    """s3://bucket or gs://bucket joined with a model prefix ('' or 'a/b/')."""
+    return f"{bucket_uri.rstrip('/')}/{prefix.strip('/')}".rstrip("/")
+
+
+def triton_values(
+    deployment: TritonDeployment,
+    pool: PoolFacts,
+    instance_type: InstanceType,
+    bucket_uri: str,
+    env: Mapping[str, str],
+    service_account_annotations: Mapping[str, str],
+    monitoring: bool,
+) -> dict[str, Any]:
     """The chart values for one deployment (plain data; tested without Pulumi)."""
+    budget = shutdown_budget(pool)
     return {
         "image": {"repository": pins.TRITON_IMAGE_REPOSITORY, "tag": deployment.image_tag},
-        "modelRepository": model_repository,
+        "modelRepository": model_repository_path(bucket_uri, deployment.model_prefix),
         "modelControlMode": deployment.model_control_mode,
+        "modelLoadSeconds": deployment.model_load_seconds,
         "gpusPerReplica": deployment.gpus_per_replica,
+        "resources": replica_resources(instance_type, deployment.gpus_per_replica),
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
-        "nodeSelector": pool.node_selector,
-        "tolerations": [{"operator": "Equal", **pool.taint}],
-        "env": env,
+        "nodeSelector": dict(pool.node_selector),
+        "tolerations": [taint_toleration(pool.taint)],
+        "spotNoticeSeconds": pool.spot_notice_seconds,
+        "shutdown": {
+            "preStopSeconds": budget.pre_stop_seconds,
+            "exitTimeoutSeconds": budget.exit_timeout_seconds,
+            "terminationGracePeriodSeconds": budget.termination_grace_period_seconds,
+        },
+        "env": dict(env),
+        "serviceAccount": {"annotations": dict(service_account_annotations)},
+        "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
+        # The HPA reads a custom metric that only prometheus-adapter (installed with monitoring) serves.
+        "autoscaling": {
+            "enabled": monitoring and deployment.max_replicas > deployment.min_replicas,
+            "metric": QUEUE_COMPUTE_RATIO,
+        },
     }
 
 
@@ -35,22 +109,28 @@ class TritonRelease(pulumi.ComponentResource):
         name: str,
         deployment: TritonDeployment,
         pool: PoolFacts,
-        model_repository: pulumi.Output[str],
-        env: dict[str, str],
+        instance_type: InstanceType,
+        bucket_uri: pulumi.Input[str],
+        env: Mapping[str, str],
+        service_account_annotations: Mapping[str, pulumi.Input[str]],
+        monitoring: bool,
         provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
-        values = model_repository.apply(
-            lambda uri: triton_values(deployment, pool, uri + "/" + deployment.model_prefix.rstrip("/"), env)
+        values = pulumi.Output.all(bucket_uri, pulumi.Output.from_input(dict(service_account_annotations))).apply(
+            lambda args: triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring)
         )
         self.release = k8s.helm.v3.Release(
             name,
-            name=deployment.name,
-            chart=str(CHART_DIR),
+            name=triton_release_name(deployment.name),
+            chart=CHART_PATH,
             namespace=deployment.namespace,
             create_namespace=True,
             values=values,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+            # Long enough for a node to join, the multi-GB image to pull and the models to load.
+            timeout=max(900, deployment.model_load_seconds + 600),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
         )
         self.register_outputs({"status": self.release.status})

@@ -40,3 +40,29 @@ def resource_name(stack: str, *parts: str) -> str:
 def pool_node_labels(pool: str, gpu: str, capacity: str) -> dict[str, str]:
     """Labels on every node of a GPU pool; `capacity` is the purchase option (on-demand, spot, ...)."""
     return {POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
+
+
+# ---- Release names and namespaces the Kubernetes layer pins (Helm autonames releases otherwise) ----
+# kube-prometheus-stack: the release name contains "kube-prometheus-stack", so the chart's fullname is the release
+# name itself and Prometheus is served at <release>-prometheus.<namespace>.svc:9090.
+MONITORING_NAMESPACE = "monitoring"
+KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
+PROMETHEUS_SERVICE_URL = f"http://{KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc"
+PROMETHEUS_PORT = 9090
+PROMETHEUS_URL = f"{PROMETHEUS_SERVICE_URL}:{PROMETHEUS_PORT}"
+# kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules carrying this label.
+MONITOR_SELECTOR_LABELS = {"release": KUBE_PROMETHEUS_STACK_RELEASE}
+
+PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
+GPU_OPERATOR_RELEASE = "gpu-operator"
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+
+
+def triton_release_name(deployment: str) -> str:
+    """The Helm release of a Triton deployment; its ServiceAccount, Service and Deployment carry the same name."""
+    return f"triton-{deployment}"
+
+
+def triton_service_account(deployment: str) -> str:
+    """The Kubernetes ServiceAccount an IRSA role / Workload Identity binding must trust for this deployment."""
+    return triton_release_name(deployment)

@@ -1,0 +1,33 @@
+{{/* The release name is the name of every object (tritonfleet pins it per deployment). */}}
+{{- define "triton.fullname" -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "triton.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "triton.labels" -}}
+{{ include "triton.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Checks values.schema.json cannot express (relations between values). */}}
+{{- define "triton.validate" -}}
+{{- if lt (int .Values.replicas.max) (int .Values.replicas.min) -}}
+{{- fail (printf "replicas.max (%d) must be >= replicas.min (%d)" (int .Values.replicas.max) (int .Values.replicas.min)) -}}
+{{- end -}}
+{{- $s := .Values.shutdown -}}
+{{- if ge (add (int $s.preStopSeconds) (int $s.exitTimeoutSeconds)) (int $s.terminationGracePeriodSeconds) -}}
+{{- fail (printf "shutdown: preStopSeconds (%d) + exitTimeoutSeconds (%d) must be below terminationGracePeriodSeconds (%d), or Triton is killed mid-drain" (int $s.preStopSeconds) (int $s.exitTimeoutSeconds) (int $s.terminationGracePeriodSeconds)) -}}
+{{- end -}}
+{{- if and .Values.spotNoticeSeconds (gt (int $s.terminationGracePeriodSeconds) (int .Values.spotNoticeSeconds)) -}}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must fit inside the spot notice (spotNoticeSeconds %d)" (int $s.terminationGracePeriodSeconds) (int .Values.spotNoticeSeconds)) -}}
+{{- end -}}
+{{- if and .Values.loadModels (ne .Values.modelControlMode "explicit") -}}
+{{- fail "loadModels needs modelControlMode explicit" -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,117 @@
+"""The NVIDIA GPU Operator: one pinned helm.v3.Release, values from the cloud adapter's profile for its node image."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from tritonfleet.core import pins
+from tritonfleet.core.conventions import GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_RELEASE, MONITOR_SELECTOR_LABELS
+from tritonfleet.core.gpu_operator import chart_overrides, profile_options
+
+from .values import deep_merge, key_tolerations
+
+# The operator rolls its DaemonSets one node at a time; on a few GPU nodes that takes far longer than Helm's 5 min.
+RELEASE_TIMEOUT_SECONDS = 1200
+_CONTROL_PLANE_TOLERATION = {
+    "key": "node-role.kubernetes.io/control-plane",
+    "operator": "Equal",
+    "value": "",
+    "effect": "NoSchedule",
+}
+_PRIORITY_CLASSES = ["system-node-critical", "system-cluster-critical"]
+
+
+def gpu_operator_values(profile: dict[str, Any], gpu_taints: Iterable[dict[str, str]], monitoring: bool) -> dict[str, Any]:
+    """gpu-operator chart values: our base (tolerations, DCGM ServiceMonitor) under the cloud profile's overrides."""
+    tolerations = key_tolerations(gpu_taints)
+    overrides = chart_overrides(profile)
+    base: dict[str, Any] = {
+        "daemonsets": {"tolerations": tolerations},
+        # The NFD worker labels GPU nodes (the operands follow those labels), so it must run on tainted nodes too.
+        "node-feature-discovery": {"worker": {"tolerations": [_CONTROL_PLANE_TOLERATION, *tolerations]}},
+        "dcgmExporter": {
+            "serviceMonitor": {"enabled": monitoring, "additionalLabels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}}
+        },
+    }
+    if overrides.get("driver", {}).get("enabled", True):
+        # An operator-managed driver upgrade evicts every GPU pod of a node: one node at a time.
+        base["driver"] = {"upgradePolicy": {"maxParallelUpgrades": 1, "maxUnavailable": 1}}
+    return deep_merge(base, overrides)
+
+
+def priority_class_quota(namespace: str) -> dict[str, Any]:
+    """The ResourceQuota GKE needs before system-*-critical pods may run outside kube-system (NVIDIA's GKE guide)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-operator-quota", "namespace": namespace},
+        "spec": {
+            "hard": {"pods": "100"},
+            "scopeSelector": {
+                "matchExpressions": [{"operator": "In", "scopeName": "PriorityClass", "values": list(_PRIORITY_CLASSES)}]
+            },
+        },
+    }
+
+
+class GpuOperator(pulumi.ComponentResource):
+    """gpu-operator in its own privileged namespace; nothing when the profile says the cloud owns the GPU stack."""
+
+    def __init__(
+        self,
+        name: str,
+        profile: dict[str, Any],
+        gpu_taints: Iterable[dict[str, str]],
+        monitoring: bool,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("tritonfleet:k8s:GpuOperator", name, None, opts)
+        options = profile_options(profile)
+        self.release: k8s.helm.v3.Release | None = None
+        if not options["install"]:
+            self.register_outputs({})
+            return
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata={
+                "name": GPU_OPERATOR_NAMESPACE,
+                # Driver, toolkit and device-plugin pods are privileged by design.
+                "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
+            },
+            opts=child,
+        )
+        before_release: list[pulumi.Resource] = [namespace, *depends_on]
+        if options["priorityClassQuota"]:
+            quota = priority_class_quota(GPU_OPERATOR_NAMESPACE)
+            before_release.append(
+                k8s.core.v1.ResourceQuota(
+                    f"{name}-quota",
+                    metadata=quota["metadata"],
+                    spec=quota["spec"],
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
+                )
+            )
+        self.release = k8s.helm.v3.Release(
+            name,
+            name=GPU_OPERATOR_RELEASE,
+            chart=pins.GPU_OPERATOR_CHART["chart"],
+            version=pins.GPU_OPERATOR_CHART["version"],
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pins.GPU_OPERATOR_CHART["repo"]),
+            namespace=GPU_OPERATOR_NAMESPACE,
+            values=gpu_operator_values(profile, gpu_taints, monitoring),
+            timeout=RELEASE_TIMEOUT_SECONDS,
+            # A half-upgraded GPU stack rolled back automatically is worse than one left for a person to inspect.
+            atomic=False,
+            cleanup_on_fail=False,
+            # The chart's pre-upgrade hook applies newer CRDs; values.yaml asks for this flag on upgrades.
+            disable_openapi_validation=True,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before_release)),
+        )
+        self.register_outputs({"status": self.release.status})

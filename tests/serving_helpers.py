@@ -1,0 +1,93 @@
+"""Shared by the serving tests: plans of the shipped stacks, our chart rendered with the real Helm engine, and the
+pinned upstream chart data in shared/upstream/charts."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.k8s.triton import CHART_DIR
+from tests.conftest import ROOT, STACKS, engine_config, run_cli
+from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.conventions import triton_release_name
+
+UPSTREAM_CHARTS = ROOT.parent.parent / "shared" / "upstream" / "charts"
+if not UPSTREAM_CHARTS.is_dir():  # worktrees live in /work/wt/<branch>; the main checkout in /work/main
+    UPSTREAM_CHARTS = Path("/work/shared/upstream/charts")
+KPS_CRDS = UPSTREAM_CHARTS / "kube-prometheus-stack-88.5.3" / "crds"
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+
+
+@cache
+def plan(stack: str) -> dict[str, Any]:
+    """The offline plan of a shipped stack, made as users make it (`tritonfleet plan --json`, in a subprocess: the
+    harness forgets project modules between runs, test modules included)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "plan.json"
+        result = run_cli("plan", "--stack", stack, "--json", str(out))
+        assert result.returncode == 0, result.stderr
+        return json.loads(out.read_text())
+
+
+def releases(stack: str) -> dict[str, dict[str, Any]]:
+    """Every helm.v3.Release of a stack's plan, by release name."""
+    return {r["inputs"]["name"]: r for r in plan(stack)["resources"] if r["type"] == RELEASE_TYPE}
+
+
+def triton_cases() -> list[tuple[str, str]]:
+    """(stack, release name) of every Triton deployment of the shipped stacks (from their configs: cheap at collection)."""
+    return [
+        (stack, triton_release_name(d.name))
+        for stack in STACKS
+        for d in load_stack_config(engine_config(stack), stack).triton_deployments
+    ]
+
+
+def planned_values(stack: str, release: str) -> dict[str, Any]:
+    """The values the stack's plan passes to our chart for that release."""
+    found = releases(stack)[release]
+    assert found["inputs"]["chart"] == "charts/triton-inference-server"
+    return found["inputs"]["values"]
+
+
+@cache
+def _chart():
+    import helm_python
+
+    return helm_python.Chart.load(str(CHART_DIR))
+
+
+def render(values: dict[str, Any], name: str = "triton-test", namespace: str = "triton") -> list[dict[str, Any]]:
+    """Render our chart with the Helm SDK (schema checked, as `helm install` does) into Kubernetes objects."""
+    out = _chart().render(values, name=name, namespace=namespace, is_install=True)
+    return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.safe_load_all(body) if doc]
+
+
+def by_kind(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["kind"]: o for o in objects}
+
+
+def upstream_values(chart_dir: str) -> dict[str, Any]:
+    return yaml.safe_load((UPSTREAM_CHARTS / chart_dir / "values.yaml").read_text())
+
+
+def missing_keys(ours: Any, upstream: Any, path: str = "") -> list[str]:
+    """Paths of keys we set that the upstream default values do not have (a typo silently does nothing in Helm).
+
+    Below an upstream value that is not a non-empty mapping (a list, a scalar, `{}` for a free-form map) any keys go.
+    """
+    if not isinstance(ours, dict) or not isinstance(upstream, dict) or not upstream:
+        return []
+    missing = []
+    for key, value in ours.items():
+        at = f"{path}.{key}" if path else key
+        if key not in upstream:
+            missing.append(at)
+        else:
+            missing.extend(missing_keys(value, upstream[key], at))
+    return missing
