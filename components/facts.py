@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
 
@@ -22,3 +23,5 @@ class ClusterFacts:
     triton_env: dict[str, str] = field(default_factory=dict)
     # cloud-specific GPU Operator values (driver/toolkit mode, GKE paths), decided by the adapter
     gpu_operator_values: dict = field(default_factory=dict)
+    # how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources), decided by the adapter
+    exposure: ExposureFacts = field(default_factory=ExposureFacts)

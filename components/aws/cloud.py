@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.aws.exposure import aws_exposure_facts
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import EKS_TAINT_EFFECT, pool_node_labels, resource_name
@@ -15,6 +16,7 @@ from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.gpu_operator import PROFILES as GPU_OPERATOR_PROFILES
 from tritonfleet.core.scheduling import pool_facts
 
+VPC_CIDR = "10.0.0.0/16"
 EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 
 
@@ -61,7 +63,7 @@ class AwsCloud(pulumi.ComponentResource):
         stack = config.stack
         zones = config.cluster.zones or [f"{config.region}a", f"{config.region}b"]
 
-        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block="10.0.0.0/16", enable_dns_hostnames=True, opts=child)
+        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=VPC_CIDR, enable_dns_hostnames=True, opts=child)
         subnets = [
             aws.ec2.Subnet(
                 f"{name}-private-{zone}",
@@ -147,6 +149,7 @@ class AwsCloud(pulumi.ComponentResource):
             pools=pools,
             model_repositories=repositories,
             triton_env={"AWS_DEFAULT_REGION": config.region},
+            exposure=aws_exposure_facts(VPC_CIDR),
             gpu_operator_values=GPU_OPERATOR_PROFILES["eks-al2023-nvidia"],
         )
         self.cluster_name = cluster.name

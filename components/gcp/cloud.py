@@ -7,6 +7,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.facts import ClusterFacts
+from components.gcp.exposure import gcp_exposure_facts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import pool_node_labels, resource_name
 from tritonfleet.core.cost import split_capacity
@@ -107,6 +108,7 @@ class GcpCloud(pulumi.ComponentResource):
             model_repositories=repositories,
             # The pools above use GKE-managed drivers (gpu_driver_version LATEST): GKE owns the GPU stack.
             gpu_operator_values=GPU_OPERATOR_PROFILES["gke-managed"],
+            exposure=gcp_exposure_facts(),
         )
         self.cluster_name = cluster.name
         self.register_outputs({"cluster_name": cluster.name})

@@ -15,8 +15,10 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, triton_release_name
+from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
+from .access import access_values
 from .autoscaling import QUEUE_COMPUTE_RATIO
 from .values import taint_toleration
 
@@ -114,13 +116,17 @@ class TritonRelease(pulumi.ComponentResource):
         env: Mapping[str, str],
         service_account_annotations: Mapping[str, pulumi.Input[str]],
         monitoring: bool,
+        exposure: ExposureFacts,
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = pulumi.Output.all(bucket_uri, pulumi.Output.from_input(dict(service_account_annotations))).apply(
-            lambda args: triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring)
+            lambda args: {
+                **triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring),
+                **access_values(deployment, exposure),
+            }
         )
         self.release = k8s.helm.v3.Release(
             name,

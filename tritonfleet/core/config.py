@@ -97,6 +97,10 @@ class Tls(_Section):
         """The camelCase names of the certificate sources that are set."""
         return [to_camel(name) for name in type(self).model_fields if getattr(self, name) is not None]
 
+    def value_of(self, source: str) -> str | None:
+        """The value of a source given by its camelCase name."""
+        return getattr(self, to_snake(source))
+
 
 class Access(_Section):
     exposure: Literal["cluster", "internal", "public"] = Field(
@@ -489,7 +493,7 @@ def _check_access(access: Access, namespace: str, at: str, cloud: str | None, ad
             if source not in tls_sources:
                 remove(
                     f"{at}.tls.{source}",
-                    getattr(access.tls, to_snake(source)),
+                    access.tls.value_of(source),
                     f"a certificate source {cloud} supports: " + ", ".join(tls_sources),
                 )
     if access.client_namespaces is not None:
