@@ -22,6 +22,8 @@ from .access import access_values
 from .autoscaling import QUEUE_COMPUTE_RATIO
 from .values import taint_toleration
 
+# Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
+NO_LOAD_BALANCERS = ExposureFacts()
 # Relative to the project directory, where the language host runs the program: the plan stays machine-independent.
 CHART_PATH = "charts/triton-inference-server"
 CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
@@ -116,10 +118,10 @@ class TritonRelease(pulumi.ComponentResource):
         env: Mapping[str, str],
         service_account_annotations: Mapping[str, pulumi.Input[str]],
         monitoring: bool,
-        exposure: ExposureFacts,
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
+        exposure: ExposureFacts = NO_LOAD_BALANCERS,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = pulumi.Output.all(bucket_uri, pulumi.Output.from_input(dict(service_account_annotations))).apply(
