@@ -416,9 +416,11 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             add(
                 f"{at}.bucket", deployment.bucket, "one of the stack's model buckets: " + ", ".join(bucket_names), bucket_names[0]
             )
-        access = _validate_section(Access, raw_deployment.get("access", {}))
+        raw_access = raw_deployment.get("access", {})
+        access = _validate_section(Access, raw_access)
         if access is not None:
-            _check_access(access, deployment.namespace, f"{at}.access", cloud, add, remove)
+            given = set(raw_access) if isinstance(raw_access, dict) else set()
+            _check_access(access, given, deployment.namespace, f"{at}.access", cloud, add, remove)
         if deployment.pool not in pools:
             names = ", ".join(pools) or "(no valid pools)"
             add(f"{at}.pool", deployment.pool, f"one of the stack's GPU pools: {names}", next(iter(pools), "<pool>"))
@@ -445,14 +447,17 @@ TLS_SOURCES = {"aws": ("certificateArn",), "gcp": ("preSharedCert", "secretName"
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>", "certManagerIssuer": "letsencrypt"}
 
 
-def _check_access(access: Access, namespace: str, at: str, cloud: str | None, add, remove) -> None:
-    """Exposure rules: public needs a hostname, TLS and keys; selectors must select someone; cloud-specific TLS."""
+def _check_access(access: Access, given: set[str], namespace: str, at: str, cloud: str | None, add, remove) -> None:
+    """Exposure rules: public needs a hostname, TLS and keys; selectors must select someone; cloud-specific TLS.
+
+    `given` holds the keys the user wrote: one the schema already refused is not reported again as missing.
+    """
     public = access.exposure == "public"
     tls_sources = TLS_SOURCES.get(cloud or "", TLS_SOURCES["aws"] + TLS_SOURCES["gcp"])
     if public:
-        if access.hostname is None:
+        if access.hostname is None and "hostname" not in given:
             add(f"{at}.hostname", _MISSING, "the DNS name of the public endpoint (required when exposure is public)", "llm.example.com")
-        if access.tls is None or not access.tls.sources:
+        if (access.tls is None and "tls" not in given) or (access.tls is not None and not access.tls.sources):
             source = tls_sources[-1]
             add(
                 f"{at}.tls.{source}",
