@@ -1,0 +1,306 @@
+"""The chart's rendered Triton container, run for real: the `tritonserver` binary of the nvidia-pytriton wheel (CPU)
+started with the rendered args (repository in a local S3 server, ports remapped to free loopback ports), the rendered
+probe paths answered as the probes expect, the prometheus-adapter rules' PromQL checked by promtool and evaluated by a
+real Prometheus scraping that server, and SIGTERM draining within the rendered grace period.
+
+Test-only changes to the rendered command, and why: the repository URI gains the local endpoint
+(s3://http://127.0.0.1:PORT/<same bucket and prefix>), ports 8000-8002 become free ports (other tests may run in
+parallel), and --backend-directory points at the wheel's Python backend (the NGC image has it at the default path).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.k8s.autoscaling import QUEUE_COMPUTE_RATIO, triton_adapter_rules
+from tests.serving_helpers import by_kind, planned_values, render
+from tritonfleet.core.conventions import triton_release_name
+
+STACK, DEPLOYMENT = "dev", "resnet"
+RELEASE = triton_release_name(DEPLOYMENT)
+POD = f"{RELEASE}-0"
+NAMESPACE = "triton"
+MODEL_CONFIG = """name: "identity"
+backend: "python"
+max_batch_size: 8
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+MODEL_PY = """import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [
+            pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())])
+            for r in requests
+        ]
+"""
+INFER_BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}).encode()
+
+
+def _pytriton() -> Path:
+    try:
+        import pytriton
+    except ImportError:
+        pytest.skip("nvidia-pytriton (which ships the tritonserver binary) is not installed")
+    root = Path(pytriton.__file__).parent / "tritonserver"
+    if not (root / "bin" / "tritonserver").exists():
+        pytest.skip(f"no tritonserver binary under {root}")
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, data: bytes | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+    except OSError:
+        return 0, b""
+
+
+def _wait(predicate, attempts: int, pause: float = 0.5) -> bool:
+    for _ in range(attempts):
+        if predicate():
+            return True
+        time.sleep(pause)
+    return False
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def container():
+    """The Triton container of the dev stack's planned release, as the chart renders it."""
+    pod = by_kind(render(planned_values(STACK, RELEASE), name=RELEASE))["Deployment"]["spec"]["template"]["spec"]
+    return pod, pod["containers"][0]
+
+
+@pytest.fixture(scope="module")
+def s3_repository(container):
+    """A local S3 server holding a one-model repository at the bucket and prefix the rendered args name."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    _, spec = container
+    uri = next(a for a in spec["args"] if a.startswith("--model-repository=")).split("=", 1)[1]
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        keys = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **keys)
+        s3.create_bucket(Bucket=bucket)
+        s3.put_object(Bucket=bucket, Key=f"{prefix}/identity/config.pbtxt", Body=MODEL_CONFIG.encode())
+        s3.put_object(Bucket=bucket, Key=f"{prefix}/identity/1/model.py", Body=MODEL_PY.encode())
+        yield uri, f"s3://{endpoint}/{bucket}/{prefix}"
+    finally:
+        server.stop()
+
+
+def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tuple[dict[str, int], subprocess.Popen]:
+    """Start tritonserver with the rendered args (see the module docstring for the test-only changes); wait until ready."""
+    root = _pytriton()
+    rendered_uri, local_uri = s3_repository
+    backend = work / "backends" / "python"
+    backend.mkdir(parents=True)
+    for source in (root / "backends" / "python").glob("*.*"):
+        shutil.copy(source, backend)
+    stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
+    shutil.copy(stub, backend)
+
+    ports = {p["name"]: (p["containerPort"], _free_port()) for p in spec["ports"]}
+    flags = {"http": "--http-port", "grpc": "--grpc-port", "metrics": "--metrics-port"}
+    args = []
+    for arg in spec["args"]:
+        if arg == f"--model-repository={rendered_uri}":
+            arg = f"--model-repository={local_uri}"
+        for name, flag in flags.items():
+            if arg == f"{flag}={ports[name][0]}":
+                arg = f"{flag}={ports[name][1]}"
+        args.append(arg)
+    assert sum(a != b for a, b in zip(args, spec["args"], strict=True)) == 4, "repository and the three ports"
+    env = {
+        **os.environ,
+        **{e["name"]: e["value"] for e in spec.get("env", [])},
+        "AWS_ACCESS_KEY_ID": "testing",  # the local S3 server's; in the cluster IRSA provides credentials
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
+    log_path = work / "tritonserver.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [str(root / "bin" / spec["command"][0]), *args, f"--backend-directory={work / 'backends'}"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+        )
+    http = ports["http"][1]
+    ready = _wait(lambda: process.poll() is not None or _get(f"http://127.0.0.1:{http}/v2/health/ready")[0] == 200, 240)
+    if not ready or process.poll() is not None:
+        _stop(process)
+        pytest.fail("tritonserver did not become ready:\n" + log_path.read_text()[-3000:])
+    return {name: local for name, (_, local) in ports.items()}, process
+
+
+@pytest.fixture(scope="module")
+def served(container, s3_repository, tmp_path_factory):
+    """tritonserver started with the rendered args; yields the container-port-name -> local-port map and the process."""
+    pod, spec = container
+    ports, process = _start_triton(spec, s3_repository, tmp_path_factory.mktemp("triton"))
+    try:
+        yield ports, process, pod
+    finally:
+        _stop(process)
+
+
+def _probe_port(probe: dict, ports: dict[str, int]) -> int:
+    return ports[probe["httpGet"]["port"]]
+
+
+def test_rendered_probes_answer(served, container):
+    ports, _, _ = served
+    _, spec = container
+    for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+        probe = spec[kind]
+        status, _ = _get(f"http://127.0.0.1:{_probe_port(probe, ports)}{probe['httpGet']['path']}")
+        assert status == 200, kind
+
+
+def test_rendered_ports_serve(served):
+    ports, _, _ = served
+    status, body = _get(f"http://127.0.0.1:{ports['http']}/v2/models/identity/infer", INFER_BODY)
+    assert status == 200 and json.loads(body)["outputs"][0]["data"] == [1.0, 2.0, 3.0, 4.0]
+    import tritonclient.grpc
+
+    assert tritonclient.grpc.InferenceServerClient(f"127.0.0.1:{ports['grpc']}").is_server_ready()
+    status, metrics = _get(f"http://127.0.0.1:{ports['metrics']}/metrics")
+    assert status == 200 and b'nv_inference_queue_duration_us{model="identity"' in metrics
+
+
+def _expand(query: str, matchers: str) -> str:
+    return query.replace("<<.LabelMatchers>>", matchers).replace("<<.GroupBy>>", "pod")
+
+
+def _queries() -> dict[str, str]:
+    """Each adapter rule's metricsQuery as the adapter runs it for our pod, for all models and for one model."""
+    pod = f'namespace="{NAMESPACE}",pod="{POD}"'
+    queries = {}
+    for rule in triton_adapter_rules():
+        queries[rule["name"]["as"]] = _expand(rule["metricsQuery"], pod)
+        queries[rule["name"]["as"] + ":identity"] = _expand(rule["metricsQuery"], pod + ',model="identity"')
+    return queries
+
+
+def test_adapter_promql_passes_promtool(tmp_path):
+    promtool = shutil.which("promtool") or pytest.skip("promtool is not installed (Debian package prometheus)")
+    records = [{"record": f"check:{name.replace(':', '_')}", "expr": expr} for name, expr in _queries().items()]
+    path = tmp_path / "rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "adapter", "rules": records}]}))
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 rules found" in result.stdout
+    for rule in triton_adapter_rules():
+        assert "_total" not in rule["metricsQuery"] and "rate(" in rule["metricsQuery"]
+
+
+def test_hpa_reads_the_metric_the_adapter_serves(container):
+    names = {rule["name"]["as"] for rule in triton_adapter_rules()}
+    hpa = by_kind(render(planned_values(STACK, RELEASE), name=RELEASE))["HorizontalPodAutoscaler"]
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == QUEUE_COMPUTE_RATIO in names
+
+
+def test_adapter_rules_evaluate_on_real_triton_metrics(served, tmp_path):
+    prometheus = shutil.which("prometheus") or pytest.skip("prometheus is not installed (Debian package prometheus)")
+    ports, _, _ = served
+    web = _free_port()
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [
+            {
+                "job_name": "triton",
+                # The labels the ServiceMonitor's endpoint discovery gives the series in the cluster.
+                "static_configs": [
+                    {"targets": [f"127.0.0.1:{ports['metrics']}"], "labels": {"namespace": NAMESPACE, "pod": POD}}
+                ],
+            }
+        ],
+    }
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    log = (tmp_path / "prometheus.log").open("w")
+    process = subprocess.Popen(
+        [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{web}"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+
+    def query(expr: str) -> list:
+        status, body = _get(f"http://127.0.0.1:{web}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+        return json.loads(body)["data"]["result"] if status == 200 else []
+
+    try:
+        assert _wait(lambda: query('up{job="triton"} == 1') != [], 120), "Prometheus never scraped Triton"
+        queries = _queries()
+        requests_per_pod = f'sum(rate(nv_inference_request_success{{namespace="{NAMESPACE}",pod="{POD}"}}[1m])) by (pod)'
+
+        def traffic_seen() -> bool:
+            for _ in range(5):
+                _get(f"http://127.0.0.1:{ports['http']}/v2/models/identity/infer", INFER_BODY)
+            found = query(requests_per_pod)
+            return bool(found) and float(found[0]["value"][1]) > 0 and all(query(q) for q in queries.values())
+
+        assert _wait(traffic_seen, 120), "the adapter queries returned no data"
+        for name, expr in queries.items():
+            result = query(expr)
+            assert [r["metric"] for r in result] == [{"pod": POD}], name  # one series per pod, as the HPA expects
+            value = float(result[0]["value"][1])
+            assert math.isfinite(value) and value >= 0, (name, value)
+    finally:
+        _stop(process)
+        log.close()
+
+
+def test_sigterm_drains_within_the_rendered_grace_period(container, s3_repository, tmp_path):
+    """SIGTERM (what the kubelet sends after preStop) ends Triton before the kubelet's SIGKILL would. Its own server,
+    so the other tests keep theirs whatever order they run in."""
+    pod, spec = container
+    ports, process = _start_triton(spec, s3_repository, tmp_path)
+    try:
+        assert _get(f"http://127.0.0.1:{ports['http']}/v2/models/identity/infer", INFER_BODY)[0] == 200
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=pod["terminationGracePeriodSeconds"])
+        except subprocess.TimeoutExpired:
+            pytest.fail("tritonserver outlived terminationGracePeriodSeconds after SIGTERM")
+        assert process.returncode == 0
+    finally:
+        _stop(process)
