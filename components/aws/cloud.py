@@ -11,13 +11,12 @@ import pulumi_kubernetes as k8s
 from components.aws.exposure import aws_exposure_facts
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import EKS_TAINT_EFFECT, pool_node_labels, resource_name
+from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, pool_node_labels, resource_name
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.gpu_operator import PROFILES as GPU_OPERATOR_PROFILES
 from tritonfleet.core.scheduling import pool_facts
 
 VPC_CIDR = "10.0.0.0/16"
-EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 
 
 def _assume_role_policy(service: str) -> str:

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
-from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, triton_release_name
+from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
@@ -25,7 +25,7 @@ from .values import taint_toleration
 # Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
 NO_LOAD_BALANCERS = ExposureFacts()
 # Relative to the project directory, where the language host runs the program: the plan stays machine-independent.
-CHART_PATH = "charts/triton-inference-server"
+CHART_PATH = f"charts/{TRITON_CHART_NAME}"
 CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
 
 # Share of a node's vCPU and memory given to its GPU replicas; the rest is left to the kubelet's reservation and the

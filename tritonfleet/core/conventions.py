@@ -17,6 +17,15 @@ GPU_TAINT_VALUE = {"aws": "true", "gcp": "present"}
 GPU_TAINT_EFFECT = "NoSchedule"
 EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
+# Purchase option -> EKS managed node group capacityType (the program writes it, the budget policy reads it back).
+EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
+
+# The directory name of our Triton chart (charts/<name>): how the pack recognises a Triton release.
+TRITON_CHART_NAME = "triton-inference-server"
+
+# GKE: this node label (value "true") turns off GKE's own GPU device plugin -- and with it GKE's driver install.
+GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+
 # How long a spot node lives after its interruption notice.
 SPOT_NOTICE_SECONDS = {"aws": 120, "gcp": 30}
 

@@ -41,16 +41,21 @@ def split_capacity(pool: GpuPool) -> CapacitySplit:
     return CapacitySplit({name: r for name, r in (("on-demand", on_demand), ("spot", spot)) if r.max > 0})
 
 
+def nodes_monthly_usd(itype: InstanceType, option: str, nodes: int) -> float | None:
+    """What `nodes` nodes of one type bought one way cost a month; None when that price is unknown (and nodes > 0)."""
+    if nodes == 0:
+        return 0.0
+    price = itype.price(option)
+    return None if price is None else nodes * price.usd * HOURS_PER_MONTH
+
+
 def _cost(split: CapacitySplit, itype: InstanceType, bound: str) -> float | None:
     total = 0.0
     for option, nodes in split.purchase.items():
-        count = getattr(nodes, bound)
-        if count == 0:
-            continue
-        price = itype.price(option)
-        if price is None:
+        usd = nodes_monthly_usd(itype, option, getattr(nodes, bound))
+        if usd is None:
             return None
-        total += count * price.usd * HOURS_PER_MONTH
+        total += usd
     return round(total, 2)
 
 

@@ -88,10 +88,12 @@ def _money(value: float | None, digits: int = 2) -> float | str:
     return "unknown" if value is None else round(value, digits)
 
 
-def build_plan(project_dir: Path, stack: str) -> dict[str, Any]:
+def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, policy_config: Path | None = None) -> dict[str, Any]:
     """Validate the stack's config, run the program under mocks and assemble the plan document.
 
-    Raises ProjectError, ConfigError or PlanError for the user to read.
+    With `with_policy`, also run the policy pack on it (policies/config/<stack>.json unless `policy_config`) and add
+    the `policy` section. Raises ProjectError, ConfigError or PlanError (and, with policies, PackConfigError or
+    PackError) for the user to read.
     """
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
@@ -101,7 +103,7 @@ def build_plan(project_dir: Path, stack: str) -> dict[str, Any]:
 
     run = run_program(project.directory, project.name, stack, raw, secret_keys)
     types = Counter(r.type for r in run.resources if r.custom)
-    return {
+    document = {
         "format": PLAN_FORMAT,
         "project": project.name,
         "stack": stack,
@@ -117,6 +119,11 @@ def build_plan(project_dir: Path, stack: str) -> dict[str, Any]:
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
     }
+    if with_policy:
+        from tritonfleet.policycheck.check import check
+
+        document["policy"] = check(project.directory, document, policy_config).section()
+    return document
 
 
 def dumps(plan: dict[str, Any]) -> str:

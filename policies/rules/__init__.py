@@ -1,0 +1,1 @@
+"""One module per policy; the module is named after the policy (kebab-case name, underscores here)."""

@@ -1,0 +1,47 @@
+"""Block a stack whose GPU pools cost more per month than its budget (floor or ceiling basis)."""
+
+from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
+
+from policies._pools import gpu_pools, stack_spend
+from policies._settings import schema, settings
+
+BUDGET_PROPERTIES = {
+    "monthlyUsd": {"type": "number", "minimum": 0, "default": 0, "description": "the monthly GPU budget in USD"},
+    "basis": {
+        "type": "string",
+        "enum": ["floor", "ceiling"],
+        "default": "ceiling",
+        "description": "floor: every pool at its minimum size; ceiling: every pool at its maximum size",
+    },
+}
+SCHEMA = schema(**BUDGET_PROPERTIES)
+
+
+def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    config = settings(args, SCHEMA)
+    budget, basis = float(config["monthlyUsd"]), str(config["basis"])
+    spend = stack_spend(gpu_pools(args.resources), basis)
+    # With prices missing, only a known part that is already over budget proves an overrun; the rest is reported
+    # by cost-stack-warn-monthly-budget as "cannot verify", never priced as 0.
+    if spend.known_usd > budget:
+        part = "" if spend.complete else " for the pools that could be priced alone"
+        report_violation(
+            f"The stack's GPU pools cost ${spend.known_usd:,.2f}/month on the {basis} basis{part}, over the budget of "
+            f"${budget:,.2f}/month. Lower gpuPools[].maxNodes (or minNodes for the floor), move nodes to spot, "
+            "or raise monthlyUsd in this stack's policy config after review.",
+            None,
+        )
+
+
+POLICY = StackValidationPolicy(
+    name="cost-stack-enforce-monthly-budget",
+    description="The stack's monthly GPU cost, from the shared cost model, must not exceed its budget.",
+    validate=validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.CRITICAL,
+    config_schema=SCHEMA,
+    remediation_steps=(
+        "Run `tritonfleet plan --stack <stack>` to see each pool's monthly floor and ceiling; lower maxNodes/minNodes or "
+        "shift capacity to spot, or raise monthlyUsd in policies/config/<stack>.json through review."
+    ),
+)

@@ -1,0 +1,27 @@
+"""In environments that run on spot only (dev), every GPU pool buys spot capacity."""
+
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+
+from policies._pools import gpu_pool
+
+
+def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    pool = gpu_pool(args.resource_type, args.props, args.urn, args.name)
+    if pool is None or pool.purchase == "spot":
+        return
+    report_violation(
+        f"GPU pool '{args.name}' buys {pool.purchase} capacity ({pool.max_nodes if pool.max_nodes is not None else '?'} "
+        "nodes at most); this environment runs GPUs on spot only. "
+        "Set onDemandBase: 0 and spotShare: 1 on the pool (capacity: mixed).",
+        None,
+    )
+
+
+POLICY = ResourceValidationPolicy(
+    name="spot-pool-require-spot-only",
+    description="GPU pools must buy only spot capacity in spot-only environments.",
+    validate=validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.MEDIUM,
+    remediation_steps="Set tritonfleet:gpuPools[].onDemandBase to 0 and spotShare to 1 (capacity: mixed).",
+)

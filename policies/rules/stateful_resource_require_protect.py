@@ -1,0 +1,43 @@
+"""Clusters, GPU node pools and buckets are protected, so no `pulumi up` or destroy can delete them by accident."""
+
+from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
+
+from policies._match import EKS_CLUSTER, EKS_NODE_GROUP, GCS_BUCKET, GKE_CLUSTER, GKE_NODE_POOL, S3_BUCKET, get
+from policies._settings import schema, settings
+
+SCHEMA = schema(
+    resourceTypes={
+        "type": "array",
+        "items": {"type": "string"},
+        "default": [EKS_CLUSTER, EKS_NODE_GROUP, *S3_BUCKET, GKE_CLUSTER, GKE_NODE_POOL, GCS_BUCKET],
+        "description": "resource type tokens that must be protected",
+    }
+)
+
+
+def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type not in settings(args, SCHEMA)["resourceTypes"]:
+        return
+    if not args.opts.protect:
+        report_violation(
+            f"'{args.name}' ({args.resource_type}) is not protected (protect: false); required: true in this environment, "
+            "so a replace or destroy cannot delete it. Set tritonfleet:protect true (the default in prod).",
+            None,
+        )
+    if args.resource_type == GKE_CLUSTER and get(args.props, "deletionProtection") is False:
+        report_violation(
+            f"GKE cluster '{args.name}' has deletionProtection false; required: true in this environment. "
+            "Set deletion_protection=True.",
+            None,
+        )
+
+
+POLICY = ResourceValidationPolicy(
+    name="stateful-resource-require-protect",
+    description="Clusters, node pools and buckets must be protected against deletion.",
+    validate=validate,
+    enforcement_level=EnforcementLevel.MANDATORY,
+    severity=Severity.HIGH,
+    config_schema=SCHEMA,
+    remediation_steps="Set tritonfleet:protect to true (the default for prod stacks); the program passes protect=True.",
+)

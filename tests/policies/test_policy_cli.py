@@ -1,0 +1,161 @@
+"""End to end through the CLI, as users and CI run it: `tritonfleet plan` and `tritonfleet policy check`."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+import yaml
+from policy_cases import ROOT, compliant_plan, find
+
+from tests.conftest import STACKS, run_cli
+
+# Mandatory verdicts the shipped stacks still get because the resources that satisfy them belong to other issues.
+# Each entry must still fire (so it is removed the day its issue lands) and nothing else may block.
+PENDING = {
+    **{
+        (stack, policy): "issue 5 adds BucketVersioning, encryption, the public access block and the TLS-only policy"
+        for stack in ("dev", "staging", "prod")
+        for policy in (
+            "s3-bucket-require-encryption",
+            "s3-bucket-require-versioning",
+            "s3-bucket-block-public-access",
+            "s3-bucket-require-tls",
+        )
+    },
+    ("gcp-prod", "gcp-resource-require-cost-labels"): "issue 4: node pools must set nodeConfig.resourceLabels",
+    (
+        "gcp-prod",
+        "gpu-stack-limit-total-gpus",
+    ): "issue 4: regional node pools use per-zone autoscaling counts without nodeLocations",
+    ("gcp-prod", "spot-serving-pool-require-on-demand-base"): "issue 4: same per-zone counts, so the on-demand base is unknown",
+}
+
+
+def _blocking(document: dict) -> set[str]:
+    return {v["policy"] for v in document["policy"]["verdicts"] if v["enforcement"] == "mandatory"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_shipped_stack_passes_its_policy_config(stack, tmp_path):
+    done = run_cli("plan", "--stack", stack, "--json", str(tmp_path / "plan.json"))
+    document = json.loads((tmp_path / "plan.json").read_text())
+    assert document["policy"]["directCallsAgree"] is True
+    pending = {policy for (s, policy) in PENDING if s == stack}
+    assert _blocking(document) == pending, "a new mandatory violation, or a pending one was fixed: update PENDING"
+    assert done.returncode == (2 if pending else 0), done.stdout + done.stderr
+
+
+def test_policy_section_is_deterministic(tmp_path):
+    for name in ("a", "b"):
+        run_cli("plan", "--stack", "dev", "--json", str(tmp_path / f"{name}.json"))
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+
+
+def _project_with(tmp_path, stack: str, edit) -> tuple:
+    """A copy of the project whose stacks/ holds one crafted stack file (code and pack are the real ones)."""
+    for item in ("__main__.py", "components", "tritonfleet", "policies", "charts"):
+        if (ROOT / item).exists():
+            (tmp_path / item).symlink_to(ROOT / item)
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    edit(document["config"])
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+def _h200(config):
+    return next(p for p in config["tritonfleet:gpuPools"] if p["name"] == "h200")
+
+
+@pytest.mark.parametrize(
+    ("edit", "policies"),
+    [
+        (
+            lambda c: _h200(c).update(maxNodes=9, onDemandBase=4),
+            {"cost-stack-enforce-monthly-budget", "gpu-stack-limit-total-gpus"},
+        ),
+        (lambda c: _h200(c).update(onDemandBase=0, spotShare=1), {"spot-serving-pool-require-on-demand-base"}),
+    ],
+    ids=["over-budget", "spot-only-in-prod"],
+)
+def test_crafted_stack_is_blocked(tmp_path, edit, policies):
+    project = _project_with(tmp_path, "prod-crafted", edit)
+    done = run_cli(
+        "policy",
+        "check",
+        "--stack",
+        "prod-crafted",
+        "--project-dir",
+        str(project),
+        "--policy-config",
+        str(ROOT / "policies" / "config" / "prod.json"),
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    for policy in policies:
+        assert policy in done.stdout
+    assert "mandatory" in done.stdout
+
+
+def _crafted_plan(edit):
+    plan = copy.deepcopy(compliant_plan("prod"))
+    edit(plan)
+    return plan
+
+
+CRAFTED_PLANS = {
+    "untainted": (
+        lambda p: find(p, "aws:eks/nodeGroup:NodeGroup", "h200-spot")["inputs"].update(taints=[]),
+        "gpu-pool-require-gpu-taint",
+    ),
+    "public-bucket": (
+        lambda p: find(p, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")["inputs"].update(blockPublicPolicy=False),
+        "s3-bucket-block-public-access",
+    ),
+    "unencrypted-bucket": (
+        lambda p: p["resources"].remove(
+            find(p, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+        ),
+        "s3-bucket-require-encryption",
+    ),
+    "unpinned-chart": (
+        lambda p: find(p, "kubernetes:helm.sh/v3:Release", "gpu-operator")["inputs"].pop("version"),
+        "helm-release-require-pinned-chart",
+    ),
+    "static-keys": (
+        lambda p: find(p, "kubernetes:helm.sh/v3:Release", "triton-llm")["inputs"]["values"]["env"].update(
+            AWS_SECRET_ACCESS_KEY="[secret]"
+        ),
+        "k8s-disallow-static-cloud-credentials",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CRAFTED_PLANS))
+def test_crafted_plan_is_blocked_with_the_right_policy(tmp_path, case):
+    edit, policy = CRAFTED_PLANS[case]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(_crafted_plan(edit)))
+    done = run_cli("policy", "--stack", "prod", "--plan", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert policy in done.stdout and "1 mandatory violation(s)" in done.stdout
+
+
+def test_compliant_plan_exits_zero(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(compliant_plan("prod")))
+    done = run_cli("policy", "check", "--stack", "prod", "--plan", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 mandatory violation(s), 0 advisory finding(s)" in done.stdout
+
+
+def test_bad_policy_config_is_a_user_error(tmp_path):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"gpu-stack-limit-total-gpus": {"maxGpus": -1}}))
+    done = run_cli("policy", "check", "--stack", "dev", "--policy-config", str(config))
+    assert done.returncode == 1
+    assert "gpu-stack-limit-total-gpus.maxGpus: -1 is less than the minimum of 0" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,500 @@
+"""The pack on whole plans: every violation case starts from a compliant plan and changes one field, and the real
+pack process (over the Analyzer gRPC protocol, as the Pulumi CLI drives it) and direct calls agree on each."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from policy_cases import PACK_DIR, add, add_gpu_operator, compliant_plan, find, stack_policy_config, tls_only_policy
+
+from tritonfleet.policycheck.direct import load_policies, policy_meta, run_direct
+from tritonfleet.policycheck.engine import PackProcess, analyze
+from tritonfleet.policycheck.pack_config import PackConfigError, reconcile
+
+NG = "aws:eks/nodeGroup:NodeGroup"
+NP = "gcp:container/nodePool:NodePool"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+@pytest.fixture(scope="module")
+def pack():
+    process = PackProcess(PACK_DIR, "tritonfleet", "policy-tests")
+    yield process
+    process.close()
+
+
+@pytest.fixture(scope="module")
+def bases():
+    return {stack: compliant_plan(stack) for stack in ("dev", "prod", "gcp-prod")}
+
+
+def both(pack, plan, config):
+    """Verdicts from the pack process and from direct calls; they must be identical."""
+    over_grpc = analyze(pack, plan, config)
+    direct = run_direct(PACK_DIR, plan, config)
+    assert over_grpc == direct, set(over_grpc) ^ set(direct)
+    return over_grpc
+
+
+def inputs(plan, resource_type, name_part=""):
+    return find(plan, resource_type, name_part)["inputs"]
+
+
+def _set(path_value):
+    def mutate(plan):
+        resource_type, name_part, path, value = path_value
+        target = inputs(plan, resource_type, name_part)
+        *parents, last = path.split(".")
+        for part in parents:
+            target = target[part]
+        if value is DELETE:
+            del target[last]
+        else:
+            target[last] = value
+
+    return mutate
+
+
+DELETE = object()
+
+
+def drop(resource_type, name_part=""):
+    def mutate(plan):
+        plan["resources"].remove(find(plan, resource_type, name_part))
+
+    return mutate
+
+
+def unprotect(resource_type, name_part=""):
+    def mutate(plan):
+        find(plan, resource_type, name_part)["protect"] = False
+
+    return mutate
+
+
+def with_secret(plan):
+    add(
+        plan,
+        "kubernetes:core/v1:Secret",
+        "s3-keys",
+        {"metadata": {"name": "s3-keys"}, "stringData": {"aws_secret_access_key": "[secret]"}},
+    )
+
+
+def with_deployment(image, env=()):
+    def mutate(plan):
+        add(
+            plan,
+            "kubernetes:apps/v1:Deployment",
+            "sidecar",
+            {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": image, "env": [dict(e) for e in env]}]}}}},
+        )
+
+    return mutate
+
+
+def with_config_map(plan):
+    add(plan, "kubernetes:core/v1:ConfigMap", "leak", {"data": {"notes": "key AKIAIOSFODNN7EXAMPLE for the bucket"}})
+
+
+def gke_operator_mode(label=True, image="UBUNTU_CONTAINERD", driver=True, operator=True):
+    def mutate(plan):
+        for pool in [r for r in plan["resources"] if r["type"] == NP]:
+            node = pool["inputs"]["nodeConfig"]
+            for accelerator in node["guestAccelerators"]:
+                accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] = "INSTALLATION_DISABLED"
+            if label:
+                node["labels"]["gke-no-default-nvidia-gpu-device-plugin"] = "true"
+            node["imageType"] = image
+        if operator:
+            add_gpu_operator(plan, {"driver": {"enabled": driver}})
+
+    return mutate
+
+
+def config_change(policy, **properties):
+    def change(config):
+        entry = config[policy]
+        config[policy] = {**({"enforcementLevel": entry} if isinstance(entry, str) else entry), **properties}
+
+    return change
+
+
+# id -> (stack, plan mutation or None, config change or None, {policy: fragment of its new message})
+CASES = {
+    "disallowed-instance-type": (
+        "prod",
+        _set((NG, "h200-spot", "instanceTypes", ["p5.48xlarge"])),
+        None,
+        {"gpu-pool-allowed-instance-types": "uses instance type p5.48xlarge"},
+    ),
+    "untainted-node-group": (
+        "prod",
+        _set((NG, "l40s-spot", "taints", [])),
+        None,
+        {"gpu-pool-require-gpu-taint": "lacks the GPU taint nvidia.com/gpu=true:NoSchedule"},
+    ),
+    "gke-taint-wrong-value": (
+        "gcp-prod",
+        _set((NP, "l4-spot", "nodeConfig.taints", [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}])),
+        None,
+        {
+            "gpu-pool-require-gpu-taint": "nvidia.com/gpu=present:NoSchedule",
+            "triton-release-tolerate-pool-taint": "nvidia.com/gpu=true:NoSchedule",
+        },
+    ),
+    "too-many-gpus": (
+        "prod",
+        _set((NG, "h200-spot", "scalingConfig.maxSize", 4)),
+        None,
+        {"gpu-stack-limit-total-gpus": "can run 48 GPUs"},
+    ),
+    "over-budget": (
+        "prod",
+        None,
+        config_change("cost-stack-enforce-monthly-budget", monthlyUsd=90000),
+        {"cost-stack-enforce-monthly-budget": "$95,356.25/month on the ceiling basis, over the budget of $90,000.00"},
+    ),
+    "over-budget-floor": (
+        "prod",
+        None,
+        config_change("cost-stack-enforce-monthly-budget", monthlyUsd=40000, basis="floor"),
+        {"cost-stack-enforce-monthly-budget": "$48,923.14/month on the floor basis"},
+    ),
+    "near-budget": (
+        "prod",
+        None,
+        config_change("cost-stack-warn-monthly-budget", monthlyUsd=110000),
+        {"cost-stack-warn-monthly-budget": "87% of the $110,000.00 budget"},
+    ),
+    "unpriced-type": (
+        "prod",
+        _set((NG, "h200-spot", "instanceTypes", ["p6-b200.48xlarge"])),
+        None,
+        {"cost-stack-warn-monthly-budget": "Cannot verify the monthly budget"},
+    ),
+    "on-demand-in-dev": (
+        "dev",
+        _set((NG, "l40s-spot", "capacityType", "ON_DEMAND")),
+        None,
+        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$2,717.06/month"},
+    ),
+    "spot-only-serving-pool": (
+        "prod",
+        _set((NG, "h200-on-demand", "capacityType", "SPOT")),
+        None,
+        {"spot-serving-pool-require-on-demand-base": "Pool 'h200' serves Triton release 'tf-triton-llm' with 0 non-spot"},
+    ),
+    "triton-without-toleration": (
+        "prod",
+        _set((RELEASE, "triton-llm", "values.tolerations", [])),
+        None,
+        {"triton-release-tolerate-pool-taint": "does not tolerate pool 'h200''s taint"},
+    ),
+    "triton-wildcard-toleration": (
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-llm",
+                "values.tolerations",
+                [{"operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
+            )
+        ),
+        None,
+        {"triton-release-tolerate-pool-taint": "tolerates every taint"},
+    ),
+    "triton-without-pool": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.nodeSelector", {})),
+        None,
+        {"triton-release-tolerate-pool-taint": "is not pinned to a GPU pool"},
+    ),
+    "unencrypted-bucket": (
+        "prod",
+        drop("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"),
+        None,
+        {"s3-bucket-require-encryption": "has no default encryption"},
+    ),
+    "unversioned-bucket": (
+        "prod",
+        _set(("aws:s3/bucketVersioning:BucketVersioning", "", "versioningConfiguration.status", "Suspended")),
+        None,
+        {"s3-bucket-require-versioning": "versioning: Suspended"},
+    ),
+    "public-bucket": (
+        "prod",
+        _set(("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "", "restrictPublicBuckets", False)),
+        None,
+        {"s3-bucket-block-public-access": "leaves restrictPublicBuckets off"},
+    ),
+    "bucket-without-block": (
+        "dev",
+        drop("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"),
+        None,
+        {"s3-bucket-block-public-access": "has no public access block"},
+    ),
+    "plain-http-bucket": (
+        "prod",
+        _set(("aws:s3/bucketPolicy:BucketPolicy", "", "policy", tls_only_policy("tf-prod-models").replace('"Deny"', '"Allow"'))),
+        None,
+        {"s3-bucket-require-tls": "accepts plain-HTTP requests (1 bucket policy without that statement)"},
+    ),
+    "gcs-acl-access": (
+        "gcp-prod",
+        _set(("gcp:storage/bucket:Bucket", "", "uniformBucketLevelAccess", False)),
+        None,
+        {"gcs-bucket-require-uniform-access": "uniformBucketLevelAccess False"},
+    ),
+    "gcs-public": (
+        "gcp-prod",
+        _set(("gcp:storage/bucket:Bucket", "", "publicAccessPrevention", "inherited")),
+        None,
+        {"gcs-bucket-prevent-public-access": "publicAccessPrevention inherited"},
+    ),
+    "static-keys-in-values": (
+        "prod",
+        _set((RELEASE, "triton-llm", "values.env.AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")),
+        None,
+        {"k8s-disallow-static-cloud-credentials": "at env.AWS_ACCESS_KEY_ID"},
+    ),
+    "static-keys-in-secret": (
+        "prod",
+        with_secret,
+        None,
+        {
+            "k8s-disallow-static-cloud-credentials": (
+                "Secret 's3-keys' carries static cloud credentials at stringData.aws_secret_access_key"
+            )
+        },
+    ),
+    "static-keys-in-env": (
+        "gcp-prod",
+        with_deployment(
+            "nvcr.io/nvidia/tritonserver:26.07-py3", [{"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": "/k/key.json"}]
+        ),
+        None,
+        {"k8s-disallow-static-cloud-credentials": "name=GOOGLE_APPLICATION_CREDENTIALS"},
+    ),
+    "key-id-in-config-map": ("prod", with_config_map, None, {"k8s-disallow-static-cloud-credentials": "at data.notes"}),
+    "unpinned-chart": (
+        "prod",
+        _set((RELEASE, "gpu-operator", "version", "")),
+        None,
+        {"helm-release-require-pinned-chart": "Helm chart 'gpu-operator' of 'tf-gpu-operator' has version 'unset'"},
+    ),
+    "ranged-chart": (
+        "prod",
+        _set((RELEASE, "gpu-operator", "version", "^26.7.0")),
+        None,
+        {"helm-release-require-pinned-chart": "has version '^26.7.0'"},
+    ),
+    "latest-triton-image": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.image.tag", "latest")),
+        None,
+        {"k8s-image-require-pinned-tag": "image: tag latest"},
+    ),
+    "untagged-workload-image": (
+        "prod",
+        with_deployment("busybox"),
+        None,
+        {"k8s-image-require-pinned-tag": "busybox has no tag (means latest)"},
+    ),
+    "unprotected-node-group": (
+        "prod",
+        unprotect(NG, "l40s-on-demand"),
+        None,
+        {"stateful-resource-require-protect": "'tf-aws-l40s-on-demand' (aws:eks/nodeGroup:NodeGroup) is not protected"},
+    ),
+    "gke-deletable": (
+        "gcp-prod",
+        _set(("gcp:container/cluster:Cluster", "", "deletionProtection", False)),
+        None,
+        {"stateful-resource-require-protect": "has deletionProtection false"},
+    ),
+    "untagged-bucket": (
+        "prod",
+        _set(("aws:s3/bucket:Bucket", "", "tags", {"team": "ml-platform"})),
+        None,
+        {"aws-resource-require-cost-tags": "lacks cost-allocation tag(s) cost-center (has: team)"},
+    ),
+    "unlabelled-node-pool": (
+        "gcp-prod",
+        _set((NP, "h200-spot", "nodeConfig.resourceLabels", DELETE)),
+        None,
+        {"gcp-resource-require-cost-labels": "lacks cost-allocation label(s) team, cost-center in nodeConfig.resourceLabels"},
+    ),
+    "gke-label-with-managed-driver": (
+        "gcp-prod",
+        _set((NP, "l4-spot", "nodeConfig.labels.gke-no-default-nvidia-gpu-device-plugin", "true")),
+        None,
+        {"gke-gpu-driver-mode-consistent": "leaving the nodes with no driver"},
+    ),
+    "gke-driver-unset": (
+        "gcp-prod",
+        _set((NP, "h200-reservation", "nodeConfig.guestAccelerators", [{"count": 8, "type": "nvidia-h200-141gb"}])),
+        None,
+        {"gke-gpu-driver-mode-consistent": "gpuDriverVersion is unset"},
+    ),
+    "gke-operator-driver-on-cos": (
+        "gcp-prod",
+        gke_operator_mode(image="COS_CONTAINERD"),
+        None,
+        {"gke-gpu-driver-mode-consistent": "not imageType COS_CONTAINERD"},
+    ),
+    "gke-operator-without-label": (
+        "gcp-prod",
+        gke_operator_mode(label=False),
+        None,
+        {"gke-gpu-driver-mode-consistent": "without the label"},
+    ),
+    "gke-operator-driver-off": (
+        "gcp-prod",
+        gke_operator_mode(driver=False),
+        None,
+        {"gke-gpu-driver-mode-consistent": "nothing installs the driver"},
+    ),
+    "gke-managed-with-operator-driver": (
+        "gcp-prod",
+        lambda plan: add_gpu_operator(plan, {"devicePlugin": {"enabled": False}}),
+        None,
+        {"gke-gpu-driver-mode-consistent": "would install a second one"},
+    ),
+    "unknown-in-preview": (
+        "prod",
+        _set((NG, "l40s-spot", "instanceTypes", "<unknown>")),
+        None,
+        {
+            p: "cannot run during preview: string value at .instanceTypes"
+            for p in (
+                "gpu-pool-allowed-instance-types",
+                "gpu-pool-require-gpu-taint",
+                "gpu-stack-limit-total-gpus",
+                "cost-stack-enforce-monthly-budget",
+                "cost-stack-warn-monthly-budget",
+                "spot-serving-pool-require-on-demand-base",
+                "triton-release-tolerate-pool-taint",
+            )
+        },
+    ),
+}
+
+# Variants that change a field and must stay compliant.
+COMPLIANT_VARIANTS = {
+    "gke-operator-managed": ("gcp-prod", gke_operator_mode()),
+    "gke-managed-with-plugin-less-operator": (
+        "gcp-prod",
+        lambda plan: add_gpu_operator(plan, {"driver": {"enabled": False}, "devicePlugin": {"enabled": False}}),
+    ),
+    "aws-tags-from-provider": (
+        "prod",
+        lambda plan: (
+            _set(("aws:s3/bucket:Bucket", "", "tags", DELETE))(plan),
+            find(plan, "pulumi:providers:aws")["inputs"].update(
+                defaultTags=json.dumps({"tags": {"team": "a", "cost-center": "b"}})
+            ),
+        ),
+    ),
+    "digest-pinned-image": ("prod", with_deployment("busybox@sha256:" + "0" * 64)),
+    "kms-encryption": (
+        "prod",
+        _set(
+            (
+                "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+                "",
+                "rules",
+                [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms", "kmsMasterKeyId": "arn:aws:kms:k"}}],
+            )
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gcp-prod"])
+def test_compliant_plans_pass_every_policy(pack, bases, stack):
+    verdicts = both(pack, bases[stack], stack_policy_config(stack))
+    assert [v for v in verdicts if v.blocking] == []
+    if stack == "gcp-prod":  # the catalog has no published GCP prices for g2/a3-ultra: said, not priced as 0
+        assert [(v.policy, v.message.split(":")[0]) for v in verdicts] == [
+            ("cost-stack-warn-monthly-budget", "Cannot verify the monthly budget of $150,000.00 on the ceiling basis")
+        ]
+    else:
+        assert verdicts == []
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_violation_is_caught_by_its_policy(pack, bases, case):
+    stack, mutate, change_config, expected = CASES[case]
+    plan, config = copy.deepcopy(bases[stack]), stack_policy_config(stack)
+    baseline = set(both(pack, plan, config))
+    if mutate:
+        mutate(plan)
+    if change_config:
+        change_config(config)
+    new = [v for v in both(pack, plan, config) if v not in baseline]
+    assert sorted({v.policy for v in new}) == sorted(expected), [(v.policy, v.message) for v in new]
+    for policy, fragment in expected.items():
+        assert any(fragment in v.message for v in new if v.policy == policy), [v.message for v in new if v.policy == policy]
+
+
+@pytest.mark.parametrize("case", sorted(COMPLIANT_VARIANTS))
+def test_compliant_variants_pass(pack, bases, case):
+    stack, mutate = COMPLIANT_VARIANTS[case]
+    plan, config = copy.deepcopy(bases[stack]), stack_policy_config(stack)
+    baseline = set(both(pack, plan, config))
+    mutate(plan)
+    assert [v for v in both(pack, plan, config) if v not in baseline] == []
+
+
+def test_every_policy_has_a_violation_case():
+    covered = {policy for *_, expected in CASES.values() for policy in expected}
+    assert covered == {p.name for p in load_policies(PACK_DIR)}
+
+
+def test_disabled_and_overridden_levels_are_applied_like_the_engine(pack, bases):
+    plan = copy.deepcopy(bases["prod"])
+    _set((NG, "h200-spot", "instanceTypes", ["p5.48xlarge"]))(plan)
+    config = stack_policy_config("prod")
+    config["gpu-pool-allowed-instance-types"]["enforcementLevel"] = "advisory"
+    assert {(v.policy, v.enforcement) for v in both(pack, plan, config)} == {("gpu-pool-allowed-instance-types", "advisory")}
+    config["gpu-pool-allowed-instance-types"] = "disabled"
+    assert both(pack, plan, config) == []
+
+
+def test_budget_policy_prices_the_plan_like_the_cost_model(bases):
+    """The pack reads node groups back and prices them with the shared cost model: same totals as the plan."""
+    from policy_cases import stack_resource
+
+    from policies._pools import gpu_pools, stack_spend
+
+    for stack in ("dev", "prod"):
+        plan = bases[stack]
+        pools = gpu_pools([stack_resource(r["type"], r["inputs"], r["name"]) for r in plan["resources"]])
+        assert stack_spend(pools, "floor").known_usd == plan["cost"]["monthlyFloorUsd"]
+        assert stack_spend(pools, "ceiling").known_usd == plan["cost"]["monthlyCeilingUsd"]
+        assert sum(p.max_gpus for p in pools) == plan["cost"]["maxGpus"]
+
+
+def test_policy_config_is_validated_against_each_schema():
+    meta = policy_meta(load_policies(PACK_DIR))
+    bad = {
+        "gpu-stack-limit-total-gpus": {"maxGpus": "many"},
+        "cost-stack-enforce-monthly-budget": {"basis": "average"},
+        "spot-pool-require-spot-only": "sometimes",
+        "gpu-pool-require-gpu-taint": {"extra": 1},
+        "no-such-policy": "advisory",
+    }
+    with pytest.raises(PackConfigError) as error:
+        reconcile(meta, bad)
+    text = str(error.value)
+    for fragment in (
+        "gpu-stack-limit-total-gpus.maxGpus: 'many' is not of type 'integer'",
+        "'average' is not one of",
+        'spot-pool-require-spot-only.enforcementLevel: "sometimes"',
+        "gpu-pool-require-gpu-taint: Additional properties",
+        "no-such-policy: no such policy",
+    ):
+        assert fragment in text

@@ -1,0 +1,146 @@
+"""Single policies called directly on hand-built resources, with props as the engine sends them (floats, proxies)."""
+
+from __future__ import annotations
+
+import copy
+
+from policy_cases import run_resource, run_stack, stack_resource
+
+from policies._pools import gpu_pool
+from policies.rules import (
+    gcs_bucket_prevent_public_access,
+    gpu_pool_allowed_instance_types,
+    gpu_stack_limit_total_gpus,
+    helm_release_require_pinned_chart,
+    k8s_disallow_static_cloud_credentials,
+    k8s_image_require_pinned_tag,
+    s3_bucket_require_versioning,
+    stateful_resource_require_protect,
+)
+from tritonfleet.core.conventions import POOL_LABEL
+
+NG = "aws:eks/nodeGroup:NodeGroup"
+NP = "gcp:container/nodePool:NodePool"
+NODE_GROUP = {
+    "amiType": "AL2023_x86_64_NVIDIA",
+    "capacityType": "SPOT",
+    "instanceTypes": ["g6e.xlarge"],
+    "scalingConfig": {"minSize": 0.0, "maxSize": 4.0, "desiredSize": 0.0},
+    "labels": {POOL_LABEL: "l40s"},
+    "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+}
+NODE_POOL = {
+    "location": "us-central1",
+    "nodeLocations": ["us-central1-a", "us-central1-b"],
+    "autoscaling": {"minNodeCount": 0.0, "maxNodeCount": 3.0},
+    "nodeConfig": {
+        "machineType": "a3-ultragpu-8g",
+        "spot": True,
+        "guestAccelerators": [{"type": "nvidia-h200-141gb", "count": 8.0}],
+    },
+}
+
+
+def changed(base, path, value):
+    props = copy.deepcopy(base)
+    *parents, last = path.split(".")
+    target = props
+    for part in parents:
+        target = target[part]
+    target[last] = value
+    return props
+
+
+def test_allowed_types_reads_floats_and_ignores_non_gpu_groups():
+    config = {"allowedInstanceTypes": ["g6e.xlarge"]}
+    assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, NODE_GROUP, config) == []
+    [message] = run_resource(
+        gpu_pool_allowed_instance_types.POLICY, NG, changed(NODE_GROUP, "instanceTypes", ["p4d.24xlarge"]), config
+    )
+    assert "uses instance type p4d.24xlarge, which this environment does not allow (allowed: g6e.xlarge)" in message
+    system = {"amiType": "AL2023_x86_64_STANDARD", "instanceTypes": ["m6i.xlarge"], "scalingConfig": {"minSize": 2, "maxSize": 3}}
+    assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, system, config) == []
+
+
+def test_schema_default_applies_when_the_config_is_absent():
+    """The SDK hands policies no defaults; the pack applies them (empty allow-list: every GPU type is refused)."""
+    assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, NODE_GROUP, None)
+
+
+def test_gke_per_zone_counts_multiply_by_node_locations():
+    pool = gpu_pool(NP, NODE_POOL, "urn", "h200")
+    assert (pool.min_nodes, pool.max_nodes, pool.max_gpus, pool.purchase) == (0, 6, 48, "spot")
+    regional = changed(NODE_POOL, "nodeLocations", [])
+    assert gpu_pool(NP, regional, "urn", "h200").max_gpus is None
+    total = changed(regional, "autoscaling", {"totalMinNodeCount": 1.0, "totalMaxNodeCount": 2.0})
+    assert gpu_pool(NP, total, "urn", "h200").max_gpus == 16
+
+
+def test_gpu_ceiling_counts_every_pool_at_its_maximum():
+    resources = [stack_resource(NG, NODE_GROUP, "l40s-spot"), stack_resource(NP, NODE_POOL, "h200-spot")]
+    assert run_stack(gpu_stack_limit_total_gpus.POLICY, resources, {"maxGpus": 52.0}) == []
+    [(message, urn)] = run_stack(gpu_stack_limit_total_gpus.POLICY, resources, {"maxGpus": 51.0})
+    assert "can run 52 GPUs at its maximum (l40s-spot 4, h200-spot 48), over the environment's ceiling of 51" in message
+    assert urn is None
+
+
+def test_v2_bucket_spelling_is_covered():
+    bucket = stack_resource("aws:s3/bucketV2:BucketV2", {"bucket": "models"}, "models")
+    versioning = stack_resource(
+        "aws:s3/bucketVersioningV2:BucketVersioningV2",
+        {"bucket": "models", "versioningConfiguration": {"status": "Enabled"}},
+        "v",
+    )
+    assert run_stack(s3_bucket_require_versioning.POLICY, [bucket, versioning]) == []
+    [(message, urn)] = run_stack(s3_bucket_require_versioning.POLICY, [bucket])
+    assert "S3 bucket 'models' does not keep versions" in message and urn == bucket.urn
+
+
+def test_gcs_public_access_prevention_unset_is_a_violation():
+    [message] = run_resource(
+        gcs_bucket_prevent_public_access.POLICY, "gcp:storage/bucket:Bucket", {"uniformBucketLevelAccess": True}
+    )
+    assert "publicAccessPrevention unset (inherited); required: enforced" in message
+
+
+def test_credentials_in_secret_data_are_found_after_base64():
+    import base64
+
+    key = base64.b64encode(b'{"type": "service_account", "private_key": "x"}').decode()
+    [message] = run_resource(
+        k8s_disallow_static_cloud_credentials.POLICY, "kubernetes:core/v1:Secret", {"data": {"sa": key}}, name="gcs"
+    )
+    assert "Secret 'gcs' carries static cloud credentials at data.sa" in message
+    assert (
+        run_resource(k8s_disallow_static_cloud_credentials.POLICY, "kubernetes:core/v1:Secret", {"data": {"token": "aGVsbG8="}})
+        == []
+    )
+
+
+def test_chart_pins_accept_exact_versions_digests_and_local_charts():
+    release = "kubernetes:helm.sh/v3:Release"
+    for props in (
+        {"chart": "gpu-operator", "version": "v26.7.0"},
+        {"chart": "oci://r/c@sha256:" + "1" * 64},
+        {"chart": "/repo/charts/triton-inference-server"},
+        {"chart": "./charts/x"},
+    ):
+        assert run_resource(helm_release_require_pinned_chart.POLICY, release, props) == [], props
+    assert run_resource(
+        helm_release_require_pinned_chart.POLICY, "kubernetes:helm.sh/v4:Chart", {"chart": "oci://r/c", "version": "1.x"}
+    )
+
+
+def test_operator_style_image_values_are_read_as_name_plus_version():
+    release = "kubernetes:helm.sh/v3:Release"
+    values = {"values": {"driver": {"repository": "nvcr.io/nvidia", "image": "driver", "version": "580.95.05"}}}
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, values) == []
+    latest = changed(values, "values.driver.version", "latest")
+    assert "driver: tag latest" in run_resource(k8s_image_require_pinned_tag.POLICY, release, latest)[0]
+
+
+def test_protect_reads_the_resource_option_and_the_configured_types():
+    assert run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, protect=True) == []
+    [message] = run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, protect=False, name="gpu")
+    assert "'gpu' (aws:eks/nodeGroup:NodeGroup) is not protected (protect: false)" in message
+    assert run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, {"resourceTypes": []}) == []

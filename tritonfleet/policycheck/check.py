@@ -1,0 +1,63 @@
+"""Check a plan document against the policy pack: over gRPC like the CLI, and directly, and compare the two."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tritonfleet.policycheck import pack_config
+from tritonfleet.policycheck.direct import run_direct
+from tritonfleet.policycheck.engine import run_pack
+from tritonfleet.policycheck.verdicts import Verdict
+
+PACK_DIR_NAME = "policies"
+
+
+def pack_dir(project_dir: Path) -> Path:
+    return project_dir / PACK_DIR_NAME
+
+
+def config_path(project_dir: Path, stack: str) -> Path:
+    """Where a stack's policy config lives: policies/config/<stack>.json (pass it as --policy-pack-config)."""
+    return pack_dir(project_dir) / "config" / f"{stack}.json"
+
+
+@dataclass(frozen=True)
+class PolicyReport:
+    verdicts: list[Verdict]  # from the pack process over gRPC, the engine's view
+    direct: list[Verdict]  # from calling the policies in this process
+    config_file: str
+
+    @property
+    def agree(self) -> bool:
+        return self.verdicts == self.direct
+
+    @property
+    def blocking(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.blocking]
+
+    def section(self) -> dict[str, Any]:
+        """The plan document's `policy` section: deterministic, so plan diffs show policy deltas."""
+        return {
+            "pack": PACK_DIR_NAME,
+            "config": self.config_file,
+            "mandatory": len(self.blocking),
+            "advisory": len(self.verdicts) - len(self.blocking),
+            "directCallsAgree": self.agree,
+            "verdicts": [v.document() for v in self.verdicts],
+        }
+
+
+def check(project_dir: Path, plan: dict[str, Any], config_file: Path | None = None) -> PolicyReport:
+    """Raises PackConfigError for a config that does not fit the pack, engine.PackError if the pack cannot start."""
+    project_dir = project_dir.resolve()
+    path = (config_file or config_path(project_dir, plan["stack"])).resolve()
+    config = pack_config.load(path)
+    shown = str(path.relative_to(project_dir)) if path.is_relative_to(project_dir) else str(path)
+    pack = pack_dir(project_dir)
+    return PolicyReport(
+        verdicts=run_pack(pack, plan, config, shown),
+        direct=run_direct(pack, plan, config, shown),
+        config_file=shown,
+    )
