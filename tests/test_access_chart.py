@@ -162,6 +162,8 @@ def test_schema_refuses(case, values):
         ({"restrictedApis": {"secretName": "", "groups": [GROUP]}}, "secretName"),
         ({"restrictedApis": {"secretName": "s", "groups": [GROUP, {**GROUP, "apis": ["trace"], "env": "B"}]}}, "two groups"),
         ({"ingress": {"enabled": True}}, "hostname"),
+        ({"ingress": {"enabled": True, "hostname": "a.example.com"}}, "needs TLS"),
+        ({"ingress": {"enabled": True, "hostname": "a.example.com", "certificateAnnotation": "x/cert"}}, "needs TLS"),
     ],
 )
 def test_chart_refuses_inconsistent_access(values, message):

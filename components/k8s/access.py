@@ -12,11 +12,8 @@ from typing import Any
 
 from tritonfleet.core.config import Access, TritonDeployment
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, triton_release_name
-from tritonfleet.core.exposure import ExposureFacts
+from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS, ExposureFacts
 
-# Triton's API groups (the names --http-restricted-api and --grpc-restricted-protocol accept).
-MODEL_CONTROL_APIS = ("model-repository", "model-config", "shared-memory", "trace", "logging")
-INFERENCE_APIS = ("inference",)
 # gRPC clients send a restricted group's header as metadata named GRPC_HEADER_PREFIX + header.
 GRPC_HEADER_PREFIX = "triton-grpc-protocol-"
 # kube-prometheus-stack's Prometheus pods carry this label (set by the Prometheus Operator).
@@ -77,11 +74,12 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
     tls = access.tls
     assert tls is not None and access.hostname is not None, "validated configs: public has a hostname and TLS"
     annotations = dict(facts.ingress_annotations)
-    tls_secret = ""
+    tls_secret = certificate_annotation = ""
     for source in tls.sources:
         value = tls.value_of(source)
         if source in facts.certificate_annotations:
-            annotations[facts.certificate_annotations[source]] = value
+            certificate_annotation = facts.certificate_annotations[source]
+            annotations[certificate_annotation] = value
         elif source == "secretName":
             tls_secret = value
         elif source == "certManagerIssuer":
@@ -100,6 +98,7 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
         "httpPaths": list(HTTP_PATHS),
         "grpcPaths": list(GRPC_PATHS),
         "tlsSecretName": tls_secret,
+        "certificateAnnotation": certificate_annotation,
     }
 
 

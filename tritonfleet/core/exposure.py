@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Triton's API groups that control the server rather than serve it (names as --http-restricted-api accepts them):
+# tritonfleet puts them behind the admin key, and the policy pack checks they stay there.
+MODEL_CONTROL_APIS = ("model-repository", "model-config", "shared-memory", "trace", "logging")
+INFERENCE_APIS = ("inference",)
+
 
 @dataclass(frozen=True)
 class EgressRule:

@@ -42,7 +42,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $_ := set $seen . true -}}
 {{- end -}}
 {{- end -}}
-{{- if and .Values.ingress.enabled (not .Values.ingress.hostname) -}}
+{{- $ingress := .Values.ingress -}}
+{{- if and $ingress.enabled (not $ingress.hostname) -}}
 {{- fail "ingress.enabled needs ingress.hostname" -}}
+{{- end -}}
+{{- if and $ingress.enabled (not $ingress.tlsSecretName) (not (and $ingress.certificateAnnotation (hasKey $ingress.annotations $ingress.certificateAnnotation))) -}}
+{{- fail "ingress.enabled needs TLS: ingress.tlsSecretName, or ingress.certificateAnnotation naming an annotation that is set" -}}
 {{- end -}}
 {{- end -}}
