@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
 
@@ -40,3 +41,5 @@ class ClusterFacts:
     gpu_operator_values: dict[str, Any] = field(default_factory=dict)
     gpu_operator_resource_quota: dict[str, Any] | None = None
     exports: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
+    # how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources), decided by the adapter
+    exposure: ExposureFacts = field(default_factory=ExposureFacts)

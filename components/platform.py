@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from tritonfleet.core.config import StackConfig
 
@@ -22,6 +23,7 @@ class Platform(pulumi.ComponentResource):
             cloud = GcpCloud(f"{name}-gcp", config, opts=child)
         facts = cloud.facts
 
+        from components.k8s.access_keys import AccessKeys
         from components.k8s.autoscaling import PrometheusAdapter
         from components.k8s.gpu_operator import GpuOperator
         from components.k8s.triton import TritonRelease
@@ -49,6 +51,20 @@ class Platform(pulumi.ComponentResource):
             PrometheusAdapter(f"{name}-prometheus-adapter", provider=facts.provider, depends_on=crd_providers, opts=child)
         triton_prerequisites = crd_providers + ([gpu_operator.release] if gpu_operator.release else [])
 
+        # One Namespace per namespace the deployments use, so each deployment's key Secret can go in before its release.
+        namespaces = {
+            ns: k8s.core.v1.Namespace(
+                f"{name}-ns-{ns}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=ns),
+                opts=pulumi.ResourceOptions(parent=self, provider=facts.provider),
+            )
+            for ns in dict.fromkeys(d.namespace for d in config.triton_deployments)
+        }
+        access_keys = {
+            d.name: AccessKeys(f"{name}-access-{d.name}", d, namespaces[d.namespace], provider=facts.provider, opts=child)
+            for d in config.triton_deployments
+        }
+
         self.triton = {
             d.name: TritonRelease(
                 f"{name}-triton-{d.name}",
@@ -59,8 +75,9 @@ class Platform(pulumi.ComponentResource):
                 env=facts.triton_env,
                 service_account_annotations=facts.service_account_annotations.get(d.name, {}),
                 monitoring=monitoring,
+                exposure=facts.exposure,
                 provider=facts.provider,
-                depends_on=triton_prerequisites,
+                depends_on=[*triton_prerequisites, namespaces[d.namespace], *filter(None, [access_keys[d.name].secret])],
                 opts=child,
             )
             for d in config.triton_deployments

@@ -24,6 +24,7 @@ from policies.rules import (
     spot_pool_require_spot_only,
     spot_serving_pool_require_on_demand_base,
     stateful_resource_require_protect,
+    triton_release_require_secure_access,
     triton_release_tolerate_pool_taint,
 )
 
@@ -40,6 +41,7 @@ MODULES = (
     spot_pool_require_spot_only,
     spot_serving_pool_require_on_demand_base,
     triton_release_tolerate_pool_taint,
+    triton_release_require_secure_access,
     s3_bucket_require_encryption,
     s3_bucket_require_versioning,
     s3_bucket_block_public_access,

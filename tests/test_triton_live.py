@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from components.k8s.autoscaling import QUEUE_COMPUTE_RATIO, triton_adapter_rules
+from tests.access_helpers import container_env, kubelet_expand
 from tests.serving_helpers import by_kind, planned_values, render
 from tritonfleet.core.conventions import triton_release_name
 
@@ -150,9 +151,17 @@ def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tup
                 arg = f"{flag}={ports[name][1]}"
         args.append(arg)
     assert sum(a != b for a, b in zip(args, spec["args"], strict=True)) == 4, "repository and the three ports"
+    # Restricted-API keys: a stand-in Secret, and $(VAR) in the args expanded from the env as the kubelet does.
+    secrets: dict[str, dict[str, str]] = {}
+    for entry in spec.get("env", []):
+        if "valueFrom" in entry:
+            ref = entry["valueFrom"]["secretKeyRef"]
+            secrets.setdefault(ref["name"], {})[ref["key"]] = f"test-{ref['key']}"
+    container = container_env(spec, secrets)
+    args = [kubelet_expand(a, container) for a in args]
     env = {
         **os.environ,
-        **{e["name"]: e["value"] for e in spec.get("env", [])},
+        **container,
         "AWS_ACCESS_KEY_ID": "testing",  # the local S3 server's; in the cluster IRSA provides credentials
         "AWS_SECRET_ACCESS_KEY": "testing",
         "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),

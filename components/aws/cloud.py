@@ -12,9 +12,10 @@ import pulumi_kubernetes as k8s
 from components.aws.autoscaler import ClusterAutoscaler
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import EksCluster
+from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPoolGroups
 from components.aws.identity import TritonIdentities
-from components.aws.layout import gpu_operator_values
+from components.aws.layout import VPC_CIDR, gpu_operator_values
 from components.aws.network import AwsNetwork
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
@@ -123,6 +124,7 @@ class AwsCloud(pulumi.ComponentResource):
             model_repositories=repositories,
             service_account_annotations=identities.annotations,
             triton_env={"AWS_DEFAULT_REGION": config.region},
+            exposure=aws_exposure_facts(VPC_CIDR),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from components.facts import ClusterFacts
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
 from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
+from components.gcp.exposure import gcp_exposure_facts
 from components.gcp.identity import (
     TRITON_BUCKET_ROLES,
     WORKLOAD_IDENTITY_ANNOTATION,
@@ -122,6 +123,7 @@ class GcpCloud(pulumi.ComponentResource):
             pools=pools,
             model_repositories=repositories,
             service_account_annotations=annotations,
+            exposure=gcp_exposure_facts(),
             gpu_operator_values=gke_gpu_operator_values(driver, config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),
             exports={"gkeNodePools": self.node_pool_names, "tritonServiceAccounts": bindings},

@@ -15,11 +15,15 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
+from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
+from .access import access_values
 from .autoscaling import QUEUE_COMPUTE_RATIO
 from .values import taint_toleration
 
+# Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
+NO_LOAD_BALANCERS = ExposureFacts()
 # Relative to the project directory, where the language host runs the program: the plan stays machine-independent.
 CHART_PATH = f"./charts/{TRITON_CHART_NAME}"  # "./": unambiguously a local path, never repo/chart
 CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
@@ -117,10 +121,14 @@ class TritonRelease(pulumi.ComponentResource):
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
+        exposure: ExposureFacts = NO_LOAD_BALANCERS,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = pulumi.Output.all(bucket_uri, pulumi.Output.from_input(dict(service_account_annotations))).apply(
-            lambda args: triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring)
+            lambda args: {
+                **triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring),
+                **access_values(deployment, exposure),
+            }
         )
         self.release = k8s.helm.v3.Release(
             name,

@@ -212,6 +212,18 @@ CASES = {
         None,
         {"triton-release-tolerate-pool-taint": "is not pinned to a GPU pool"},
     ),
+    "triton-open-model-control": (
+        "prod",
+        _set((RELEASE, "triton-llm", "values.restrictedApis.groups", [])),
+        None,
+        {"triton-release-require-secure-access": "model-control APIs model-repository, model-config"},
+    ),
+    "triton-public-load-balancer": (
+        "gcp-prod",
+        _set((RELEASE, "triton-vision", "values.service", {"type": "LoadBalancer", "annotations": {}})),
+        None,
+        {"triton-release-require-secure-access": "public through a LoadBalancer Service without internal"},
+    ),
     "unencrypted-bucket": (
         "prod",
         drop("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"),

@@ -7,6 +7,7 @@ every problem with the key, the bad value, what is allowed and the `pulumi confi
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Collection, Mapping
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
@@ -138,6 +139,71 @@ class ModelBucket(_Section):
     kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
 
 
+HOSTNAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$"
+LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+
+
+class Tls(_Section):
+    """Where the public endpoint's certificate comes from: exactly one of these."""
+
+    certificate_arn: str | None = Field(
+        None,
+        pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$",
+        description="AWS: an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID) that covers the hostname",
+    )
+    pre_shared_cert: str | None = Field(
+        None, pattern=DNS_LABEL_PATTERN, description="GCP: the name of a Compute Engine SSL certificate in the project"
+    )
+    secret_name: str | None = Field(
+        None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: an existing kubernetes.io/tls Secret in the deployment's namespace"
+    )
+    cert_manager_issuer: str | None = Field(
+        None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: a cert-manager ClusterIssuer that issues the certificate"
+    )
+
+    @property
+    def sources(self) -> list[str]:
+        """The camelCase names of the certificate sources that are set."""
+        return [to_camel(name) for name in type(self).model_fields if getattr(self, name) is not None]
+
+    def value_of(self, source: str) -> str | None:
+        """The value of a source given by its camelCase name."""
+        return getattr(self, to_snake(source))
+
+
+class Access(_Section):
+    exposure: Literal["cluster", "internal", "public"] = Field(
+        "cluster",
+        description="cluster (ClusterIP only), internal (a cloud-internal load balancer) or public (an ingress with TLS)",
+    )
+    hostname: str | None = Field(
+        None,
+        pattern=HOSTNAME_PATTERN,
+        max_length=253, description="public only: the DNS name clients use, lower-case, such as llm.example.com"
+    )
+    tls: Tls | None = Field(None, description="public only: the certificate (an object with one source)")
+    restrict_model_control: bool = Field(
+        True,
+        description="true (default): model-repository, model-config, shared-memory, trace and logging need the admin key",
+    )
+    restrict_inference: bool = Field(
+        False, description="true: inference needs the inference key (required when exposure is public)"
+    )
+    client_namespaces: list[str] | None = Field(
+        None,
+        description="namespaces whose pods may call ports 8000/8001 (unset: the deployment's own namespace only)",
+    )
+    client_pod_labels: dict[str, str] = Field(
+        default_factory=dict, description="labels a client pod must carry (with clientNamespaces: in those namespaces)"
+    )
+    client_cidrs: list[str] = Field(
+        default_factory=list, description="internal/public only: extra source CIDRs allowed through the load balancer"
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -153,6 +219,7 @@ class TritonDeployment(_Section):
     model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
     throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
+    access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
 
 
 class AlertReceiver(_Section):
@@ -390,6 +457,9 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
     def add(key: str, value: Any, allowed: str, suggestion: Any = "<value>") -> None:
         problems.append(Problem(key, value, allowed, _set_command(key, suggestion, stack)))
 
+    def remove(key: str, value: Any, allowed: str) -> None:
+        problems.append(Problem(key, value, allowed, _rm_command(key, stack)))
+
     if cloud == "gcp" and not data.get("gcpProject"):
         add("gcpProject", _MISSING, "the GCP project id that hosts the cluster (required when cloud is gcp)", "my-project-id")
     region = data.get("region")
@@ -480,6 +550,11 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             add(
                 f"{at}.bucket", deployment.bucket, "one of the stack's model buckets: " + ", ".join(bucket_names), bucket_names[0]
             )
+        raw_access = raw_deployment.get("access", {})
+        access = _validate_section(Access, raw_access)
+        if access is not None:
+            given = set(raw_access) if isinstance(raw_access, dict) else set()
+            _check_access(access, given, deployment.namespace, f"{at}.access", cloud, add, remove)
         if deployment.pool not in pools:
             names = ", ".join(pools) or "(no valid pools)"
             add(f"{at}.pool", deployment.pool, f"one of the stack's GPU pools: {names}", next(iter(pools), "<pool>"))
@@ -637,6 +712,92 @@ def _check_bucket(bucket: ModelBucket, at: str, cloud: str | None, stack: str, a
     if cloud and bucket.kms_key_id and not re.match(KMS_KEY_PATTERN[cloud], bucket.kms_key_id):
         kind = "a KMS key or alias ARN" if cloud == "aws" else "a Cloud KMS key name"
         add(f"{at}.kmsKeyId", bucket.kms_key_id, f"{kind} such as {KMS_KEY_EXAMPLE[cloud]}, or unset", KMS_KEY_EXAMPLE[cloud])
+
+
+TLS_SOURCES = {"aws": ("certificateArn",), "gcp": ("preSharedCert", "secretName", "certManagerIssuer")}
+TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>", "certManagerIssuer": "letsencrypt"}
+
+
+def _check_access(access: Access, given: set[str], namespace: str, at: str, cloud: str | None, add, remove) -> None:
+    """Exposure rules: public needs a hostname, TLS and keys; selectors must select someone; cloud-specific TLS.
+
+    `given` holds the keys the user wrote: one the schema already refused is not reported again as missing.
+    """
+    public = access.exposure == "public"
+    tls_sources = TLS_SOURCES.get(cloud or "", TLS_SOURCES["aws"] + TLS_SOURCES["gcp"])
+    if public:
+        if access.hostname is None and "hostname" not in given:
+            add(f"{at}.hostname", _MISSING, "the DNS name of the public endpoint (required when exposure is public)", "llm.example.com")
+        if (access.tls is None and "tls" not in given) or (access.tls is not None and not access.tls.sources):
+            source = tls_sources[-1]
+            add(
+                f"{at}.tls.{source}",
+                _MISSING,
+                "a certificate for the public endpoint (required when exposure is public): one of " + ", ".join(tls_sources),
+                TLS_EXAMPLES.get(source, "<name>"),
+            )
+        if not access.restrict_inference:
+            add(
+                f"{at}.restrictInference",
+                False,
+                "true when exposure is public: clients must send the inference key (authentication)",
+                True,
+            )
+        if not access.restrict_model_control:
+            add(
+                f"{at}.restrictModelControl",
+                False,
+                "true when exposure is public: anyone on the internet could load and unload models",
+                True,
+            )
+    else:
+        for key, value in (("hostname", access.hostname), ("tls", access.tls)):
+            if value is not None:
+                shown = value if isinstance(value, str) else value.model_dump(by_alias=True, exclude_none=True)
+                remove(f"{at}.{key}", shown, f"only with exposure public (exposure is {access.exposure}); remove it")
+        if access.client_cidrs and access.exposure == "cluster":
+            remove(
+                f"{at}.clientCidrs",
+                access.client_cidrs,
+                "only with exposure internal or public (in-cluster clients are selected by namespace and labels)",
+            )
+    if access.tls is not None:
+        sources = access.tls.sources
+        if len(sources) > 1:
+            add(f"{at}.tls", access.tls.model_dump(by_alias=True, exclude_none=True), "exactly one certificate source, not " + " and ".join(sources), "<one source>")
+        for source in sources:
+            if source not in tls_sources:
+                remove(
+                    f"{at}.tls.{source}",
+                    access.tls.value_of(source),
+                    f"a certificate source {cloud} supports: " + ", ".join(tls_sources),
+                )
+    if access.client_namespaces is not None:
+        if not access.client_namespaces:
+            add(
+                f"{at}.clientNamespaces",
+                [],
+                f"at least one namespace: an empty list selects no client (unset it to allow '{namespace}' only)",
+                [namespace],
+            )
+        for i, name in enumerate(access.client_namespaces):
+            if not re.match(DNS_LABEL_PATTERN, name):
+                add(f"{at}.clientNamespaces[{i}]", name, "a Kubernetes namespace name (lower-case DNS label)", namespace)
+    for key, value in access.client_pod_labels.items():
+        if not re.match(LABEL_KEY_PATTERN, key) or len(key) > 317:
+            add(f"{at}.clientPodLabels", {key: value}, "label keys like app or example.com/app: a key this malformed selects no pod", {"app": "frontend"})
+        elif not isinstance(value, str) or not re.match(LABEL_VALUE_PATTERN, value):
+            add(
+                f"{at}.clientPodLabels.{key}",
+                value,
+                "a label value (at most 63 letters, digits, '-', '_' or '.'): this one selects no pod",
+                "frontend",
+            )
+    for i, cidr in enumerate(access.client_cidrs):
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as exc:
+            add(f"{at}.clientCidrs[{i}]", cidr, f"a CIDR such as 10.20.0.0/16 ({exc})", "10.0.0.0/16")
 
 
 def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:

@@ -30,4 +30,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.loadModels (ne .Values.modelControlMode "explicit") -}}
 {{- fail "loadModels needs modelControlMode explicit" -}}
 {{- end -}}
+{{- if and .Values.restrictedApis.groups (not .Values.restrictedApis.secretName) -}}
+{{- fail "restrictedApis.groups need restrictedApis.secretName: the Secret that holds their keys" -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range .Values.restrictedApis.groups -}}
+{{- range .apis -}}
+{{- if hasKey $seen . -}}
+{{- fail (printf "restrictedApis: API %s is in two groups; Triton allows each API in one group only" .) -}}
+{{- end -}}
+{{- $_ := set $seen . true -}}
+{{- end -}}
+{{- end -}}
+{{- $ingress := .Values.ingress -}}
+{{- if and $ingress.enabled (not $ingress.hostname) -}}
+{{- fail "ingress.enabled needs ingress.hostname" -}}
+{{- end -}}
+{{- if and $ingress.enabled (not $ingress.tlsSecretName) (not (and $ingress.certificateAnnotation (hasKey $ingress.annotations $ingress.certificateAnnotation))) -}}
+{{- fail "ingress.enabled needs TLS: ingress.tlsSecretName, or ingress.certificateAnnotation naming an annotation that is set" -}}
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,30 @@
+"""How Triton is exposed on GKE, as cloud-neutral ExposureFacts (plain data, no Pulumi).
+
+`internal` is a passthrough internal load balancer (client addresses are kept, so the NetworkPolicy must allow the
+clients' own ranges: clientCidrs). `public` is a GKE Ingress (external Application Load Balancer) with container-native
+load balancing; one Ingress routes REST and gRPC by path, and the gRPC Service port's appProtocol kubernetes.io/h2c
+asks for HTTP/2 to the pod (VERIFY on a live cluster: docs/access.md).
+"""
+
+from __future__ import annotations
+
+from tritonfleet.core.exposure import EgressRule, ExposureFacts
+
+# Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud).
+GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
+# The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
+# Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
+METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
+
+
+def gcp_exposure_facts() -> ExposureFacts:
+    return ExposureFacts(
+        internal_service_annotations={"networking.gke.io/load-balancer-type": "Internal"},
+        ingress_class="gce",
+        ingress_annotations={"kubernetes.io/ingress.allow-http": "false"},
+        ingress_per_protocol=False,
+        grpc_app_protocol="kubernetes.io/h2c",
+        certificate_annotations={"preSharedCert": "ingress.gcp.kubernetes.io/pre-shared-cert"},
+        load_balancer_sources={"internal": (), "public": GOOGLE_FRONT_END_RANGES},
+        extra_egress=METADATA_EGRESS,
+    )

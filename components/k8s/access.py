@@ -1,0 +1,130 @@
+"""Chart values for a deployment's access: restricted APIs behind keys, Service and Ingress per exposure mode, and
+NetworkPolicies. Plain data from the config and cloud-neutral ExposureFacts; tested without Pulumi (docs/access.md).
+
+The keys never appear in these values: the chart passes `$(TRITON_ADMIN_KEY)` in Triton's args, which the kubelet
+expands at container start from an environment variable filled from the Kubernetes Secret named here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tritonfleet.core.config import Access, TritonDeployment
+from tritonfleet.core.conventions import MONITORING_NAMESPACE, triton_release_name
+from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS, ExposureFacts
+
+# gRPC clients send a restricted group's header as metadata named GRPC_HEADER_PREFIX + header.
+GRPC_HEADER_PREFIX = "triton-grpc-protocol-"
+# kube-prometheus-stack's Prometheus pods carry this label (set by the Prometheus Operator).
+PROMETHEUS_POD_LABELS = {"app.kubernetes.io/name": "prometheus"}
+# Paths of Triton's gRPC services: a path-routing Ingress sends these to the gRPC port, /v2 to the HTTP port.
+GRPC_PATHS = ("/inference.GRPCInferenceService", "/grpc.health.v1.Health")
+HTTP_PATHS = ("/v2",)
+
+
+@dataclass(frozen=True)
+class KeyGroup:
+    """APIs that need one header; its expected value comes from env var `env`, filled from the Secret's `secret_key`."""
+
+    apis: tuple[str, ...]
+    header: str
+    env: str
+    secret_key: str
+
+    @property
+    def grpc_header(self) -> str:
+        return GRPC_HEADER_PREFIX + self.header
+
+
+ADMIN = KeyGroup(MODEL_CONTROL_APIS, header="admin-key", env="TRITON_ADMIN_KEY", secret_key="admin-key")
+INFERENCE = KeyGroup(INFERENCE_APIS, header="inference-key", env="TRITON_INFERENCE_KEY", secret_key="inference-key")
+
+
+def key_groups(access: Access) -> list[KeyGroup]:
+    """The restricted API groups this deployment asks for (each API belongs to at most one group, as Triton requires)."""
+    return [group for group, wanted in ((ADMIN, access.restrict_model_control), (INFERENCE, access.restrict_inference)) if wanted]
+
+
+def access_secret_name(deployment: str) -> str:
+    """The Secret (in the deployment's namespace) that holds the generated keys."""
+    return f"{triton_release_name(deployment)}-access-keys"
+
+
+def restricted_api_values(access: Access, secret_name: str) -> dict[str, Any]:
+    groups = key_groups(access)
+    return {
+        "secretName": secret_name if groups else "",
+        "groups": [{"apis": list(g.apis), "header": g.header, "env": g.env, "secretKey": g.secret_key} for g in groups],
+    }
+
+
+def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
+    internal = access.exposure == "internal"
+    return {
+        "type": "LoadBalancer" if internal else "ClusterIP",
+        "annotations": dict(facts.internal_service_annotations) if internal else {},
+        "grpcAppProtocol": facts.grpc_app_protocol,
+    }
+
+
+def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[str, Any]:
+    if access.exposure != "public":
+        return {"enabled": False}
+    tls = access.tls
+    assert tls is not None and access.hostname is not None, "validated configs: public has a hostname and TLS"
+    annotations = dict(facts.ingress_annotations)
+    tls_secret = certificate_annotation = ""
+    for source in tls.sources:
+        value = tls.value_of(source)
+        if source in facts.certificate_annotations:
+            certificate_annotation = facts.certificate_annotations[source]
+            annotations[certificate_annotation] = value
+        elif source == "secretName":
+            tls_secret = value
+        elif source == "certManagerIssuer":
+            annotations["cert-manager.io/cluster-issuer"] = value
+            tls_secret = f"{release}-tls"  # cert-manager's ingress-shim issues the certificate into this Secret
+    if facts.ingress_group_annotation:
+        annotations[facts.ingress_group_annotation] = release
+    return {
+        "enabled": True,
+        "className": facts.ingress_class,
+        "hostname": access.hostname,
+        "annotations": annotations,
+        "perProtocol": facts.ingress_per_protocol,
+        "httpAnnotations": dict(facts.http_ingress_annotations),
+        "grpcAnnotations": dict(facts.grpc_ingress_annotations),
+        "httpPaths": list(HTTP_PATHS),
+        "grpcPaths": list(GRPC_PATHS),
+        "tlsSecretName": tls_secret,
+        "certificateAnnotation": certificate_annotation,
+    }
+
+
+def network_policy_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
+    """Default deny in the namespace; clients to 8000/8001; Prometheus to 8002; egress to DNS and HTTPS (the bucket)."""
+    cidrs = list(dict.fromkeys([*facts.load_balancer_sources.get(access.exposure, ()), *access.client_cidrs]))
+    return {
+        "enabled": True,
+        "clientNamespaces": list(access.client_namespaces or []),
+        "clientPodLabels": dict(access.client_pod_labels),
+        "clientCidrs": cidrs,
+        "metricsNamespace": MONITORING_NAMESPACE,
+        "metricsPodLabels": dict(PROMETHEUS_POD_LABELS),
+        # S3/GCS (and STS for IRSA) have no stable addresses: egress allows HTTPS to any address, nothing else.
+        "egressHttpsCidrs": ["0.0.0.0/0"],
+        "extraEgress": [{"cidr": r.cidr, "port": r.port, "protocol": r.protocol} for r in facts.extra_egress],
+    }
+
+
+def access_values(deployment: TritonDeployment, facts: ExposureFacts) -> dict[str, Any]:
+    """The chart values this module owns, to merge over the deployment's other values."""
+    access = deployment.access
+    release = triton_release_name(deployment.name)
+    return {
+        "restrictedApis": restricted_api_values(access, access_secret_name(deployment.name)),
+        "service": service_values(access, facts),
+        "ingress": ingress_values(access, facts, release),
+        "networkPolicy": network_policy_values(access, facts),
+    }

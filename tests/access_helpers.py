@@ -1,0 +1,81 @@
+"""Shared by the access tests: deployments in every exposure mode, chart values for them, kubelet-style expansion."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from components.aws.exposure import aws_exposure_facts
+from components.gcp.exposure import gcp_exposure_facts
+from components.k8s.access import access_values
+from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.exposure import ExposureFacts
+
+FACTS: dict[str, ExposureFacts] = {"aws": aws_exposure_facts("10.0.0.0/16"), "gcp": gcp_exposure_facts()}
+ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
+
+# (label, cloud, access config) for every exposure mode and TLS source.
+ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("aws-cluster-default", "aws", {}),
+    ("aws-cluster-open-model-control", "aws", {"restrictModelControl": False, "clientNamespaces": ["apps", "batch"]}),
+    ("aws-internal", "aws", {"exposure": "internal", "restrictInference": True, "clientCidrs": ["172.16.0.0/12"]}),
+    (
+        "aws-public-acm",
+        "aws",
+        {"exposure": "public", "hostname": "llm.example.com", "tls": {"certificateArn": ACM_ARN}, "restrictInference": True},
+    ),
+    ("gcp-cluster-labels", "gcp", {"clientPodLabels": {"app.kubernetes.io/part-of": "frontend"}}),
+    ("gcp-internal", "gcp", {"exposure": "internal", "clientCidrs": ["10.128.0.0/9"], "clientNamespaces": ["apps"]}),
+    (
+        "gcp-public-cert-manager",
+        "gcp",
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"certManagerIssuer": "letsencrypt"}, "restrictInference": True},
+    ),
+    (
+        "gcp-public-pre-shared",
+        "gcp",
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"preSharedCert": "vision-cert"}, "restrictInference": True},
+    ),
+    (
+        "gcp-public-secret",
+        "gcp",
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True},
+    ),
+]
+
+
+def deployment(access: dict[str, Any], **fields: Any) -> TritonDeployment:
+    return TritonDeployment.model_validate({"name": "llm", "pool": "gpu", "access": access, **fields})
+
+
+def chart_values(cloud: str, access: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """Values of our chart for one deployment with that access config (the parts issue 10 owns over a minimal base)."""
+    base = {"modelRepository": "s3://tf-prod-models/llm" if cloud == "aws" else "gs://tf-prod-models/llm"}
+    return {**base, **fields, **access_values(deployment(access), FACTS[cloud])}
+
+
+_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+
+
+def kubelet_expand(text: str, env: dict[str, str]) -> str:
+    """What the kubelet does to a container's command and args: $(VAR) becomes VAR's value when VAR is defined
+    (otherwise it stays as written), $$ becomes $."""
+
+    def replace(match: re.Match) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return env.get(match.group(1), match.group(0))
+
+    return _REFERENCE.sub(replace, text)
+
+
+def container_env(container: dict[str, Any], secrets: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The container's environment as the kubelet builds it, reading secretKeyRef entries from `secrets`."""
+    env = {}
+    for entry in container.get("env", []):
+        if "value" in entry:
+            env[entry["name"]] = entry["value"]
+        else:
+            ref = entry["valueFrom"]["secretKeyRef"]
+            env[entry["name"]] = secrets[ref["name"]][ref["key"]]
+    return env

@@ -1,0 +1,180 @@
+"""Our chart in every exposure mode, rendered by the real Helm engine: objects pass kubernetes-validate --strict, the
+keys reach Triton only as $(VAR) from a Secret, Services/Ingresses/NetworkPolicies match the mode, and the schema
+refuses a key written in clear."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from components.k8s.access import ADMIN, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values
+from tests.serving_helpers import render
+from tests.test_triton_chart import KUBERNETES_VERSIONS
+
+IDS = [c[0] for c in ACCESS_CASES]
+
+
+def _objects(cloud: str, access: dict) -> tuple[dict, list[dict]]:
+    values = chart_values(cloud, access)
+    return values, render(values, name="triton-llm")
+
+
+def _kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def _container(objects: list[dict]) -> dict:
+    return _kind(objects, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_every_mode_passes_kubernetes_validate_strict(label, cloud, access):
+    import kubernetes_validate
+
+    _, objects = _objects(cloud, access)
+    for obj in objects:
+        if obj["apiVersion"].startswith("monitoring.coreos.com/"):
+            continue
+        for version in KUBERNETES_VERSIONS:
+            kubernetes_validate.validate(obj, version, strict=True)
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_keys_come_only_from_the_secret(label, cloud, access):
+    values, objects = _objects(cloud, access)
+    container = _container(objects)
+    restricted = [a for a in container["args"] if a.startswith(("--http-restricted-api", "--grpc-restricted-protocol"))]
+    groups = [g for g, wanted in ((ADMIN, access.get("restrictModelControl", True)), (INFERENCE, access.get("restrictInference", False))) if wanted]
+    assert len(restricted) == 2 * len(groups)
+    for group in groups:
+        apis = ",".join(group.apis)
+        assert f"--http-restricted-api={apis}:{group.header}=$({group.env})" in restricted
+        assert f"--grpc-restricted-protocol={apis}:{group.header}=$({group.env})" in restricted
+        env = next(e for e in container["env"] if e["name"] == group.env)
+        assert env == {"name": group.env, "valueFrom": {"secretKeyRef": {"name": "triton-llm-access-keys", "key": group.secret_key}}}
+    # Nothing in any object carries a literal key: every restricted arg ends in an env reference.
+    assert all(a.rsplit("=", 1)[1].startswith("$(") for a in restricted)
+    assert not _kind(objects, "Secret"), "the chart never holds the keys; Pulumi creates the Secret"
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_service_and_ingress_follow_the_exposure(label, cloud, access):
+    _, objects = _objects(cloud, access)
+    facts = FACTS[cloud]
+    service = _kind(objects, "Service")[0]
+    ingresses = _kind(objects, "Ingress")
+    exposure = access.get("exposure", "cluster")
+    grpc_port = next(p for p in service["spec"]["ports"] if p["name"] == "grpc")
+    assert grpc_port["appProtocol"] == facts.grpc_app_protocol
+    if exposure == "internal":
+        assert service["spec"]["type"] == "LoadBalancer"
+        assert service["metadata"]["annotations"] == facts.internal_service_annotations
+    else:
+        assert service["spec"]["type"] == "ClusterIP" and "annotations" not in service["metadata"]
+    if exposure != "public":
+        assert ingresses == []
+        return
+    assert len(ingresses) == (2 if facts.ingress_per_protocol else 1)
+    routes = {}
+    for ingress in ingresses:
+        assert ingress["spec"]["ingressClassName"] == facts.ingress_class
+        (rule,) = ingress["spec"]["rules"]
+        assert rule["host"] == access["hostname"]
+        for path in rule["http"]["paths"]:
+            routes[path["path"]] = path["backend"]["service"]["port"]["name"]
+        annotations = ingress["metadata"]["annotations"]
+        assert facts.ingress_annotations.items() <= annotations.items()
+        tls = access["tls"]
+        if "certificateArn" in tls or "preSharedCert" in tls:
+            source = next(iter(tls))
+            assert annotations[facts.certificate_annotations[source]] == tls[source]
+            assert "tls" not in ingress["spec"]
+        else:
+            secret = tls.get("secretName") or "triton-llm-tls"
+            assert ingress["spec"]["tls"] == [{"hosts": [access["hostname"]], "secretName": secret}]
+            if "certManagerIssuer" in tls:
+                assert annotations["cert-manager.io/cluster-issuer"] == tls["certManagerIssuer"]
+    assert routes == {"/v2": "http", **{p: "grpc" for p in GRPC_PATHS}}
+    if facts.ingress_per_protocol:  # HTTP/2 to the pods on the gRPC Ingress, one load balancer for both
+        grpc = next(i for i in ingresses if i["metadata"]["name"].endswith("-grpc"))
+        assert facts.grpc_ingress_annotations.items() <= grpc["metadata"]["annotations"].items()
+        assert {i["metadata"]["annotations"][facts.ingress_group_annotation] for i in ingresses} == {"triton-llm"}
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_network_policies_deny_by_default_and_allow_what_is_configured(label, cloud, access):
+    _, objects = _objects(cloud, access)
+    policies = {p["metadata"]["name"]: p["spec"] for p in _kind(objects, "NetworkPolicy")}
+    assert policies["triton-llm-default-deny"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    spec = policies["triton-llm"]
+    clients, metrics = spec["ingress"]
+    assert [p["port"] for p in clients["ports"]] == ["http", "grpc"]
+    pods = clients["from"][0]
+    namespaces = access.get("clientNamespaces")
+    if namespaces:
+        assert pods["namespaceSelector"]["matchExpressions"][0]["values"] == namespaces
+    else:
+        assert "namespaceSelector" not in pods  # the release's own namespace only
+    assert pods["podSelector"] == ({"matchLabels": access["clientPodLabels"]} if access.get("clientPodLabels") else {})
+    cidrs = [p["ipBlock"]["cidr"] for p in clients["from"][1:]]
+    expected = [*FACTS[cloud].load_balancer_sources.get(access.get("exposure", "cluster"), ()), *access.get("clientCidrs", [])]
+    assert cidrs == expected
+    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    assert metrics["from"] == [
+        {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+        }
+    ]
+    egress_ports = [(p["port"], p["protocol"]) for rule in spec["egress"] for p in rule["ports"]]
+    assert egress_ports[:3] == [(53, "UDP"), (53, "TCP"), (443, "TCP")]
+    assert egress_ports[3:] == [(r.port, r.protocol) for r in FACTS[cloud].extra_egress]
+
+
+BASE = {"modelRepository": "s3://models/llm"}
+GROUP = {"apis": list(MODEL_CONTROL_APIS), "header": "admin-key", "env": "TRITON_ADMIN_KEY", "secretKey": "admin-key"}
+BAD_VALUES = [
+    ("clear key in extraArgs", {"extraArgs": ["--http-restricted-api=model-repository:admin-key=hunter2"]}),
+    ("clear key via gRPC flag", {"extraArgs": ["--grpc-restricted-protocol=inference:k=v"]}),
+    ("unknown API", {"restrictedApis": {"secretName": "s", "groups": [{**GROUP, "apis": ["model-control"]}]}}),
+    ("header with upper case", {"restrictedApis": {"secretName": "s", "groups": [{**GROUP, "header": "Admin Key"}]}}),
+    ("env var clash with a credential", {"restrictedApis": {"secretName": "s", "groups": [{**GROUP, "env": "AWS_SECRET_ACCESS_KEY"}]}}),
+    ("NodePort service", {"service": {"type": "NodePort"}}),
+    ("bad CIDR", {"networkPolicy": {"clientCidrs": ["ten/8"]}}),
+    ("bad hostname", {"ingress": {"enabled": True, "hostname": "Bad_Host"}}),
+]
+
+
+@pytest.mark.parametrize(("case", "values"), BAD_VALUES, ids=[c[0] for c in BAD_VALUES])
+def test_schema_refuses(case, values):
+    import helm_python
+
+    with pytest.raises(helm_python.HelmValuesError):
+        render({**BASE, **values})
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"restrictedApis": {"secretName": "", "groups": [GROUP]}}, "secretName"),
+        ({"restrictedApis": {"secretName": "s", "groups": [GROUP, {**GROUP, "apis": ["trace"], "env": "B"}]}}, "two groups"),
+        ({"ingress": {"enabled": True}}, "hostname"),
+        ({"ingress": {"enabled": True, "hostname": "a.example.com"}}, "needs TLS"),
+        ({"ingress": {"enabled": True, "hostname": "a.example.com", "certificateAnnotation": "x/cert"}}, "needs TLS"),
+    ],
+)
+def test_chart_refuses_inconsistent_access(values, message):
+    import helm_python
+
+    with pytest.raises(helm_python.HelmError, match=message):
+        render({**BASE, **copy.deepcopy(values)})
+
+
+def test_defaults_render_private_and_unrestricted_for_standalone_installs():
+    objects = render(BASE, name="triton-llm")
+    assert _kind(objects, "Service")[0]["spec"]["type"] == "ClusterIP" and not _kind(objects, "Ingress")
+    assert not [a for a in _container(objects)["args"] if "restricted" in a]
+    assert json.dumps(objects).count("NetworkPolicy") == 2

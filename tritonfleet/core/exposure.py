@@ -1,0 +1,45 @@
+"""What the Kubernetes layer must know about a cloud's load balancers, in Kubernetes terms only.
+
+Each cloud adapter fills one `ExposureFacts` (components/aws/exposure.py, components/gcp/exposure.py); the Kubernetes
+layer turns a deployment's `access` config and these facts into chart values without ever naming a cloud.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Triton's API groups that control the server rather than serve it (names as --http-restricted-api accepts them):
+# tritonfleet puts them behind the admin key, and the policy pack checks they stay there.
+MODEL_CONTROL_APIS = ("model-repository", "model-config", "shared-memory", "trace", "logging")
+INFERENCE_APIS = ("inference",)
+
+
+@dataclass(frozen=True)
+class EgressRule:
+    """An endpoint Triton pods must reach besides DNS and HTTPS (e.g. a node-local metadata server)."""
+
+    cidr: str
+    port: int
+    protocol: str = "TCP"
+
+
+@dataclass(frozen=True)
+class ExposureFacts:
+    # Service annotations that make a LoadBalancer Service internal to the cloud network.
+    internal_service_annotations: dict[str, str] = field(default_factory=dict)
+    # The IngressClass of the cloud's HTTP(S) load balancer controller, and annotations for every public Ingress.
+    ingress_class: str = ""
+    ingress_annotations: dict[str, str] = field(default_factory=dict)
+    # True when the controller sets the backend protocol per Ingress: REST and gRPC then get one Ingress each
+    # (joined into one load balancer by `ingress_group_annotation`); False: one Ingress routes both by path.
+    ingress_per_protocol: bool = False
+    ingress_group_annotation: str = ""
+    http_ingress_annotations: dict[str, str] = field(default_factory=dict)
+    grpc_ingress_annotations: dict[str, str] = field(default_factory=dict)
+    # Service port appProtocol of Triton's gRPC port (tells a controller to speak HTTP/2 to the pod).
+    grpc_app_protocol: str = "grpc"
+    # TLS sources (config names, camelCase) that the controller takes as an Ingress annotation, and that annotation.
+    certificate_annotations: dict[str, str] = field(default_factory=dict)
+    # Where load-balanced traffic comes from as seen by the pod (NetworkPolicy ipBlocks), per exposure mode.
+    load_balancer_sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    extra_egress: tuple[EgressRule, ...] = ()
