@@ -24,12 +24,13 @@ def plan(request):
 def test_keys_are_generated_and_kept_secret(plan):
     resources = {(r["type"], r["name"]): r for r in plan["resources"]}
     text = json.dumps(plan)
-    passwords = [r for r in plan["resources"] if r["type"] == PASSWORD]
+    passwords = [r for r in plan["resources"] if r["type"] == PASSWORD and "tritonfleet:k8s:AccessKeys" in r["urn"]]
     assert passwords and all(p["inputs"] == {"length": 48, "special": False} for p in passwords)
     for password in passwords:  # the offline stand-in for the generated value must not leak into the document
         assert fake_outputs(PASSWORD, password["name"], {})["result"] not in text
     releases = {r["inputs"]["name"]: r for r in plan["resources"] if r["type"] == "kubernetes:helm.sh/v3:Release"}
-    for deployment in {r["name"].removeprefix("tf-access-") for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret"}:
+    access_secrets = [r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:Secret" and r["name"].startswith("tf-access-")]
+    for deployment in {r["name"].removeprefix("tf-access-") for r in access_secrets}:
         secret = resources[("kubernetes:core/v1:Secret", f"tf-access-{deployment}")]
         assert secret["inputs"]["stringData"] == "[secret]"
         assert secret["inputs"]["metadata"]["name"] == access_secret_name(deployment)

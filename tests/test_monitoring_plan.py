@@ -59,7 +59,7 @@ def test_release_is_pinned_and_named(dev_plan):
 
 def test_grafana_password_is_generated_and_never_in_clear(dev_plan):
     resources = dev_plan["resources"]
-    [password] = _by_type(resources, "random:index/randomPassword:RandomPassword")
+    [password] = [r for r in _by_type(resources, "random:index/randomPassword:RandomPassword") if "monitoring" in r["name"]]
     [secret] = [
         r
         for r in _by_type(resources, "kubernetes:core/v1:Secret")
@@ -100,7 +100,7 @@ def test_no_monitoring_resources_when_disabled():
     resources = _run("dev", {"enabled": False}, secret=False)
     assert not [r for r in resources if "monitoring" in r["name"]]
     assert not _by_type(resources, RULE_TYPE)
-    assert not _by_type(resources, "random:index/randomPassword:RandomPassword")
+    assert not [r for r in _by_type(resources, "random:index/randomPassword:RandomPassword") if "monitoring" in r["name"]]
     assert all(r["inputs"]["chart"] != "kube-prometheus-stack" for r in _by_type(resources, RELEASE_TYPE))
 
 
