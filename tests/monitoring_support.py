@@ -14,18 +14,13 @@ from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, POOL_LABEL
 from tritonfleet.monitoring.rules import kube_state_label
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _shared() -> Path | None:
-    """`../shared` of the checkout (or of a directory above it, for worktrees nested one level deeper)."""
-    return next((d / "shared" for d in ROOT.parents if (d / "shared" / "upstream").is_dir()), None)
+UPSTREAM_CHARTS = ROOT.parent / "shared" / "upstream" / "charts"  # as in conftest.py
 
 
 def upstream_chart(name: str) -> Path:
-    shared = _shared()
-    if shared is None:
-        pytest.skip("../shared/upstream (pinned upstream chart data) is not present next to this checkout")
-    return shared / "upstream" / "charts" / name
+    if not UPSTREAM_CHARTS.is_dir():
+        pytest.skip(f"{UPSTREAM_CHARTS} (pinned upstream chart data) is not present next to this checkout")
+    return UPSTREAM_CHARTS / name
 
 
 KPS_CHART = "kube-prometheus-stack-88.5.3"

@@ -12,13 +12,10 @@ from typing import Any
 import yaml
 
 from components.k8s.triton import CHART_DIR
-from tests.conftest import ROOT, STACKS, engine_config, run_cli
+from tests.conftest import STACKS, UPSTREAM_CHARTS, engine_config, run_cli
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 
-UPSTREAM_CHARTS = ROOT.parent.parent / "shared" / "upstream" / "charts"
-if not UPSTREAM_CHARTS.is_dir():  # worktrees live in /work/wt/<branch>; the main checkout in /work/main
-    UPSTREAM_CHARTS = Path("/work/shared/upstream/charts")
 KPS_CRDS = UPSTREAM_CHARTS / "kube-prometheus-stack-88.5.3" / "crds"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -11,11 +10,12 @@ import yaml
 from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.identity import service_account_id, workload_identity_member
 from components.gcp.node_pools import gpu_node_pool_specs, system_pool_nodes_per_zone
+from tests.conftest import UPSTREAM_CHARTS
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.cost import split_capacity
 
-UPSTREAM_OPERATOR_VALUES = Path("/work/shared/upstream/charts/gpu-operator-v26.7.0/values.yaml")
+UPSTREAM_OPERATOR_VALUES = UPSTREAM_CHARTS / "gpu-operator-v26.7.0" / "values.yaml"
 
 
 def load(data, stack="gcp-dev"):
