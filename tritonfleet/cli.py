@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -426,4 +427,13 @@ def models_sync(
 
 
 def main() -> None:
-    app()
+    """Run the command and leave without interpreter teardown: the mock runtime's event loop and gRPC channels can
+    print shutdown noise (a traceback) when garbage-collected at exit, after the command has already finished."""
+    code = 0
+    try:
+        app()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
