@@ -26,11 +26,8 @@ import pytest
 from components.k8s.access import ADMIN, INFERENCE
 from tests.access_helpers import chart_values, container_env, kubelet_expand
 from tests.serving_helpers import by_kind, render
+from tests.triton_wheel import pytriton_dir
 
-SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-WHEEL = SITE / "pytriton" / "tritonserver"
-BINARY = WHEEL / "bin" / "tritonserver"
-STUB = WHEEL / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
 START_SECONDS = 90
 
 IDENTITY_CONFIG = """
@@ -76,12 +73,11 @@ def _request(url: str, method: str = "GET", headers: dict[str, str] | None = Non
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not BINARY.is_file() or not STUB.is_file():
-        pytest.skip(f"the nvidia-pytriton wheel's tritonserver is not installed in this venv ({BINARY})")
+    wheel = pytriton_dir() / "tritonserver"
     root = tmp_path_factory.mktemp("triton")
     backends = root / "backends" / "python"
-    shutil.copytree(WHEEL / "backends" / "python", backends, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(STUB, backends)
+    shutil.copytree(wheel / "backends" / "python", backends, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(wheel / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub", backends)
     model = root / "models" / "identity"
     (model / "1").mkdir(parents=True)
     (model / "config.pbtxt").write_text(IDENTITY_CONFIG)
@@ -98,7 +94,7 @@ def server(tmp_path_factory):
 
     ports = {"http": _free_port(), "grpc": _free_port(), "metrics": _free_port()}
     command = [
-        str(BINARY),
+        str(wheel / "bin" / "tritonserver"),
         *args,
         f"--model-repository={root / 'models'}",
         f"--backend-directory={root / 'backends'}",
@@ -114,7 +110,7 @@ def server(tmp_path_factory):
     process_env = {
         **os.environ,
         **env,
-        "LD_LIBRARY_PATH": str(SITE / "nvidia_pytriton.libs"),
+        "LD_LIBRARY_PATH": str(wheel.parent.parent / "nvidia_pytriton.libs"),
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",  # the stub finds numpy via python3
     }
     log = (root / "server.log").open("w")

@@ -7,7 +7,6 @@ interrupted, and serves a newly synced version in poll mode and, after a load re
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ import boto3
 import pytest
 
 from tests.conftest import ROOT, run_cli
+from tests.triton_wheel import pytriton_dir
 from tritonfleet.models.storage import RepositoryUri, S3Store, StoreError
 from tritonfleet.models.sync import SyncError, execute, plan_sync
 from tritonfleet.models.validate import validate_repository
@@ -110,13 +110,7 @@ def log_tail(log: Path, lines: int = 15) -> str:
 
 @pytest.fixture(scope="module")
 def triton(tmp_path_factory) -> Triton:
-    spec = importlib.util.find_spec("pytriton")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("nvidia-pytriton (the wheel that ships the tritonserver binary) is not installed; `make install` adds it")
-    root = Path(list(spec.submodule_search_locations)[0])
-    stub = root / "tritonserver" / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}"
-    if not (root / "tritonserver" / "bin" / "tritonserver").is_file() or not stub.is_dir():
-        pytest.skip(f"the nvidia-pytriton wheel at {root} has no tritonserver binary or no Python backend stub for this Python")
+    root = pytriton_dir()
     server = Triton(root, tmp_path_factory.mktemp("triton"))
     empty = tmp_path_factory.mktemp("empty-repository")
     process, url, _, log = server.start(str(empty))

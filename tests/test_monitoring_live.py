@@ -10,7 +10,6 @@ stopped by its pid.
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import math
 import os
 import socket
@@ -27,6 +26,7 @@ import yaml
 
 from tests.conftest import engine_config
 from tests.monitoring_support import gpu_node, pod_on, tool, write_rules
+from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.cost import cost_per_million
 from tritonfleet.monitoring import rules
@@ -68,16 +68,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wheel() -> Path:
-    spec = importlib.util.find_spec("pytriton")
-    if spec is None or spec.origin is None:
-        pytest.skip("nvidia-pytriton (which ships the tritonserver binary) is not installed")
-    root = Path(spec.origin).parent
-    if not (root / "tritonserver" / "bin" / "tritonserver").is_file():
-        pytest.skip("this nvidia-pytriton wheel has no tritonserver binary")
-    return root
-
-
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
@@ -89,7 +79,7 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def _start_triton(tmp: Path, http_port: int, metrics_port: int) -> subprocess.Popen:
-    wheel = _wheel()
+    wheel = pytriton_dir()
     backends = tmp / "backends" / "python"
     backends.mkdir(parents=True)
     for item in (wheel / "tritonserver" / "backends" / "python").iterdir():

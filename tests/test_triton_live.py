@@ -30,6 +30,7 @@ import yaml
 from components.k8s.autoscaling import QUEUE_COMPUTE_RATIO, triton_adapter_rules
 from tests.access_helpers import container_env, kubelet_expand
 from tests.serving_helpers import by_kind, planned_values, render
+from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.conventions import triton_release_name
 
 STACK, DEPLOYMENT = "dev", "resnet"
@@ -54,17 +55,6 @@ class TritonPythonModel:
         ]
 """
 INFER_BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}).encode()
-
-
-def _pytriton() -> Path:
-    try:
-        import pytriton
-    except ImportError:
-        pytest.skip("nvidia-pytriton (which ships the tritonserver binary) is not installed")
-    root = Path(pytriton.__file__).parent / "tritonserver"
-    if not (root / "bin" / "tritonserver").exists():
-        pytest.skip(f"no tritonserver binary under {root}")
-    return root
 
 
 def _free_port() -> int:
@@ -131,7 +121,7 @@ def s3_repository(container):
 
 def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tuple[dict[str, int], subprocess.Popen]:
     """Start tritonserver with the rendered args (see the module docstring for the test-only changes); wait until ready."""
-    root = _pytriton()
+    root = pytriton_dir() / "tritonserver"
     rendered_uri, local_uri = s3_repository
     backend = work / "backends" / "python"
     backend.mkdir(parents=True)
