@@ -48,6 +48,7 @@ def project_with_deployments(base: Path, count: int) -> Path:
     target.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", target)
     shutil.copy(ROOT / "__main__.py", target)
+    shutil.copytree(ROOT / "policies", target / "policies", ignore=shutil.ignore_patterns("__pycache__"))
     (target / "stacks").mkdir()
     doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
     template = doc["config"]["tritonfleet:tritonDeployments"][1]
