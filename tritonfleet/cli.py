@@ -98,7 +98,7 @@ def print_policy(section: dict) -> None:
 
 
 def _policy_exit(section: dict) -> None:
-    if not section["directCallsAgree"]:
+    if section["directCallsAgree"] is False:
         err.print("[red]error:[/red] the policy pack over gRPC and direct calls to its policies disagree (a tritonfleet bug)")
         raise typer.Exit(EXIT_USER_ERROR)
     if section["mandatory"]:

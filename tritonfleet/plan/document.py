@@ -122,7 +122,8 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
     if with_policy:
         from tritonfleet.policycheck.check import check
 
-        document["policy"] = check(project.directory, document, policy_config).section()
+        # Direct calls of the pack's policies: `tritonfleet policy check` also runs the pack over gRPC and compares.
+        document["policy"] = check(project.directory, document, policy_config, through_pack=False).section()
     return document
 
 

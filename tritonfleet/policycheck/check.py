@@ -25,13 +25,14 @@ def config_path(project_dir: Path, stack: str) -> Path:
 
 @dataclass(frozen=True)
 class PolicyReport:
-    verdicts: list[Verdict]  # from the pack process over gRPC, the engine's view
-    direct: list[Verdict]  # from calling the policies in this process
+    verdicts: list[Verdict]  # from the pack process over gRPC (the engine's view) or, on the fast path, direct calls
+    direct: list[Verdict] | None  # from calling the policies in this process, when both ran
     config_file: str
 
     @property
-    def agree(self) -> bool:
-        return self.verdicts == self.direct
+    def agree(self) -> bool | None:
+        """Whether the pack over gRPC and direct calls gave the same verdicts (None: only direct calls ran)."""
+        return None if self.direct is None else self.verdicts == self.direct
 
     @property
     def blocking(self) -> list[Verdict]:
@@ -44,20 +45,23 @@ class PolicyReport:
             "config": self.config_file,
             "mandatory": len(self.blocking),
             "advisory": len(self.verdicts) - len(self.blocking),
+            "evaluatedBy": "direct calls" if self.direct is None else "the pack over gRPC, checked against direct calls",
             "directCallsAgree": self.agree,
             "verdicts": [v.document() for v in self.verdicts],
         }
 
 
-def check(project_dir: Path, plan: dict[str, Any], config_file: Path | None = None) -> PolicyReport:
-    """Raises PackConfigError for a config that does not fit the pack, engine.PackError if the pack cannot start."""
+def check(project_dir: Path, plan: dict[str, Any], config_file: Path | None = None, through_pack: bool = True) -> PolicyReport:
+    """Evaluate the pack on a plan document: through the pack process over gRPC, as the Pulumi CLI runs it, and by
+    direct calls, which must agree; or (through_pack=False, the plan's fast path) by direct calls alone.
+
+    Raises PackConfigError for a config that does not fit the pack, engine.PackError if the pack cannot start."""
     project_dir = project_dir.resolve()
     path = (config_file or config_path(project_dir, plan["stack"])).resolve()
     config = pack_config.load(path)
     shown = str(path.relative_to(project_dir)) if path.is_relative_to(project_dir) else str(path)
     pack = pack_dir(project_dir)
-    return PolicyReport(
-        verdicts=run_pack(pack, plan, config, shown),
-        direct=run_direct(pack, plan, config, shown),
-        config_file=shown,
-    )
+    direct = run_direct(pack, plan, config, shown)
+    if not through_pack:
+        return PolicyReport(verdicts=direct, direct=None, config_file=shown)
+    return PolicyReport(verdicts=run_pack(pack, plan, config, shown), direct=direct, config_file=shown)
