@@ -84,6 +84,9 @@ class Catalog(_Strict):
                     raise ValueError(f"{it.name} {option}: unknown source {price.source}")
                 if option not in it.purchase_options and option != "reservation":
                     raise ValueError(f"{it.name}: price for {option}, which it is not sold as")
+        unused = set(self.sources) - {p.source for i in self.instance_types for p in i.prices.values()}
+        if unused:
+            raise ValueError(f"sources no price cites: {sorted(unused)}")
         for cloud, gpu in {(i.cloud, i.gpu) for i in self.instance_types}:
             if sum(1 for i in self.types_for(cloud, gpu) if i.default) != 1:
                 raise ValueError(f"{cloud}/{gpu}: exactly one instance type must be the default")
