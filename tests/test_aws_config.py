@@ -72,6 +72,14 @@ def test_existing_vpc_needs_its_private_subnets():
     assert "vpc-" in found["cluster.existingVpcId"]
 
 
+def test_existing_vpc_needs_its_cidr_for_the_load_balancer_sources():
+    subnets = {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}
+    found = problems("dev", cluster={"existingVpcId": "vpc-0123456789abcdef0", "existingPrivateSubnets": subnets})
+    assert "IPv4 CIDR" in found["cluster.existingVpcCidr"]
+    cluster = {"existingVpcId": "vpc-0123456789abcdef0", "existingPrivateSubnets": subnets, "existingVpcCidr": "10.20.0.0/33"}
+    assert "CIDR form" in problems("dev", cluster=cluster)["cluster.existingVpcCidr"]
+
+
 def test_node_image_and_release():
     found = problems("dev", cluster={"gpuNodeImage": "ubuntu"})
     assert "al2023" in found["cluster.gpuNodeImage"] and "bottlerocket" in found["cluster.gpuNodeImage"]

@@ -124,7 +124,7 @@ class AwsCloud(pulumi.ComponentResource):
             model_repositories=repositories,
             service_account_annotations=identities.annotations,
             triton_env={"AWS_DEFAULT_REGION": config.region},
-            exposure=aws_exposure_facts(VPC_CIDR),
+            exposure=aws_exposure_facts(config.cluster.existing_vpc_cidr or VPC_CIDR),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,

@@ -49,6 +49,11 @@ class Cluster(_Section):
     existing_vpc_id: str | None = Field(
         None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="an existing VPC id (vpc-...) to reuse (AWS), or unset"
     )
+    existing_vpc_cidr: str | None = Field(
+        None,
+        description="the IPv4 CIDR of existingVpcId, e.g. 10.20.0.0/16: load balancers send from it, so Triton's "
+        "NetworkPolicies admit it (AWS; required with existingVpcId)",
+    )
     existing_private_subnets: dict[str, str] = Field(
         default_factory=dict,
         description="zone -> private subnet id (subnet-...) of existingVpcId, at least two zones "
@@ -99,6 +104,7 @@ class Cluster(_Section):
 # Cluster keys that only mean something on one cloud (config key -> field name).
 GCP_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver"}
 AWS_ONLY_CLUSTER_KEYS = {
+    "existingVpcCidr": "existing_vpc_cidr",
     "amiReleaseVersion": "ami_release_version",
     "existingPrivateSubnets": "existing_private_subnets",
     "existingVpcId": "existing_vpc_id",
@@ -142,7 +148,9 @@ class ModelBucket(_Section):
 HOSTNAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$"
-LABEL_KEY_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+LABEL_KEY_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
 LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 
 
@@ -182,7 +190,8 @@ class Access(_Section):
     hostname: str | None = Field(
         None,
         pattern=HOSTNAME_PATTERN,
-        max_length=253, description="public only: the DNS name clients use, lower-case, such as llm.example.com"
+        max_length=253,
+        description="public only: the DNS name clients use, lower-case, such as llm.example.com",
     )
     tls: Tls | None = Field(None, description="public only: the certificate (an object with one source)")
     restrict_model_control: bool = Field(
@@ -626,6 +635,20 @@ def _aws_cluster_problems(cluster: Cluster, region: str, add) -> None:
             f"at most {zone_count} zones: {region} has {zone_count} availability zones",
             cluster.zones[:zone_count],
         )
+    if cluster.existing_vpc_id and cluster.existing_vpc_cidr is None:
+        add("cluster.existingVpcCidr", _MISSING, "the IPv4 CIDR of existingVpcId (see `aws ec2 describe-vpcs`)", "10.0.0.0/16")
+    if cluster.existing_vpc_cidr is not None:
+        try:
+            ipaddress.IPv4Network(cluster.existing_vpc_cidr)
+        except ValueError:
+            add(
+                "cluster.existingVpcCidr",
+                cluster.existing_vpc_cidr,
+                "an IPv4 network in CIDR form, such as 10.0.0.0/16",
+                "10.0.0.0/16",
+            )
+        if not cluster.existing_vpc_id:
+            add("cluster.existingVpcId", _MISSING, "the VPC id the existingVpcCidr belongs to", "vpc-0123456789abcdef0")
     subnets = cluster.existing_private_subnets
     if cluster.existing_vpc_id and len(subnets) < 2:
         add(
@@ -727,7 +750,12 @@ def _check_access(access: Access, given: set[str], namespace: str, at: str, clou
     tls_sources = TLS_SOURCES.get(cloud or "", TLS_SOURCES["aws"] + TLS_SOURCES["gcp"])
     if public:
         if access.hostname is None and "hostname" not in given:
-            add(f"{at}.hostname", _MISSING, "the DNS name of the public endpoint (required when exposure is public)", "llm.example.com")
+            add(
+                f"{at}.hostname",
+                _MISSING,
+                "the DNS name of the public endpoint (required when exposure is public)",
+                "llm.example.com",
+            )
         if (access.tls is None and "tls" not in given) or (access.tls is not None and not access.tls.sources):
             source = tls_sources[-1]
             add(
@@ -764,7 +792,12 @@ def _check_access(access: Access, given: set[str], namespace: str, at: str, clou
     if access.tls is not None:
         sources = access.tls.sources
         if len(sources) > 1:
-            add(f"{at}.tls", access.tls.model_dump(by_alias=True, exclude_none=True), "exactly one certificate source, not " + " and ".join(sources), "<one source>")
+            add(
+                f"{at}.tls",
+                access.tls.model_dump(by_alias=True, exclude_none=True),
+                "exactly one certificate source, not " + " and ".join(sources),
+                "<one source>",
+            )
         for source in sources:
             if source not in tls_sources:
                 remove(
@@ -785,7 +818,12 @@ def _check_access(access: Access, given: set[str], namespace: str, at: str, clou
                 add(f"{at}.clientNamespaces[{i}]", name, "a Kubernetes namespace name (lower-case DNS label)", namespace)
     for key, value in access.client_pod_labels.items():
         if not re.match(LABEL_KEY_PATTERN, key) or len(key) > 317:
-            add(f"{at}.clientPodLabels", {key: value}, "label keys like app or example.com/app: a key this malformed selects no pod", {"app": "frontend"})
+            add(
+                f"{at}.clientPodLabels",
+                {key: value},
+                "label keys like app or example.com/app: a key this malformed selects no pod",
+                {"app": "frontend"},
+            )
         elif not isinstance(value, str) or not re.match(LABEL_VALUE_PATTERN, value):
             add(
                 f"{at}.clientPodLabels.{key}",
