@@ -112,3 +112,11 @@ def test_l40s_on_gcp_names_the_alternatives():
     gpu = next(p for p in found if p.key == "gpuPools[0].gpu")
     assert "not offered on gcp" in gpu.allowed and "L4, H100" in gpu.allowed
     assert "pulumi config set --path 'tritonfleet:gpuPools[0].gpu' L4 --stack gcp-dev" in message
+
+
+def test_admin_principals_are_an_aws_setting():
+    data = decoded("gcp-dev")
+    data["cluster"]["adminPrincipals"] = ["user:alice@example.com"]
+    found, message = problems(data)
+    assert [(p.key, p.allowed) for p in found] == [("cluster.adminPrincipals", "unset: it applies to AWS only")]
+    assert "pulumi config rm --path 'tritonfleet:cluster.adminPrincipals'" in message

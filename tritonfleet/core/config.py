@@ -60,7 +60,11 @@ class Cluster(_Section):
         "(AWS; required with existingVpcId)",
     )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
-    admin_principals: list[str] = Field(default_factory=list, description="IAM role ARNs / Google principals with cluster admin")
+    admin_principals: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs given cluster admin through EKS access entries (AWS; on GKE grant "
+        "roles/container.admin in the project's IAM)",
+    )
     gpu_node_image: Literal["al2023", "bottlerocket", "COS_CONTAINERD", "UBUNTU_CONTAINERD"] | None = Field(
         None,
         description="the GPU node image. AWS: al2023 (EKS AL2023 NVIDIA AMI, default) or bottlerocket (Bottlerocket "
@@ -104,6 +108,7 @@ class Cluster(_Section):
 # Cluster keys that only mean something on one cloud (config key -> field name).
 GCP_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver"}
 AWS_ONLY_CLUSTER_KEYS = {
+    "adminPrincipals": "admin_principals",
     "existingVpcCidr": "existing_vpc_cidr",
     "amiReleaseVersion": "ami_release_version",
     "existingPrivateSubnets": "existing_private_subnets",
