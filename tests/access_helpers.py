@@ -49,7 +49,7 @@ def deployment(access: dict[str, Any], **fields: Any) -> TritonDeployment:
 
 
 def chart_values(cloud: str, access: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """Values of our chart for one deployment with that access config (the parts issue 10 owns over a minimal base)."""
+    """Values of our chart for one deployment with that access config (the access values over a minimal base)."""
     base = {"modelRepository": "s3://tf-prod-models/llm" if cloud == "aws" else "gs://tf-prod-models/llm"}
     return {**base, **fields, **access_values(deployment(access), FACTS[cloud])}
 
