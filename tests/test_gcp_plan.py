@@ -167,7 +167,7 @@ def test_outputs(prod):
     assert outputs["tritonServiceAccounts"]["llm"] == {
         "bucket": "tf-gcp-prod-models",
         "googleServiceAccount": "tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com",
-        "kubernetesServiceAccount": "triton/llm",
+        "kubernetesServiceAccount": "triton/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
     }
 

@@ -311,7 +311,7 @@ class GcpCloud(pulumi.ComponentResource):
                 )
             annotations[deployment.name] = {WORKLOAD_IDENTITY_ANNOTATION: account.email}
             bindings[deployment.name] = {
-                "kubernetesServiceAccount": f"{deployment.namespace}/{deployment.name}",
+                "kubernetesServiceAccount": f"{deployment.namespace}/{triton_service_account(deployment.name)}",
                 "googleServiceAccount": account.email,
                 "bucket": bucket.name,
                 "roles": list(TRITON_BUCKET_ROLES),
