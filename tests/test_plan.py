@@ -122,3 +122,21 @@ def test_only_the_programs_own_modules_are_forgotten_between_runs(monkeypatch):
     _purge_program_modules(ROOT)
     assert installed.__name__ in sys.modules and sys.modules["__main__"] is main_module
     assert program.__name__ not in sys.modules
+
+
+def test_an_unknown_total_shows_only_the_priced_part_as_a_lower_bound(tmp_path: Path):
+    import yaml
+
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(ROOT / "__main__.py", tmp_path)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copytree(ROOT / "policies", tmp_path / "policies")
+    stack = tmp_path / "stacks" / "Pulumi.gcp-dev.yaml"
+    doc = yaml.safe_load(stack.read_text())
+    h100 = {"name": "h100", "gpu": "H100", "instanceType": "a3-highgpu-8g", "minNodes": 1, "maxNodes": 1}
+    doc["config"]["tritonfleet:gpuPools"].append(h100)  # priced; the L4 spot pool (0..2 nodes) is not
+    stack.write_text(yaml.safe_dump(doc))
+    result = run_cli("plan", "--stack", "gcp-dev", "--project-dir", str(tmp_path))
+    total = next(line for line in result.stdout.splitlines() if "total" in line).split("│")
+    assert total[-3].strip() == "$64,115.90"  # the floor: one a3-highgpu-8g at $87.83/h, L4 at 0 nodes
+    assert total[-2].strip() == "unknown (≥ $64,115.90 priced)"

@@ -27,6 +27,14 @@ def _group() -> None:
     """tritonfleet: plan, cost and govern GPU inference platforms for NVIDIA Triton on EKS and GKE."""
 
 
+def _total(cost: dict, key: str) -> str:
+    """A stack total; when a price is unknown, also the part that is priced (a lower bound, never a guess)."""
+    if not isinstance(cost[key], str):
+        return _usd(cost[key])
+    priced = [p[key] for p in cost["pools"] if not isinstance(p[key], str)]
+    return f"unknown (≥ {_usd(sum(priced))} priced)" if priced else "unknown"
+
+
 def _usd(value) -> str:
     return value if isinstance(value, str) else f"${value:,.2f}"
 
@@ -63,7 +71,7 @@ def print_plan(plan: dict) -> None:
             _usd(pool["monthlyCeilingUsd"]),
         )
     gpus.add_row(
-        "[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _usd(cost["monthlyFloorUsd"]), _usd(cost["monthlyCeilingUsd"])
+        "[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _total(cost, "monthlyFloorUsd"), _total(cost, "monthlyCeilingUsd")
     )
     out.print(gpus)
     budget = cost["budget"]
