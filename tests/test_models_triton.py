@@ -97,7 +97,7 @@ class Triton:
         command = [
             str(self.binary), f"--model-repository={repository}", f"--backend-directory={self.backends}",
             f"--http-port={http_port}", f"--metrics-port={metrics_port}", "--allow-grpc=false",
-            "--http-address=127.0.0.1", "--exit-timeout-secs=5", *args,
+            "--http-address=127.0.0.1", "--metrics-address=127.0.0.1", "--exit-timeout-secs=5", *args,
         ]  # fmt: skip
         with log.open("w") as sink:
             process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)

@@ -57,6 +57,10 @@ class TritonPythonModel:
 INFER_BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}).encode()
 
 
+# The test's additions to the rendered args: every endpoint listens on loopback only.
+LOOPBACK_ONLY = ("--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -160,7 +164,12 @@ def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tup
     log_path = work / "tritonserver.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [str(root / "bin" / spec["command"][0]), *args, f"--backend-directory={work / 'backends'}"],
+            [
+                str(root / "bin" / spec["command"][0]),
+                *args,
+                f"--backend-directory={work / 'backends'}",
+                *LOOPBACK_ONLY,
+            ],
             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
         )
     http = ports["http"][1]
