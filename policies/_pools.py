@@ -21,7 +21,8 @@ AWS_GPU_FAMILY = re.compile(r"^(p\d|g\d)")
 GCP_GPU_FAMILY = re.compile(r"^(a2|a3|a4|g2|g4)-")
 PURCHASE_FROM_EKS = {value: option for option, value in EKS_CAPACITY_TYPE.items()}
 K8S_EFFECT = {value: effect for effect, value in EKS_TAINT_EFFECT.items()}  # GKE uses the same enum names
-GKE_RESERVATION_TYPES = ("SPECIFIC_RESERVATION", "ANY_RESERVATION")
+# A pool pinned to a named reservation; ANY_RESERVATION is on-demand capacity that may use a matching one.
+GKE_RESERVATION_TYPES = ("SPECIFIC_RESERVATION",)
 ZONE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")
 
 

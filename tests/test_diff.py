@@ -69,7 +69,7 @@ def plan(resources: list[dict], pools: list[dict], policy: list[dict] | None = N
                  "maxGpus": sum(p["maxGpus"] for p in pools)},
     }
     if policy is not None:
-        document["policy"] = policy
+        document["policy"] = {"verdicts": policy}  # the shape `tritonfleet plan` writes
     return document
 
 
@@ -109,8 +109,8 @@ def crafted_cases() -> dict[str, tuple[dict, dict]]:
     replaced["resources"][0]["inputs"]["roleArn"] = "arn:aws:iam::1:role/b"
     replaced["resources"][0]["inputs"]["version"] = "1.34"
 
-    advisory = {"policy": "spot-share", "enforcementLevel": "advisory", "urn": base["resources"][1]["urn"], "message": "no spot"}
-    mandatory = {"policy": "gpu-budget", "enforcementLevel": "mandatory", "urn": "", "message": "monthly ceiling $9,000 exceeds the $5,000 budget"}
+    advisory = {"policy": "spot-share", "enforcement": "advisory", "severity": "low", "urn": base["resources"][1]["urn"], "message": "no spot"}
+    mandatory = {"policy": "gpu-budget", "enforcement": "mandatory", "severity": "high", "urn": "", "message": "monthly ceiling $9,000 exceeds the $5,000 budget"}
     violation_base = base_plan(policy=[advisory])
     violation_head = base_plan(policy=[mandatory])
 
@@ -196,7 +196,7 @@ def huge_pair() -> tuple[dict, dict]:
     base_resources += [resource("kubernetes:core/v1:ConfigMap", f"cm-{i:05d}", {"data": {f"k{j}": long for j in range(5)}}) for i in range(3000)]
     head_resources = [resource("kubernetes:core/v1:ConfigMap", f"cm-{i:05d}", {"data": {f"k{j}": long + "!" for j in range(5)}}) for i in range(3000)]
     head_resources += [resource("kubernetes:core/v1:Secret", f"new-{i:05d}", {"data": long}) for i in range(2000)]
-    policy = [{"policy": f"p{i}", "enforcementLevel": "mandatory", "urn": "", "message": long} for i in range(200)]
+    policy = [{"policy": f"p{i}", "enforcement": "mandatory", "severity": "high", "urn": "", "message": long} for i in range(200)]
     pools = [pool("l40s", {"on-demand": (1, 2)}, {"on-demand": 1.861})]
     return plan(base_resources, pools, []), plan(head_resources, pools, policy)
 
@@ -328,3 +328,15 @@ def test_wrong_usage_exits_1(tmp_path):
     assert both.returncode == 1 and "not both" in both.stderr
     unknown = run_cli("diff", str(good), str(good), "--stack", "nope")
     assert unknown.returncode == 1 and "no plan for stack nope" in unknown.stderr
+
+
+def test_policy_verdicts_of_real_plans_are_compared(tmp_path):
+    """The verdicts as `tritonfleet plan` writes them (gcp-prod has an advisory one: unpriced GCP pools)."""
+    target = tmp_path / "head.json"
+    run_cli("plan", "--stack", "gcp-prod", "--json", str(target))
+    head = json.loads(target.read_text())
+    base = json.loads(target.read_text())
+    base["policy"]["verdicts"] = []
+    policy = compare_stack(base, head).policy
+    assert policy.base_available and policy.head_available
+    assert [v.policy for v in policy.new] == [v["policy"] for v in head["policy"]["verdicts"]] != []

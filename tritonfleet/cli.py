@@ -366,7 +366,7 @@ def models_validate(directory: Annotated[Path, typer.Argument(help="the model re
 def models_sync(
     directory: Annotated[Path, typer.Argument(help="the model repository folder")],
     stack: Annotated[str | None, typer.Option("--stack", "-s", help="publish to this stack's model bucket")] = None,
-    bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or gs://BUCKET[/PREFIX]")] = None,
+    bucket: Annotated[str | None, typer.Option("--bucket", help=r"s3://BUCKET\[/PREFIX] or gs://BUCKET\[/PREFIX]")] = None,
     prefix: Annotated[str, typer.Option(help="folder inside the bucket (added after the URI's or deployment's prefix)")] = "",
     deployment: Annotated[str | None, typer.Option(help="with --stack: this Triton deployment's bucket and prefix")] = None,
     model_bucket: Annotated[str | None, typer.Option(help="with --stack: the modelBuckets[].name (default: the first)")] = None,

@@ -195,7 +195,9 @@ def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceC
 
 def _whole(resource: dict[str, Any], action: str) -> ResourceChange:
     typ = resource.get("type", "")
-    return ResourceChange(action, resource["urn"], typ, resource.get("name", resource["urn"].rsplit("::", 1)[-1]), watched_kind(typ))
+    return ResourceChange(
+        action, resource["urn"], typ, resource.get("name", resource["urn"].rsplit("::", 1)[-1]), watched_kind(typ)
+    )
 
 
 def resource_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[ResourceChange]:
@@ -232,7 +234,9 @@ def flags(changes: list[ResourceChange], base: list[dict[str, Any]]) -> list[Fla
         elif change.replace_reasons:
             if before.get("deleteBeforeReplace"):
                 notes.append("deleteBeforeReplace: gone before its replacement exists")
-            out.append(Flag("replace", change.kind, change.name, change.type, change.urn, tuple(change.replace_reasons), tuple(notes)))
+            out.append(
+                Flag("replace", change.kind, change.name, change.type, change.urn, tuple(change.replace_reasons), tuple(notes))
+            )
         elif change.roll_reasons:
             out.append(Flag("roll nodes", change.kind, change.name, change.type, change.urn, tuple(change.roll_reasons), ()))
     order = {"delete": 0, "replace": 1, "roll nodes": 2}
@@ -277,21 +281,14 @@ def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | Non
 
 
 def verdicts(document: dict[str, Any] | None) -> list[Verdict] | None:
-    """The plan's policy verdicts, or None when the document carries none (older plans, or no policy pack)."""
-    entries = (document or {}).get("policy")
-    if isinstance(entries, dict):
-        entries = entries.get("violations")
-    if not isinstance(entries, list):
+    """The plan's policy verdicts (`policy.verdicts`, as `tritonfleet plan` writes them), or None when the document
+    carries no policy section (a plan made without the policy pack)."""
+    section = (document or {}).get("policy")
+    if not isinstance(section, dict) or not isinstance(section.get("verdicts"), list):
         return None
     return [
-        Verdict(
-            policy=str(e.get("policy") or e.get("name") or "?"),
-            level=str(e.get("enforcementLevel") or e.get("severity") or "?"),
-            urn=str(e.get("urn") or ""),
-            message=str(e.get("message") or ""),
-        )
-        for e in entries
-        if isinstance(e, dict)
+        Verdict(policy=str(e["policy"]), level=str(e["enforcement"]), urn=str(e.get("urn") or ""), message=str(e["message"]))
+        for e in section["verdicts"]
     ]
 
 
@@ -305,7 +302,9 @@ def policy_diff(base: dict[str, Any] | None, head: dict[str, Any] | None) -> Pol
     if old is not None or base is None:
         result.new = [after[k] for k in sorted(after.keys() - before.keys())]
         result.resolved = [before[k] for k in sorted(before.keys() - after.keys())]
-    result.level_changed = [(before[k], after[k]) for k in sorted(before.keys() & after.keys()) if before[k].level != after[k].level]
+    result.level_changed = [
+        (before[k], after[k]) for k in sorted(before.keys() & after.keys()) if before[k].level != after[k].level
+    ]
     return result
 
 
