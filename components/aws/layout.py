@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig, aws_zones, pool_zones
-from tritonfleet.core.conventions import EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
+from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.gpu_operator import PROFILES
 
 VPC_CIDR = "10.0.0.0/16"
-EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 AMI_TYPE = {"al2023": "AL2023_x86_64_NVIDIA", "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA"}
 SYSTEM_AMI_TYPE = {"al2023": "AL2023_x86_64_STANDARD", "bottlerocket": "BOTTLEROCKET_x86_64"}
 # The volume that holds container images: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
