@@ -286,7 +286,11 @@ class StackConfig(_Section):
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
     gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
-    tags: dict[str, str] = Field(default_factory=dict, description="cost-allocation tags/labels as key: value")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="cost-allocation tags/labels as key: value (GCP labels: lower-case "
+        "letters, digits, '_' and '-', at most 63, keys start with a letter)",
+    )
 
     # Filled in by load_stack_config from the stack's name, not from a config key.
     stack: str = Field("", exclude=True)
@@ -476,6 +480,8 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
 
     if cloud == "gcp" and not data.get("gcpProject"):
         add("gcpProject", _MISSING, "the GCP project id that hosts the cluster (required when cloud is gcp)", "my-project-id")
+    if cloud == "gcp" and isinstance(data.get("tags"), Mapping):
+        _check_gcp_labels(data["tags"], stack, problems)
     region = data.get("region")
     cluster = _validate_section(Cluster, data.get("cluster", {}))
     if cloud == "aws" and cluster is not None and isinstance(region, str):
@@ -589,6 +595,29 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
                 itype.gpu_count,
             )
     return problems
+
+
+GCP_LABEL_RULE = (
+    "a GCP label (tags become resource labels on GCP): keys start with a lower-case letter, keys and values have at "
+    "most 63 lower-case letters, digits, '_' or '-'"
+)
+
+
+def _gcp_label_text(text: str, key: bool) -> bool:
+    """GCP's rule for a label key or value (lower-case letters, including international ones, digits, _ and -)."""
+    if len(text) > 63 or (key and not (text and text[0].isalpha() and text[0] == text[0].lower())):
+        return False
+    return all(c.isdigit() or c in "_-" or (c.isalpha() and c == c.lower()) for c in text)
+
+
+def _check_gcp_labels(tags: Mapping[Any, Any], stack: str, problems: list[Problem]) -> None:
+    """GKE, node pools and buckets take the stack's tags as labels; the API rejects what AWS tags allow."""
+    for key, value in tags.items():
+        if not _gcp_label_text(str(key), key=True):
+            problems.append(Problem(f"tags.{key}", value, f"{GCP_LABEL_RULE} (key {key!r})", _rm_command(f"tags.{key}", stack)))
+        elif not _gcp_label_text(str(value), key=False):
+            suggestion = re.sub(r"[^a-z0-9_-]", "-", str(value).lower())[:63]
+            problems.append(Problem(f"tags.{key}", value, GCP_LABEL_RULE, _set_command(f"tags.{key}", suggestion, stack)))
 
 
 def _check_pool_labels(pool: GpuPool, at: str, cloud, cluster: Cluster | None, stack: str, problems) -> None:
