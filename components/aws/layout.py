@@ -189,6 +189,25 @@ def gpu_operator_values(image: str) -> dict:
     return PROFILES["eks-bottlerocket-nvidia" if image == "bottlerocket" else "eks-al2023-nvidia"]
 
 
+# EKS clusters created at Kubernetes 1.30 or later have no default StorageClass, so a claim that names none (the
+# Prometheus volume when monitoring.storageClass is unset) stays Pending. The AWS floor provides this one.
+DEFAULT_STORAGE_CLASS = "gp3"
+
+
+def default_storage_class() -> dict:
+    """The cluster's default StorageClass: encrypted gp3 from the EBS CSI driver add-on, bound where the pod lands."""
+    return {
+        "metadata": {
+            "name": DEFAULT_STORAGE_CLASS,
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
+        "provisioner": "ebs.csi.aws.com",
+        "parameters": {"type": "gp3", "encrypted": "true"},
+        "volume_binding_mode": "WaitForFirstConsumer",
+        "allow_volume_expansion": True,
+    }
+
+
 def log_retention_days(config: StackConfig) -> int:
     return 90 if config.environment == "prod" else 30
 
