@@ -126,9 +126,9 @@ class GpuPool(_Section):
     capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
         "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
     )
-    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes")
+    on_demand_base: int = Field(0, ge=0, description="mixed pools: on-demand nodes before any spot, 0..maxNodes")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
-    reservation_id: str | None = Field(None, description="the capacity block / reservation id")
+    reservation_id: str | None = Field(None, description="capacity-block and reservation pools: the capacity block / reservation id")
     zones: list[str] = Field(
         default_factory=list,
         description="zones for this pool's nodes, a subset of the cluster's zones (default: all of them); an AWS "
@@ -534,7 +534,7 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
             add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
-        itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
+        itype = _check_pool(pool, at, cloud, catalog, add, remove) if cloud else None
         _check_pool_labels(pool, at, cloud, cluster, stack, problems)
         _check_pool_zones(pool, at, cloud, region, stack_zones, add)
         pools[pool.name] = (pool, itype)
@@ -872,7 +872,7 @@ def _check_access(access: Access, given: set[str], namespace: str, at: str, clou
             add(f"{at}.clientCidrs[{i}]", cidr, f"a CIDR such as 10.20.0.0/16 ({exc})", "10.0.0.0/16")
 
 
-def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:
+def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add, remove) -> InstanceType | None:
     if pool.gpu not in catalog.gpus:
         add(f"{at}.gpu", pool.gpu, f"a GPU offered on {cloud}: " + ", ".join(catalog.gpus_on(cloud)), catalog.gpus_on(cloud)[0])
         return None
@@ -945,6 +945,15 @@ def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceTyp
             )
         if pool.spot_share > 0:
             add(f"{at}.spotShare", pool.spot_share, f"0: spot is not part of a {pool.capacity} pool", 0)
+        if pool.on_demand_base > 0:
+            remove(f"{at}.onDemandBase", pool.on_demand_base, f"unset: a {pool.capacity} pool has no on-demand base")
+    # Keys the chosen purchase option does not use are refused rather than ignored.
+    if pool.reservation_id and pool.capacity not in ("capacity-block", "reservation"):
+        remove(
+            f"{at}.reservationId",
+            pool.reservation_id,
+            f"unset: only capacity-block and reservation pools draw from a reservation (this pool is {pool.capacity})",
+        )
     return itype
 
 
