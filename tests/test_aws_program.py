@@ -163,6 +163,8 @@ def test_autoscaler_release_and_scale_from_zero_tags():
     assert release.inputs["namespace"] == "kube-system"
     values = release.inputs["values"]
     assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == outputs["autoscalerRoleArn"]
+    (policy,) = [r for r in by_type["aws:iam/rolePolicy:RolePolicy"] if r.name == "tf-aws-autoscaler-policy"]
+    assert policy.urn in release.depends_on  # it never starts without its permissions
     assert values["extraArgs"]["expander"] == "priority"
     assert values["expanderPriorities"]["50"] == [".*_spot-.*"]
     tags = {r.inputs["tag"]["key"]: r for r in by_type["aws:autoscaling/tag:Tag"] if r.name.startswith("tf-aws-h200_spot")}

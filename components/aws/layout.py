@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
@@ -153,8 +154,10 @@ def expander_priorities() -> dict[str, list[str]]:
     return {str(priority): [f".*{GROUP_MARKER[option]}-.*"] for option, priority in EXPANDER_PRIORITY.items()}
 
 
-def cluster_autoscaler_values(config: StackConfig, role_arn: str, service_account: str) -> dict:
-    """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes."""
+def cluster_autoscaler_values(config: StackConfig, role_arn: Any, service_account: str) -> dict:
+    """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes.
+
+    `role_arn` is placed as given (a string, or the program's not-yet-known output)."""
     version = config.cluster.kubernetes_version
     return {
         "cloudProvider": "aws",
