@@ -126,9 +126,9 @@ class GpuPool(_Section):
     capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
         "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
     )
-    on_demand_base: int = Field(0, ge=0, description="mixed pools: on-demand nodes before any spot, 0..maxNodes")
+    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
-    reservation_id: str | None = Field(None, description="capacity-block and reservation pools: the capacity block / reservation id")
+    reservation_id: str | None = Field(None, description="the capacity block / reservation id")
     zones: list[str] = Field(
         default_factory=list,
         description="zones for this pool's nodes, a subset of the cluster's zones (default: all of them); an AWS "
@@ -286,11 +286,7 @@ class StackConfig(_Section):
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
     gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
-    tags: dict[str, str] = Field(
-        default_factory=dict,
-        description="cost-allocation tags/labels as key: value (GCP labels: lower-case "
-        "letters, digits, '_' and '-', at most 63, keys start with a letter)",
-    )
+    tags: dict[str, str] = Field(default_factory=dict, description="cost-allocation tags/labels as key: value")
 
     # Filled in by load_stack_config from the stack's name, not from a config key.
     stack: str = Field("", exclude=True)
