@@ -17,6 +17,7 @@ from components.aws.layout import (
     subnet_layout,
 )
 from components.aws.policies import cluster_autoscaler_policy, irsa_trust_policy, model_read_policy
+from policies._pools import PURCHASE_FROM_EKS
 from tests.conftest import engine_config
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import load_stack_config
@@ -58,6 +59,8 @@ def test_node_group_sizes_add_up_to_the_pool(mix, expected):
     assert {p.option for p in plans} == set(split_capacity(pool).purchase)
     for plan in plans:
         assert plan.capacity_type == {"on-demand": "ON_DEMAND", "spot": "SPOT"}[plan.option]
+        # The budget policy prices a group by reading its capacityType back: both sides share one table.
+        assert PURCHASE_FROM_EKS[plan.capacity_type] == plan.option
         assert plan.taint == {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
         assert plan.labels["tritonfleet.io/pool"] == "l40s"
         assert plan.labels["tritonfleet.io/capacity"] == plan.option

@@ -163,6 +163,8 @@ def test_autoscaler_release_and_scale_from_zero_tags():
     assert release.inputs["namespace"] == "kube-system"
     values = release.inputs["values"]
     assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == outputs["autoscalerRoleArn"]
+    (policy,) = [r for r in by_type["aws:iam/rolePolicy:RolePolicy"] if r.name == "tf-aws-autoscaler-policy"]
+    assert policy.urn in release.depends_on  # it never starts without its permissions
     assert values["extraArgs"]["expander"] == "priority"
     assert values["expanderPriorities"]["50"] == [".*_spot-.*"]
     tags = {r.inputs["tag"]["key"]: r for r in by_type["aws:autoscaling/tag:Tag"] if r.name.startswith("tf-aws-h200_spot")}
@@ -232,3 +234,18 @@ def test_an_existing_vpcs_cidr_is_the_internal_load_balancer_source():
     by_type, _ = run("dev", cluster=cluster, tritonDeployments=deployments)
     (release,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "triton-resnet"]
     assert release.inputs["values"]["networkPolicy"]["clientCidrs"] == ["10.20.0.0/16"]
+
+
+def test_the_cluster_has_one_encrypted_default_storage_class_for_unnamed_claims():
+    """EKS >= 1.30 creates no default StorageClass: without one the Prometheus volume (monitoring.storageClass unset
+    in the shipped stacks) would stay Pending and monitoring and the Triton HPAs would never work."""
+    by_type, _ = run("prod")
+    (storage,) = by_type["kubernetes:storage.k8s.io/v1:StorageClass"]
+    assert storage.inputs["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
+    assert storage.inputs["provisioner"] == "ebs.csi.aws.com"
+    assert storage.inputs["parameters"] == {"type": "gp3", "encrypted": "true"}
+    (ebs_csi,) = [r for r in by_type["aws:eks/addon:Addon"] if r.inputs["addonName"] == "aws-ebs-csi-driver"]
+    assert ebs_csi.urn in storage.depends_on
+    (kps,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "kube-prometheus-stack"]
+    claim = kps.inputs["values"]["prometheus"]["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert "storageClassName" not in claim  # so it is the default class above that provisions it

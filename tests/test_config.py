@@ -100,6 +100,17 @@ BAD_CONFIGS = [
         "capacity-block",
     ),
     ("flex-start-on-aws", lambda d: _pool(d, capacity="flex-start", spotShare=0), "gpuPools[0].capacity", "GCP purchase option"),
+    # Keys the pool's purchase option does not use are refused (with a `pulumi config rm` fix), never ignored.
+    ("reservation-on-mixed-pool", lambda d: _pool(d, reservationId="cr-0123"), "gpuPools[0].reservationId", "config rm"),
+    (
+        "on-demand-base-on-capacity-block",
+        lambda d: _pool(
+            d, gpu="B200", instanceType="p6-b200.48xlarge", capacity="capacity-block", spotShare=0, reservationId="cr-1",
+            onDemandBase=1,
+        ),
+        "gpuPools[0].onDemandBase",
+        "config rm",
+    ),
     (
         "gcp-without-project",
         lambda d: (

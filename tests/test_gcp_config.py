@@ -120,3 +120,26 @@ def test_admin_principals_are_an_aws_setting():
     found, message = problems(data)
     assert [(p.key, p.allowed) for p in found] == [("cluster.adminPrincipals", "unset: it applies to AWS only")]
     assert "pulumi config rm --path 'tritonfleet:cluster.adminPrincipals'" in message
+
+
+def test_tags_that_gcp_rejects_as_labels_are_problems_with_a_fix():
+    """GKE clusters, node pools and buckets take the tags as labels: AWS-style tags would fail at `pulumi up`."""
+    data = decoded("gcp-prod")
+    data["tags"] = {"team": "ml-platform", "CostCenter": "ml", "owner": "ML Platform", "größe": "straße"}
+    found, message = problems(data, "gcp-prod")
+    by_key = {p.key: p for p in found}
+    assert set(by_key) == {"tags.CostCenter", "tags.owner"}
+    assert by_key["tags.CostCenter"].fix == "pulumi config rm --path 'tritonfleet:tags.CostCenter' --stack gcp-prod"
+    assert by_key["tags.owner"].fix == "pulumi config set --path 'tritonfleet:tags.owner' ml-platform --stack gcp-prod"
+    assert "lower-case" in by_key["tags.owner"].allowed
+
+
+def test_aws_keeps_its_own_tag_rules():
+    import json
+
+    from tests.conftest import engine_config
+    from tritonfleet.core.config import load_stack_config
+
+    raw = engine_config("prod")
+    raw["tritonfleet:tags"] = json.dumps({"team": "ml-platform", "cost-center": "ml-prod", "Owner": "ML Platform"})
+    assert load_stack_config(raw, "prod").tags["Owner"] == "ML Platform"

@@ -41,3 +41,27 @@ def test_rendered_service_account_is_the_one_the_cloud_identity_trusts(stack):
             assert "iam.gke.io/gcp-service-account" in account["metadata"]["annotations"]
         checked += 1
     assert checked == 2  # llm and vision
+
+
+# The grants that let a Triton identity read its models: attached read policy (AWS); Workload Identity binding and
+# bucket roles (GCP). A Triton pod that starts before them cannot load its repository.
+GRANT_TYPES = {
+    "aws": ("aws:iam/rolePolicy:RolePolicy",),
+    "gcp": ("gcp:serviceaccount/iAMMember:IAMMember", "gcp:storage/bucketIAMMember:BucketIAMMember"),
+}
+
+
+@pytest.mark.parametrize("stack", ["prod", "gcp-prod"])
+def test_triton_release_waits_for_its_identity_grants(stack):
+    document = plan(stack)
+    grants = [r for r in document["resources"] if r["type"] in GRANT_TYPES[document["cloud"]]]
+    checked = 0
+    for release in [r for r in document["resources"] if r["type"] == "kubernetes:helm.sh/v3:Release"]:
+        if release["inputs"]["chart"] != "./charts/triton-inference-server":
+            continue
+        deployment = release["inputs"]["name"].removeprefix(triton_release_name(""))
+        own = {g["urn"] for g in grants if f"-triton-{deployment}-" in g["name"]}
+        assert len(own) == (1 if document["cloud"] == "aws" else 3)
+        assert own <= set(release["dependsOn"]), f"{deployment}: {sorted(own - set(release['dependsOn']))}"
+        checked += 1
+    assert checked == 2  # llm and vision

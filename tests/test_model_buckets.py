@@ -154,6 +154,16 @@ def test_gcp_bucket_uses_the_configured_kms_key():
     bucket = gcs_bucket(resources)
     assert bucket.inputs["encryption"] == {"defaultKmsKeyName": GCP_KEY}
     assert bucket.inputs["lifecycleRules"][0]["condition"]["daysSinceNoncurrentTime"] == 30
+    # GCS uses the key as the project's Cloud Storage service agent: it gets the key role before the bucket exists.
+    (grant,) = [r for r in resources if r.type == "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember"]
+    assert grant.inputs["cryptoKeyId"] == GCP_KEY
+    assert grant.inputs["role"] == "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+    assert grant.inputs["member"].endswith("@gs-project-accounts.iam.gserviceaccount.com")
+    assert grant.urn in bucket.depends_on
+
+
+def test_gcp_bucket_without_a_kms_key_grants_nothing_on_keys(gcp_prod):
+    assert not [r for r in gcp_prod if r.type.startswith("gcp:kms/")]
 
 
 def test_gcp_bucket_protect_and_retain_follow_the_environment(gcp_prod):

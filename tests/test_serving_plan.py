@@ -128,3 +128,45 @@ def test_gke_operator_gets_its_quota_first_and_triton_waits_for_crds(tmp_path):
     values = triton.inputs["values"]
     assert values["serviceAccount"]["annotations"] == {"iam.gke.io/gcp-service-account": "triton@p.iam.gserviceaccount.com"}
     assert values["shutdown"]["terminationGracePeriodSeconds"] < 30
+
+
+PREVIEW_PROGRAM = textwrap.dedent(
+    """
+    import asyncio
+
+    import pulumi, pulumi_kubernetes as k8s
+    from components.k8s.triton import TritonRelease
+    from tritonfleet.core.catalog import load_catalog
+    from tritonfleet.core.config import TritonDeployment
+    from tritonfleet.core.conventions import gpu_taint
+    from tritonfleet.core.scheduling import PoolFacts
+
+    def unknown() -> pulumi.Output:
+        # What a first preview hands over for a role ARN or service account email that does not exist yet.
+        value, known = asyncio.Future(), asyncio.Future()
+        value.set_result(None)
+        known.set_result(False)
+        return pulumi.Output(set(), value, known)
+
+    provider = k8s.Provider("k8s", kubeconfig="{}")
+    pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, gpu_taint("gcp"), True, 30)
+    TritonRelease(
+        "triton-vision", TritonDeployment(name="vision", pool="l4"), pool, load_catalog().find("gcp", "g2-standard-8"),
+        "gs://models", {}, {"iam.gke.io/gcp-service-account": unknown()}, True, provider,
+    )
+    """
+)
+
+
+def test_an_unknown_identity_leaves_the_rest_of_the_triton_values_known(tmp_path):
+    """In a first `pulumi preview` the identity does not exist yet; the policy pack must still see the pool
+    selection, tolerations and access values (a wholly unknown `values` makes it skip every Triton policy)."""
+    (tmp_path / "__main__.py").write_text(PREVIEW_PROGRAM)
+    run = run_program(tmp_path, "tritonfleet", "preview-test", {}, [])
+    (triton,) = [r for r in run.resources if r.type == RELEASE_TYPE]
+    values = triton.inputs["values"]
+    assert values["serviceAccount"]["annotations"] == {"iam.gke.io/gcp-service-account": "<unknown>"}
+    assert values["nodeSelector"] == {"tritonfleet.io/pool": "l4"}
+    assert values["tolerations"] == [{"operator": "Equal", "key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert values["modelRepository"] == "gs://models"
+    assert values["networkPolicy"]["enabled"] is True

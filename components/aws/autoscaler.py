@@ -39,7 +39,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             tags=config.tags,
             opts=child,
         )
-        aws.iam.RolePolicy(
+        policy = aws.iam.RolePolicy(
             f"{name}-policy",
             role=self.role.id,
             policy=pulumi.Output.all(cluster.name, cluster.arn).apply(lambda args: cluster_autoscaler_policy(args[0], args[1])),
@@ -53,7 +53,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             version=chart["version"],
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart["repo"]),
             namespace=NAMESPACE,
-            values=self.role.arn.apply(lambda arn: cluster_autoscaler_values(config, arn, SERVICE_ACCOUNT)),
+            # The role ARN is the values' only output (the rest stays known in a first preview), and it resolves only
+            # once the role's policy is attached, so the autoscaler never starts without its permissions.
+            values=cluster_autoscaler_values(
+                config, pulumi.Output.all(self.role.arn, policy.id).apply(lambda args: args[0]), SERVICE_ACCOUNT
+            ),
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=depends_on or []),
         )
         self.register_outputs({"role_arn": self.role.arn})

@@ -1,5 +1,5 @@
-"""The AWS floor: turns a StackConfig into a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, S3 buckets and
-IRSA identities, and hands up ClusterFacts."""
+"""The AWS floor: turns a StackConfig into a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, a default
+StorageClass, S3 buckets and IRSA identities, and hands up ClusterFacts."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from components.aws.cluster import EksCluster
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPoolGroups
 from components.aws.identity import TritonIdentities
-from components.aws.layout import VPC_CIDR, gpu_operator_values
+from components.aws.layout import VPC_CIDR, default_storage_class, gpu_operator_values
 from components.aws.network import AwsNetwork
 from components.facts import ClusterFacts
 from tritonfleet.core.config import StackConfig
@@ -98,6 +98,12 @@ class AwsCloud(pulumi.ComponentResource):
         )
         k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
 
+        # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
+        k8s.storage.v1.StorageClass(
+            f"{name}-storage-class",
+            **default_storage_class(),
+            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=eks.addons),
+        )
         autoscaler = ClusterAutoscaler(
             f"{name}-autoscaler",
             config,

@@ -37,13 +37,14 @@ class TritonIdentities(pulumi.ComponentResource):
         super().__init__("tritonfleet:aws:TritonIdentities", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role_arns: dict[str, pulumi.Output[str]] = {}
+        self.annotations: dict[str, dict[str, pulumi.Input[str]]] = {}
         for deployment in config.triton_deployments:
             namespace, service_account = triton_service_account(deployment)
             role = irsa_role(
                 f"{name}-{deployment.name}", oidc_provider_arn, issuer_url, namespace, service_account, config.tags, child
             )
             bucket = config.bucket_for(deployment)
-            aws.iam.RolePolicy(
+            read = aws.iam.RolePolicy(
                 f"{name}-{deployment.name}-read",
                 role=role.id,
                 policy=pulumi.Output.from_input(bucket_arns[bucket.name]).apply(
@@ -54,5 +55,9 @@ class TritonIdentities(pulumi.ComponentResource):
                 opts=child,
             )
             self.role_arns[deployment.name] = role.arn
-        self.annotations = {deployment: {ROLE_ARN_ANNOTATION: arn} for deployment, arn in self.role_arns.items()}
+            # The annotation resolves only once the read policy is attached, so Triton (which takes it) never starts
+            # with a role that cannot read its bucket yet.
+            self.annotations[deployment.name] = {
+                ROLE_ARN_ANNOTATION: pulumi.Output.all(role.arn, read.id).apply(lambda args: args[0])
+            }
         self.register_outputs({"role_arns": self.role_arns})

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import Any
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig, aws_zones, pool_zones
-from tritonfleet.core.conventions import EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
+from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.gpu_operator import PROFILES
 
 VPC_CIDR = "10.0.0.0/16"
-EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 AMI_TYPE = {"al2023": "AL2023_x86_64_NVIDIA", "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA"}
 SYSTEM_AMI_TYPE = {"al2023": "AL2023_x86_64_STANDARD", "bottlerocket": "BOTTLEROCKET_x86_64"}
 # The volume that holds container images: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
@@ -154,8 +154,10 @@ def expander_priorities() -> dict[str, list[str]]:
     return {str(priority): [f".*{GROUP_MARKER[option]}-.*"] for option, priority in EXPANDER_PRIORITY.items()}
 
 
-def cluster_autoscaler_values(config: StackConfig, role_arn: str, service_account: str) -> dict:
-    """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes."""
+def cluster_autoscaler_values(config: StackConfig, role_arn: Any, service_account: str) -> dict:
+    """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes.
+
+    `role_arn` is placed as given (a string, or the program's not-yet-known output)."""
     version = config.cluster.kubernetes_version
     return {
         "cloudProvider": "aws",
@@ -188,6 +190,25 @@ def gpu_operator_values(image: str) -> dict:
     """The GPU Operator profile of the AWS node image (drivers and toolkit come with both NVIDIA AMIs;
     Bottlerocket also runs its own device plugin)."""
     return PROFILES["eks-bottlerocket-nvidia" if image == "bottlerocket" else "eks-al2023-nvidia"]
+
+
+# EKS clusters created at Kubernetes 1.30 or later have no default StorageClass, so a claim that names none (the
+# Prometheus volume when monitoring.storageClass is unset) stays Pending. The AWS floor provides this one.
+DEFAULT_STORAGE_CLASS = "gp3"
+
+
+def default_storage_class() -> dict:
+    """The cluster's default StorageClass: encrypted gp3 from the EBS CSI driver add-on, bound where the pod lands."""
+    return {
+        "metadata": {
+            "name": DEFAULT_STORAGE_CLASS,
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
+        "provisioner": "ebs.csi.aws.com",
+        "parameters": {"type": "gp3", "encrypted": "true"},
+        "volume_binding_mode": "WaitForFirstConsumer",
+        "allow_volume_expansion": True,
+    }
 
 
 def log_retention_days(config: StackConfig) -> int:

@@ -9,6 +9,9 @@ import pulumi_gcp as gcp
 
 # GCS keeps deleted objects restorable this long (its default; allowed 7 to 90 days, or 0 to turn it off).
 SOFT_DELETE_SECONDS = 7 * 24 * 3600
+# GCS encrypts and decrypts with a customer-managed key as the project's Cloud Storage service agent: without this
+# role on the key, creating the bucket with that default key fails.
+KMS_AGENT_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,18 @@ class ModelBucketArgs:
 class ModelBucket(pulumi.ComponentResource):
     def __init__(self, name: str, args: ModelBucketArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:gcp:ModelBucket", name, None, opts)
+        key_grants: list[pulumi.Resource] = []
+        if args.kms_key_name:
+            agent = gcp.storage.get_project_service_account_output(opts=pulumi.InvokeOutputOptions(parent=self))
+            key_grants.append(
+                gcp.kms.CryptoKeyIAMMember(
+                    f"{name}-kms-agent",
+                    crypto_key_id=args.kms_key_name,
+                    role=KMS_AGENT_ROLE,
+                    member=agent.member,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
         bucket = gcp.storage.Bucket(
             name,
             name=args.bucket_name,
@@ -43,7 +58,9 @@ class ModelBucket(pulumi.ComponentResource):
             ],
             encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key_name) if args.kms_key_name else None,
             labels=args.labels,
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protected, retain_on_delete=args.protected),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.protected, retain_on_delete=args.protected, depends_on=key_grants
+            ),
         )
         self.name = bucket.name
         self.uri = bucket.name.apply(lambda b: f"gs://{b}")

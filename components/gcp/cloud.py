@@ -292,24 +292,34 @@ class GcpCloud(pulumi.ComponentResource):
             kubernetes_member = workload_identity_member(
                 config.gcp_project or "", deployment.namespace, triton_service_account(deployment.name)
             )
-            gcp.serviceaccount.IAMMember(
-                f"{name}-triton-{deployment.name}-wi",
-                service_account_id=account.name,
-                role=WORKLOAD_IDENTITY_USER,
-                member=kubernetes_member,
-                # The <project>.svc.id.goog pool exists only once a cluster with Workload Identity does.
-                opts=pulumi.ResourceOptions.merge(self._child, pulumi.ResourceOptions(depends_on=[cluster])),
-            )
+            grants = [
+                gcp.serviceaccount.IAMMember(
+                    f"{name}-triton-{deployment.name}-wi",
+                    service_account_id=account.name,
+                    role=WORKLOAD_IDENTITY_USER,
+                    member=kubernetes_member,
+                    # The <project>.svc.id.goog pool exists only once a cluster with Workload Identity does.
+                    opts=pulumi.ResourceOptions.merge(self._child, pulumi.ResourceOptions(depends_on=[cluster])),
+                )
+            ]
             google_member = account.email.apply(lambda email: f"serviceAccount:{email}")
             for role in TRITON_BUCKET_ROLES:
-                gcp.storage.BucketIAMMember(
-                    f"{name}-triton-{deployment.name}-{role.rsplit('.', 1)[-1]}",
-                    bucket=bucket.name,
-                    role=role,
-                    member=google_member,
-                    opts=self._child,
+                grants.append(
+                    gcp.storage.BucketIAMMember(
+                        f"{name}-triton-{deployment.name}-{role.rsplit('.', 1)[-1]}",
+                        bucket=bucket.name,
+                        role=role,
+                        member=google_member,
+                        opts=self._child,
+                    )
                 )
-            annotations[deployment.name] = {WORKLOAD_IDENTITY_ANNOTATION: account.email}
+            # The annotation resolves only once every grant exists, so Triton (which takes it) never starts with an
+            # identity that cannot yet impersonate the account or read the bucket.
+            annotations[deployment.name] = {
+                WORKLOAD_IDENTITY_ANNOTATION: pulumi.Output.all(account.email, *(g.id for g in grants)).apply(
+                    lambda args: args[0]
+                )
+            }
             bindings[deployment.name] = {
                 "kubernetesServiceAccount": f"{deployment.namespace}/{triton_service_account(deployment.name)}",
                 "googleServiceAccount": account.email,

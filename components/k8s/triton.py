@@ -107,6 +107,30 @@ def triton_values(
     }
 
 
+def release_values(
+    deployment: TritonDeployment,
+    pool: PoolFacts,
+    instance_type: InstanceType,
+    bucket_uri: pulumi.Input[str],
+    env: Mapping[str, str],
+    service_account_annotations: Mapping[str, pulumi.Input[str]],
+    monitoring: bool,
+    exposure: ExposureFacts,
+) -> dict[str, Any]:
+    """The release's values, with the cloud's outputs only at their own leaves (modelRepository, the ServiceAccount
+    annotations). In a first preview the role ARN / service account email is unknown: wrapping the whole dict in one
+    apply would make every value unknown, so the policy pack could not check nodeSelector, tolerations or access."""
+    values = {
+        **triton_values(deployment, pool, instance_type, "", env, {}, monitoring),
+        **access_values(deployment, exposure),
+    }
+    values["modelRepository"] = pulumi.Output.from_input(bucket_uri).apply(
+        lambda uri: model_repository_path(uri, deployment.model_prefix)
+    )
+    values["serviceAccount"] = {"annotations": dict(service_account_annotations)}
+    return values
+
+
 class TritonRelease(pulumi.ComponentResource):
     def __init__(
         self,
@@ -124,11 +148,8 @@ class TritonRelease(pulumi.ComponentResource):
         exposure: ExposureFacts = NO_LOAD_BALANCERS,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
-        values = pulumi.Output.all(bucket_uri, pulumi.Output.from_input(dict(service_account_annotations))).apply(
-            lambda args: {
-                **triton_values(deployment, pool, instance_type, args[0], env, args[1], monitoring),
-                **access_values(deployment, exposure),
-            }
+        values = release_values(
+            deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure
         )
         self.release = k8s.helm.v3.Release(
             name,

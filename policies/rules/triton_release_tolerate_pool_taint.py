@@ -57,7 +57,7 @@ POLICY = StackValidationPolicy(
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
     remediation_steps=(
-        "Build the release's tolerations from the pool's taint (tritonfleet.core.conventions.gpu_toleration) and its "
+        "Build the release's tolerations from the pool's taint (components.k8s.values.taint_toleration) and its "
         "nodeSelector from the pool label; never tolerate all taints."
     ),
 )

@@ -476,6 +476,8 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
 
     if cloud == "gcp" and not data.get("gcpProject"):
         add("gcpProject", _MISSING, "the GCP project id that hosts the cluster (required when cloud is gcp)", "my-project-id")
+    if cloud == "gcp" and isinstance(data.get("tags"), Mapping):
+        _check_gcp_labels(data["tags"], stack, problems)
     region = data.get("region")
     cluster = _validate_section(Cluster, data.get("cluster", {}))
     if cloud == "aws" and cluster is not None and isinstance(region, str):
@@ -528,7 +530,7 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
             add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
         if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
             add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
-        itype = _check_pool(pool, at, cloud, catalog, add) if cloud else None
+        itype = _check_pool(pool, at, cloud, catalog, add, remove) if cloud else None
         _check_pool_labels(pool, at, cloud, cluster, stack, problems)
         _check_pool_zones(pool, at, cloud, region, stack_zones, add)
         pools[pool.name] = (pool, itype)
@@ -589,6 +591,29 @@ def _cross_field_problems(data: Mapping[str, Any], stack: str) -> list[Problem]:
                 itype.gpu_count,
             )
     return problems
+
+
+GCP_LABEL_RULE = (
+    "a GCP label (tags become resource labels on GCP): keys start with a lower-case letter, keys and values have at "
+    "most 63 lower-case letters, digits, '_' or '-'"
+)
+
+
+def _gcp_label_text(text: str, key: bool) -> bool:
+    """GCP's rule for a label key or value (lower-case letters, including international ones, digits, _ and -)."""
+    if len(text) > 63 or (key and not (text and text[0].isalpha() and text[0] == text[0].lower())):
+        return False
+    return all(c.isdigit() or c in "_-" or (c.isalpha() and c == c.lower()) for c in text)
+
+
+def _check_gcp_labels(tags: Mapping[Any, Any], stack: str, problems: list[Problem]) -> None:
+    """GKE, node pools and buckets take the stack's tags as labels; the API rejects what AWS tags allow."""
+    for key, value in tags.items():
+        if not _gcp_label_text(str(key), key=True):
+            problems.append(Problem(f"tags.{key}", value, f"{GCP_LABEL_RULE} (key {key!r})", _rm_command(f"tags.{key}", stack)))
+        elif not _gcp_label_text(str(value), key=False):
+            suggestion = re.sub(r"[^a-z0-9_-]", "-", str(value).lower())[:63]
+            problems.append(Problem(f"tags.{key}", value, GCP_LABEL_RULE, _set_command(f"tags.{key}", suggestion, stack)))
 
 
 def _check_pool_labels(pool: GpuPool, at: str, cloud, cluster: Cluster | None, stack: str, problems) -> None:
@@ -843,7 +868,7 @@ def _check_access(access: Access, given: set[str], namespace: str, at: str, clou
             add(f"{at}.clientCidrs[{i}]", cidr, f"a CIDR such as 10.20.0.0/16 ({exc})", "10.0.0.0/16")
 
 
-def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceType | None:
+def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add, remove) -> InstanceType | None:
     if pool.gpu not in catalog.gpus:
         add(f"{at}.gpu", pool.gpu, f"a GPU offered on {cloud}: " + ", ".join(catalog.gpus_on(cloud)), catalog.gpus_on(cloud)[0])
         return None
@@ -916,6 +941,15 @@ def _check_pool(pool: GpuPool, at: str, cloud: str, catalog, add) -> InstanceTyp
             )
         if pool.spot_share > 0:
             add(f"{at}.spotShare", pool.spot_share, f"0: spot is not part of a {pool.capacity} pool", 0)
+        if pool.on_demand_base > 0:
+            remove(f"{at}.onDemandBase", pool.on_demand_base, f"unset: a {pool.capacity} pool has no on-demand base")
+    # Keys the chosen purchase option does not use are refused rather than ignored.
+    if pool.reservation_id and pool.capacity not in ("capacity-block", "reservation"):
+        remove(
+            f"{at}.reservationId",
+            pool.reservation_id,
+            f"unset: only capacity-block and reservation pools draw from a reservation (this pool is {pool.capacity})",
+        )
     return itype
 
 

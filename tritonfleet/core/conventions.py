@@ -45,11 +45,6 @@ def gpu_taint(cloud: str) -> dict[str, str]:
     return {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE[cloud], "effect": GPU_TAINT_EFFECT}
 
 
-def gpu_toleration(cloud: str) -> dict[str, str]:
-    """Tolerates exactly the GPU taint of that cloud's pools (key, value and effect)."""
-    return {"operator": "Equal", **gpu_taint(cloud)}
-
-
 def resource_name(stack: str, *parts: str) -> str:
     """Deterministic, per-stack resource name: tf-<stack>-<part>-..."""
     return "-".join(["tf", stack, *parts])

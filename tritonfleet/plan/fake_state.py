@@ -16,6 +16,23 @@ def _aws_arn(typ: str, name: str) -> str:
     return f"arn:aws:{service}::{ACCOUNT}:{name}"
 
 
+GCP_PROJECT_NUMBER = "123456789012"
+# Answers to the data-source calls (invokes) the program makes, by token.
+_CALLS: dict[str, dict[str, Any]] = {
+    "gcp:storage/getProjectServiceAccount:getProjectServiceAccount": {
+        "emailAddress": f"service-{GCP_PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com",
+        "member": f"serviceAccount:service-{GCP_PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com",
+        "id": GCP_PROJECT_NUMBER,
+    },
+}
+
+
+def fake_call(token: str) -> dict[str, Any] | None:
+    """The result of a data-source call the offline plan answers, or None when it answers no such call."""
+    answer = _CALLS.get(token)
+    return dict(answer) if answer is not None else None
+
+
 def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """Outputs for a mocked resource: its inputs plus the computed attributes our program reads."""
     out = dict(inputs)

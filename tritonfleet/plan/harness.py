@@ -22,7 +22,7 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.proto import resource_pb2
 
-from tritonfleet.plan.fake_state import fake_outputs
+from tritonfleet.plan.fake_state import fake_call, fake_outputs
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -86,7 +86,10 @@ class _Mocks(pulumi.runtime.Mocks):
         return f"{args.name}-id", fake_outputs(args.typ, args.name, dict(args.inputs))
 
     def call(self, args: pulumi.runtime.MockCallArgs):
-        raise PlanError(f"the program called {args.token}, which the offline plan does not answer")
+        answer = fake_call(args.token)
+        if answer is None:
+            raise PlanError(f"the program called {args.token}, which the offline plan does not answer")
+        return answer
 
 
 class RecordingMonitor(mocks.MockMonitor):
