@@ -145,6 +145,7 @@ BAD_CONFIGS = [
     ("bad-pool-name", lambda d: _pool(d, name="L40S_Pool"), "gpuPools[0].name", "lower-case"),
     ("bad-image-tag", lambda d: _deployment(d, imageTag="latest"), "tritonDeployments[0].imageTag", "pinned NGC tag"),
     ("no-pools", lambda d: (_set(d, "gpuPools", []), _set(d, "tritonDeployments", [])), "gpuPools", "list of GPU pools"),
+    ("bad-bucket-name", lambda d: d["config"]["tritonfleet:modelBuckets"][0].update(bucketName="Acme_Models"), "modelBuckets[0].bucketName", "valid on S3 and GCS"),
     ("bad-budget-basis", lambda d: _set(d, "budget", {"monthlyUsd": 10, "basis": "average"}), "budget.basis", "floor"),
 ]
 

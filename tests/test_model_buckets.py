@@ -177,3 +177,26 @@ def test_gcp_bucket_protect_and_retain_follow_the_environment(gcp_prod):
 
 def test_a_gcp_plan_never_registers_aws_resources(gcp_prod):
     assert not [r.type for r in gcp_prod if r.type.startswith("aws:")]
+
+
+def test_a_bucket_can_take_its_own_globally_unique_name(tmp_path):
+    """S3 and GCS names are global: bucketName replaces tf-<stack>-<name>, in the program and for `models sync`."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import ROOT
+    from tritonfleet.models.stack import stack_repository
+    from tritonfleet.plan.document import build_plan
+
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(ROOT / "__main__.py", tmp_path)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    stack = tmp_path / "stacks" / "Pulumi.dev.yaml"
+    doc = yaml.safe_load(stack.read_text())
+    doc["config"]["tritonfleet:modelBuckets"][0]["bucketName"] = "acme-ml-dev-models"
+    stack.write_text(yaml.safe_dump(doc))
+    plan = build_plan(tmp_path, "dev")
+    (bucket,) = [r for r in plan["resources"] if r["type"] == "aws:s3/bucket:Bucket"]
+    assert bucket["inputs"]["bucket"] == "acme-ml-dev-models"
+    assert str(stack_repository(tmp_path, "dev", deployment="resnet")) == "s3://acme-ml-dev-models/resnet/"

@@ -18,8 +18,7 @@ from components.aws.identity import TritonIdentities
 from components.aws.layout import VPC_CIDR, default_storage_class, gpu_operator_values
 from components.aws.network import AwsNetwork
 from components.facts import ClusterFacts
-from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import resource_name
+from tritonfleet.core.config import StackConfig, physical_bucket_name
 from tritonfleet.core.scheduling import pool_facts
 
 
@@ -83,7 +82,7 @@ class AwsCloud(pulumi.ComponentResource):
             self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
                 ModelBucketArgs(
-                    bucket_name=resource_name(stack, bucket.name),
+                    bucket_name=physical_bucket_name(bucket, stack),
                     noncurrent_version_days=bucket.noncurrent_version_days,
                     kms_key_id=bucket.kms_key_id,
                     protected=config.protected,

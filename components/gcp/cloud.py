@@ -29,7 +29,7 @@ from components.gcp.node_pools import (
     gpu_node_pool_specs,
     system_pool_nodes_per_zone,
 )
-from tritonfleet.core.config import StackConfig
+from tritonfleet.core.config import StackConfig, physical_bucket_name
 from tritonfleet.core.conventions import resource_name, triton_service_account
 from tritonfleet.core.scheduling import pool_facts
 
@@ -97,7 +97,7 @@ class GcpCloud(pulumi.ComponentResource):
             self.buckets[bucket.name] = ModelBucket(
                 f"{name}-{bucket.name}",
                 ModelBucketArgs(
-                    bucket_name=resource_name(stack, bucket.name),
+                    bucket_name=physical_bucket_name(bucket, stack),
                     location=config.region.upper(),
                     noncurrent_version_days=bucket.noncurrent_version_days,
                     kms_key_name=bucket.kms_key_id,

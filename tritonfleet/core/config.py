@@ -126,9 +126,11 @@ class GpuPool(_Section):
     capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
         "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
     )
-    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes")
+    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes (mixed pools only)")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
-    reservation_id: str | None = Field(None, description="the capacity block / reservation id")
+    reservation_id: str | None = Field(
+        None, description="the capacity block / reservation id (capacity-block and reservation pools only)"
+    )
     zones: list[str] = Field(
         default_factory=list,
         description="zones for this pool's nodes, a subset of the cluster's zones (default: all of them); an AWS "
@@ -146,6 +148,11 @@ class GpuPool(_Section):
 
 class ModelBucket(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    bucket_name: str | None = Field(
+        None,
+        description="the bucket's own name (default tf-<stack>-<name>); S3 and GCS bucket names are global, so set a "
+        "name of your organisation's when the default is taken",
+    )
     noncurrent_version_days: int = Field(30, ge=1, le=3650, description="days to keep old object versions, 1..3650")
     kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
 
@@ -286,7 +293,11 @@ class StackConfig(_Section):
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
     gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
-    tags: dict[str, str] = Field(default_factory=dict, description="cost-allocation tags/labels as key: value")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="cost-allocation tags (AWS) / labels (GCP) as key: value; on GCP lower-case letters, digits, '_' and "
+        "'-', at most 63 characters, keys starting with a letter",
+    )
 
     # Filled in by load_stack_config from the stack's name, not from a config key.
     stack: str = Field("", exclude=True)
@@ -752,15 +763,21 @@ KMS_KEY_EXAMPLE = {
 }
 
 
+def physical_bucket_name(bucket: ModelBucket, stack: str) -> str:
+    """The bucket's name in the cloud: its bucketName, or the deterministic tf-<stack>-<name>."""
+    return bucket.bucket_name or resource_name(stack, bucket.name)
+
+
 def _check_bucket(bucket: ModelBucket, at: str, cloud: str | None, stack: str, add) -> None:
-    physical = resource_name(stack, bucket.name)
+    physical = physical_bucket_name(bucket, stack)
     if not re.match(BUCKET_NAME_PATTERN, physical) or "google" in physical:
+        key, value, example = (f"{at}.bucketName", bucket.bucket_name, "acme-ml-models") if bucket.bucket_name else (f"{at}.name", bucket.name, "models")
         add(
-            f"{at}.name",
-            bucket.name,
+            key,
+            value,
             f"a name that makes the bucket name '{physical}' valid on S3 and GCS: 3..63 lower-case letters, digits and '-',"
-            " without 'google' (the stack name is part of it)",
-            "models",
+            " without 'google'" + ("" if bucket.bucket_name else " (the stack name is part of it)"),
+            example,
         )
     if cloud and bucket.kms_key_id and not re.match(KMS_KEY_PATTERN[cloud], bucket.kms_key_id):
         kind = "a KMS key or alias ARN" if cloud == "aws" else "a Cloud KMS key name"

@@ -1,15 +1,14 @@
 """Which bucket and prefix a stack's Triton reads, from the stack's config alone (no cloud call, no Pulumi state).
 
-Assumption: the bucket's physical name is the deterministic `resource_name(stack, bucket.name)` that the
-ModelBucket components set explicitly (no auto-naming suffix), so config and deployed bucket always agree.
+The bucket's physical name is `physical_bucket_name` (its `bucketName`, or the deterministic tf-<stack>-<name>), which
+the ModelBucket components set explicitly (no auto-naming suffix), so config and deployed bucket always agree.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tritonfleet.core.config import load_stack_config
-from tritonfleet.core.conventions import resource_name
+from tritonfleet.core.config import load_stack_config, physical_bucket_name
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -43,4 +42,4 @@ def stack_repository(
             raise TargetError(f"stack '{stack}' has no model bucket '{bucket}' (buckets: {names})")
     else:
         chosen = config.model_buckets[0]
-    return RepositoryUri(SCHEME[config.cloud], resource_name(stack, chosen.name), join_prefix(deployment_prefix, prefix))
+    return RepositoryUri(SCHEME[config.cloud], physical_bucket_name(chosen, stack), join_prefix(deployment_prefix, prefix))

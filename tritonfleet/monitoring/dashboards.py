@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID
+from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID, HOURS_PER_MONTH
 from tritonfleet.monitoring import rules as r
 
 DATASOURCE = {"type": "prometheus", "uid": GRAFANA_DATASOURCE_UID}
@@ -303,7 +303,7 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
             "Monthly run rate (GPU pools)",
             "currencyUSD",
             (Query("stack:tritonfleet_usd_per_month:run_rate", "USD/month"),),
-            f"$/hour now x 730. Budget {budget.monthly_usd} USD; warning at {budget.warn_fraction:.0%}.",
+            f"$/hour now x {HOURS_PER_MONTH}. Budget {budget.monthly_usd} USD; warning at {budget.warn_fraction:.0%}.",
             kind="stat",
             thresholds=budget_steps,
         ),
