@@ -182,6 +182,10 @@ def test_service_account_ids_are_valid(stack, deployment):
     assert account == service_account_id(stack, deployment)
 
 
+def test_triton_accounts_never_take_the_node_account_name():
+    assert service_account_id("gcp-prod", "nodes") != "tf-gcp-prod-nodes"
+
+
 def test_long_service_account_ids_stay_distinct():
     assert service_account_id("gcp-prod", "a" * 19 + "b") != service_account_id("gcp-prod", "a" * 19 + "c")
 

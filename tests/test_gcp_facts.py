@@ -40,7 +40,7 @@ async def test_facts_for_the_kubernetes_layer(gcp_dev):
     assert await facts.model_repositories["models"].future() == "gs://tf-gcp-dev-models"
     annotations = facts.service_account_annotations["resnet"]
     assert await pulumi.Output.from_input(annotations["iam.gke.io/gcp-service-account"]).future() == (
-        "tf-gcp-dev-resnet@acme-ml-dev.iam.gserviceaccount.com"
+        "tf-gcp-dev-triton-resnet@acme-ml-dev.iam.gserviceaccount.com"
     )
     assert facts.gpu_operator_values == gke_gpu_operator_values(gpu_driver_setup(gcp_dev), "1.33")
     assert facts.gpu_operator_values["driver"] == {"enabled": True}

@@ -131,8 +131,8 @@ def test_each_deployment_reads_only_its_own_bucket():
     resources = [r.document() for r in run.resources]
     reads = of_type(resources, BUCKET_READ)
     granted = {(r["inputs"]["member"], r["inputs"]["bucket"], r["inputs"]["role"]) for r in reads}
-    llm = "serviceAccount:tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com"
-    vision = "serviceAccount:tf-gcp-prod-vision@acme-ml-prod.iam.gserviceaccount.com"
+    llm = "serviceAccount:tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com"
+    vision = "serviceAccount:tf-gcp-prod-triton-vision@acme-ml-prod.iam.gserviceaccount.com"
     assert granted == {
         (llm, "tf-gcp-prod-models", "roles/storage.objectViewer"),
         (llm, "tf-gcp-prod-models", "roles/storage.legacyBucketReader"),
@@ -151,7 +151,7 @@ def test_workload_identity_bindings(prod):
         ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-vision]", "roles/iam.workloadIdentityUser"),
     }
     llm = next(b for b in bindings if "triton/triton-llm" in b["inputs"]["member"])
-    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com")
+    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com")
     assert any(dep.endswith("::tf-gcp-gke") for dep in llm["dependsOn"]), "the workload pool exists only with the cluster"
     assert not of_type(prod["resources"], "gcp:serviceaccount/key:Key"), "no service account keys"
 
@@ -166,7 +166,7 @@ def test_outputs(prod):
     }
     assert outputs["tritonServiceAccounts"]["llm"] == {
         "bucket": "tf-gcp-prod-models",
-        "googleServiceAccount": "tf-gcp-prod-llm@acme-ml-prod.iam.gserviceaccount.com",
+        "googleServiceAccount": "tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com",
         "kubernetesServiceAccount": "triton/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
     }

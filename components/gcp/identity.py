@@ -22,8 +22,11 @@ _ACCOUNT_ID_MAX = 30
 
 
 def service_account_id(stack: str, deployment: str) -> str:
-    """A Google service account id (6-30 characters) for a deployment, stable and unique per stack."""
-    wanted = resource_name(stack, deployment)
+    """A Google service account id (6-30 characters) for a deployment, stable and unique per stack.
+
+    Named tf-<stack>-triton-<deployment>, so no deployment name can collide with the stack's other accounts (nodes).
+    """
+    wanted = resource_name(stack, "triton", deployment)
     if len(wanted) <= _ACCOUNT_ID_MAX:
         return wanted
     digest = hashlib.sha256(wanted.encode()).hexdigest()[:6]
