@@ -129,6 +129,8 @@ def test_cluster_addons_identity_and_logging():
     assert key.protect is True and key.inputs["enableKeyRotation"] is True
     (bucket,) = by_type["aws:s3/bucket:Bucket"]
     assert bucket.protect is True
+    (vpc,) = by_type["aws:ec2/vpc:Vpc"]
+    assert vpc.protect is True
 
 
 def test_nothing_is_protected_in_dev():

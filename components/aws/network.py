@@ -30,7 +30,8 @@ class AwsNetwork(pulumi.ComponentResource):
             enable_dns_hostnames=True,
             enable_dns_support=True,
             tags={**tags, "Name": config.cluster_name},
-            opts=child,
+            # Like the GKE network: deleting it takes the cluster with it, so it is protected where the stack is.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=config.protected)),
         )
         self.vpc_id = vpc.id
         gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags, opts=child)
