@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# The pinned upstream chart data (test data) in ../shared, which CI and every developer have beside the checkout.
-UPSTREAM_CHARTS = ROOT.parent / "shared" / "upstream" / "charts"
+# The pinned upstream chart data (test data, copied into the repository: origin and versions in its README.md).
+UPSTREAM_CHARTS = ROOT / "tests" / "upstream"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 

@@ -10,16 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.conftest import UPSTREAM_CHARTS
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, POOL_LABEL
 from tritonfleet.monitoring.rules import kube_state_label
 
-ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM_CHARTS = ROOT.parent / "shared" / "upstream" / "charts"  # as in conftest.py
-
 
 def upstream_chart(name: str) -> Path:
-    if not UPSTREAM_CHARTS.is_dir():
-        pytest.skip(f"{UPSTREAM_CHARTS} (pinned upstream chart data) is not present next to this checkout")
+    """The pinned upstream chart data of `name` (a folder under tests/upstream)."""
     return UPSTREAM_CHARTS / name
 
 

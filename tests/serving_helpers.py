@@ -1,5 +1,5 @@
 """Shared by the serving tests: plans of the shipped stacks, our chart rendered with the real Helm engine, and the
-pinned upstream chart data in shared/upstream/charts."""
+pinned upstream chart data in tests/upstream."""
 
 from __future__ import annotations
 

@@ -153,8 +153,6 @@ def _paths(values, prefix=()):
 
 @pytest.mark.parametrize("stack", ["gcp-prod", "gcp-dev"])
 def test_operator_values_exist_in_the_pinned_chart(stack):
-    if not UPSTREAM_OPERATOR_VALUES.exists():
-        pytest.skip(f"pinned upstream values not present at {UPSTREAM_OPERATOR_VALUES}")
     upstream = yaml.safe_load(UPSTREAM_OPERATOR_VALUES.read_text())
     for path in _paths(gke_gpu_operator_values(gpu_driver_setup(load(decoded(stack), stack)), "1.33")):
         node = upstream

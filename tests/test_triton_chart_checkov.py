@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_triton_chart import EDGE_VALUES
 
-# checkov conflicts with pulumi's pins, so it lives in its own virtualenv (`make install` creates venv-checkov/).
+# checkov conflicts with pulumi's pins, so it lives in its own virtualenv (`make test` creates venv-checkov/).
 CHECKOV = os.environ.get("CHECKOV") or shutil.which("checkov") or str(ROOT / "venv-checkov" / "bin" / "checkov")
 ACCEPTED = {"CKV_K8S_43", "CKV_K8S_15", "CKV_K8S_40", "CKV_K8S_35"}  # explained in docs/serving.md, docs/access.md and the chart's annotations
 

@@ -1,6 +1,6 @@
 """Values for the kube-prometheus-stack release and the Alertmanager configuration, as plain data.
 
-Every key set here exists in the chart's pinned default values (`../shared/upstream/charts/kube-prometheus-stack-88.5.3`),
+Every key set here exists in the chart's pinned default values (`tests/upstream/kube-prometheus-stack-88.5.3`),
 except the kube-state-metrics sub-chart key named in SUBCHART_KEYS; a test walks the dict against that file.
 """
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Refresh the pinned upstream chart data under tests/upstream/ (the tests read it: every key our values set must exist
+# in the chart's defaults, our manifests must validate against the CRDs). Pulls the charts with `helm pull` from their
+# real repositories and copies exactly the files listed in tests/upstream/README.md, then prints their sizes and sha256
+# for that README's table (a test compares the table with the files).
+#
+# Needs helm (v3.8+, for OCI), curl and network access to the chart repositories. It cannot run in this project's
+# offline sandbox; the copies in the repository were taken from the team's saved upstream snapshot (see the README).
+# Versions: keep them equal to tritonfleet/core/pins.py; a new version is a new folder (<chart>-<version>), and the
+# tests' paths (tests/conftest.py UPSTREAM_CHARTS and the chart folder names in the tests) move with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GPU_OPERATOR=v26.7.0
+KUBE_PROMETHEUS_STACK=88.5.3
+PROMETHEUS_ADAPTER=5.3.0
+KARPENTER=1.14.1
+
+dest=tests/upstream
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+pull() {  # pull REPO_OR_OCI_REF CHART VERSION: untar into $work/CHART-VERSION/CHART
+  local ref=$1 chart=$2 version=$3
+  echo "helm pull $ref ($chart $version)"
+  if [[ $ref == oci://* ]]; then
+    helm pull "$ref" --version "$version" --untar --untardir "$work/$chart-$version"
+  else
+    helm pull "$chart" --repo "$ref" --version "$version" --untar --untardir "$work/$chart-$version"
+  fi
+}
+
+copy() {  # copy SRC DEST_RELATIVE_TO_tests/upstream
+  mkdir -p "$dest/$(dirname "$2")"
+  cp "$1" "$dest/$2"
+}
+
+pull https://helm.ngc.nvidia.com/nvidia gpu-operator "$GPU_OPERATOR"
+src="$work/gpu-operator-$GPU_OPERATOR/gpu-operator"
+for f in Chart.yaml values.yaml; do copy "$src/$f" "gpu-operator-$GPU_OPERATOR/$f"; done
+
+pull https://prometheus-community.github.io/helm-charts kube-prometheus-stack "$KUBE_PROMETHEUS_STACK"
+src="$work/kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/kube-prometheus-stack"
+for f in Chart.yaml values.yaml; do copy "$src/$f" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/$f"; done
+for crd in podmonitors prometheusrules servicemonitors; do
+  copy "$src/charts/crds/crds/crd-$crd.yaml" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/crds/crd-$crd.yaml"
+done
+
+pull https://prometheus-community.github.io/helm-charts prometheus-adapter "$PROMETHEUS_ADAPTER"
+src="$work/prometheus-adapter-$PROMETHEUS_ADAPTER/prometheus-adapter"
+for f in Chart.yaml values.yaml; do copy "$src/$f" "prometheus-adapter-$PROMETHEUS_ADAPTER/$f"; done
+
+pull oci://public.ecr.aws/karpenter/karpenter karpenter "$KARPENTER"
+src="$work/karpenter-$KARPENTER/karpenter"
+for f in Chart.yaml values.yaml; do copy "$src/$f" "karpenter-$KARPENTER/$f"; done
+for crd in karpenter.k8s.aws_ec2nodeclasses karpenter.sh_nodeclaims karpenter.sh_nodepools; do
+  copy "$src/crds/$crd.yaml" "karpenter-$KARPENTER/crds/$crd.yaml"
+done
+# AWS's getting-started template (controller IAM policy, interruption queue and its EventBridge rules), as the
+# Karpenter getting-started guide fetches it.
+curl -fsSL "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v$KARPENTER/website/content/en/preview/getting-started/getting-started-with-karpenter/cloudformation.yaml" \
+  -o "$work/cloudformation.yaml"
+copy "$work/cloudformation.yaml" "karpenter-$KARPENTER/getting-started-cloudformation.yaml"
+
+echo
+echo "Files for the table in $dest/README.md (bytes, sha256):"
+(cd "$dest" && find . -type f ! -name README.md | sort | while read -r f; do
+  printf '%s %s %s\n' "${f#./}" "$(wc -c <"$f" | tr -d ' ')" "$(sha256sum "$f" | cut -d' ' -f1)"
+done)
