@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,11 +24,15 @@ def upstream_chart(name: str) -> Path:
 KPS_CHART = "kube-prometheus-stack-88.5.3"
 
 
-def tool(name: str) -> str:
-    """The path of a real binary, or skip the test saying which one is missing."""
+def tool(name: str, package: str = "prometheus") -> str:
+    """The path of a real binary, or skip the test saying which one is missing. CI (.ci/run) installs them and sets
+    TRITONFLEET_REQUIRE_TOOLS=1, so there a missing binary fails instead of skipping silently."""
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"{name} is not installed (Debian's prometheus package provides promtool and prometheus)")
+        message = f"{name} is not installed (Debian package {package}; .ci/install-system-packages installs it)"
+        if os.environ.get("TRITONFLEET_REQUIRE_TOOLS") == "1":
+            pytest.fail(message + " and TRITONFLEET_REQUIRE_TOOLS=1 forbids skipping")
+        pytest.skip(message)
     return found
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import STACKS, engine_config
-from tests.monitoring_support import KPS_CHART, run, upstream_chart
+from tests.monitoring_support import KPS_CHART, run, tool, upstream_chart
 from tritonfleet.core.config import AlertReceiver, ConfigError, Monitoring, load_stack_config
 from tritonfleet.monitoring import stack_values
 from tritonfleet.monitoring.stack_values import alertmanager_config, kube_prometheus_stack_values
@@ -107,11 +107,8 @@ def test_alertmanager_config_routes_by_severity_and_passes_amtool(tmp_path):
     receivers = {r["name"]: r for r in config["receivers"]}
     assert receivers["oncall"]["pagerduty_configs"][0]["routing_key"] == "pd-routing-key-123"
     assert receivers["chat"]["slack_configs"][0]["channel"] == "#gpu-alerts"
-    import shutil
 
-    amtool = shutil.which("amtool")
-    if amtool is None:
-        pytest.skip("amtool (Debian package prometheus-alertmanager) is not installed; the config was not checked by it")
+    amtool = tool("amtool", "prometheus-alertmanager")
     path = tmp_path / "alertmanager.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     result = run(amtool, "check-config", str(path))

@@ -107,9 +107,12 @@ def test_pulumi_cli_is_pinned_once_and_matches_the_sdk():
 
 def test_workflows_run_the_readme_test_command_and_never_run_pr_code_with_a_write_token():
     assert "make test" in (ROOT / "README.md").read_text()
+    ci_run = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci_run[-3:] == [".ci/install-system-packages", "export TRITONFLEET_REQUIRE_TOOLS=1", "make test"]
     for name in ("pull-request.yml", "deploy.yml"):
         steps = load(ROOT / ".github" / "workflows" / name)["jobs"]["test"]["steps"]
-        assert any(s.get("run") == "make test" for s in steps)
+        assert any(s.get("run") == ".ci/run" for s in steps), f"{name}: the test job installs and tests through .ci/run"
+        assert not any("make test" in str(s.get("run", "")) for s in steps), f"{name}: `make test` bypasses .ci/run"
     for workflow in WORKFLOWS:
         triggers = load(workflow)[True]  # PyYAML reads the key `on` as True
         assert "pull_request_target" not in triggers
@@ -148,3 +151,59 @@ def test_preview_and_up_skip_with_an_explanation_when_not_configured(tmp_path, e
         assert word in explanation
     if ran == "false":
         assert re.search(r"::warning title=pulumi preview skipped \(dev\)::", result.stdout)
+
+
+INSTALL_SCRIPT = ROOT / ".ci" / "install-system-packages"
+
+
+def fake_machine(tmp_path: Path, uid: int, present: tuple[str, ...], sudo: bool = True) -> dict[str, str]:
+    """A PATH holding only stubs: apt-get and sudo log their calls, `id -u` says `uid`, the tools in `present` exist
+    (python3 among them means its ensurepip imports)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stubs = {
+        "apt-get": f'echo "apt-get $*" >> {tmp_path}/calls',
+        "id": f"echo {uid}",
+        "env": 'while [ "${1#*=}" != "$1" ]; do export "$1"; shift; done; exec "$@"',
+        **({"sudo": f'echo "sudo $1 $2" >> {tmp_path}/calls; exec "$@"'} if sudo else {}),
+        **{name: "exit 0" for name in present},
+    }
+    for name, body in stubs.items():
+        (bin_dir / name).write_text(f"#!{shutil.which('bash')}\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return {"PATH": str(bin_dir)}
+
+
+@pytest.mark.parametrize(
+    ("uid", "present", "sudo", "installed"),
+    [
+        (1000, (), True, "make python3-venv prometheus prometheus-alertmanager"),  # GitHub runner: through sudo
+        (0, ("python3", "promtool", "prometheus", "amtool"), False, "make"),  # a bare CI container, as root
+        (0, ("make", "promtool", "amtool"), False, "python3-venv prometheus"),
+    ],
+)
+def test_ci_installs_the_missing_system_packages(tmp_path, uid, present, sudo, installed):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    result = subprocess.run([bash, str(INSTALL_SCRIPT)], env=fake_machine(tmp_path, uid, present, sudo), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    install = next(c for c in calls if c.startswith("apt-get install"))
+    assert install.endswith("--no-install-recommends " + installed)
+    assert any(c.startswith("apt-get update") for c in calls)
+    assert any(c.startswith("sudo") for c in calls) == (uid != 0)
+
+
+def test_ci_installs_nothing_when_everything_is_there_and_explains_when_it_cannot(tmp_path):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not installed")
+    complete, bare = tmp_path / "complete", tmp_path / "bare"
+    complete.mkdir()
+    bare.mkdir()
+    everything = ("make", "python3", "promtool", "prometheus", "amtool")
+    result = subprocess.run([bash, str(INSTALL_SCRIPT)], env=fake_machine(complete, 1000, everything), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0 and "present" in result.stdout and not (complete / "calls").exists()
+    result = subprocess.run([bash, str(INSTALL_SCRIPT)], env=fake_machine(bare, 1000, (), sudo=False), capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and "not root and no sudo" in result.stderr and not (bare / "calls").exists()
