@@ -1,32 +1,44 @@
 # Two entry points, both safe on a fresh machine: `make plan STACK=<stack>` and `make test`.
 # The virtualenv is ./venv, the same one the Pulumi CLI uses (Pulumi.yaml: virtualenv: venv).
+# Two stamps: venv/.installed (the runtime, all that `make plan` needs) and venv/.installed-test (the test tools on
+# top, only for `make test`/`make lint`). pip runs without --quiet so the first install shows its progress.
 VENV ?= venv
 STACK ?= dev
 PYTHON ?= python3
 
 $(VENV)/.installed: pyproject.toml requirements.txt
+	@echo "==> installing runtime packages into $(VENV) (first run only: about 3 min and 0.9 GB, mostly the Pulumi AWS/GCP SDKs)"
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[test]'
-	# The real tritonserver binary (nvidia-pytriton ships it) for the live Triton tests. --no-deps: only the binary is
-	# used, and the wheel's tritonclient[grpc] requirement pins protobuf 6, which pulumi-policy excludes.
-	$(VENV)/bin/pip install --quiet --no-deps nvidia-pytriton==0.7.0
+	$(VENV)/bin/pip install --upgrade pip
+	$(VENV)/bin/pip install -e .
+	touch $@
+
+# The test tools: helm engine, moto, validators, linters (pyproject's test extra) and the real tritonserver binary
+# (nvidia-pytriton ships it) for the live Triton tests. --no-deps: only the binary is used, and the wheel's
+# tritonclient[grpc] requirement pins protobuf 6, which pulumi-policy excludes.
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	@echo "==> installing test packages into $(VENV) (first run only: helm engine, moto, validators, tritonserver wheel)"
+	$(VENV)/bin/pip install -e '.[test]'
+	$(VENV)/bin/pip install --no-deps nvidia-pytriton==0.7.0
 	touch $@
 
 # checkov conflicts with pulumi's pins, so it gets a virtualenv of its own (the chart's security scan tests use it).
 venv-checkov/.installed:
+	@echo "==> installing checkov into venv-checkov (first run only)"
 	$(PYTHON) -m venv venv-checkov
-	venv-checkov/bin/pip install --quiet checkov==3.3.30
+	venv-checkov/bin/pip install checkov==3.3.30
 	touch $@
 
-.PHONY: install plan test lint
+.PHONY: install install-test plan test lint
 install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test venv-checkov/.installed
 
 plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json
 
-test: $(VENV)/.installed venv-checkov/.installed
+test: install-test
 	$(VENV)/bin/python -m pytest -n 2 -q
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,41 @@
+"""The README's two commands as make runs them on a fresh clone (`make -n`: printed, not run): `make plan` installs
+only the runtime and shows its progress; the test tools come with `make test`, behind a stamp of their own."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def dry_run(tmp_path, target: str, *variables: str) -> list[str]:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    fresh = tmp_path / "fresh-venv"  # no stamps: what a fresh clone runs
+    result = subprocess.run(
+        [make, "-n", target, f"VENV={fresh}", f"PYTHON={tmp_path}/python3", *variables],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.replace(str(fresh), "VENV").splitlines()
+
+
+def test_make_plan_installs_only_the_runtime_and_shows_progress(tmp_path):
+    lines = dry_run(tmp_path, "plan", "STACK=prod")
+    assert lines[0].startswith('echo "==> installing runtime packages') and "first run only" in lines[0]
+    assert "VENV/bin/pip install -e ." in lines
+    assert not any("[test]" in line or "pytriton" in line or "checkov" in line for line in lines)
+    assert not any("--quiet" in line or " -q " in line for line in lines), "pip's progress stays visible"
+    assert lines[-1] == "VENV/bin/tritonfleet plan --stack prod --json plans/prod.json"
+
+
+def test_make_test_adds_the_test_tools_behind_their_own_stamp(tmp_path):
+    lines = dry_run(tmp_path, "test")
+    assert "VENV/bin/pip install -e '.[test]'" in lines
+    assert "VENV/bin/pip install --no-deps nvidia-pytriton==0.7.0" in lines
+    assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -e '.[test]'") < lines.index("touch VENV/.installed-test")
+    assert lines[-1] == "VENV/bin/python -m pytest -n 2 -q"
