@@ -42,6 +42,8 @@ for f in Chart.yaml values.yaml; do copy "$src/$f" "gpu-operator-$GPU_OPERATOR/$
 pull https://prometheus-community.github.io/helm-charts kube-prometheus-stack "$KUBE_PROMETHEUS_STACK"
 src="$work/kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/kube-prometheus-stack"
 for f in Chart.yaml values.yaml; do copy "$src/$f" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/$f"; done
+# The Prometheus Operator CRDs ship in the chart's `crds` sub-chart (charts/crds/crds/ in the helm-charts repository);
+# if a new version moves them, cp fails here: find them under charts/crds/ and adjust.
 for crd in podmonitors prometheusrules servicemonitors; do
   copy "$src/charts/crds/crds/crd-$crd.yaml" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/crds/crd-$crd.yaml"
 done
