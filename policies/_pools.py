@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policies._match import EKS_NODE_GROUP, GKE_NODE_POOL, get, items, number
+from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
+from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, POOL_LABEL
+from tritonfleet.core.conventions import POOL_LABEL
 from tritonfleet.core.cost import nodes_monthly_usd
 
 # Instance families that carry NVIDIA GPUs even when our catalog does not list the exact type.
 AWS_GPU_FAMILY = re.compile(r"^(p\d|g\d)")
 GCP_GPU_FAMILY = re.compile(r"^(a2|a3|a4|g2|g4)-")
 PURCHASE_FROM_EKS = {value: option for option, value in EKS_CAPACITY_TYPE.items()}
-K8S_EFFECT = {value: effect for effect, value in EKS_TAINT_EFFECT.items()}  # GKE uses the same enum names
+K8S_EFFECT = {value: effect for effects in (EKS_TAINT_EFFECT, GKE_TAINT_EFFECT) for effect, value in effects.items()}
 # A pool pinned to a named reservation; ANY_RESERVATION is on-demand capacity that may use a matching one.
 GKE_RESERVATION_TYPES = ("SPECIFIC_RESERVATION",)
 ZONE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
-from components.aws.preflight import QUOTAS, run_preflight
 from tests.conftest import ROOT, run_cli
+from tritonfleet.clouds.aws.preflight import QUOTAS, run_preflight
 
 MOTO_SERVER = Path(sys.executable).with_name("moto_server")
 

@@ -11,9 +11,10 @@ from components.k8s.triton import model_repository_path, replica_resources, shut
 from components.k8s.values import deep_merge, key_tolerations, taint_toleration, tolerates
 from tests.conftest import STACKS
 from tests.serving_helpers import missing_keys, upstream_values
+from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
 from tritonfleet.core import conventions, pins
 from tritonfleet.core.catalog import load_catalog
-from tritonfleet.core.gpu_operator import OPTIONS_KEY, PROFILES, profile_options
+from tritonfleet.core.gpu_operator import OPTIONS_KEY, profile_options
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
@@ -25,7 +26,7 @@ def _pool(cloud: str, spot: bool) -> PoolFacts:
         node_selector={conventions.POOL_LABEL: "p"},
         taint=conventions.gpu_taint(cloud),
         spot=spot,
-        spot_notice_seconds=conventions.SPOT_NOTICE_SECONDS[cloud] if spot else None,
+        spot_notice_seconds=conventions.spot_notice_seconds(cloud) if spot else None,
     )
 
 
@@ -38,7 +39,7 @@ def test_shutdown_fits_inside_the_spot_notice(cloud, spot):
     assert budget.exit_timeout_seconds >= 10, "Triton needs time to drain in-flight requests"
     assert budget.pre_stop_seconds + budget.exit_timeout_seconds < budget.termination_grace_period_seconds
     if spot:
-        assert budget.termination_grace_period_seconds < conventions.SPOT_NOTICE_SECONDS[cloud]
+        assert budget.termination_grace_period_seconds < conventions.spot_notice_seconds(cloud)
 
 
 def test_shutdown_numbers_per_cloud():

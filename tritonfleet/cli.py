@@ -312,7 +312,7 @@ def preflight(
         err.print(f"[red]error:[/red] preflight checks AWS stacks; stack '{stack}' is on {config.cloud}", markup=True)
         raise typer.Exit(EXIT_USER_ERROR)
 
-    from components.aws.preflight import BLOCKER, aws_clients, run_preflight
+    from tritonfleet.clouds.aws.preflight import BLOCKER, aws_clients, run_preflight
 
     try:
         report = run_preflight(config, *aws_clients(config.region))

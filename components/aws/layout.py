@@ -9,12 +9,14 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
+from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
+from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.config import GpuPool, StackConfig, aws_zones, pool_zones
-from tritonfleet.core.conventions import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
+from tritonfleet.core.config import GpuPool, StackConfig
+from tritonfleet.core.conventions import gpu_taint, pool_node_labels
 from tritonfleet.core.cost import split_capacity
-from tritonfleet.core.gpu_operator import PROFILES
 
 VPC_CIDR = "10.0.0.0/16"
 AMI_TYPE = {"al2023": "AL2023_x86_64_NVIDIA", "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA"}

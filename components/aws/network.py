@@ -6,7 +6,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.layout import VPC_CIDR, nat_zones, subnet_layout
-from tritonfleet.core.config import StackConfig, aws_zones
+from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.core.config import StackConfig
 
 
 class AwsNetwork(pulumi.ComponentResource):

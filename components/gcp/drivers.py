@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import GKE_NO_DEVICE_PLUGIN_LABEL
 
 # Where GKE puts the driver it installs, and where the toolkit must go on GKE nodes (NVIDIA google-gke docs).
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"

@@ -12,12 +12,11 @@ import math
 from dataclasses import dataclass
 
 from components.gcp.drivers import GpuDriverSetup, gpu_driver_setup
+from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import EKS_TAINT_EFFECT, gpu_taint, pool_node_labels
+from tritonfleet.core.conventions import gpu_taint, pool_node_labels
 from tritonfleet.core.cost import split_capacity
 
-# GKE spells taint effects like the EKS API does (NO_SCHEDULE, ...).
-GKE_TAINT_EFFECT = EKS_TAINT_EFFECT
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 SYSTEM_DISK_GB = 100

@@ -12,7 +12,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackVali
 
 from policies._match import GKE_NODE_POOL, get, is_gpu_operator_release, items
 from policies._pools import gpu_pool
-from tritonfleet.core.conventions import GKE_NO_DEVICE_PLUGIN_LABEL
+from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
 
 GKE_MANAGED = ("DEFAULT", "LATEST")
 OPERATOR_MANAGED = "INSTALLATION_DISABLED"

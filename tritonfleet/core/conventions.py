@@ -1,4 +1,8 @@
-"""Small rules every floor must agree on: pool labels, the GPU taint, spot notices, resource names."""
+"""Small rules every floor must agree on: pool labels, the GPU taint, spot notices, resource names.
+
+Cloud-neutral: what one cloud says (a taint value, a notice period, an API spelling) is in tritonfleet/clouds/<cloud>/
+facts.py, which the helpers below reach by cloud name at call time (never at module load).
+"""
 
 from __future__ import annotations
 
@@ -10,16 +14,11 @@ POOL_LABEL = "tritonfleet.io/pool"
 GPU_LABEL = "tritonfleet.io/gpu"
 CAPACITY_LABEL = "tritonfleet.io/capacity"
 
-# The one GPU taint per cloud. Kubernetes spelling below; EKS spells the effect NO_SCHEDULE in its API.
-# GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule itself, so on GCP we declare that same taint.
+# The one GPU taint, in Kubernetes spelling. Its value is each cloud's (tritonfleet/clouds/<cloud>/facts.py
+# GPU_TAINT_VALUE), and so is the spelling of the effect in the cloud's node pool API.
 GPU_TAINT_KEY = "nvidia.com/gpu"
-GPU_TAINT_VALUE = {"aws": "true", "gcp": "present"}
 GPU_TAINT_EFFECT = "NoSchedule"
-EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
-# GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the
-# GPU Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).
-GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 # Label domains a user may not put on GPU nodes (with their subdomains): Kubernetes reserves the first two,
 # tritonfleet sets the third.
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "tritonfleet.io")
@@ -29,20 +28,25 @@ def is_reserved_label(key: str) -> bool:
     domain = key.split("/", 1)[0] if "/" in key else ""
     return any(domain == d or domain.endswith(f".{d}") for d in RESERVED_LABEL_DOMAINS)
 
-# Purchase option -> EKS managed node group capacityType (the program writes it, the budget policy reads it back).
-EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 
 # The directory name of our Triton chart (charts/<name>): how the pack recognises a Triton release.
 TRITON_CHART_NAME = "triton-inference-server"
-
-# How long a spot node lives after its interruption notice.
-SPOT_NOTICE_SECONDS = {"aws": 120, "gcp": 30}
 
 HOURS_PER_MONTH = 730
 
 
 def gpu_taint(cloud: str) -> dict[str, str]:
-    return {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE[cloud], "effect": GPU_TAINT_EFFECT}
+    """The GPU taint of a cloud's GPU nodes, in Kubernetes spelling."""
+    from tritonfleet.clouds import cloud_facts
+
+    return {"key": GPU_TAINT_KEY, "value": cloud_facts(cloud).GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+
+
+def spot_notice_seconds(cloud: str) -> int:
+    """How long a spot node of this cloud lives after its interruption notice."""
+    from tritonfleet.clouds import cloud_facts
+
+    return cloud_facts(cloud).SPOT_NOTICE_SECONDS
 
 
 def resource_name(stack: str, *parts: str) -> str:

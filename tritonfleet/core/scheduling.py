@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import POOL_LABEL, SPOT_NOTICE_SECONDS, gpu_taint
+from tritonfleet.core.conventions import POOL_LABEL, gpu_taint, spot_notice_seconds
 from tritonfleet.core.cost import split_capacity
 
 
@@ -29,5 +29,5 @@ def pool_facts(config: StackConfig, pool: GpuPool) -> PoolFacts:
         node_selector={POOL_LABEL: pool.name},
         taint=gpu_taint(config.cloud),
         spot=spot,
-        spot_notice_seconds=SPOT_NOTICE_SECONDS[config.cloud] if spot else None,
+        spot_notice_seconds=spot_notice_seconds(config.cloud) if spot else None,
     )

@@ -3,6 +3,10 @@ do the EC2 vCPU quotas cover the stack's ceiling, and what does spot cost right 
 
 Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
 emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
+
+It checks the node groups the AWS adapter would ask for: their instance types come from the adapter's pure decisions
+(components/aws/layout.py: spot_instance_types, system_instance_type), imported at call time so this package never
+loads components at module load. Those two decisions belong in this package once the adapter restructuring settles.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.aws.layout import spot_instance_types, system_instance_type
-from tritonfleet.core.config import StackConfig, aws_zones, pool_zones
+from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
+from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import split_capacity
 
 # EC2 vCPU quotas per instance family letter and market (Service Quotas, service code ec2).
@@ -75,6 +79,7 @@ def required_vcpus(config: StackConfig) -> dict[tuple[str, str], dict[str, int]]
     Spot groups are counted at the largest of their instance types (the worst case the quota must allow).
     Capacity-block pools draw on their reservation and are not counted against these quotas.
     """
+    from components.aws.layout import spot_instance_types
     from tritonfleet.core.catalog import load_catalog
 
     catalog = load_catalog()
@@ -127,6 +132,8 @@ def offered_zones(ec2, instance_types: list[str]) -> dict[str, set[str]]:
 def check_offerings(ec2, config: StackConfig) -> list[Finding]:
     """Every type in every zone its node group spans. The pool's own type (and the system type) missing in a zone
     is a blocker: its group would fail to launch there. A spot-diversity type missing is a warning."""
+    from components.aws.layout import spot_instance_types, system_instance_type
+
     wanted: list[tuple[str, str, list[str], bool]] = [
         ("system nodes", system_instance_type(config), aws_zones(config.region, config.cluster), True)
     ]
@@ -192,6 +199,7 @@ def check_quotas(quotas, config: StackConfig) -> list[Finding]:
 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
     """Current spot prices per type and zone for the spot groups, next to the catalog's price (information only)."""
+    from components.aws.layout import spot_instance_types
     from tritonfleet.core.catalog import load_catalog
 
     catalog = load_catalog()

@@ -1,0 +1,175 @@
+"""AWS config rules, beside the AWS facts: zones of the region, an existing VPC with its subnets, admin principals,
+the pinned EKS AMI release, purchase options, capacity-block zones and KMS keys.
+
+Called by the neutral loader (tritonfleet/core/config) through the registry in tritonfleet/clouds; the contract is
+`tritonfleet.core.config.rules.context.CloudConfigRules`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from tritonfleet.clouds.aws.facts import AWS_ZONE_COUNT
+from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.core import pins
+from tritonfleet.core.config.problems import MISSING
+from tritonfleet.core.config.rules.context import RuleContext
+from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+
+SERVICE_NAME = "AWS"
+# Cluster keys that only mean something on AWS (config key -> field name).
+CLOUD_ONLY_CLUSTER_KEYS = {
+    "adminPrincipals": "admin_principals",
+    "existingVpcCidr": "existing_vpc_cidr",
+    "amiReleaseVersion": "ami_release_version",
+    "existingPrivateSubnets": "existing_private_subnets",
+    "existingVpcId": "existing_vpc_id",
+}
+NODE_IMAGES = ("al2023", "bottlerocket")
+TLS_SOURCES = ("certificateArn",)
+TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
+RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
+KMS_KEY_PATTERN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$"
+KMS_KEY_EXAMPLE = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+SUBNET_EXAMPLE = "subnet-0123456789abcdef0"
+VPC_EXAMPLE = "vpc-0123456789abcdef0"
+
+
+def stack_zones(region: str, cluster: Cluster) -> list[str]:
+    return aws_zones(region, cluster)
+
+
+def check_stack(ctx: RuleContext) -> None:
+    """No AWS rule on top-level keys."""
+
+
+def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
+    if ctx.region is None:
+        return
+    _check_zones(ctx, cluster, ctx.region)
+    _check_existing_vpc(ctx, cluster)
+    _check_existing_subnets(ctx, cluster, ctx.region)
+    _check_admin_principals(ctx, cluster)
+    _check_ami_release(ctx, cluster)
+
+
+def _zone_of(region: str, zone: str) -> bool:
+    return re.fullmatch(rf"{re.escape(region)}[a-z]", zone) is not None
+
+
+def _check_zones(ctx: RuleContext, cluster: Cluster, region: str) -> None:
+    """Zones of the region, each once, at least two (EKS), at most as many as the region has."""
+    for i, zone in enumerate(cluster.zones):
+        if not _zone_of(region, zone):
+            allowed = f"a zone of {region}: {region} followed by one letter, such as {region}a"
+            ctx.add(f"cluster.zones[{i}]", zone, allowed, f"{region}{'abc'[i % 3]}")
+        elif zone in cluster.zones[:i]:
+            ctx.add(f"cluster.zones[{i}]", zone, "a zone not listed twice", f"{region}{'abc'[i % 3]}")
+    if 0 < len(cluster.zones) < 2:
+        allowed = "at least two zones (EKS needs subnets in two zones)"
+        ctx.add("cluster.zones", cluster.zones, allowed, [f"{region}a", f"{region}b"])
+    zone_count = AWS_ZONE_COUNT.get(region)
+    if zone_count is not None and len(set(cluster.zones)) > zone_count:
+        ctx.add(
+            "cluster.zones",
+            cluster.zones,
+            f"at most {zone_count} zones: {region} has {zone_count} availability zones",
+            cluster.zones[:zone_count],
+        )
+
+
+def _check_existing_vpc(ctx: RuleContext, cluster: Cluster) -> None:
+    """existingVpcId and existingVpcCidr come together, and the CIDR is an IPv4 network."""
+    if cluster.existing_vpc_id and cluster.existing_vpc_cidr is None:
+        allowed = "the IPv4 CIDR of existingVpcId (see `aws ec2 describe-vpcs`)"
+        ctx.add("cluster.existingVpcCidr", MISSING, allowed, "10.0.0.0/16")
+    if cluster.existing_vpc_cidr is not None:
+        try:
+            ipaddress.IPv4Network(cluster.existing_vpc_cidr)
+        except ValueError:
+            allowed = "an IPv4 network in CIDR form, such as 10.0.0.0/16"
+            ctx.add("cluster.existingVpcCidr", cluster.existing_vpc_cidr, allowed, "10.0.0.0/16")
+        if not cluster.existing_vpc_id:
+            ctx.add("cluster.existingVpcId", MISSING, "the VPC id the existingVpcCidr belongs to", VPC_EXAMPLE)
+
+
+def _check_existing_subnets(ctx: RuleContext, cluster: Cluster, region: str) -> None:
+    """An existing VPC brings private subnets in at least two zones of the region; the zones follow them."""
+    subnets = cluster.existing_private_subnets
+    if cluster.existing_vpc_id and len(subnets) < 2:
+        ctx.add(
+            "cluster.existingPrivateSubnets",
+            subnets,
+            "a map of at least two zones to private subnet ids of existingVpcId (EKS needs subnets in two zones)",
+            {f"{region}a": "subnet-0123456789abcdef0", f"{region}b": "subnet-0123456789abcdef1"},
+        )
+    if subnets and not cluster.existing_vpc_id:
+        ctx.add("cluster.existingVpcId", MISSING, "the VPC id the existingPrivateSubnets belong to", VPC_EXAMPLE)
+    for zone, subnet in subnets.items():
+        if not _zone_of(region, zone):
+            ctx.add(f"cluster.existingPrivateSubnets.{zone}", subnet, f"keys are zones of {region}, such as {region}a", subnet)
+        if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", subnet):
+            ctx.add(f"cluster.existingPrivateSubnets.{zone}", subnet, f"a subnet id such as {SUBNET_EXAMPLE}", SUBNET_EXAMPLE)
+    if subnets and cluster.zones and set(subnets) != set(cluster.zones):
+        allowed = "the zones of existingPrivateSubnets (or leave zones unset): " + ", ".join(subnets)
+        ctx.add("cluster.zones", cluster.zones, allowed, list(subnets))
+
+
+def _check_admin_principals(ctx: RuleContext, cluster: Cluster) -> None:
+    for i, principal in enumerate(cluster.admin_principals):
+        if not re.fullmatch(r"arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]+", principal):
+            allowed = "an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>"
+            ctx.add(f"cluster.adminPrincipals[{i}]", principal, allowed, "arn:aws:iam::123456789012:role/platform-admin")
+
+
+def _check_ami_release(ctx: RuleContext, cluster: Cluster) -> None:
+    """An AMI release for the node image and Kubernetes version: the pinned one, or a well-formed one of the user's."""
+    release, image, version = cluster.ami_release_version, cluster.eks_gpu_node_image, cluster.kubernetes_version
+    if release is None:
+        if pins.eks_ami_release(image, version) is None:
+            where = (
+                f"`aws ssm get-parameter --name /aws/service/bottlerocket/aws-k8s-{version}-nvidia/x86_64/latest/image_version`"
+                if image == "bottlerocket"
+                else "the amazon-eks-ami releases page"
+            )
+            ctx.add(
+                "cluster.amiReleaseVersion",
+                MISSING,
+                f"an EKS {image} AMI release for Kubernetes {version} (none is pinned for it); see {where}",
+            )
+    elif not re.fullmatch(pins.EKS_AMI_RELEASE_PATTERN[image].format(k8s=re.escape(version)), release):
+        example = pins.eks_ami_release(image, version) or "<release>"
+        ctx.add(
+            "cluster.amiReleaseVersion",
+            release,
+            f"a {image} release for Kubernetes {version}, like "
+            + ("1.33.5-20251120 (<k8s version>.<patch>-<date>)" if image == "al2023" else "1.42.0-a1b2c3d4"),
+            example,
+        )
+
+
+def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    if pool.capacity == "flex-start":
+        ctx.add(f"{at}.capacity", pool.capacity, "flex-start is a GCP purchase option; on AWS use capacity-block", "capacity-block")
+
+
+def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """No AWS rule on node labels beyond the neutral ones."""
+
+
+def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """A capacity block lives in one zone, so its pool names exactly that zone."""
+    if pool.capacity == "capacity-block" and len(pool.zones) != 1:
+        ctx.add(
+            f"{at}.zones",
+            pool.zones or MISSING,
+            "exactly one zone: the availability zone of the capacity block (its nodes can only launch there)",
+            ctx.stack_zones[:1] or ["<zone>"],
+        )
+
+
+def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:
+    if bucket.kms_key_id and not re.match(KMS_KEY_PATTERN, bucket.kms_key_id):
+        allowed = f"a KMS key or alias ARN such as {KMS_KEY_EXAMPLE}, or unset"
+        ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, KMS_KEY_EXAMPLE)

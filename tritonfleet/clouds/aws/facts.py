@@ -1,0 +1,62 @@
+"""AWS and EKS facts the program and the policy pack rely on, each with its source and the date it was read.
+
+The neutral core speaks Kubernetes and tritonfleet terms (taint effect NoSchedule, purchase option on-demand); this
+module maps them to the EKS API's spelling. Facts only a real account can confirm are marked VERIFY (README list).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Purchase option -> EKS managed node group capacityType (the program writes it, the budget policy reads it back).
+# Source: EKS API CreateNodegroup capacityType, https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html
+# (CDK CapacityType docs; EKS user guide @4d52b4d latest/ug/ml/capacity-blocks-mng.adoc, 2024-12-18).
+EKS_CAPACITY_TYPE = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
+
+# Kubernetes taint effect -> EKS API spelling. Source: EKS API Taint,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html (doc excerpt read 2025-2026).
+EKS_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+# The value of the GPU taint (key nvidia.com/gpu) on our GPU node groups. EKS puts no GPU taint on its own, so this is
+# tritonfleet's choice, the common one in AWS GPU node pool examples (`nvidia.com/gpu=true:NoSchedule`; shared reference
+# gpu-kubernetes-facts.md §2.3, 2026).
+GPU_TAINT_VALUE = "true"
+
+# Seconds between a spot interruption notice and the instance's stop: two minutes.
+# Source: EKS user guide, https://github.com/awsdocs/amazon-eks-user-guide/blob/4d52b4d/latest/ug/nodes/managed-node-groups.adoc
+# (2024-12-18).
+SPOT_NOTICE_SECONDS = 120
+
+# How many availability zones each region offers an account, for config checks before anything is created. Regions not
+# listed are not checked offline; `tritonfleet preflight` asks EC2 for the real zones of any region. Counts from the
+# AWS "Regions and Zones" documentation, https://aws.amazon.com/about-aws/global-infrastructure/regions_az/, as of 2025
+# (VERIFY when a region adds zones): some regions have more physical zones than a new account can use (us-west-1: 2 of 3, ap-northeast-1:
+# 3 of 4); the usable count is given.
+AWS_ZONE_COUNT: dict[str, int] = {
+    "us-east-1": 6,
+    "us-east-2": 3,
+    "us-west-1": 2,
+    "us-west-2": 4,
+    "ca-central-1": 3,
+    "eu-west-1": 3,
+    "eu-west-2": 3,
+    "eu-west-3": 3,
+    "eu-central-1": 3,
+    "eu-north-1": 3,
+    "ap-northeast-1": 3,
+    "ap-south-1": 3,
+    "ap-southeast-1": 3,
+    "ap-southeast-2": 3,
+    "sa-east-1": 3,
+}
+
+# GPU Operator profiles per EKS node image: what the AWS adapter hands up in `ClusterFacts.gpu_operator_values`
+# (format: tritonfleet/core/gpu_operator.py). Sources: shared reference gpu-kubernetes-facts.md §2.2, §4.2 and traps 3, 6
+# ([AMI] amazon-eks-ami @81fec2e 2026-07-23, [GO-686] 2024-03-22); VERIFY on first deploy.
+GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
+    # EKS AL2023 NVIDIA AMI: driver and container toolkit are on the AMI; the operator adds the device plugin,
+    # GPU feature discovery and DCGM. NVIDIA ships no Amazon Linux driver container.
+    "eks-al2023-nvidia": {"driver": {"enabled": False}, "toolkit": {"enabled": False}},
+    # EKS Bottlerocket NVIDIA: the AMI also runs the device plugin; a second one would double-advertise GPUs.
+    "eks-bottlerocket-nvidia": {"driver": {"enabled": False}, "toolkit": {"enabled": False}, "devicePlugin": {"enabled": False}},
+}

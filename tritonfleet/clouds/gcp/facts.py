@@ -1,0 +1,28 @@
+"""GCP and GKE facts the program and the policy pack rely on, each with its source and the date it was read.
+
+The neutral core speaks Kubernetes and tritonfleet terms (taint effect NoSchedule); this module maps them to the GKE
+API's spelling. Facts only a real account can confirm are marked VERIFY (README list).
+"""
+
+from __future__ import annotations
+
+# Kubernetes taint effect -> GKE API NodeTaint effect. Source: GKE API reference NodeTaint.Effect,
+# https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig, and the Pulumi GCP
+# NodePoolNodeConfigTaint docs (NO_SCHEDULE | PREFER_NO_SCHEDULE | NO_EXECUTE), read 2026 (shared reference
+# pulumi-mechanics.md).
+GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
+
+# GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule itself, so we declare that same taint on GPU node pools.
+# Source: observed on GKE node objects and relied on by triton-inference-server/tutorials @e848952 (shared reference
+# gpu-kubernetes-facts.md §3.1, 2026; VERIFY the wording in current GKE docs).
+GPU_TAINT_VALUE = "present"
+
+# Seconds between a Spot VM's preemption notice and its stop. Source: GKE consumption options / Spot VMs,
+# https://cloud.google.com/compute/docs/instances/spot (30 s), read 2024-2026 (shared reference [GKEDOC]).
+SPOT_NOTICE_SECONDS = 30
+
+# GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the GPU
+# Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).
+# Source: NVIDIA cloud-native-docs @52dcb7b gpu-operator/google-gke.rst (2026-08-21),
+# https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html.
+GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"

@@ -1,0 +1,147 @@
+"""GPU pool rules: unique names and sane sizes, a GPU and instance type from the catalog, a purchase option the type
+is sold as (with only the keys that option uses), node labels outside the reserved domains, zones of the cluster."""
+
+from __future__ import annotations
+
+from tritonfleet.core.catalog import InstanceType
+from tritonfleet.core.config.problems import MISSING
+from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
+from tritonfleet.core.config.schema import GpuPool
+from tritonfleet.core.conventions import RESERVED_LABEL_DOMAINS, is_reserved_label
+
+# Pools that draw every node from a reservation the user names.
+RESERVED_CAPACITY = ("capacity-block", "reservation")
+
+ValidPools = dict[str, tuple[GpuPool, InstanceType | None]]
+
+
+def check_pools(ctx: RuleContext) -> ValidPools:
+    """Check every pool; return the pools that parse, by name, with their instance type when it resolves."""
+    pools: ValidPools = {}
+    for i, raw_pool in enumerate(listed(ctx.data, "gpuPools")):
+        pool = validate_section(GpuPool, raw_pool)
+        if pool is None:
+            continue
+        at = f"gpuPools[{i}]"
+        if pool.name in pools:
+            ctx.add(f"{at}.name", pool.name, "a pool name not used by another pool", f"{pool.name}-2")
+            continue
+        _check_sizes(ctx, pool, at)
+        itype = _check_type_and_capacity(ctx, pool, at) if ctx.rules else None
+        _check_labels(ctx, pool, at)
+        _check_zones(ctx, pool, at)
+        pools[pool.name] = (pool, itype)
+    return pools
+
+
+def _check_sizes(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    if pool.min_nodes > pool.max_nodes:
+        ctx.add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+    if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
+        ctx.add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+
+
+def _check_type_and_capacity(ctx: RuleContext, pool: GpuPool, at: str) -> InstanceType | None:
+    itype = _resolve_instance_type(ctx, pool, at)
+    if itype is None:
+        return None
+    if pool.capacity == "mixed":
+        _check_mixed_capacity(ctx, pool, itype, at)
+    else:
+        _check_single_option(ctx, pool, itype, at)
+    # Keys the chosen purchase option does not use are refused rather than ignored.
+    if pool.reservation_id and pool.capacity not in RESERVED_CAPACITY:
+        ctx.remove(
+            f"{at}.reservationId",
+            pool.reservation_id,
+            f"unset: only capacity-block and reservation pools draw from a reservation (this pool is {pool.capacity})",
+        )
+    return itype
+
+
+def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> InstanceType | None:
+    """The pool's instance type: a GPU of the catalog offered on this cloud, and a type of this cloud carrying it."""
+    catalog, cloud = ctx.catalog, str(ctx.cloud)
+    if pool.gpu not in catalog.gpus:
+        ctx.add(f"{at}.gpu", pool.gpu, f"a GPU offered on {cloud}: " + ", ".join(catalog.gpus_on(cloud)), catalog.gpus_on(cloud)[0])
+        return None
+    if pool.gpu not in catalog.gpus_on(cloud):
+        alternatives = catalog.alternatives_for(cloud, pool.gpu) or catalog.gpus_on(cloud)
+        ctx.add(
+            f"{at}.gpu",
+            pool.gpu,
+            f"{pool.gpu} is not offered on {cloud}; nearest alternatives: " + ", ".join(alternatives),
+            alternatives[0],
+        )
+        return None
+    if pool.instance_type is None:
+        return catalog.default_type(cloud, pool.gpu)
+    itype = catalog.find(cloud, pool.instance_type)
+    if itype is None or itype.gpu != pool.gpu:
+        offered = [t.name for t in catalog.types_for(cloud, pool.gpu)]
+        carries = f" (it carries {itype.gpu})" if itype else ""
+        ctx.add(
+            f"{at}.instanceType",
+            pool.instance_type,
+            f"a {cloud} type that carries {pool.gpu}{carries}: " + ", ".join(offered),
+            offered[0],
+        )
+        return None
+    return itype
+
+
+def _check_mixed_capacity(ctx: RuleContext, pool: GpuPool, itype: InstanceType, at: str) -> None:
+    """A mixed pool needs spot for its spot share and on-demand for the rest."""
+    options = itype.purchase_options
+    wants_spot = pool.spot_share > 0 and pool.max_nodes > pool.on_demand_base
+    wants_on_demand = pool.on_demand_base > 0 or pool.spot_share < 1
+    if wants_spot and "spot" not in options:
+        ctx.add(
+            f"{at}.spotShare",
+            pool.spot_share,
+            f"0: {itype.name} is sold only as {', '.join(options)}; set capacity to one of those for this pool",
+            0,
+        )
+    if wants_on_demand and "on-demand" not in options:
+        suggestion = next(o for o in ("capacity-block", "reservation", "flex-start", "spot") if o in options)
+        ctx.add(
+            f"{at}.capacity",
+            pool.capacity,
+            f"{itype.name} has no on-demand capacity; it is sold as {', '.join(options)}",
+            "mixed" if suggestion == "spot" else suggestion,
+        )
+
+
+def _check_single_option(ctx: RuleContext, pool: GpuPool, itype: InstanceType, at: str) -> None:
+    """A capacity-block, reservation or flex-start pool: an option of its type and this cloud, no spot, no base."""
+    assert ctx.rules is not None
+    if pool.capacity not in itype.purchase_options:
+        ctx.add(f"{at}.capacity", pool.capacity, f"a purchase option of {itype.name}: " + ", ".join(itype.purchase_options), "mixed")
+    ctx.rules.check_purchase_option(ctx, pool, at)
+    if pool.capacity in RESERVED_CAPACITY and not pool.reservation_id:
+        ctx.add(f"{at}.reservationId", MISSING, f"the id of the {pool.capacity} to draw nodes from", ctx.rules.RESERVATION_EXAMPLE)
+    if pool.spot_share > 0:
+        ctx.add(f"{at}.spotShare", pool.spot_share, f"0: spot is not part of a {pool.capacity} pool", 0)
+    if pool.on_demand_base > 0:
+        ctx.remove(f"{at}.onDemandBase", pool.on_demand_base, f"unset: a {pool.capacity} pool has no on-demand base")
+
+
+def _check_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    for key in pool.node_labels:
+        if is_reserved_label(key):
+            ctx.remove(
+                f"{at}.nodeLabels",
+                pool.node_labels,
+                "label keys outside the domains " + ", ".join(RESERVED_LABEL_DOMAINS) + f" and their subdomains ({key} is reserved)",
+                fix_key=f"{at}.nodeLabels.{key}",
+            )
+    if ctx.rules:
+        ctx.rules.check_pool_labels(ctx, pool, at)
+
+
+def _check_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    for i, zone in enumerate(pool.zones):
+        if ctx.stack_zones and zone not in ctx.stack_zones:
+            ctx.add(f"{at}.zones[{i}]", zone, "one of the cluster's zones: " + ", ".join(ctx.stack_zones), ctx.stack_zones[0])
+    if ctx.rules:
+        ctx.rules.check_pool_zones(ctx, pool, at)

@@ -1,0 +1,49 @@
+"""Alertmanager receiver rules: unique names, the credential field each kind takes, credentials only as Pulumi secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from tritonfleet.core.config.problems import MISSING, NOT_SHOWN
+from tritonfleet.core.config.rules.context import RuleContext, validate_section
+from tritonfleet.core.config.schema import AlertReceiver
+from tritonfleet.core.conventions import CONFIG_NAMESPACE
+
+# The credential field each receiver kind needs (camelCase config name).
+CREDENTIAL_FIELD = {"webhook": "url", "slack": "url", "pagerduty": "routingKey"}
+
+
+def check_receivers(ctx: RuleContext, secret_keys: Collection[str]) -> None:
+    """`secret_keys` are the full config keys the engine marks secret; a credential must be under one of them."""
+    monitoring = ctx.data.get("monitoring")
+    raw_receivers = monitoring.get("alertReceivers") if isinstance(monitoring, dict) else None
+    if not isinstance(raw_receivers, list):
+        return
+    is_secret = f"{CONFIG_NAMESPACE}:monitoring" in secret_keys
+    names: set[str] = set()
+    for i, raw_receiver in enumerate(raw_receivers):
+        receiver = validate_section(AlertReceiver, raw_receiver)
+        if receiver is None:
+            continue
+        at = f"monitoring.alertReceivers[{i}]"
+        if receiver.name in names:
+            ctx.add(f"{at}.name", receiver.name, "a receiver name not used by another receiver", f"{receiver.name}-2")
+        names.add(receiver.name)
+        _check_credentials(ctx, receiver, is_secret, at)
+        if receiver.channel is not None and receiver.kind != "slack":
+            ctx.remove(f"{at}.channel", receiver.channel, "only for slack receivers")
+
+
+def _check_credentials(ctx: RuleContext, receiver: AlertReceiver, is_secret: bool, at: str) -> None:
+    needed = CREDENTIAL_FIELD[receiver.kind]
+    given = {"url": receiver.url, "routingKey": receiver.routing_key}
+    for field_name, value in given.items():
+        key = f"{at}.{field_name}"
+        if field_name == needed and value is None:
+            allowed = f"required for a {receiver.kind} receiver, set as a Pulumi secret"
+            ctx.set_secret(key, MISSING, allowed)
+        elif field_name != needed and value is not None:
+            ctx.remove(key, NOT_SHOWN, f"not used by a {receiver.kind} receiver (it takes {needed})")
+        elif value is not None and not is_secret:
+            ctx.set_secret(key, NOT_SHOWN, "a Pulumi secret (it is stored in clear text in the stack file)")
+

@@ -1,0 +1,310 @@
+"""The stack configuration schema (pydantic): every key, its type, default and the description users see.
+
+Descriptions are the "allowed" text of schema problems and feed Pulumi.yaml and the README reference
+(tritonfleet/core/reference.py), so they change only on purpose. Rules that span fields live in rules/.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel, to_snake
+
+from tritonfleet.core import pins
+from tritonfleet.core.catalog import InstanceType, load_catalog
+
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
+NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class SystemNodes(_Section):
+    instance_type: str | None = Field(None, description="a non-GPU instance/machine type for system pods")
+    count: int = Field(2, ge=1, le=20, description="an integer from 1 to 20")
+
+
+class Cluster(_Section):
+    name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
+    kubernetes_version: str = Field(
+        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33"
+    )
+    zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
+    existing_vpc_id: str | None = Field(
+        None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="an existing VPC id (vpc-...) to reuse (AWS), or unset"
+    )
+    existing_vpc_cidr: str | None = Field(
+        None,
+        description="the IPv4 CIDR of existingVpcId, e.g. 10.20.0.0/16: load balancers send from it, so Triton's "
+        "NetworkPolicies admit it (AWS; required with existingVpcId)",
+    )
+    existing_private_subnets: dict[str, str] = Field(
+        default_factory=dict,
+        description="zone -> private subnet id (subnet-...) of existingVpcId, at least two zones "
+        "(AWS; required with existingVpcId)",
+    )
+    system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
+    admin_principals: list[str] = Field(
+        default_factory=list,
+        description="IAM role or user ARNs given cluster admin through EKS access entries (AWS; on GKE grant "
+        "roles/container.admin in the project's IAM)",
+    )
+    gpu_node_image: Literal["al2023", "bottlerocket", "COS_CONTAINERD", "UBUNTU_CONTAINERD"] | None = Field(
+        None,
+        description="the GPU node image. AWS: al2023 (EKS AL2023 NVIDIA AMI, default) or bottlerocket (Bottlerocket "
+        "NVIDIA, ships its own device plugin). GCP: COS_CONTAINERD (default with gke-managed drivers) or "
+        "UBUNTU_CONTAINERD (default with operator drivers)",
+    )
+    ami_release_version: str | None = Field(
+        None,
+        description="the EKS AMI release version of every node group, e.g. 1.33.5-20251120 for al2023 "
+        "(default: the one pinned for the Kubernetes version); AWS only",
+    )
+    # GCP only (a Problem on AWS). None means the GCP default named in the description.
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] | None = Field(
+        None, description="GCP: the GKE release channel, RAPID, REGULAR or STABLE (default REGULAR)"
+    )
+    gpu_driver: Literal["gke-managed", "operator"] | None = Field(
+        None,
+        description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE installs the LATEST driver and "
+        "runs its device plugin; the GPU Operator adds no driver) or operator (the GPU Operator installs the driver "
+        "and device plugin; needs gpuNodeImage UBUNTU_CONTAINERD). Default gke-managed",
+    )
+
+    @property
+    def eks_gpu_node_image(self) -> str:
+        """The AWS node image (a GKE value, reported as a Problem on AWS, falls back to the default here)."""
+        return self.gpu_node_image if self.gpu_node_image in ("al2023", "bottlerocket") else "al2023"
+
+    @property
+    def gke_gpu_driver(self) -> str:
+        return self.gpu_driver or "gke-managed"
+
+    @property
+    def gke_gpu_node_image(self) -> str:
+        return self.gpu_node_image or ("UBUNTU_CONTAINERD" if self.gke_gpu_driver == "operator" else "COS_CONTAINERD")
+
+    @property
+    def gke_release_channel(self) -> str:
+        return self.release_channel or "REGULAR"
+
+
+
+
+class GpuPool(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    gpu: str = Field(description="a GPU from the catalog")
+    instance_type: str | None = Field(None, description="an instance/machine type that carries the pool's GPU")
+    min_nodes: int = Field(0, ge=0, description="an integer >= 0 and <= maxNodes")
+    max_nodes: int = Field(ge=1, description="an integer >= 1")
+    capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
+        "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
+    )
+    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes (mixed pools only)")
+    spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
+    reservation_id: str | None = Field(
+        None, description="the capacity block / reservation id (capacity-block and reservation pools only)"
+    )
+    zones: list[str] = Field(
+        default_factory=list,
+        description="zones for this pool's nodes, a subset of the cluster's zones (default: all of them); an AWS "
+        "capacity-block pool needs exactly its reservation's zone; on GCP e.g. the zone of its reservation or the "
+        "zones that offer its machine type",
+    )
+    enabled: bool = Field(True, description="true or false (an opt-in pool is declared with false)")
+    disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
+    node_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="extra Kubernetes labels on the pool's nodes as key: value "
+        "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
+    )
+
+
+class ModelBucket(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    bucket_name: str | None = Field(
+        None,
+        description="the bucket's own name (default tf-<stack>-<name>); S3 and GCS bucket names are global, so set a "
+        "name of your organisation's when the default is taken",
+    )
+    noncurrent_version_days: int = Field(30, ge=1, le=3650, description="days to keep old object versions, 1..3650")
+    kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
+
+
+HOSTNAME_PATTERN = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$"
+LABEL_KEY_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+
+
+class Tls(_Section):
+    """Where the public endpoint's certificate comes from: exactly one of these."""
+
+    certificate_arn: str | None = Field(
+        None,
+        pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/[A-Za-z0-9-]+$",
+        description="AWS: an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID) that covers the hostname",
+    )
+    pre_shared_cert: str | None = Field(
+        None, pattern=DNS_LABEL_PATTERN, description="GCP: the name of a Compute Engine SSL certificate in the project"
+    )
+    secret_name: str | None = Field(
+        None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: an existing kubernetes.io/tls Secret in the deployment's namespace"
+    )
+    cert_manager_issuer: str | None = Field(
+        None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: a cert-manager ClusterIssuer that issues the certificate"
+    )
+
+    @property
+    def sources(self) -> list[str]:
+        """The camelCase names of the certificate sources that are set."""
+        return [to_camel(name) for name in type(self).model_fields if getattr(self, name) is not None]
+
+    def value_of(self, source: str) -> str | None:
+        """The value of a source given by its camelCase name."""
+        return getattr(self, to_snake(source))
+
+
+class Access(_Section):
+    exposure: Literal["cluster", "internal", "public"] = Field(
+        "cluster",
+        description="cluster (ClusterIP only), internal (a cloud-internal load balancer) or public (an ingress with TLS)",
+    )
+    hostname: str | None = Field(
+        None,
+        pattern=HOSTNAME_PATTERN,
+        max_length=253,
+        description="public only: the DNS name clients use, lower-case, such as llm.example.com",
+    )
+    tls: Tls | None = Field(None, description="public only: the certificate (an object with one source)")
+    restrict_model_control: bool = Field(
+        True,
+        description="true (default): model-repository, model-config, shared-memory, trace and logging need the admin key",
+    )
+    restrict_inference: bool = Field(
+        False, description="true: inference needs the inference key (required when exposure is public)"
+    )
+    client_namespaces: list[str] | None = Field(
+        None,
+        description="namespaces whose pods may call ports 8000/8001 (unset: the deployment's own namespace only)",
+    )
+    client_pod_labels: dict[str, str] = Field(
+        default_factory=dict, description="labels a client pod must carry (with clientNamespaces: in those namespaces)"
+    )
+    client_cidrs: list[str] = Field(
+        default_factory=list, description="internal/public only: extra source CIDRs allowed through the load balancer"
+    )
+
+
+class TritonDeployment(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    pool: str = Field(description="the name of a GPU pool of this stack")
+    bucket: str | None = Field(None, description="the name of a model bucket of this stack (default: the first)")
+    model_prefix: str = Field("", pattern=r"^([A-Za-z0-9._-]+/)*$", description="a folder prefix ending in '/', or ''")
+    gpus_per_replica: int = Field(1, ge=1, le=8, description="GPUs per Triton pod, 1..GPUs per node")
+    min_replicas: int = Field(1, ge=1, description="an integer >= 1 and <= maxReplicas")
+    max_replicas: int = Field(1, ge=1, description="an integer >= minReplicas")
+    image_tag: str = Field(
+        pins.TRITON_IMAGE_TAG, pattern=r"^\d{2}\.\d{2}-[a-z0-9-]+$", description="a pinned NGC tag like 26.07-py3"
+    )
+    model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
+    model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
+    throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
+    namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
+    access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
+
+
+class AlertReceiver(_Section):
+    name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
+    kind: Literal["webhook", "slack", "pagerduty"] = Field(description="webhook, slack or pagerduty")
+    url: str | None = Field(
+        None, min_length=1, description="webhook and slack: the URL alerts are posted to, set as a Pulumi secret"
+    )
+    routing_key: str | None = Field(
+        None, min_length=1, description="pagerduty: the Events API v2 integration (routing) key, set as a Pulumi secret"
+    )
+    channel: str | None = Field(
+        None, pattern=r"^#?[a-z0-9._-]{1,80}$", description="slack: a channel such as #gpu-alerts, or unset"
+    )
+    severities: list[Literal["critical", "warning", "info"]] = Field(
+        ["critical", "warning"], min_length=1, description="the alert severities sent here: critical, warning and/or info"
+    )
+
+
+class Monitoring(_Section):
+    enabled: bool = Field(True, description="true or false")
+    retention_days: int = Field(15, ge=1, le=365, description="Prometheus retention in days, 1..365")
+    storage_gi: int = Field(50, ge=10, le=10000, description="Prometheus volume GiB, 10..10000")
+    storage_class: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="a StorageClass name for Prometheus' volume, or unset for the cluster default",
+    )
+    alert_receivers: list[AlertReceiver] = Field(
+        default_factory=list, description="Alertmanager receivers (a list; none by default: alerts stay in Alertmanager's UI)"
+    )
+
+
+class Budget(_Section):
+    monthly_usd: float = Field(ge=0, description="a monthly budget in USD, >= 0")
+    warn_fraction: float = Field(0.8, gt=0, le=1, description="warn above this fraction of the budget, in (0, 1]")
+    basis: Literal["floor", "ceiling"] = Field("ceiling", description="floor (minimum nodes) or ceiling (maximum nodes)")
+
+
+class StackConfig(_Section):
+    environment: Literal["dev", "staging", "prod"] = Field(description="dev, staging or prod")
+    cloud: Literal["aws", "gcp"] = Field(description="aws or gcp")
+    region: str = Field(pattern=r"^[a-z]+(-[a-z]+)+-?\d+$", description="a region such as us-east-1 or us-central1")
+    gcp_project: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$", description="a GCP project id")
+    cluster: Cluster = Field(default_factory=Cluster, description="cluster settings (an object)")
+    gpu_pools: list[GpuPool] = Field(min_length=1, description="a list of GPU pools")
+    model_buckets: list[ModelBucket] = Field(min_length=1, description="a list of model buckets")
+    triton_deployments: list[TritonDeployment] = Field(default_factory=list, description="a list of Triton deployments")
+    monitoring: Monitoring = Field(default_factory=Monitoring, description="monitoring settings (an object)")
+    budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
+    gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
+    protect: bool | None = Field(None, description="true or false (default: true in prod)")
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        description="cost-allocation tags (AWS) / labels (GCP) as key: value; on GCP lower-case letters, digits, '_' and "
+        "'-', at most 63 characters, keys starting with a letter",
+    )
+
+    # Filled in by load_stack_config from the stack's name, not from a config key.
+    stack: str = Field("", exclude=True)
+
+    @property
+    def protected(self) -> bool:
+        return self.environment == "prod" if self.protect is None else self.protect
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name or f"tf-{self.stack}"
+
+    def pool(self, name: str) -> GpuPool:
+        return next(p for p in self.gpu_pools if p.name == name)
+
+    def bucket_for(self, deployment: TritonDeployment) -> ModelBucket:
+        name = deployment.bucket or self.model_buckets[0].name
+        return next(b for b in self.model_buckets if b.name == name)
+
+    def instance_type(self, pool: GpuPool) -> InstanceType:
+        """The catalog entry of a validated pool (its explicit type, or the catalog default for its GPU)."""
+        catalog = load_catalog()
+        found = catalog.find(self.cloud, pool.instance_type) if pool.instance_type else catalog.default_type(self.cloud, pool.gpu)
+        assert found is not None, "validated configs always resolve"
+        return found
+
+    @property
+    def enabled_pools(self) -> list[GpuPool]:
+        return [p for p in self.gpu_pools if p.enabled]
+
+
+# Every project config key, as written in Pulumi.yaml and the stack files.
+CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if name != "stack")
