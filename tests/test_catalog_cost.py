@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -96,3 +97,35 @@ def test_unknown_price_makes_the_total_unknown(stack_config):
 def test_cost_per_million():
     assert cost_per_million(1.861, 44904) == pytest.approx(0.01151, rel=1e-3)
     assert cost_per_million(None, 100) is None and cost_per_million(1.0, None) is None
+
+
+def _catalog_text_with(old: str, new: str) -> str:
+    from importlib import resources
+
+    text = resources.files("tritonfleet.core").joinpath("catalog.yaml").read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+def test_catalog_keys_are_valid_label_values():
+    from tritonfleet.core.catalog import parse_catalog
+    from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
+
+    catalog = load_catalog()
+    for name in [*catalog.gpus, *(i.name for i in catalog.instance_types)]:
+        assert re.fullmatch(LABEL_VALUE_PATTERN, name), name
+    assert parse_catalog(_catalog_text_with("g6e.xlarge", "g6e.xlarge")) == catalog
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [("L40S:", "L40 S:", "GPU 'L40 S'"), ("name: g6e.xlarge", "name: g6e xlarge", "instance type 'g6e xlarge'")],
+)
+def test_a_catalog_key_with_a_space_is_refused(old, new, kind):
+    from pydantic import ValidationError
+
+    from tritonfleet.core.catalog import parse_catalog
+
+    with pytest.raises(ValidationError) as error:
+        parse_catalog(_catalog_text_with(old, new))
+    assert f"{kind} is not a valid Kubernetes label value" in str(error.value)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from functools import cache
 from importlib import resources
 from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
 
 Cloud = Literal["aws", "gcp"]
 PurchaseOption = Literal["on-demand", "spot", "capacity-block", "reservation", "flex-start"]
@@ -69,6 +72,15 @@ class Catalog(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Catalog:
+        # GPU names and instance type names become Kubernetes node label values (tritonfleet.io/gpu, the autoscaler's
+        # node templates), so a name the API server would refuse is refused here, before any plan.
+        for kind, names in (("GPU", self.gpus), ("instance type", [i.name for i in self.instance_types])):
+            for name in names:
+                if not name or not re.fullmatch(LABEL_VALUE_PATTERN, name):
+                    raise ValueError(
+                        f"{kind} {name!r} is not a valid Kubernetes label value: at most 63 letters, digits, '-', '_' "
+                        "or '.', starting and ending with a letter or digit"
+                    )
         seen: set[tuple[str, str]] = set()
         for it in self.instance_types:
             key = (it.cloud, it.name)
@@ -108,7 +120,11 @@ class Catalog(_Strict):
         return self.alternatives.get(cloud, {}).get(gpu, [])  # type: ignore[call-overload]
 
 
+def parse_catalog(text: str) -> Catalog:
+    """A catalog from its YAML text; raises pydantic's ValidationError naming the entry that is wrong."""
+    return Catalog.model_validate(yaml.safe_load(text))
+
+
 @cache
 def load_catalog() -> Catalog:
-    text = resources.files("tritonfleet.core").joinpath("catalog.yaml").read_text()
-    return Catalog.model_validate(yaml.safe_load(text))
+    return parse_catalog(resources.files("tritonfleet.core").joinpath("catalog.yaml").read_text())

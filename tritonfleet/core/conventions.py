@@ -19,6 +19,10 @@ CAPACITY_LABEL = "tritonfleet.io/capacity"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_EFFECT = "NoSchedule"
 
+# A Kubernetes label value: at most 63 characters, alphanumerics with '-', '_' or '.' inside, or empty
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set).
+LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+
 # Label domains a user may not put on GPU nodes (with their subdomains): Kubernetes reserves the first two,
 # tritonfleet sets the third.
 RESERVED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "tritonfleet.io")

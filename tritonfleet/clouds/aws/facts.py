@@ -51,8 +51,9 @@ AWS_ZONE_COUNT: dict[str, int] = {
 }
 
 # GPU Operator profiles per EKS node image: what the AWS adapter hands up in `ClusterFacts.gpu_operator_values`
-# (format: tritonfleet/core/gpu_operator.py). Sources: shared reference gpu-kubernetes-facts.md §2.2, §4.2 and traps 3, 6
-# ([AMI] amazon-eks-ami @81fec2e 2026-07-23, [GO-686] 2024-03-22); VERIFY on first deploy.
+# (format: tritonfleet/core/gpu_operator.py). Sources: https://github.com/awslabs/amazon-eks-ami @81fec2e
+# templates/al2023/provisioners/install-nvidia-driver.sh (2026-07-23) and https://github.com/NVIDIA/gpu-operator/issues/686
+# (2024-03-22: no driver containers for Amazon Linux); VERIFY on first deploy.
 GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
     # EKS AL2023 NVIDIA AMI: driver and container toolkit are on the AMI; the operator adds the device plugin,
     # GPU feature discovery and DCGM. NVIDIA ships no Amazon Linux driver container.

@@ -13,8 +13,8 @@ from __future__ import annotations
 GKE_TAINT_EFFECT = {"NoSchedule": "NO_SCHEDULE", "NoExecute": "NO_EXECUTE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}
 
 # GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule itself, so we declare that same taint on GPU node pools.
-# Source: observed on GKE node objects and relied on by triton-inference-server/tutorials @e848952 (shared reference
-# gpu-kubernetes-facts.md §3.1, 2026; VERIFY the wording in current GKE docs).
+# Source: observed on GKE node objects and relied on by https://github.com/triton-inference-server/tutorials @e848952
+# (Deployment/Kubernetes/TensorRT-LLM_Autoscaling_and_Load_Balancing, read 2026; VERIFY the wording in current GKE docs).
 GPU_TAINT_VALUE = "present"
 
 # Seconds between a Spot VM's preemption notice and its stop. Source: GKE consumption options / Spot VMs,

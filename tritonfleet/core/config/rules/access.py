@@ -9,7 +9,8 @@ from typing import Any
 
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
-from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, Access
+from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, LABEL_KEY_PATTERN, Access
+from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
 
 
 def check_access(ctx: RuleContext, raw_access: Any, namespace: str, at: str) -> None:

@@ -1,0 +1,88 @@
+"""The cloud registry and the layering: every registered cloud keeps the config-rules contract, its facts carry a
+source and a date, clouds/ stays pure (no Pulumi, no components at load), and core never loads clouds at import."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import subprocess
+import sys
+import typing
+
+import pytest
+from conftest import ROOT
+
+from tritonfleet.clouds import CLOUDS, cloud_facts, cloud_rules
+from tritonfleet.core.config import StackConfig
+from tritonfleet.core.config.rules.context import CloudConfigRules
+
+CORE_MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for p in (ROOT / "tritonfleet" / "core").rglob("*.py")
+)
+CLOUD_MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for p in (ROOT / "tritonfleet" / "clouds").rglob("*.py")
+)
+
+
+def test_the_schema_offers_exactly_the_registered_clouds():
+    assert typing.get_args(StackConfig.model_fields["cloud"].annotation) == CLOUDS
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_each_cloud_keeps_the_config_rules_contract(cloud):
+    rules = cloud_rules(cloud)
+    for name in typing.get_type_hints(CloudConfigRules, include_extras=False):
+        assert hasattr(rules, name), f"clouds/{cloud}/config_rules.py lacks {name}"
+    for name, member in inspect.getmembers(CloudConfigRules, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        function = getattr(rules, name, None)
+        assert callable(function), f"clouds/{cloud}/config_rules.py lacks {name}()"
+        expected = [p for p in inspect.signature(member).parameters if p != "self"]
+        assert list(inspect.signature(function).parameters) == expected, name
+    assert rules.NODE_IMAGES and rules.TLS_SOURCES
+
+
+def test_an_unknown_cloud_is_refused_by_the_registry():
+    with pytest.raises(ValueError, match="unknown cloud 'azure'"):
+        cloud_facts("azure")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_every_cloud_fact_names_its_source_and_date(cloud):
+    """Each constant in a facts module has a comment right above it with a URL and a year (or says it is our choice)."""
+    path = ROOT / "tritonfleet" / "clouds" / cloud / "facts.py"
+    lines = path.read_text().splitlines()
+    for node in ast.parse(path.read_text()).body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        name = (node.targets[0] if isinstance(node, ast.Assign) else node.target).id  # type: ignore[union-attr]
+        comment, row = [], node.lineno - 2
+        while row >= 0 and lines[row].startswith("#"):
+            comment.insert(0, lines[row])
+            row -= 1
+        text = " ".join(comment)
+        assert "tritonfleet's choice" in text or ("http" in text and re.search(r"20\d\d", text)), f"{cloud} {name}"
+
+
+def test_no_second_copy_of_a_taint_spelling():
+    assert cloud_facts("gcp").GKE_TAINT_EFFECT is not cloud_facts("aws").EKS_TAINT_EFFECT
+
+
+def _loaded_after_import(modules: list[str]) -> set[str]:
+    code = f"import sys\nfor m in {modules!r}: __import__(m)\nprint(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+def test_core_never_loads_clouds_or_pulumi_at_import():
+    loaded = _loaded_after_import(CORE_MODULES)
+    assert not {m for m in loaded if m.startswith(("tritonfleet.clouds", "pulumi", "components"))}
+
+
+def test_clouds_are_pure():
+    loaded = _loaded_after_import(CLOUD_MODULES)
+    assert not {m for m in loaded if m.startswith(("pulumi", "components"))}
