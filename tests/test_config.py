@@ -186,6 +186,20 @@ def test_all_problems_are_reported_at_once():
     assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
 
 
+@pytest.mark.parametrize("key", ["monitoring", "tags", "cluster"])
+def test_a_section_given_as_plain_text_is_a_problem_not_a_traceback(key):
+    """Sections with a default object (monitoring, tags, cluster) once crashed the report when given a string."""
+    doc = _dev()
+    _set(doc, key, "oops")
+    from tritonfleet.plan.project import engine_string
+
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+    problem = next(p for p in caught.value.problems if p.key == key)
+    assert problem.value == "oops"
+    assert problem.fix == f"pulumi config set 'tritonfleet:{key}' '<value>' --stack dev"
+
+
 def test_missing_stack_file_is_a_user_error():
     result = run_cli("plan", "--stack", "nope")
     assert result.returncode == 1

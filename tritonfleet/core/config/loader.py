@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticUndefined
 
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config.problems import MISSING, ConfigError, Problem, dedupe, rm_command, set_command
@@ -105,7 +106,7 @@ def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -
     suggestion: Any = "<value>"
     if info is not None and error["type"] == "literal_error":
         suggestion = str(error["ctx"]["expected"]).split(" or ")[0].split(",")[0].strip("' ")
-    elif info is not None and not info.is_required() and info.default is not None and not callable(info.default):
+    elif info is not None and not info.is_required() and info.default not in (None, PydanticUndefined) and not callable(info.default):
         suggestion = info.default
     return Problem(key, value, allowed, set_command(key, suggestion, stack))
 
