@@ -5,7 +5,7 @@ import yaml
 from tritonfleet.core.reference import project_config_declarations
 
 HEADER = """\
-# The tritonfleet Pulumi project. The config block is generated from the schema in tritonfleet/core/config.py
+# The tritonfleet Pulumi project. The config block is generated from the schema in tritonfleet/core/config/schema.py
 # (python -m tritonfleet.core.render_pulumi_yaml > Pulumi.yaml; a test keeps them in step).
 # Stack values live in stacks/Pulumi.<stack>.yaml.
 name: tritonfleet
