@@ -1,4 +1,6 @@
-"""The pure core: stack config schema, GPU catalog, cost model and shared conventions.
+"""The pure, cloud-neutral core: stack config (schema, rules, loader), GPU catalog, cost model and shared conventions.
 
-Nothing here imports Pulumi, so the program, the policy pack and the CLI can all load it cheaply.
+Nothing here imports Pulumi, so the program, the policy pack and the CLI can all load it cheaply. One cloud's facts
+and rules live above this package, in tritonfleet/clouds/<cloud>/; core reaches them by cloud name at call time
+(tritonfleet.clouds.cloud_rules / cloud_facts) and never imports them at module load.
 """
