@@ -36,3 +36,21 @@ def stack_config():
     from tritonfleet.core.config import load_stack_config
 
     return lambda stack: load_stack_config(engine_config(stack), stack)
+
+
+# ---- plans of the shipped stacks, shared by all tests and xdist workers (tests/plan_cache.py) ----
+
+
+def pytest_configure(config):
+    from tests.plan_cache import use_folder
+
+    cache = getattr(config, "cache", None)  # None with `-p no:cacheprovider`: plans are then shared in-process only
+    use_folder(cache.mkdir("tritonfleet-plans") if cache is not None else None)
+
+
+@pytest.fixture(scope="session")
+def stock_plan():
+    """stock_plan(stack): the plan document of a shipped stack (a fresh copy), planned once per code state."""
+    from tests.plan_cache import stock_plan
+
+    return stock_plan

@@ -3,16 +3,14 @@ pinned upstream chart data in tests/upstream."""
 
 from __future__ import annotations
 
-import json
-import tempfile
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.k8s.triton import CHART_DIR
-from tests.conftest import STACKS, UPSTREAM_CHARTS, engine_config, run_cli
+from tests.conftest import STACKS, UPSTREAM_CHARTS, engine_config
+from tests.plan_cache import stock_plan
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 
@@ -22,13 +20,8 @@ RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 
 @cache
 def plan(stack: str) -> dict[str, Any]:
-    """The offline plan of a shipped stack, made as users make it (`tritonfleet plan --json`, in a subprocess: the
-    harness forgets project modules between runs, test modules included)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "plan.json"
-        result = run_cli("plan", "--stack", stack, "--json", str(out))
-        assert result.returncode == 0, result.stderr
-        return json.loads(out.read_text())
+    """The offline plan of a shipped stack, as `tritonfleet plan --json` writes it (shared: tests/plan_cache.py)."""
+    return stock_plan(stack)
 
 
 def releases(stack: str) -> dict[str, dict[str, Any]]:

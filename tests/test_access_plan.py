@@ -6,19 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
 
 from components.k8s.access import access_secret_name
 from tritonfleet.core.conventions import triton_release_name
-from tritonfleet.plan.document import build_plan
 from tritonfleet.plan.fake_state import fake_outputs
 
 PASSWORD = "random:index/randomPassword:RandomPassword"
 
 
 @pytest.fixture(scope="module", params=["prod", "gcp-prod"])
-def plan(request):
-    return build_plan(ROOT, request.param)
+def plan(request, stock_plan):
+    return stock_plan(request.param)
 
 
 def test_keys_are_generated_and_kept_secret(plan):

@@ -330,12 +330,10 @@ def test_wrong_usage_exits_1(tmp_path):
     assert unknown.returncode == 1 and "no plan for stack nope" in unknown.stderr
 
 
-def test_policy_verdicts_of_real_plans_are_compared(tmp_path):
+def test_policy_verdicts_of_real_plans_are_compared(stock_plan):
     """The verdicts as `tritonfleet plan` writes them (gcp-prod has an advisory one: unpriced GCP pools)."""
-    target = tmp_path / "head.json"
-    run_cli("plan", "--stack", "gcp-prod", "--json", str(target))
-    head = json.loads(target.read_text())
-    base = json.loads(target.read_text())
+    head = stock_plan("gcp-prod")
+    base = stock_plan("gcp-prod")
     base["policy"]["verdicts"] = []
     policy = compare_stack(base, head).policy
     assert policy.base_available and policy.head_available

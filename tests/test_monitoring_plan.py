@@ -9,7 +9,6 @@ import pytest
 
 from tests.conftest import ROOT, STACKS, engine_config
 from tritonfleet.core import pins
-from tritonfleet.plan.document import build_plan
 from tritonfleet.plan.harness import run_program
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
@@ -27,8 +26,8 @@ def _kps(resources: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def dev_plan() -> dict[str, Any]:
-    return build_plan(ROOT, "dev")
+def dev_plan(stock_plan) -> dict[str, Any]:
+    return stock_plan("dev")
 
 
 def _run(stack: str, monitoring: dict[str, Any], secret: bool) -> list[dict[str, Any]]:
@@ -119,7 +118,7 @@ def test_alert_receivers_go_to_a_secret_not_the_values():
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_every_stack_plans_with_monitoring(stack):
-    resources = build_plan(ROOT, stack)["resources"]
+def test_every_stack_plans_with_monitoring(stack, stock_plan):
+    resources = stock_plan(stack)["resources"]
     assert len(_by_type(resources, RULE_TYPE)) == 1
     assert _kps(resources)["inputs"]["name"] == "kube-prometheus-stack"

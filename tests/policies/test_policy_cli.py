@@ -18,21 +18,23 @@ def _blocking(document: dict) -> set[str]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_shipped_stack_passes_its_policy_config(stack, tmp_path):
-    done = run_cli("plan", "--stack", stack, "--json", str(tmp_path / "plan.json"))
-    document = json.loads((tmp_path / "plan.json").read_text())
+def test_shipped_stack_passes_its_policy_config(stack, stock_plan):
+    """The plan's own verdicts (direct calls), then the pack over gRPC as `policy check` runs it: no blocking
+    verdict and the two agree. (`tritonfleet policy check` itself: test_compliant_plan_exits_zero.)"""
+    from tritonfleet.policycheck.check import check
+
+    document = stock_plan(stack)
     assert document["policy"]["evaluatedBy"] == "direct calls"
-    assert _blocking(document) == set(), done.stdout
-    assert done.returncode == 0, done.stdout + done.stderr
-    checked = run_cli("policy", "check", "--stack", stack, "--plan", str(tmp_path / "plan.json"))
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "disagree" not in checked.stderr
+    assert _blocking(document) == set(), document["policy"]
+    report = check(ROOT, document)
+    assert report.agree is True and report.blocking == [], report.section()
 
 
-def test_policy_section_is_deterministic(tmp_path):
-    for name in ("a", "b"):
-        run_cli("plan", "--stack", "dev", "--json", str(tmp_path / f"{name}.json"))
-    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+def test_policy_section_is_deterministic(stock_plan):
+    from tritonfleet.policycheck.check import check
+
+    document = stock_plan("dev")
+    assert check(ROOT, document, through_pack=False).section() == document["policy"]
 
 
 def _project_with(tmp_path, stack: str, edit) -> tuple:

@@ -13,6 +13,7 @@ from typing import Any
 from tritonfleet.core.config import StackConfig, load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 from tritonfleet.core.cost import cost_per_million, replica_usd_per_hour, stack_cost
+from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
 
 PLAN_FORMAT = 1
@@ -98,6 +99,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
     config = load_stack_config(raw, stack, secret_keys)  # fails fast, before any resource is registered
+    inputs = input_digests(project, stack)
 
     from tritonfleet.plan.harness import run_program  # imports pulumi: only once the config is known good
 
@@ -118,6 +120,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
         "cost": cost_section(config),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
+        "fingerprint": fingerprint_section(inputs),  # `policy check` reuses a saved plan while this still matches
     }
     if with_policy:
         from tritonfleet.policycheck.check import check

@@ -1,0 +1,154 @@
+"""`policy check` reuses a saved plan only while its inputs are unchanged; the fingerprint that decides it; and the
+plan harness's shortcut past the SDK's source positions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, run_cli
+from tritonfleet.plan.fingerprint import changed_parts, fingerprint_section, input_digests
+from tritonfleet.plan.project import load_project
+from tritonfleet.policycheck import saved_plan
+from tritonfleet.policycheck.saved_plan import plan_for_check
+
+LINKED = ("__main__.py", "components", "policies", "charts")  # the code, shared with the checkout
+COPIED = ("Pulumi.yaml", "pyproject.toml")
+
+
+def project_copy(target: Path) -> Path:
+    """A project folder with the checkout's code (linked) and its own copy of the stacks, free to edit."""
+    target.mkdir(exist_ok=True)
+    for name in LINKED:
+        (target / name).symlink_to(ROOT / name)
+    for name in COPIED:
+        shutil.copy(ROOT / name, target / name)
+    shutil.copytree(ROOT / "stacks", target / "stacks")
+    return target
+
+
+def save_plan(project: Path, document: dict) -> Path:
+    path = project / "plans" / f"{document['stack']}.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def with_public_bucket(document: dict) -> dict:
+    """The saved plan, tampered with so that only a check of *this* document blocks (a fresh plan passes)."""
+    block = next(r for r in document["resources"] if r["type"] == "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+    block["inputs"]["blockPublicPolicy"] = False
+    return document
+
+
+def test_policy_check_reuses_a_saved_plan_whose_inputs_are_unchanged(tmp_path, stock_plan):
+    project = project_copy(tmp_path / "project")
+    save_plan(project, with_public_bucket(stock_plan("prod")))
+    done = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
+    assert "reusing plans/prod.json (inputs unchanged)" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 2 and "s3-bucket-block-public-access" in done.stdout  # the saved document was checked
+
+
+def test_a_changed_stack_value_makes_policy_check_plan_afresh(tmp_path, stock_plan):
+    project = project_copy(tmp_path / "project")
+    save_plan(project, with_public_bucket(stock_plan("prod")))
+    stack_file = project / "stacks" / "Pulumi.prod.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    next(p for p in document["config"]["tritonfleet:gpuPools"] if p["name"] == "l40s")["maxNodes"] = 7
+    stack_file.write_text(yaml.safe_dump(document))
+    done = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
+    assert "planning afresh: plans/prod.json is stale: stacks/Pulumi.prod.yaml changed" in done.stdout, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr  # the fresh plan was checked, not the tampered one
+
+
+@pytest.fixture
+def fresh_plans(monkeypatch):
+    """plan_for_check with a stand-in for build_plan: which plan it would use, without planning."""
+    planned: list[str] = []
+
+    def build_plan(project_dir, stack):
+        planned.append(stack)
+        return {"stack": stack, "fresh": True}
+
+    monkeypatch.setattr("tritonfleet.plan.document.build_plan", build_plan)
+    return planned
+
+
+def test_a_missing_plan_is_planned_afresh_and_says_how_to_save_one(tmp_path, fresh_plans):
+    project = project_copy(tmp_path / "project")
+    checked = plan_for_check(project, "dev")
+    assert checked.document == {"stack": "dev", "fresh": True} and fresh_plans == ["dev"]
+    assert checked.note.startswith("planning afresh: no plans/dev.json")
+    assert "make plan STACK=dev" in checked.note
+
+
+@pytest.mark.parametrize(
+    ("saved", "reason"),
+    [
+        ("{not json", "plans/dev.json cannot be read"),
+        ('["a list"]', "plans/dev.json is not a plan document"),
+        ('{"stack": "prod", "resources": []}', "plans/dev.json is a plan of stack 'prod'"),
+        ('{"stack": "dev", "format": 1, "resources": []}', "records no input fingerprint"),
+        ('{"stack": "dev", "format": 99, "resources": [], "fingerprint": {}}', "has plan format 99, not 1"),
+    ],
+    ids=["not-json", "not-a-plan", "other-stack", "no-fingerprint", "other-format"],
+)
+def test_a_saved_plan_that_cannot_stand_is_planned_afresh(tmp_path, fresh_plans, saved, reason):
+    project = project_copy(tmp_path / "project")
+    (project / "plans").mkdir()
+    (project / "plans" / "dev.json").write_text(saved)
+    checked = plan_for_check(project, "dev")
+    assert checked.document["fresh"] and checked.note.startswith("planning afresh: ") and reason in checked.note
+
+
+def test_a_current_saved_plan_is_used_without_planning(tmp_path, fresh_plans, stock_plan):
+    project = project_copy(tmp_path / "project")
+    saved = save_plan(project, stock_plan("dev"))
+    checked = plan_for_check(project, "dev")
+    assert fresh_plans == [] and checked.document == json.loads(saved.read_text())
+    assert checked.note == "reusing plans/dev.json (inputs unchanged)"
+    assert saved_plan.saved_plan_path(project, "dev") == saved
+
+
+def test_the_fingerprint_is_the_same_in_another_folder_and_names_what_changed(tmp_path):
+    here = input_digests(load_project(ROOT), "dev")
+    copy = tmp_path / "clone"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "venv", "venv-checkov", ".*cache", "plans", "__pycache__"))
+    assert input_digests(load_project(copy), "dev") == here
+    assert set(here) == {
+        "stacks/Pulumi.dev.yaml", "Pulumi.yaml", "__main__.py", "pyproject.toml", "charts/", "components/", "policies/", "tritonfleet/",
+    }
+
+    (copy / "components" / "__pycache__").mkdir(exist_ok=True)
+    (copy / "components" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"compiled")
+    assert input_digests(load_project(copy), "dev") == here  # caches are not inputs
+
+    chart_values = next((copy / "charts").rglob("values.yaml"))
+    chart_values.write_text(chart_values.read_text() + "\n# edited\n")
+    (copy / "policies" / "config" / "dev.json").write_text("{}")
+    edited = input_digests(load_project(copy), "dev")
+    assert changed_parts(fingerprint_section(here), edited) == ["charts/", "policies/"]
+    assert fingerprint_section(edited)["digest"] != fingerprint_section(here)["digest"]
+    assert input_digests(load_project(copy), "prod").keys() != here.keys()  # each stack has its own file
+
+
+def test_a_plan_document_carries_the_fingerprint_of_its_inputs(stock_plan):
+    document = stock_plan("gcp-dev")
+    assert document["fingerprint"] == fingerprint_section(input_digests(load_project(ROOT), "gcp-dev"))
+
+
+def test_the_harness_skips_source_positions_only_during_a_run():
+    """The harness swaps out a private SDK function while the program runs: an SDK upgrade that renames it must fail
+    here, not silently slow every plan down, and the SDK must get its own function back."""
+    from pulumi.runtime import resource as sdk_resource
+
+    from tritonfleet.plan import harness
+
+    walk = sdk_resource._get_stack_trace
+    with harness._no_source_positions():
+        assert sdk_resource._get_stack_trace is not walk and not sdk_resource._get_stack_trace().frames
+    assert sdk_resource._get_stack_trace is walk

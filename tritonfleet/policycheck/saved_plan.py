@@ -1,0 +1,64 @@
+"""The plan `policy check --stack S` checks: the saved plans/S.json (what `make plan STACK=S` writes) while the inputs
+it was made from are unchanged, else a fresh plan. A fresh plan takes seconds (the program under the SDK's mocks);
+reading a saved one takes milliseconds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLANS_DIR = "plans"
+
+
+@dataclass(frozen=True)
+class CheckedPlan:
+    document: dict[str, Any]
+    note: str  # which plan was used, and why: shown to the user
+
+
+def saved_plan_path(project_dir: Path, stack: str) -> Path:
+    return project_dir / PLANS_DIR / f"{stack}.json"
+
+
+def _why_stale(document: Any, stack: str, current: dict[str, str]) -> str | None:
+    """Why a saved document cannot stand for a plan made now (None: it can)."""
+    from tritonfleet.plan.document import PLAN_FORMAT
+    from tritonfleet.plan.fingerprint import changed_parts
+
+    if not isinstance(document, dict) or not isinstance(document.get("resources"), list):
+        return "is not a plan document"
+    if document.get("stack") != stack:
+        return f"is a plan of stack '{document.get('stack')}'"
+    if document.get("format") != PLAN_FORMAT:
+        return f"has plan format {document.get('format')}, not {PLAN_FORMAT}"
+    if not isinstance(document.get("fingerprint"), dict):
+        return "records no input fingerprint (made by an older tritonfleet)"
+    changed = changed_parts(document["fingerprint"], current)
+    if changed:
+        return f"is stale: {', '.join(changed)} changed since it was made"
+    return None
+
+
+def plan_for_check(project_dir: Path, stack: str) -> CheckedPlan:
+    """The saved plan of `stack` if its inputs are unchanged, else a fresh one (raises what build_plan raises)."""
+    from tritonfleet.plan.document import build_plan
+    from tritonfleet.plan.fingerprint import input_digests
+    from tritonfleet.plan.project import load_project
+
+    path = saved_plan_path(project_dir, stack)
+    shown = f"{PLANS_DIR}/{stack}.json"
+    if not path.is_file():
+        reason = f"no {shown} (`tritonfleet plan --stack {stack} --json {shown}` or `make plan STACK={stack}` saves one)"
+    else:
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            reason = f"{shown} cannot be read ({error})"
+        else:
+            problem = _why_stale(document, stack, input_digests(load_project(project_dir), stack))
+            if problem is None:
+                return CheckedPlan(document, f"reusing {shown} (inputs unchanged)")
+            reason = f"{shown} {problem}"
+    return CheckedPlan(build_plan(project_dir, stack), f"planning afresh: {reason}")
