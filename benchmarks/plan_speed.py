@@ -5,25 +5,24 @@
 2. Plan time with 1, 10 and 100 Triton deployments: the cost of each extra deployment.
 
 Targets (from the foundation issue): plan <= 1.5x the import floor; each extra deployment < 10 ms.
-Run: venv/bin/python benchmarks/plan_speed.py [--repeat N]
+Runs are interleaved (paired) and medians of --rounds rounds compared; wall and CPU time (CPU is steadier on a busy
+machine). Run: venv/bin/python benchmarks/plan_speed.py [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
+from measure import ENV, ROOT, interleaved, load
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+COUNTS = (1, 10, 100)
 
 MODULES_OF_A_PLAN = """
 import sys
@@ -32,15 +31,6 @@ from tritonfleet.plan.document import build_plan
 build_plan(Path(sys.argv[1]), sys.argv[2])
 print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in {"pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_random"})))
 """
-
-
-def best_of(repeat: int, command: list[str], cwd: Path = ROOT) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, env=ENV, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def project_with_deployments(base: Path, count: int) -> Path:
@@ -61,32 +51,44 @@ def project_with_deployments(base: Path, count: int) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per measurement; medians are kept")
     args = parser.parse_args()
     python = sys.executable
+    print(load())
 
     modules = subprocess.run(
         [python, "-c", MODULES_OF_A_PLAN, str(ROOT), "prod"], env=ENV, check=True, capture_output=True, text=True
     ).stdout.split()
-    floor = best_of(args.repeat, [python, "-c", "import " + ", ".join(modules)])
-    plan = best_of(args.repeat, [python, "-m", "tritonfleet", "plan", "--stack", "prod"])
-    print(f"import floor ({len(modules)} SDK modules): {floor:.3f} s")
-    print(f"tritonfleet plan --stack prod:           {plan:.3f} s")
-    print(f"plan / floor = {plan / floor:.2f}x (target <= 1.5x)")
+    first = interleaved(
+        args.rounds,
+        {
+            "floor": ([python, "-c", "import " + ", ".join(modules)], ROOT),
+            "plan": ([python, "-m", "tritonfleet", "plan", "--stack", "prod"], ROOT),
+        },
+    )
+    floor, plan = first["floor"], first["plan"]
+    print(f"import floor ({len(modules)} SDK modules): wall {floor.wall:.3f} s, cpu {floor.cpu:.3f} s")
+    print(f"tritonfleet plan --stack prod:           wall {plan.wall:.3f} s, cpu {plan.cpu:.3f} s")
+    print(f"plan / floor = {plan.wall / floor.wall:.2f}x wall, {plan.cpu / floor.cpu:.2f}x cpu (target <= 1.5x)")
 
     with tempfile.TemporaryDirectory() as scratch:
-        times = {}
-        for count in (1, 10, 100):
-            project = project_with_deployments(Path(scratch), count)
-            times[count] = best_of(
-                args.repeat, [python, "-m", "tritonfleet", "plan", "--stack", "prod", "--project-dir", str(project)]
-            )
-            print(
-                f"plan with {count:>3} Triton deployments: {times[count]:.3f} s ({times[count] / times[1]:.2f}x the 1-deployment plan)"
-            )
-        per_deployment_ms = (times[100] - times[1]) / 99 * 1000
-        print(f"each extra deployment adds {per_deployment_ms:.1f} ms (target < 10 ms)")
-    print(json.dumps({"planOverFloor": round(plan / floor, 3), "msPerDeployment": round(per_deployment_ms, 2)}))
+        command = [python, "-m", "tritonfleet", "plan", "--stack", "prod", "--project-dir"]
+        times = interleaved(
+            args.rounds, {count: ([*command, str(project_with_deployments(Path(scratch), count))], ROOT) for count in COUNTS}
+        )
+    for count, t in times.items():
+        print(f"plan with {count:>3} Triton deployments: wall {t.wall:.3f} s, cpu {t.cpu:.3f} s ({t.cpu / times[1].cpu:.2f}x the 1-deployment plan's cpu)")
+    per_deployment = {k: (getattr(times[100], k) - getattr(times[1], k)) / 99 * 1000 for k in ("wall", "cpu")}
+    print(f"each extra deployment adds {per_deployment['wall']:.1f} ms wall, {per_deployment['cpu']:.1f} ms cpu (target < 10 ms)")
+    print(load())
+    print(
+        json.dumps(
+            {
+                "planOverFloor": {"wall": round(plan.wall / floor.wall, 3), "cpu": round(plan.cpu / floor.cpu, 3)},
+                "msPerDeployment": {k: round(v, 2) for k, v in per_deployment.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
