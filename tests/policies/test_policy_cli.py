@@ -135,10 +135,12 @@ def test_compliant_plan_exits_zero(tmp_path):
     assert "0 mandatory violation(s), 0 advisory finding(s)" in done.stdout
 
 
-def test_bad_policy_config_is_a_user_error(tmp_path):
+def test_bad_policy_config_is_a_user_error(tmp_path, stock_plan):
     config = tmp_path / "bad.json"
     config.write_text(json.dumps({"gpu-stack-limit-total-gpus": {"maxGpus": -1}}))
-    done = run_cli("policy", "check", "--stack", "dev", "--policy-config", str(config))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(stock_plan("dev")))
+    done = run_cli("policy", "check", "--stack", "dev", "--plan", str(plan), "--policy-config", str(config))
     assert done.returncode == 1
     assert "gpu-stack-limit-total-gpus.maxGpus: -1 is less than the minimum of 0" in done.stderr
     assert "Traceback" not in done.stderr
