@@ -48,7 +48,7 @@ GC_SETTINGS = {
 def project_copy(base: Path) -> Path:
     """A project folder with the checkout's code and stacks (linked), and a plans/ folder of its own."""
     project = base / "project"
-    project.mkdir()
+    project.mkdir(parents=True)
     for name in ("__main__.py", "components", "policies", "charts", "stacks"):
         (project / name).symlink_to(ROOT / name)
     for name in ("Pulumi.yaml", "pyproject.toml"):
