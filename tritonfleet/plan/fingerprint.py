@@ -33,7 +33,7 @@ def _folder_digest(folder: Path) -> str:
     for current, folders, files in os.walk(folder, followlinks=True):
         folders[:] = sorted(f for f in folders if f not in SKIPPED_FOLDERS and not f.startswith("."))
         for name in sorted(files):
-            if name.endswith(SKIPPED_SUFFIXES) or name.startswith("."):
+            if name.endswith(SKIPPED_SUFFIXES):  # hidden files count (a chart's .helmignore)
                 continue
             path = Path(current) / name
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
