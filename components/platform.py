@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.contract import CloudAdapter
 from tritonfleet.core.config import StackConfig
+
+# cloud (the `cloud` config value) -> "module:class" of its adapter. Only the stack's own adapter is imported, so a
+# GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each costs seconds and hundreds of MB).
+ADAPTERS: dict[str, str] = {
+    "aws": "components.aws.cloud:AwsCloud",
+    "gcp": "components.gcp.cloud:GcpCloud",
+}
+
+
+def adapter_class(cloud: str) -> type[CloudAdapter]:
+    """The adapter registered for `cloud`, imported now."""
+    module, _, class_name = ADAPTERS[cloud].partition(":")
+    return getattr(importlib.import_module(module), class_name)
 
 
 class Platform(pulumi.ComponentResource):
+    """The stack: its cloud's floor, then the GPU Operator, monitoring and the Triton deployments on top."""
+
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:platform:Platform", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # Import only the cloud SDK this stack needs: the other one costs seconds and hundreds of MB.
-        if config.cloud == "aws":
-            from components.aws.cloud import AwsCloud
-
-            cloud = AwsCloud(f"{name}-aws", config, opts=child)
-        else:
-            from components.gcp.cloud import GcpCloud
-
-            cloud = GcpCloud(f"{name}-gcp", config, opts=child)
+        cloud = adapter_class(config.cloud)(f"{name}-{config.cloud}", config, opts=child)
         facts = cloud.facts
 
         from components.k8s.access_keys import AccessKeys
@@ -82,7 +92,7 @@ class Platform(pulumi.ComponentResource):
             )
             for d in config.triton_deployments
         }
-        self.cluster_name = cloud.cluster_name
+        self.cluster_name = facts.cluster_name
         self.kubeconfig = facts.kubeconfig
         self.model_repositories = facts.model_repositories
         self.exports = facts.exports

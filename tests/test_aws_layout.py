@@ -135,7 +135,14 @@ def test_expander_prefers_capacity_blocks_then_spot_then_on_demand_with_exclusiv
 
 
 def test_autoscaler_values(stack_config):
-    values = cluster_autoscaler_values(stack_config("prod"), "arn:aws:iam::123456789012:role/ca", "cluster-autoscaler")
+    config = stack_config("prod")
+    values = cluster_autoscaler_values(
+        config.region,
+        config.cluster_name,
+        config.cluster.kubernetes_version,
+        "arn:aws:iam::123456789012:role/ca",
+        "cluster-autoscaler",
+    )
     assert values["extraArgs"]["expander"] == "priority"
     assert values["extraArgs"]["skip-nodes-with-local-storage"] is False
     assert values["autoDiscovery"] == {"clusterName": "tf-prod"}

@@ -1,5 +1,8 @@
-"""The AWS floor: turns a StackConfig into a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, a default
-StorageClass, S3 buckets and IRSA identities, and hands up ClusterFacts."""
+"""The AWS adapter: a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, a default StorageClass, S3 buckets and
+IRSA identities, built through the cloud-adapter contract (components/contract.py).
+
+The config is read here, once, and each component gets its slice; decisions live in layout.py and policies.py.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +12,37 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.autoscaler import ClusterAutoscaler
+from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.bucket import ModelBucket, ModelBucketArgs
-from components.aws.cluster import EksCluster
+from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.exposure import aws_exposure_facts
-from components.aws.gpu_pools import GpuPoolGroups
-from components.aws.identity import TritonIdentities
-from components.aws.layout import VPC_CIDR, default_storage_class, gpu_operator_values
-from components.aws.network import AwsNetwork
-from components.facts import ClusterFacts
-from tritonfleet.core.config import StackConfig, physical_bucket_name
+from components.aws.gpu_pools import GpuPool, GpuPoolArgs
+from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
+from components.aws.layout import (
+    AMI_TYPE,
+    IMAGE_VOLUME_DEVICE,
+    SYSTEM_AMI_TYPE,
+    VPC_CIDR,
+    ami_release_version,
+    default_storage_class,
+    gpu_operator_values,
+    log_retention_days,
+    nat_zones,
+    node_group_plans,
+    system_instance_type,
+)
+from components.aws.network import Network, NetworkArgs
+from components.contract import (
+    BucketRequest,
+    CloudAdapter,
+    ClusterFacts,
+    IdentityRequest,
+    ModelStore,
+    TritonIdentity,
+    shared_facts,
+)
+from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.core.config import StackConfig
 from tritonfleet.core.scheduling import pool_facts
 
 
@@ -47,100 +71,161 @@ def kubeconfig(name: str, endpoint: str, ca_data: str, region: str) -> str:
     )
 
 
-class AwsCloud(pulumi.ComponentResource):
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("tritonfleet:aws:AwsCloud", name, None, opts)
-        provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
-        stack = config.stack
+class AwsCloud(CloudAdapter):
+    """The AWS floor: EKS with managed GPU node groups, S3 model buckets and IRSA identities."""
 
-        network = AwsNetwork(f"{name}-net", config, opts=child)
-        eks = EksCluster(f"{name}-eks", config, subnet_ids=list(network.private_subnets.values()), opts=child)
+    cloud = "aws"
+
+    def build_cluster(self, name: str, config: StackConfig) -> None:
+        provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
+        self._children = child = pulumi.ResourceOptions(parent=self, provider=provider)
+        cluster_config = config.cluster
+        image = cluster_config.eks_gpu_node_image
+
+        network = Network(
+            f"{name}-net",
+            NetworkArgs(
+                vpc_name=config.cluster_name,
+                zones=aws_zones(config.region, cluster_config),
+                nat_zones=nat_zones(config),
+                protected=config.protected,
+                existing_vpc_id=cluster_config.existing_vpc_id,
+                existing_private_subnets=dict(cluster_config.existing_private_subnets),
+                tags=config.tags,
+            ),
+            opts=child,
+        )
+        self._eks = eks = EksCluster(
+            f"{name}-eks",
+            EksClusterArgs(
+                cluster_name=config.cluster_name,
+                kubernetes_version=cluster_config.kubernetes_version,
+                subnet_ids=list(network.private_subnets.values()),
+                log_retention_days=log_retention_days(config),
+                system_ami_type=SYSTEM_AMI_TYPE[image],
+                ami_release_version=ami_release_version(config),
+                system_instance_type=system_instance_type(config),
+                system_node_count=cluster_config.system_nodes.count,
+                admin_principals=list(cluster_config.admin_principals),
+                protected=config.protected,
+                tags=config.tags,
+            ),
+            opts=child,
+        )
         cluster = eks.cluster
 
-        pools = {}
-        node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
-        launch_templates: dict[str, pulumi.Output[str]] = {}
+        self._pools = {}
+        self._node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
+        self._launch_templates: dict[str, pulumi.Output[str]] = {}
         for pool in config.enabled_pools:
-            pools[pool.name] = pool_facts(config, pool)
-            groups = GpuPoolGroups(
-                f"{name}-{pool.name}",
-                config,
-                pool,
-                cluster_name=cluster.name,
-                node_role_arn=eks.node_role.arn,
-                private_subnets=network.private_subnets,
-                opts=child,
-                depends_on=[*eks.node_policies, eks.system_node_group],
-            )
-            node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
-            launch_templates[pool.name] = groups.launch_template.id
-
-        repositories = {}
-        self.buckets: dict[str, ModelBucket] = {}
-        for bucket in config.model_buckets:
-            self.buckets[bucket.name] = ModelBucket(
-                f"{name}-{bucket.name}",
-                ModelBucketArgs(
-                    bucket_name=physical_bucket_name(bucket, stack),
-                    noncurrent_version_days=bucket.noncurrent_version_days,
-                    kms_key_id=bucket.kms_key_id,
+            self._pools[pool.name] = pool_facts(config, pool)
+            pool_name = f"{name}-{pool.name}"
+            groups = GpuPool(
+                pool_name,
+                GpuPoolArgs(
+                    pool=pool.name,
+                    plans=node_group_plans(config, pool, pool_name),
+                    ami_type=AMI_TYPE[image],
+                    ami_release_version=ami_release_version(config),
+                    image_volume_device=IMAGE_VOLUME_DEVICE[image],
+                    disk_gi=pool.disk_gi,
+                    cluster_name=cluster.name,
+                    node_role_arn=eks.node_role.arn,
+                    private_subnets=network.private_subnets,
+                    capacity_block_id=pool.reservation_id if pool.capacity == "capacity-block" else None,
                     protected=config.protected,
                     tags=config.tags,
                 ),
                 opts=child,
+                depends_on=[*eks.node_policies, eks.system_node_group],
             )
-            repositories[bucket.name] = self.buckets[bucket.name].uri
+            self._node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
+            self._launch_templates[pool.name] = groups.launch_template.id
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
-
+        self._kubeconfig = kubeconfig_text
+        self._k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(
             f"{name}-storage-class",
             **default_storage_class(),
-            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=eks.addons),
+            opts=pulumi.ResourceOptions(parent=self, provider=self._k8s_provider, depends_on=eks.addons),
         )
-        autoscaler = ClusterAutoscaler(
+        self._autoscaler = ClusterAutoscaler(
             f"{name}-autoscaler",
-            config,
-            cluster=cluster,
-            oidc_provider_arn=eks.oidc_provider.arn,
-            issuer_url=eks.issuer_url,
-            provider=k8s_provider,
+            ClusterAutoscalerArgs(
+                region=config.region,
+                cluster_name=config.cluster_name,
+                kubernetes_version=cluster_config.kubernetes_version,
+                cluster=cluster,
+                oidc_provider_arn=eks.oidc_provider.arn,
+                issuer_url=eks.issuer_url,
+                provider=self._k8s_provider,
+                tags=config.tags,
+            ),
             opts=child,
             depends_on=eks.addons,
         )
+        self._region = config.region
+        self._tags = config.tags
+
+    def model_bucket(self, name: str, request: BucketRequest) -> ModelStore:
+        bucket = ModelBucket(
+            f"{name}-{request.name}",
+            ModelBucketArgs(
+                bucket_name=request.physical_name,
+                noncurrent_version_days=request.noncurrent_version_days,
+                kms_key_id=request.kms_key,
+                protected=request.protected,
+                tags=request.labels,
+            ),
+            opts=self._children,
+        )
+        return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
+
+    def triton_identities(
+        self, name: str, requests: list[IdentityRequest], stores: dict[str, ModelStore]
+    ) -> dict[str, TritonIdentity]:
         identities = TritonIdentities(
             f"{name}-triton",
-            config,
-            bucket_arns={bucket_name: bucket.arn for bucket_name, bucket in self.buckets.items()},
-            oidc_provider_arn=eks.oidc_provider.arn,
-            issuer_url=eks.issuer_url,
-            opts=child,
+            TritonIdentitiesArgs(
+                requests=requests,
+                bucket_arns={bucket: store.grant_target for bucket, store in stores.items()},
+                oidc_provider_arn=self._eks.oidc_provider.arn,
+                issuer_url=self._eks.issuer_url,
+                region=self._region,
+                tags=self._tags,
+            ),
+            opts=self._children,
         )
+        return {
+            deployment: TritonIdentity(annotations=identities.annotations[deployment], export=role_arn)
+            for deployment, role_arn in identities.role_arns.items()
+        }
 
-        self.facts = ClusterFacts(
-            provider=k8s_provider,
-            kubeconfig=pulumi.Output.secret(kubeconfig_text),
-            pools=pools,
-            model_repositories=repositories,
-            service_account_annotations=identities.annotations,
+    def cluster_facts(
+        self, name: str, config: StackConfig, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
+    ) -> ClusterFacts:
+        cluster = self._eks.cluster
+        return ClusterFacts(
+            cluster_name=cluster.name,
+            provider=self._k8s_provider,
+            kubeconfig=pulumi.Output.secret(self._kubeconfig),
+            pools=self._pools,
+            **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
             exposure=aws_exposure_facts(config.cluster.existing_vpc_cidr or VPC_CIDR),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,
-                "oidcIssuer": eks.issuer_url,
-                "nodeGroups": node_groups,
-                "launchTemplates": launch_templates,
-                "systemNodeGroup": eks.system_node_group.node_group_name,
-                "tritonRoleArns": identities.role_arns,
-                "autoscalerRoleArn": autoscaler.role.arn,
-                "ebsCsiRoleArn": eks.ebs_csi_role.arn,
+                "oidcIssuer": self._eks.issuer_url,
+                "nodeGroups": self._node_groups,
+                "launchTemplates": self._launch_templates,
+                "systemNodeGroup": self._eks.system_node_group.node_group_name,
+                "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
+                "autoscalerRoleArn": self._autoscaler.role.arn,
+                "ebsCsiRoleArn": self._eks.ebs_csi_role.arn,
             },
         )
-        self.cluster_name = cluster.name
-        self.register_outputs({"cluster_name": cluster.name, "endpoint": cluster.endpoint})

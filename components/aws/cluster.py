@@ -3,20 +3,13 @@ the IRSA OIDC provider, the node role, a small on-demand system node group and t
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.layout import (
-    CONTROL_PLANE_LOGS,
-    GROUP_MARKER,
-    SYSTEM_AMI_TYPE,
-    SYSTEM_ROLE_LABEL,
-    ami_release_version,
-    log_retention_days,
-    system_instance_type,
-)
+from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
-from tritonfleet.core.config import StackConfig
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
@@ -43,19 +36,61 @@ def irsa_role(
     return aws.iam.Role(name, assume_role_policy=trust, tags=tags, opts=opts)
 
 
+@dataclass(frozen=True)
+class EksClusterArgs:
+    """The slice of the stack config the control plane and system nodes are built from."""
+
+    cluster_name: str
+    """The EKS cluster's name."""
+    kubernetes_version: str
+    """The control plane's Kubernetes minor version, e.g. 1.33."""
+    subnet_ids: list[pulumi.Input[str]]
+    """Private subnets for the control plane's interfaces and the system nodes."""
+    log_retention_days: int
+    """How long control-plane logs are kept (`layout.log_retention_days`)."""
+    system_ami_type: str
+    """EKS AMI type of the system nodes (`layout.SYSTEM_AMI_TYPE` of the node image)."""
+    ami_release_version: str
+    """The pinned EKS AMI release of every node group (`layout.ami_release_version`)."""
+    system_instance_type: str
+    """Instance type of the system nodes (`layout.system_instance_type`)."""
+    system_node_count: int
+    """System nodes the group keeps (it may grow to twice as many)."""
+    admin_principals: list[str] = field(default_factory=list)
+    """IAM principal ARNs given cluster-admin through access entries."""
+    protected: bool = False
+    """Protect the cluster, its secrets key and its system nodes, and turn on deletion protection."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """The stack's tags, on every resource."""
+
+
 class EksCluster(pulumi.ComponentResource):
-    def __init__(
-        self,
-        name: str,
-        config: StackConfig,
-        subnet_ids: list[pulumi.Input[str]],
-        opts: pulumi.ResourceOptions | None = None,
-    ):
+    """The control plane, its OIDC provider, the node role, the system node group and the managed add-ons."""
+
+    cluster: aws.eks.Cluster
+    """The EKS cluster."""
+    issuer_url: pulumi.Output[str]
+    """The cluster's OIDC issuer (IRSA trust policies name it)."""
+    oidc_provider: aws.iam.OpenIdConnectProvider
+    """The IAM OIDC provider IRSA roles trust."""
+    node_role: aws.iam.Role
+    """The role every node group's instances take."""
+    node_policies: list[aws.iam.RolePolicyAttachment]
+    """The node role's managed policies: node groups wait for them."""
+    system_node_group: aws.eks.NodeGroup
+    """The on-demand node group for system pods (not GPUs)."""
+    ebs_csi_role: aws.iam.Role
+    """The EBS CSI driver's IRSA role."""
+    addons: list[aws.eks.Addon]
+    """The managed add-ons; cluster add-ons that need working nodes and storage wait for them."""
+
+    def __init__(self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:EksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        protected = pulumi.ResourceOptions(parent=self, protect=config.protected)
-        tags = config.tags
-        cluster_name = config.cluster_name
+        protected = pulumi.ResourceOptions(parent=self, protect=args.protected)
+        tags = args.tags
+        cluster_name = args.cluster_name
+        subnet_ids = args.subnet_ids
 
         secrets_key = aws.kms.Key(
             f"{name}-secrets",
@@ -69,7 +104,7 @@ class EksCluster(pulumi.ComponentResource):
         logs = aws.cloudwatch.LogGroup(
             f"{name}-logs",
             name=f"/aws/eks/{cluster_name}/cluster",
-            retention_in_days=log_retention_days(config),
+            retention_in_days=args.log_retention_days,
             tags=tags,
             opts=child,
         )
@@ -85,7 +120,7 @@ class EksCluster(pulumi.ComponentResource):
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
-            version=config.cluster.kubernetes_version,
+            version=args.kubernetes_version,
             role_arn=cluster_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=subnet_ids, endpoint_private_access=True, endpoint_public_access=True
@@ -99,13 +134,13 @@ class EksCluster(pulumi.ComponentResource):
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=secrets_key.arn), resources=["secrets"]
             ),
-            deletion_protection=config.protected,
+            deletion_protection=args.protected,
             tags=tags,
             opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
         )
         cluster = self.cluster
 
-        for i, principal in enumerate(config.cluster.admin_principals):
+        for i, principal in enumerate(args.admin_principals):
             entry = aws.eks.AccessEntry(
                 f"{name}-admin-{i}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
             )
@@ -134,18 +169,17 @@ class EksCluster(pulumi.ComponentResource):
         ]
 
         node_addons = [self._addon(name, cluster, addon, child) for addon in NODE_ADDONS]
-        system_nodes = config.cluster.system_nodes
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}{GROUP_MARKER['system']}",
             cluster_name=cluster.name,
             node_role_arn=self.node_role.arn,
             subnet_ids=subnet_ids,
-            ami_type=SYSTEM_AMI_TYPE[config.cluster.eks_gpu_node_image],
-            release_version=ami_release_version(config),
+            ami_type=args.system_ami_type,
+            release_version=args.ami_release_version,
             capacity_type="ON_DEMAND",
-            instance_types=[system_instance_type(config)],
+            instance_types=[args.system_instance_type],
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=system_nodes.count, max_size=2 * system_nodes.count, desired_size=system_nodes.count
+                min_size=args.system_node_count, max_size=2 * args.system_node_count, desired_size=args.system_node_count
             ),
             labels=SYSTEM_ROLE_LABEL,
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
@@ -175,7 +209,17 @@ class EksCluster(pulumi.ComponentResource):
                 for addon in WORKLOAD_ADDONS
             ),
         ]
-        self.register_outputs({"name": cluster.name, "endpoint": cluster.endpoint, "oidc_provider_arn": self.oidc_provider.arn})
+        self.register_outputs(
+            {
+                "name": cluster.name,
+                "endpoint": cluster.endpoint,
+                "issuer_url": self.issuer_url,
+                "oidc_provider_arn": self.oidc_provider.arn,
+                "node_role_arn": self.node_role.arn,
+                "system_node_group": self.system_node_group.node_group_name,
+                "ebs_csi_role_arn": self.ebs_csi_role.arn,
+            }
+        )
 
     @staticmethod
     def _addon(name: str, cluster: aws.eks.Cluster, addon: str, opts: pulumi.ResourceOptions, role_arn=None) -> aws.eks.Addon:

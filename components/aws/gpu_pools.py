@@ -3,22 +3,53 @@ purchase option, with the scale-from-zero tags cluster-autoscaler reads from the
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.layout import AMI_TYPE, IMAGE_VOLUME_DEVICE, NodeGroupPlan, ami_release_version, node_group_plans
-from tritonfleet.core.config import GpuPool, StackConfig
+from components.aws.layout import NodeGroupPlan
 
 
-def launch_template_args(config: StackConfig, pool: GpuPool, reservation_id: str | None) -> dict:
+@dataclass(frozen=True)
+class GpuPoolArgs:
+    """One configured GPU pool, decided: its node groups and launch template settings."""
+
+    pool: str
+    """The configured pool's name."""
+    plans: list[NodeGroupPlan]
+    """One managed node group per purchase option (`layout.node_group_plans`)."""
+    ami_type: str
+    """EKS AMI type of the GPU nodes (`layout.AMI_TYPE` of the node image)."""
+    ami_release_version: str
+    """The pinned EKS AMI release (`layout.ami_release_version`)."""
+    image_volume_device: str
+    """The device that holds container images (`layout.IMAGE_VOLUME_DEVICE` of the node image)."""
+    disk_gi: int
+    """Size of that volume, GiB."""
+    cluster_name: pulumi.Input[str]
+    """The EKS cluster the groups join."""
+    node_role_arn: pulumi.Input[str]
+    """The role the nodes take."""
+    private_subnets: dict[str, pulumi.Input[str]]
+    """zone -> private subnet id; each group takes the subnets of its plan's zones."""
+    capacity_block_id: str | None = None
+    """The EC2 Capacity Block (capacity reservation id) the nodes launch into, for capacity-block pools."""
+    protected: bool = False
+    """Protect the node groups."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """The stack's tags, on every resource and on the instances and volumes."""
+
+
+def launch_template_args(args: GpuPoolArgs) -> dict:
     """Launch template settings: the image volume sized for Triton images and model copies, IMDSv2 only,
     and for capacity blocks the market type and reservation. No AMI or instance type: the node group sets those."""
-    args: dict = {
+    settings: dict = {
         "block_device_mappings": [
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=IMAGE_VOLUME_DEVICE[config.cluster.eks_gpu_node_image],
+                device_name=args.image_volume_device,
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=pool.disk_gi, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                    volume_size=args.disk_gi, volume_type="gp3", encrypted="true", delete_on_termination="true"
                 ),
             )
         ],
@@ -27,62 +58,62 @@ def launch_template_args(config: StackConfig, pool: GpuPool, reservation_id: str
             http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
         ),
         "tag_specifications": [
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=config.tags) for kind in ("instance", "volume")
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags) for kind in ("instance", "volume")
         ]
-        if config.tags
+        if args.tags
         else None,
     }
-    if reservation_id:
-        args["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        args["capacity_reservation_specification"] = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+    if args.capacity_block_id:
+        settings["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        settings["capacity_reservation_specification"] = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
             capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=reservation_id
+                capacity_reservation_id=args.capacity_block_id
             )
         )
-    return args
+    return settings
 
 
-class GpuPoolGroups(pulumi.ComponentResource):
+class GpuPool(pulumi.ComponentResource):
     """The node groups of one pool. `node_groups` maps purchase option -> aws.eks.NodeGroup."""
+
+    launch_template: aws.ec2.LaunchTemplate
+    """The pool's one launch template (a pool is either a spot/on-demand mix or a capacity block, never both)."""
+    node_groups: dict[str, aws.eks.NodeGroup]
+    """purchase option -> its managed node group."""
 
     def __init__(
         self,
         name: str,
-        config: StackConfig,
-        pool: GpuPool,
-        cluster_name: pulumi.Input[str],
-        node_role_arn: pulumi.Input[str],
-        private_subnets: dict[str, pulumi.Input[str]],
+        args: GpuPoolArgs,
         opts: pulumi.ResourceOptions | None = None,
         depends_on: list[pulumi.Resource] | None = None,
     ):
         super().__init__("tritonfleet:aws:GpuPool", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.plans = node_group_plans(config, pool, name)
-        reservation_id = pool.reservation_id if pool.capacity == "capacity-block" else None
-        # One template per pool: a pool is either a spot/on-demand mix or a capacity block, never both.
         self.launch_template = aws.ec2.LaunchTemplate(
             name,
-            description=f"tritonfleet GPU pool {pool.name}",
+            description=f"tritonfleet GPU pool {args.pool}",
             update_default_version=True,
-            tags=config.tags,
+            tags=args.tags,
             opts=child,
-            **launch_template_args(config, pool, reservation_id),
+            **launch_template_args(args),
         )
-        self.node_groups: dict[str, aws.eks.NodeGroup] = {
-            plan.option: self._node_group(config, plan, cluster_name, node_role_arn, private_subnets, depends_on or [])
-            for plan in self.plans
-        }
-        self.register_outputs({"node_groups": {o: g.node_group_name for o, g in self.node_groups.items()}})
+        self.node_groups = {plan.option: self._node_group(args, plan, depends_on or []) for plan in args.plans}
+        self.register_outputs(
+            {
+                "launch_template_id": self.launch_template.id,
+                "node_groups": {option: group.node_group_name for option, group in self.node_groups.items()},
+            }
+        )
 
-    def _node_group(self, config, plan: NodeGroupPlan, cluster_name, node_role_arn, private_subnets, depends_on):
+    def _node_group(self, args: GpuPoolArgs, plan: NodeGroupPlan, depends_on: list[pulumi.Resource]) -> aws.eks.NodeGroup:
         group = aws.eks.NodeGroup(
             plan.logical_name,
-            cluster_name=cluster_name,
-            node_role_arn=node_role_arn,
-            subnet_ids=[private_subnets[zone] for zone in plan.zones],
-            ami_type=AMI_TYPE[config.cluster.eks_gpu_node_image],
-            release_version=ami_release_version(config),
+            cluster_name=args.cluster_name,
+            node_role_arn=args.node_role_arn,
+            subnet_ids=[args.private_subnets[zone] for zone in plan.zones],
+            ami_type=args.ami_type,
+            release_version=args.ami_release_version,
             capacity_type=plan.capacity_type,
             instance_types=plan.instance_types,
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
@@ -94,10 +125,10 @@ class GpuPoolGroups(pulumi.ComponentResource):
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             labels=plan.labels,
             taints=[aws.eks.NodeGroupTaintArgs(**plan.taint)],
-            tags={**config.tags, "tritonfleet.io/pool": plan.pool},
+            tags={**args.tags, "tritonfleet.io/pool": plan.pool},
             opts=pulumi.ResourceOptions(
                 parent=self,
-                protect=config.protected,
+                protect=args.protected,
                 depends_on=depends_on,
                 # cluster-autoscaler owns the desired size; the engine must not reset it on every up.
                 ignore_changes=["scalingConfig.desiredSize"],

@@ -156,19 +156,20 @@ def expander_priorities() -> dict[str, list[str]]:
     return {str(priority): [f".*{GROUP_MARKER[option]}-.*"] for option, priority in EXPANDER_PRIORITY.items()}
 
 
-def cluster_autoscaler_values(config: StackConfig, role_arn: Any, service_account: str) -> dict:
+def cluster_autoscaler_values(
+    region: str, cluster_name: str, kubernetes_version: str, role_arn: Any, service_account: str
+) -> dict:
     """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes.
 
     `role_arn` is placed as given (a string, or the program's not-yet-known output)."""
-    version = config.cluster.kubernetes_version
     return {
         "cloudProvider": "aws",
-        "awsRegion": config.region,
-        "autoDiscovery": {"clusterName": config.cluster_name},
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster_name},
         "fullnameOverride": service_account,
         "image": {
             "repository": pins.CLUSTER_AUTOSCALER_IMAGE["repository"],
-            "tag": pins.CLUSTER_AUTOSCALER_IMAGE["tags"][version],
+            "tag": pins.CLUSTER_AUTOSCALER_IMAGE["tags"][kubernetes_version],
         },
         "rbac": {
             "serviceAccount": {"create": True, "name": service_account, "annotations": {"eks.amazonaws.com/role-arn": role_arn}}

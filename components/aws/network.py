@@ -2,37 +2,60 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.layout import VPC_CIDR, nat_zones, subnet_layout
-from tritonfleet.clouds.aws.zones import aws_zones
-from tritonfleet.core.config import StackConfig
+from components.aws.layout import VPC_CIDR, subnet_layout
 
 
-class AwsNetwork(pulumi.ComponentResource):
+@dataclass(frozen=True)
+class NetworkArgs:
+    """The slice of the stack config the network is built from."""
+
+    vpc_name: str
+    """The VPC's Name tag (the cluster's name)."""
+    zones: list[str]
+    """Availability zones: one private and one public subnet each."""
+    nat_zones: list[str]
+    """Zones with a NAT gateway (`layout.nat_zones`); private subnets elsewhere route through the first."""
+    protected: bool = False
+    """Protect the VPC (deleting it takes the cluster with it)."""
+    existing_vpc_id: str | None = None
+    """Use this VPC instead of creating one; then `existing_private_subnets` is the whole network."""
+    existing_private_subnets: dict[str, str] = field(default_factory=dict)
+    """zone -> subnet id of the existing VPC's private subnets."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """The stack's tags, on every resource."""
+
+
+class Network(pulumi.ComponentResource):
     """Hands up `private_subnets`: zone -> subnet id, where every node and the control plane's interfaces live."""
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
+    vpc_id: pulumi.Input[str]
+    """The VPC's id (the existing one's, or the new one's)."""
+    private_subnets: dict[str, pulumi.Input[str]]
+    """zone -> private subnet id."""
+
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        cluster = config.cluster
-        self.private_subnets: dict[str, pulumi.Input[str]]
-        if cluster.existing_vpc_id:
-            self.vpc_id: pulumi.Input[str] = cluster.existing_vpc_id
-            self.private_subnets = dict(cluster.existing_private_subnets)
-            self.register_outputs({"vpc_id": self.vpc_id})
+        if args.existing_vpc_id:
+            self.vpc_id = args.existing_vpc_id
+            self.private_subnets = dict(args.existing_private_subnets)
+            self.register_outputs({"vpc_id": self.vpc_id, "private_subnets": self.private_subnets})
             return
 
-        tags = config.tags
+        tags = args.tags
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=VPC_CIDR,
             enable_dns_hostnames=True,
             enable_dns_support=True,
-            tags={**tags, "Name": config.cluster_name},
+            tags={**tags, "Name": args.vpc_name},
             # Like the GKE network: deleting it takes the cluster with it, so it is protected where the stack is.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=config.protected)),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=args.protected)),
         )
         self.vpc_id = vpc.id
         gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags, opts=child)
@@ -43,7 +66,7 @@ class AwsNetwork(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        layout = subnet_layout(aws_zones(config.region, cluster))
+        layout = subnet_layout(args.zones)
         public_subnets = {}
         for plan in layout:
             subnet = aws.ec2.Subnet(
@@ -60,7 +83,7 @@ class AwsNetwork(pulumi.ComponentResource):
             public_subnets[plan.zone] = subnet
 
         nats = {}
-        for zone in nat_zones(config):
+        for zone in args.nat_zones:
             address = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags=tags, opts=child)
             nats[zone] = aws.ec2.NatGateway(
                 f"{name}-nat-{zone}",
@@ -92,4 +115,4 @@ class AwsNetwork(pulumi.ComponentResource):
                 f"{name}-private-{plan.zone}", subnet_id=subnet.id, route_table_id=routes.id, opts=child
             )
             self.private_subnets[plan.zone] = subnet.id
-        self.register_outputs({"vpc_id": vpc.id})
+        self.register_outputs({"vpc_id": vpc.id, "private_subnets": self.private_subnets})

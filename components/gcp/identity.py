@@ -1,4 +1,4 @@
-"""Workload Identity for Triton: names and IAM members (plain data, no Pulumi; cloud.py creates the bindings).
+"""Workload Identity for Triton: names and IAM members (plain data, no Pulumi; workload_identity.py creates the bindings).
 
 Each Triton deployment's Kubernetes ServiceAccount `<namespace>/triton-<deployment>` may impersonate one Google
 service account (roles/iam.workloadIdentityUser on that account only), which may read one bucket (roles on that

@@ -1,4 +1,4 @@
-"""What each GKE node pool looks like, decided from the stack config (plain data, no Pulumi; cloud.py builds them).
+"""What each GKE node pool looks like, decided from the stack config (plain data, no Pulumi; gpu_pools.py builds them).
 
 One configured GPU pool becomes one GKE node pool per purchase option of `tritonfleet.core.cost.split_capacity`
 (the one formula the cost table uses too): a `mixed` pool becomes an on-demand base pool and a spot pool whose

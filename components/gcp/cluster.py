@@ -1,0 +1,138 @@
+"""The GKE cluster: a regional Standard cluster with private nodes and Workload Identity, its node service account,
+and a small system node pool. Builders are functions whose resources are children of the GCP adapter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gcp.network import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE, GkeNetwork
+from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).
+NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
+
+
+def kubeconfig(name: str, endpoint: str, ca_data: str) -> str:
+    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: {name}\n  cluster:\n    server: https://{endpoint}\n    certificate-authority-data: {ca_data}\n"
+        f"contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n"
+        f"current-context: {name}\n"
+        f"users:\n- name: {name}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+        "      command: gke-gcloud-auth-plugin\n      provideClusterInfo: true\n"
+    )
+
+
+def workload_pool(project: str | None) -> str:
+    """The Workload Identity pool of a project's GKE clusters."""
+    return f"{project}.svc.id.goog"
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    """The slice of the stack config the cluster and its system pool are built from."""
+
+    cluster_name: str
+    """The GKE cluster's name."""
+    project: str | None
+    """The GCP project (None: the provider's)."""
+    region: str
+    """The cluster's region (a regional cluster)."""
+    zones: list[str]
+    """Zones of the nodes; empty: GKE's default zones of the region."""
+    release_channel: str
+    """The GKE release channel."""
+    kubernetes_version: str
+    """The minimum control-plane version."""
+    node_service_account: pulumi.Input[str]
+    """The email of the service account every node runs as (`create_node_account`)."""
+    system_machine_type: str = SYSTEM_MACHINE_TYPE
+    """Machine type of the system pool."""
+    system_node_count: int = 1
+    """System nodes in total (the pool's autoscaling bounds hold it there)."""
+    system_nodes_per_zone: int = 1
+    """Initial system nodes per zone (`node_pools.system_pool_nodes_per_zone`)."""
+    protected: bool = False
+    """Protect the cluster and its pools, and turn on deletion protection."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """The stack's tags, as resource labels."""
+
+
+def create_node_account(
+    name: str, account_id: str, display_name: str, project: str | None, opts: pulumi.ResourceOptions
+) -> gcp.serviceaccount.Account:
+    """The nodes' own service account with only the role GKE documents for nodes (not the Compute default account)."""
+    account = gcp.serviceaccount.Account(
+        f"{name}-nodes", account_id=account_id, display_name=display_name, project=project, opts=opts
+    )
+    gcp.projects.IAMMember(
+        f"{name}-nodes-role",
+        project=project,
+        role=NODE_SERVICE_ACCOUNT_ROLE,
+        member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+        opts=opts,
+    )
+    return account
+
+
+def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
+    """A VPC-native regional GKE Standard cluster with private nodes and a system pool (its default pool removed)."""
+    protected = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected))
+    cluster = gcp.container.Cluster(
+        f"{name}-gke",
+        name=args.cluster_name,
+        location=args.region,
+        node_locations=args.zones or None,
+        network=network.network.self_link,
+        subnetwork=network.subnet.self_link,
+        networking_mode="VPC_NATIVE",
+        ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+            cluster_secondary_range_name=PODS_RANGE, services_secondary_range_name=SERVICES_RANGE
+        ),
+        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+            enable_private_nodes=True, enable_private_endpoint=False, master_ipv4_cidr_block=CONTROL_PLANE_CIDR
+        ),
+        release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
+        min_master_version=args.kubernetes_version,
+        workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool(args.project)),
+        enable_shielded_nodes=True,
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        resource_labels=args.labels,
+        deletion_protection=args.protected,
+        opts=protected,
+    )
+    gcp.container.NodePool(
+        f"{name}-system",
+        name="system",
+        cluster=cluster.name,
+        location=args.region,
+        node_locations=args.zones or None,
+        initial_node_count=args.system_nodes_per_zone,
+        autoscaling=gcp.container.NodePoolAutoscalingArgs(
+            total_min_node_count=args.system_node_count,
+            total_max_node_count=args.system_node_count,
+            location_policy="BALANCED",
+        ),
+        management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+        node_config=gcp.container.NodePoolNodeConfigArgs(
+            machine_type=args.system_machine_type,
+            image_type="COS_CONTAINERD",
+            disk_size_gb=SYSTEM_DISK_GB,
+            service_account=args.node_service_account,
+            oauth_scopes=[CLOUD_PLATFORM_SCOPE],
+            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+            resource_labels=args.labels,
+        ),
+        # An explicit name cannot exist twice: a replacement must delete the old pool first.
+        opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(delete_before_replace=True)),
+    )
+    return cluster

@@ -1,0 +1,80 @@
+"""The GKE network: a VPC-native subnet (pods and services from secondary ranges) and Cloud NAT for private nodes.
+
+Builders here are functions whose resources are children of the GCP adapter (their URNs are those of every existing
+GKE stack); the address plan is plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from tritonfleet.core.conventions import resource_name
+
+# Address plan of the VPC this stack creates (VPC-native: pods and services come from secondary ranges).
+NODE_CIDR = "10.10.0.0/20"
+POD_CIDR = "10.16.0.0/14"
+SERVICE_CIDR = "10.20.0.0/20"
+CONTROL_PLANE_CIDR = "172.16.0.0/28"
+PODS_RANGE, SERVICES_RANGE = "pods", "services"
+
+
+@dataclass(frozen=True)
+class GkeNetworkArgs:
+    """The slice of the stack config the network is built from."""
+
+    stack: str
+    """The stack's name: resource names are tf-<stack>-<role> (`conventions.resource_name`)."""
+    region: str
+    """The GCP region of the subnet, router and NAT."""
+    protected: bool = False
+    """Protect the VPC and subnet (deleting them takes the cluster with them)."""
+
+
+@dataclass(frozen=True)
+class GkeNetwork:
+    """What the cluster is placed in."""
+
+    network: gcp.compute.Network
+    subnet: gcp.compute.Subnetwork
+
+
+def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions) -> GkeNetwork:
+    """The VPC, its node subnet with the pod and service ranges, and NAT so private nodes can pull nvcr.io images."""
+    protected = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected))
+    network = gcp.compute.Network(
+        f"{name}-vpc", name=resource_name(args.stack, "vpc"), auto_create_subnetworks=False, opts=protected
+    )
+    subnet = gcp.compute.Subnetwork(
+        f"{name}-nodes-subnet",
+        name=resource_name(args.stack, "nodes"),
+        network=network.self_link,
+        region=args.region,
+        ip_cidr_range=NODE_CIDR,
+        private_ip_google_access=True,
+        secondary_ip_ranges=[
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=POD_CIDR),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=SERVICE_CIDR),
+        ],
+        opts=protected,
+    )
+    # Private nodes have no public address: NAT lets them pull nvcr.io images (Triton, GPU Operator).
+    router = gcp.compute.Router(
+        f"{name}-router",
+        name=resource_name(args.stack, "router"),
+        network=network.self_link,
+        region=args.region,
+        opts=opts,
+    )
+    gcp.compute.RouterNat(
+        f"{name}-nat",
+        name=resource_name(args.stack, "nat"),
+        router=router.name,
+        region=args.region,
+        nat_ip_allocate_option="AUTO_ONLY",
+        source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+        opts=opts,
+    )
+    return GkeNetwork(network=network, subnet=subnet)
