@@ -8,14 +8,15 @@ A cloud adapter is a `CloudAdapter` subclass in `components/<cloud>/cloud.py`, r
 3. `triton_identities`: one keyless read identity per `IdentityRequest` (one per Triton deployment, sliced here);
 4. `cluster_facts`: the `ClusterFacts` the Kubernetes layer reads. Nothing above this contract says aws or gcp.
 
-The adapter keeps what its later steps need from `build_cluster` (the cluster, its OIDC issuer, ...) on itself.
+`build_cluster` returns the adapter's own "floor" object (a dataclass of the cluster, its Kubernetes provider, ...);
+the later steps receive it, so nothing passes between them through hidden state.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -142,7 +143,10 @@ def after_grants(value: pulumi.Input[str], grants: list[pulumi.CustomResource]) 
     return pulumi.Output.all(value, *(grant.id for grant in grants)).apply(lambda args: args[0])
 
 
-class CloudAdapter(pulumi.ComponentResource, ABC):
+Floor = TypeVar("Floor")
+
+
+class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
     """A cloud floor: its cluster, then buckets and Triton identities built the same way for every cloud."""
 
     cloud: ClassVar[str]
@@ -153,10 +157,10 @@ class CloudAdapter(pulumi.ComponentResource, ABC):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
         super().__init__(f"tritonfleet:{self.cloud}:{type(self).__name__}", name, None, opts)
-        self.build_cluster(name, config)
-        stores = {request.name: self.model_bucket(name, request) for request in bucket_requests(config)}
-        identities = self.triton_identities(name, identity_requests(config), stores)
-        self.facts = self.cluster_facts(name, config, stores, identities)
+        floor = self.build_cluster(name, config)
+        stores = {request.name: self.model_bucket(name, floor, request) for request in bucket_requests(config)}
+        identities = self.triton_identities(name, floor, identity_requests(config), stores)
+        self.facts = self.cluster_facts(config, floor, stores, identities)
         self.register_outputs(
             {
                 "cluster_name": self.facts.cluster_name,
@@ -166,22 +170,23 @@ class CloudAdapter(pulumi.ComponentResource, ABC):
         )
 
     @abstractmethod
-    def build_cluster(self, name: str, config: StackConfig) -> None:
-        """The cloud's network, cluster, GPU capacity and cluster add-ons, as children of this component."""
+    def build_cluster(self, name: str, config: StackConfig) -> Floor:
+        """The cloud's network, cluster, GPU capacity and cluster add-ons, as children of this component; returns
+        what the later steps need (the cluster, its Kubernetes provider, config slices)."""
 
     @abstractmethod
-    def model_bucket(self, name: str, request: BucketRequest) -> ModelStore:
+    def model_bucket(self, name: str, floor: Floor, request: BucketRequest) -> ModelStore:
         """One private, versioned model bucket."""
 
     @abstractmethod
     def triton_identities(
-        self, name: str, requests: list[IdentityRequest], stores: dict[str, ModelStore]
+        self, name: str, floor: Floor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
     ) -> dict[str, TritonIdentity]:
         """Per request (deployment name -> identity): read on `stores[request.bucket]` for that ServiceAccount only."""
 
     @abstractmethod
     def cluster_facts(
-        self, name: str, config: StackConfig, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
+        self, config: StackConfig, floor: Floor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
     ) -> ClusterFacts:
         """The facts for the Kubernetes layer; `shared_facts(stores, identities)` fills the fields all clouds share."""
 

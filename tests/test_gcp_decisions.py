@@ -190,3 +190,15 @@ def test_long_service_account_ids_stay_distinct():
 
 def test_workload_identity_member():
     assert workload_identity_member("acme-ml-prod", "triton", "llm") == "serviceAccount:acme-ml-prod.svc.id.goog[triton/llm]"
+
+
+def test_the_gke_address_plan_does_not_overlap():
+    import ipaddress
+    import itertools
+
+    from components.gcp.network import CONTROL_PLANE_CIDR, NODE_CIDR, POD_CIDR, SERVICE_CIDR
+
+    ranges = [ipaddress.ip_network(cidr) for cidr in (NODE_CIDR, POD_CIDR, SERVICE_CIDR, CONTROL_PLANE_CIDR)]
+    assert all(a.is_private for a in ranges)
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(ranges, 2))
+    assert ipaddress.ip_network(CONTROL_PLANE_CIDR).prefixlen == 28  # GKE requires a /28 for the control plane

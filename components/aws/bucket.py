@@ -40,11 +40,18 @@ def encryption_default(kms_key_id: str | None) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ModelBucketArgs:
-    bucket_name: str  # the physical name, deterministic per stack
+    """One S3 model bucket."""
+
+    bucket_name: str
+    """The physical (globally unique) name, deterministic per stack."""
     noncurrent_version_days: int
+    """Days a replaced or deleted object version is kept."""
     kms_key_id: str | None = None
-    protected: bool = False  # protect and retain on delete (prod)
+    """KMS key ARN for SSE-KMS; None: SSE-S3."""
+    protected: bool = False
+    """Protect and retain on delete (prod)."""
     tags: dict[str, str] = field(default_factory=dict)
+    """The stack's tags."""
 
 
 class ModelBucket(pulumi.ComponentResource):

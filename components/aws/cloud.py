@@ -7,6 +7,7 @@ The config is read here, once, and each component gets its slice; decisions live
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
@@ -43,7 +44,7 @@ from components.contract import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.scheduling import pool_facts
+from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
 def kubeconfig(name: str, endpoint: str, ca_data: str, region: str) -> str:
@@ -71,14 +72,30 @@ def kubeconfig(name: str, endpoint: str, ca_data: str, region: str) -> str:
     )
 
 
-class AwsCloud(CloudAdapter):
+@dataclass(frozen=True)
+class EksFloor:
+    """What the AWS adapter's later steps need from its cluster."""
+
+    children: pulumi.ResourceOptions  # parent: the adapter; provider: the stack region's AWS provider
+    eks: EksCluster
+    autoscaler: ClusterAutoscaler
+    k8s_provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    pools: dict[str, PoolFacts]
+    node_groups: dict[str, dict[str, pulumi.Output[str]]]  # pool -> purchase option -> node group name
+    launch_templates: dict[str, pulumi.Output[str]]  # pool -> launch template id
+    region: str
+    tags: dict[str, str]
+
+
+class AwsCloud(CloudAdapter[EksFloor]):
     """The AWS floor: EKS with managed GPU node groups, S3 model buckets and IRSA identities."""
 
     cloud = "aws"
 
-    def build_cluster(self, name: str, config: StackConfig) -> None:
+    def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
         provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
-        self._children = child = pulumi.ResourceOptions(parent=self, provider=provider)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
         cluster_config = config.cluster
         image = cluster_config.eks_gpu_node_image
 
@@ -95,7 +112,7 @@ class AwsCloud(CloudAdapter):
             ),
             opts=child,
         )
-        self._eks = eks = EksCluster(
+        eks = EksCluster(
             f"{name}-eks",
             EksClusterArgs(
                 cluster_name=config.cluster_name,
@@ -114,11 +131,11 @@ class AwsCloud(CloudAdapter):
         )
         cluster = eks.cluster
 
-        self._pools = {}
-        self._node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
-        self._launch_templates: dict[str, pulumi.Output[str]] = {}
+        pools = {}
+        node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
+        launch_templates: dict[str, pulumi.Output[str]] = {}
         for pool in config.enabled_pools:
-            self._pools[pool.name] = pool_facts(config, pool)
+            pools[pool.name] = pool_facts(config, pool)
             pool_name = f"{name}-{pool.name}"
             groups = GpuPool(
                 pool_name,
@@ -139,21 +156,20 @@ class AwsCloud(CloudAdapter):
                 opts=child,
                 depends_on=[*eks.node_policies, eks.system_node_group],
             )
-            self._node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
-            self._launch_templates[pool.name] = groups.launch_template.id
+            node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
+            launch_templates[pool.name] = groups.launch_template.id
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
         )
-        self._kubeconfig = kubeconfig_text
-        self._k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(
             f"{name}-storage-class",
             **default_storage_class(),
-            opts=pulumi.ResourceOptions(parent=self, provider=self._k8s_provider, depends_on=eks.addons),
+            opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=eks.addons),
         )
-        self._autoscaler = ClusterAutoscaler(
+        autoscaler = ClusterAutoscaler(
             f"{name}-autoscaler",
             ClusterAutoscalerArgs(
                 region=config.region,
@@ -162,16 +178,26 @@ class AwsCloud(CloudAdapter):
                 cluster=cluster,
                 oidc_provider_arn=eks.oidc_provider.arn,
                 issuer_url=eks.issuer_url,
-                provider=self._k8s_provider,
+                provider=k8s_provider,
                 tags=config.tags,
             ),
             opts=child,
             depends_on=eks.addons,
         )
-        self._region = config.region
-        self._tags = config.tags
+        return EksFloor(
+            children=child,
+            eks=eks,
+            autoscaler=autoscaler,
+            k8s_provider=k8s_provider,
+            kubeconfig=kubeconfig_text,
+            pools=pools,
+            node_groups=node_groups,
+            launch_templates=launch_templates,
+            region=config.region,
+            tags=config.tags,
+        )
 
-    def model_bucket(self, name: str, request: BucketRequest) -> ModelStore:
+    def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
         bucket = ModelBucket(
             f"{name}-{request.name}",
             ModelBucketArgs(
@@ -181,24 +207,24 @@ class AwsCloud(CloudAdapter):
                 protected=request.protected,
                 tags=request.labels,
             ),
-            opts=self._children,
+            opts=floor.children,
         )
         return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
 
     def triton_identities(
-        self, name: str, requests: list[IdentityRequest], stores: dict[str, ModelStore]
+        self, name: str, floor: EksFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
     ) -> dict[str, TritonIdentity]:
         identities = TritonIdentities(
             f"{name}-triton",
             TritonIdentitiesArgs(
                 requests=requests,
                 bucket_arns={bucket: store.grant_target for bucket, store in stores.items()},
-                oidc_provider_arn=self._eks.oidc_provider.arn,
-                issuer_url=self._eks.issuer_url,
-                region=self._region,
-                tags=self._tags,
+                oidc_provider_arn=floor.eks.oidc_provider.arn,
+                issuer_url=floor.eks.issuer_url,
+                region=floor.region,
+                tags=floor.tags,
             ),
-            opts=self._children,
+            opts=floor.children,
         )
         return {
             deployment: TritonIdentity(annotations=identities.annotations[deployment], export=role_arn)
@@ -206,26 +232,27 @@ class AwsCloud(CloudAdapter):
         }
 
     def cluster_facts(
-        self, name: str, config: StackConfig, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
+        self, config: StackConfig, floor: EksFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
     ) -> ClusterFacts:
-        cluster = self._eks.cluster
+        eks = floor.eks
+        cluster = eks.cluster
         return ClusterFacts(
             cluster_name=cluster.name,
-            provider=self._k8s_provider,
-            kubeconfig=pulumi.Output.secret(self._kubeconfig),
-            pools=self._pools,
+            provider=floor.k8s_provider,
+            kubeconfig=pulumi.Output.secret(floor.kubeconfig),
+            pools=floor.pools,
             **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
             exposure=aws_exposure_facts(config.cluster.existing_vpc_cidr or VPC_CIDR),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,
-                "oidcIssuer": self._eks.issuer_url,
-                "nodeGroups": self._node_groups,
-                "launchTemplates": self._launch_templates,
-                "systemNodeGroup": self._eks.system_node_group.node_group_name,
+                "oidcIssuer": eks.issuer_url,
+                "nodeGroups": floor.node_groups,
+                "launchTemplates": floor.launch_templates,
+                "systemNodeGroup": eks.system_node_group.node_group_name,
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
-                "autoscalerRoleArn": self._autoscaler.role.arn,
-                "ebsCsiRoleArn": self._eks.ebs_csi_role.arn,
+                "autoscalerRoleArn": floor.autoscaler.role.arn,
+                "ebsCsiRoleArn": eks.ebs_csi_role.arn,
             },
         )

@@ -16,15 +16,25 @@ KMS_AGENT_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
 @dataclass(frozen=True)
 class ModelBucketArgs:
-    bucket_name: str  # the physical name, deterministic per stack
+    """One GCS model bucket."""
+
+    bucket_name: str
+    """The physical (globally unique) name, deterministic per stack."""
     location: str
+    """The GCS location (the stack's region, upper case)."""
     noncurrent_version_days: int
-    kms_key_name: str | None = None  # projects/P/locations/L/keyRings/R/cryptoKeys/K
-    protected: bool = False  # protect and retain on delete (prod)
+    """Days a replaced or deleted object version is kept."""
+    kms_key_name: str | None = None
+    """Default Cloud KMS key, projects/P/locations/L/keyRings/R/cryptoKeys/K; None: Google-managed encryption."""
+    protected: bool = False
+    """Protect and retain on delete (prod)."""
     labels: dict[str, str] = field(default_factory=dict)
+    """The stack's tags, as bucket labels."""
 
 
 class ModelBucket(pulumi.ComponentResource):
+    """The bucket, and with a customer-managed key the key grant GCS needs first."""
+
     def __init__(self, name: str, args: ModelBucketArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:gcp:ModelBucket", name, None, opts)
         key_grants: list[pulumi.Resource] = []

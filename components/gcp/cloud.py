@@ -9,6 +9,8 @@ the URN it has in existing stacks. See docs/gcp.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
@@ -32,20 +34,34 @@ from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, 
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import resource_name
-from tritonfleet.core.scheduling import pool_facts
+from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
-class GcpCloud(CloudAdapter):
+@dataclass(frozen=True)
+class GkeFloor:
+    """What the GCP adapter's later steps need from its cluster."""
+
+    children: pulumi.ResourceOptions  # parent: the adapter; provider: the stack project's GCP provider
+    cluster: gcp.container.Cluster
+    k8s_provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]  # secret
+    pools: dict[str, PoolFacts]
+    node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
+    stack: str
+    project: str | None
+    bucket_location: str  # the region, as GCS spells a regional location
+
+
+class GcpCloud(CloudAdapter[GkeFloor]):
     """The GCP floor: GKE Standard with GPU node pools, GCS model buckets and Workload Identity."""
 
     cloud = "gcp"
 
-    def build_cluster(self, name: str, config: StackConfig) -> None:
+    def build_cluster(self, name: str, config: StackConfig) -> GkeFloor:
         provider = gcp.Provider(
             f"{name}-gcp", project=config.gcp_project, region=config.region, opts=pulumi.ResourceOptions(parent=self)
         )
-        self._children = child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self._stack, self._project = config.stack, config.gcp_project
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
 
         node_account = create_node_account(
             name,
@@ -58,7 +74,7 @@ class GcpCloud(CloudAdapter):
             name, GkeNetworkArgs(stack=config.stack, region=config.region, protected=config.protected), opts=child
         )
         system = config.cluster.system_nodes
-        self._cluster = cluster = create_cluster(
+        cluster = create_cluster(
             name,
             GkeClusterArgs(
                 cluster_name=config.cluster_name,
@@ -78,11 +94,11 @@ class GcpCloud(CloudAdapter):
             opts=child,
         )
 
-        self._pools = {}
-        self._node_pool_names: dict[str, list[pulumi.Output[str]]] = {}
+        pools = {}
+        node_pool_names: dict[str, list[pulumi.Output[str]]] = {}
         for pool in config.enabled_pools:
-            self._pools[pool.name] = pool_facts(config, pool)
-            self._node_pool_names[pool.name] = [
+            pools[pool.name] = pool_facts(config, pool)
+            node_pool_names[pool.name] = [
                 create_gpu_node_pool(
                     name,
                     GpuNodePoolArgs(
@@ -98,31 +114,40 @@ class GcpCloud(CloudAdapter):
                 for spec in gpu_node_pool_specs(config, pool)
             ]
 
-        self._kubeconfig = pulumi.Output.secret(
+        kubeconfig_text = pulumi.Output.secret(
             pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
                 lambda args: kubeconfig(args[0], args[1], args[2])
             )
         )
-        self._k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=self._kubeconfig, opts=pulumi.ResourceOptions(parent=self))
-        self._bucket_location = config.region.upper()
+        return GkeFloor(
+            children=child,
+            cluster=cluster,
+            k8s_provider=k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self)),
+            kubeconfig=kubeconfig_text,
+            pools=pools,
+            node_pool_names=node_pool_names,
+            stack=config.stack,
+            project=config.gcp_project,
+            bucket_location=config.region.upper(),
+        )
 
-    def model_bucket(self, name: str, request: BucketRequest) -> ModelStore:
+    def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
         bucket = ModelBucket(
             f"{name}-{request.name}",
             ModelBucketArgs(
                 bucket_name=request.physical_name,
-                location=self._bucket_location,
+                location=floor.bucket_location,
                 noncurrent_version_days=request.noncurrent_version_days,
                 kms_key_name=request.kms_key,
                 protected=request.protected,
                 labels=request.labels,
             ),
-            opts=self._children,
+            opts=floor.children,
         )
         return ModelStore(uri=bucket.uri, grant_target=bucket.name)
 
     def triton_identities(
-        self, name: str, requests: list[IdentityRequest], stores: dict[str, ModelStore]
+        self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
     ) -> dict[str, TritonIdentity]:
         return {
             request.deployment: create_triton_identity(
@@ -130,29 +155,29 @@ class GcpCloud(CloudAdapter):
                 TritonIdentityArgs(
                     request=request,
                     bucket_name=stores[request.bucket].grant_target,
-                    stack=self._stack,
-                    project=self._project,
-                    cluster=self._cluster,
+                    stack=floor.stack,
+                    project=floor.project,
+                    cluster=floor.cluster,
                 ),
-                opts=self._children,
+                opts=floor.children,
             )
             for request in requests
         }
 
     def cluster_facts(
-        self, name: str, config: StackConfig, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
+        self, config: StackConfig, floor: GkeFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
     ) -> ClusterFacts:
         return ClusterFacts(
-            cluster_name=self._cluster.name,
-            provider=self._k8s_provider,
-            kubeconfig=self._kubeconfig,
-            pools=self._pools,
+            cluster_name=floor.cluster.name,
+            provider=floor.k8s_provider,
+            kubeconfig=floor.kubeconfig,
+            pools=floor.pools,
             **shared_facts(stores, identities),
             exposure=gcp_exposure_facts(),
             gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),
             exports={
-                "gkeNodePools": self._node_pool_names,
+                "gkeNodePools": floor.node_pool_names,
                 "tritonServiceAccounts": {deployment: identity.export for deployment, identity in identities.items()},
             },
         )

@@ -62,6 +62,8 @@ def prometheus_adapter_values() -> dict[str, Any]:
 
 
 class PrometheusAdapter(pulumi.ComponentResource):
+    """prometheus-adapter: serves Triton's queue metrics as custom metrics, so the Triton HPAs can scale on them."""
+
     def __init__(
         self,
         name: str,

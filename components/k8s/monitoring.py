@@ -22,6 +22,8 @@ RELEASE_TIMEOUT_SECONDS = 900  # CRDs, admission-webhook hook jobs and a Persist
 
 
 class Monitoring(pulumi.ComponentResource):
+    """kube-prometheus-stack, its Grafana admin and Alertmanager secrets, our dashboards and our PrometheusRule."""
+
     def __init__(self, name: str, config: StackConfig, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:k8s:Monitoring", name, None, opts)
         monitoring = config.monitoring

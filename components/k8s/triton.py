@@ -132,6 +132,8 @@ def release_values(
 
 
 class TritonRelease(pulumi.ComponentResource):
+    """One Triton deployment: our pinned chart, on its GPU pool, reading its bucket under its own identity."""
+
     def __init__(
         self,
         name: str,
