@@ -179,3 +179,13 @@ def test_no_component_outside_an_adapter_branches_on_the_cloud():
             continue
         source = path.read_text()
         assert "cloud ==" not in source and 'cloud != "' not in source, f"{path} branches on the cloud"
+
+
+def test_the_architecture_doc_names_only_files_that_exist():
+    """docs/architecture.md is written from the code: every repository path it names in backticks exists."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:components|tritonfleet|tests|policies|stacks|docs)/[A-Za-z0-9_./<>-]+)`", text))
+    missing = sorted(path for path in named if "<" not in path and "azure" not in path and not (ROOT / path.rstrip("/")).exists())
+    assert named and not missing, missing
