@@ -10,8 +10,9 @@ import pulumi_kubernetes as k8s
 from components.contract import CloudAdapter
 from tritonfleet.core.config import StackConfig
 
-# cloud (the `cloud` config value) -> "module:class" of its adapter. Only the stack's own adapter is imported, so a
-# GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each costs seconds and hundreds of MB).
+# cloud (the `cloud` config value, one of tritonfleet.clouds.CLOUDS) -> "module:class" of its adapter. Only the
+# stack's own adapter is imported, so a GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each
+# costs seconds and hundreds of MB).
 ADAPTERS: dict[str, str] = {
     "aws": "components.aws.cloud:AwsCloud",
     "gcp": "components.gcp.cloud:GcpCloud",

@@ -26,11 +26,12 @@ def config_with(stack: str, **overrides) -> StackConfig:
 # --- the registry ---------------------------------------------------------------------------------------------------
 
 
-def test_every_cloud_the_config_accepts_has_a_registered_adapter():
+def test_every_registered_cloud_has_an_adapter_and_no_adapter_lacks_a_cloud():
+    """Both registries name the same clouds: tritonfleet/clouds (pure) and components/platform.py (Pulumi)."""
     from components.platform import ADAPTERS
+    from tritonfleet.clouds import CLOUDS
 
-    clouds = typing.get_args(StackConfig.model_fields["cloud"].annotation)
-    assert sorted(ADAPTERS) == sorted(clouds)
+    assert sorted(ADAPTERS) == sorted(CLOUDS) == sorted(typing.get_args(StackConfig.model_fields["cloud"].annotation))
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp"])
