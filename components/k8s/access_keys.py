@@ -47,4 +47,4 @@ class AccessKeys(pulumi.ComponentResource):
                 string_data={key: pulumi.Output.secret(value) for key, value in keys.items()},
                 opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace]),
             )
-        self.register_outputs({})
+        self.register_outputs({"secret_name": self.secret.metadata.name} if self.secret else {})
