@@ -21,6 +21,8 @@ ADAPTERS: dict[str, str] = {
 
 def adapter_class(cloud: str) -> type[CloudAdapter]:
     """The adapter registered for `cloud`, imported now."""
+    if cloud not in ADAPTERS:
+        raise ValueError(f"no cloud adapter for {cloud!r}; registered: {', '.join(ADAPTERS)} (components/platform.py)")
     module, _, class_name = ADAPTERS[cloud].partition(":")
     return getattr(importlib.import_module(module), class_name)
 

@@ -48,7 +48,7 @@ def test_a_registered_adapter_implements_the_contract_for_its_cloud(cloud):
 def test_an_unknown_cloud_has_no_adapter():
     from components.platform import adapter_class
 
-    with pytest.raises(KeyError):
+    with pytest.raises(ValueError, match="no cloud adapter for 'azure'; registered: aws, gcp"):
         adapter_class("azure")
 
 
