@@ -15,9 +15,11 @@ UPSTREAM_CHARTS = ROOT / "tests" / "upstream"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
-def run_cli(*args: str, cwd: Path = ROOT, timeout: int = 120) -> subprocess.CompletedProcess[str]:
-    """Run `tritonfleet ARGS` the way a user does, in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def run_cli(
+    *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `tritonfleet ARGS` the way a user does, in a fresh process (`env`: variables to set for it)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -4,6 +4,7 @@ through botocore's Stubber with the real API's response shape (moto serves quota
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -177,3 +178,28 @@ def test_quota_api_denied_is_unknown_not_passed(moto_endpoint, stack_config):
     quota = [f for f in report.findings if f.check == "quota"]
     assert all(f.status == "unknown" and "AccessDeniedException" in f.detail for f in quota)
     assert not report.blockers
+
+
+def test_no_credentials_is_said_before_any_call(tmp_path):
+    """No AWS_* credentials, empty config files, no instance metadata: the user is told how to provide credentials.
+
+    AWS_ENDPOINT_URL points at a closed local port, so an API call, had one been made, would fail differently."""
+    (tmp_path / "config").write_text("")
+    (tmp_path / "credentials").write_text("")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        "PYTHONPATH": str(ROOT),
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
+        "HOME": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "tritonfleet", "preflight", "--stack", "prod"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1
+    assert "no AWS credentials found, so nothing was checked" in result.stderr
+    assert "AWS_ACCESS_KEY_ID" in result.stderr and "aws configure" in result.stderr
+    assert "did not answer" not in result.stderr and "Traceback" not in result.stderr

@@ -63,6 +63,9 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
     assert dev["maxGpus"] == {"base": 2, "head": 4, "delta": 2}
     assert dev["counts"] == {"add": 0, "change": 1, "remove": 0, "ignored": 0}  # the absolute chart path is not a change
     assert qa["status"] == "added" and qa["counts"]["add"] > 0
+    # progress on stderr (stdout is the report): what is planned, then each plan as it finishes
+    assert "planning 1 stack(s) at HEAD~1 and 2 in the working tree" in result.stderr
+    assert "[3/3] " in result.stderr and "dev at HEAD~1: planned in " in result.stderr
     assert sorted(p.name for p in (tmp_path / "comments").iterdir()) == ["dev.md", "qa.md"]
     assert (tmp_path / "comments" / "dev.md").read_text().startswith("<!-- tritonfleet-plan:dev -->")
     assert len(git(repo, "worktree", "list").splitlines()) == 1  # the temporary worktree is gone

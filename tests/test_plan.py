@@ -12,6 +12,30 @@ import pytest
 from conftest import ROOT, STACKS, run_cli
 
 
+def assert_summary_fits(stdout: str, plan: dict, width: int) -> None:
+    """The terminal summary fits `width` and shows every pool, instance type and figure whole (no ellipsis)."""
+    from tritonfleet.plan.text import total, usd
+
+    lines = stdout.splitlines()
+    assert max(len(line) for line in lines) <= width, "\n".join(line for line in lines if len(line) > width)
+    assert "…" not in stdout and "Traceback" not in stdout
+    words = [w for line in lines for w in line.split()]
+    cost = plan["cost"]
+    for pool in cost["pools"]:
+        assert pool["pool"] in words and pool["instanceType"] in words
+        assert usd(pool["monthlyFloorUsd"]) in words and usd(pool["monthlyCeilingUsd"]) in words
+    for pool in cost["disabledPools"]:
+        assert any(pool["pool"] in line and "disabled" in line for line in lines)
+        assert pool["instanceType"] in words
+    for key in ("monthlyFloorUsd", "monthlyCeilingUsd"):
+        assert total(cost, key) in stdout
+    assert usd(cost["budget"]["monthlyUsd"]) in words
+    assert f"up to {cost['maxGpus']}," in stdout and f"limit {cost['budget']['gpuLimit']}." in stdout
+    # the summary leads: pools and cost before the verdicts, the resource list only with --resources
+    assert stdout.index("GPU pools") < stdout.index("Monthly cost") < stdout.index("Policy verdicts")
+    assert "Resources by type" not in stdout
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_stack_plans_with_unique_sorted_urns(stack, stock_plan):
     plan = stock_plan(stack)
@@ -26,10 +50,31 @@ def test_the_cli_writes_the_same_bytes_in_every_process(tmp_path, stock_plan):
     from tritonfleet.plan.document import dumps
 
     target = tmp_path / "prod.json"
-    result = run_cli("plan", "--stack", "prod", "--json", str(target))
+    result = run_cli("plan", "--stack", "prod", "--json", str(target), env={"COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
     assert target.read_text() == dumps(stock_plan("prod"))
-    assert "GPU pools and monthly cost" in result.stdout
+    assert_summary_fits(result.stdout, stock_plan("prod"), 80)
+
+
+@pytest.mark.parametrize(("stack", "width"), [("gcp-prod", 80), ("prod", 200), ("gcp-prod", 200)])
+def test_the_summary_fits_the_terminal(stack, width, stock_plan):
+    """prod (a disabled pool) and gcp-prod (unknown prices, a longer pool name) at 80 and 200 columns."""
+    result = run_cli("plan", "--stack", stack, env={"COLUMNS": str(width)})
+    assert result.returncode == 0, result.stderr
+    assert_summary_fits(result.stdout, stock_plan(stack), width)
+
+
+def test_prod_summary_lists_the_disabled_pool_and_resources_only_on_request(stock_plan):
+    result = run_cli("plan", "--stack", "prod", "--resources", env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    assert "b200: disabled (enabled: false), so not planned and not in the totals" in result.stdout
+    assert "p6-b200.48xlarge" in result.stdout
+    summary = stock_plan("prod")["summary"]
+    resources = result.stdout[result.stdout.index(f"Resources by type ({summary['resources']})") : result.stdout.index("Policy verdicts")]
+    digits = len(str(max(summary["byType"].values())))
+    for typ, count in summary["byType"].items():
+        if len(typ) + digits + 4 <= 80:  # longer type names fold onto a second line
+            assert f"  {str(count).rjust(digits)}  {typ}\n" in resources
 
 
 def test_prod_plan_records_what_the_engine_would_see(stock_plan):
@@ -140,6 +185,8 @@ def test_an_unknown_total_shows_only_the_priced_part_as_a_lower_bound(tmp_path: 
     doc["config"]["tritonfleet:gpuPools"].append(h100)  # priced; the L4 spot pool (0..2 nodes) is not
     stack.write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", "gcp-dev", "--project-dir", str(tmp_path))
-    total = next(line for line in result.stdout.splitlines() if "total" in line).split("│")
-    assert total[-3].strip() == "$64,115.90"  # the floor: one a3-highgpu-8g at $87.83/h, L4 at 0 nodes
-    assert total[-2].strip() == "unknown (≥ $64,115.90 priced)"
+    lines = result.stdout.splitlines()
+    floor = next(line for line in lines if line.startswith("  floor (every pool at minNodes)"))
+    ceiling = next(line for line in lines if line.startswith("  ceiling (every pool at maxNodes)"))
+    assert floor.endswith(" $64,115.90")  # one a3-highgpu-8g at $87.83/h, L4 at 0 nodes
+    assert ceiling.endswith(" unknown (≥ $64,115.90 priced)")

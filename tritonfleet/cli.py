@@ -13,102 +13,79 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+from typer.exceptions import TyperException
 
 from tritonfleet.core.config import ConfigError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False)
+EXIT_CODES_HELP = (
+    "Exit status: 0 ok; 1 a user error (bad config, unknown stack, a program error), with a message and no traceback; "
+    "2 a mandatory policy violation; 64 a usage error (a missing or unknown option)."
+)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help=f"{__doc__}\n\n{EXIT_CODES_HELP}",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+# Width: $COLUMNS, else the terminal's, else 80 (a pipe or a CI log). Output is laid out to fit it.
+# No markup anywhere: config values, paths and messages may hold [brackets]; styles come as rich.text.Text.
+out = Console(highlight=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_POLICY_VIOLATION = 0, 1, 2
+EXIT_USAGE = 64  # sysexits.h EX_USAGE; Click's own default for usage errors (2) is a policy violation here
+CLICK_USAGE_EXIT = 2
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("tritonfleet")
+        except PackageNotFoundError:  # run from a checkout that was never pip-installed
+            shown = "(not installed: see pyproject.toml)"
+        out.print(f"tritonfleet {shown}")
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
-def _group() -> None:
+def _group(
+    _: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
     """tritonfleet: plan, cost and govern GPU inference platforms for NVIDIA Triton on EKS and GKE."""
 
 
-def _total(cost: dict, key: str) -> str:
-    """A stack total; when a price is unknown, also the part that is priced (a lower bound, never a guess)."""
-    if not isinstance(cost[key], str):
-        return _usd(cost[key])
-    priced = [p[key] for p in cost["pools"] if not isinstance(p[key], str)]
-    return f"unknown (≥ {_usd(sum(priced))} priced)" if priced else "unknown"
+def show(lines, console: Console | None = None) -> None:
+    """Lines from tritonfleet.plan.text, printed as plain text (never markup) in their own layout."""
+    for line in lines:
+        (console or out).print(Text(line.text, style=line.style), soft_wrap=True)
 
 
-def _usd(value) -> str:
-    return value if isinstance(value, str) else f"${value:,.2f}"
+def error_message(message: object, console: Console | None = None) -> None:
+    """'error: MESSAGE' on stderr; the message is printed as it is (config values may hold [brackets])."""
+    (console or err).print(Text.assemble(("error:", "red"), " ", str(message)), soft_wrap=True)
 
 
-def print_plan(plan: dict) -> None:
-    summary = plan["summary"]
-    out.print(
-        f"[bold]tritonfleet plan[/bold] stack [bold]{plan['stack']}[/bold] "
-        f"({plan['environment']}, {plan['cloud']} {plan['region']}): "
-        f"{summary['resources']} resources in {summary['components']} components"
-    )
-    resources = Table(title="Resources by type")
-    resources.add_column("type")
-    resources.add_column("count", justify="right")
-    for typ, count in summary["byType"].items():
-        resources.add_row(typ, str(count))
-    out.print(resources)
+def print_plan(plan: dict, resources: bool = False) -> None:
+    from tritonfleet.plan.text import plan_lines
 
-    cost = plan["cost"]
-    gpus = Table(title=f"GPU pools and monthly cost ({cost['hoursPerMonth']} h/month, {cost['scope']})")
-    for column in ("pool", "GPU", "type", "nodes (min..max)", "max GPUs", "$/node-hour", "monthly floor", "monthly ceiling"):
-        gpus.add_column(column, justify="right" if column not in ("pool", "GPU", "type") else "left")
-    for pool in cost["pools"]:
-        nodes = ", ".join(f"{o} {r['min']}..{r['max']}" for o, r in pool["nodes"].items())
-        prices = ", ".join(f"{o} {_usd(p['usdPerHour']) if isinstance(p, dict) else p}" for o, p in pool["prices"].items())
-        gpus.add_row(
-            pool["pool"],
-            pool["gpu"],
-            pool["instanceType"],
-            nodes,
-            str(pool["maxGpus"]),
-            prices,
-            _usd(pool["monthlyFloorUsd"]),
-            _usd(pool["monthlyCeilingUsd"]),
-        )
-    gpus.add_row(
-        "[bold]total[/bold]", "", "", "", str(cost["maxGpus"]), "", _total(cost, "monthlyFloorUsd"), _total(cost, "monthlyCeilingUsd")
-    )
-    out.print(gpus)
-    budget = cost["budget"]
-    out.print(f"Budget: {_usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis; GPU limit {budget['gpuLimit']}.")
-    for d in cost["deployments"]:
-        per_million = d["usdPer1MInferences"]
-        shown = (
-            f"${per_million:,.4f} per 1M inferences at full utilisation"
-            if not isinstance(per_million, str)
-            else (
-                "cost per 1M inferences: set throughputPerReplica"
-                if per_million == "not given"
-                else f"cost per 1M inferences {per_million}"
-            )
-        )
-        out.print(f"Triton '{d['deployment']}' on pool {d['pool']}: {shown}")
+    show(plan_lines(plan, out.width, resources=resources))
 
 
 def print_policy(section: dict) -> None:
     """The pack's verdicts, blocking first, with the enforcement level the engine would apply."""
-    verdicts = section["verdicts"]
-    if verdicts:
-        table = Table(title=f"Policy verdicts (pack {section['pack']}, config {section['config']})")
-        for column in ("policy", "enforcement", "severity", "resource", "message"):
-            table.add_column(column, overflow="fold")
-        for v in verdicts:
-            resource = "/".join(v["urn"].split("::")[-2:]).rsplit("$", 1)[-1] if v["urn"] else "(stack)"
-            level = f"[red]{v['enforcement']}[/red]" if v["enforcement"] == "mandatory" else v["enforcement"]
-            table.add_row(v["policy"], level, v["severity"], resource, v["message"])
-        out.print(table)
-    out.print(f"Policies: {section['mandatory']} mandatory violation(s), {section['advisory']} advisory finding(s).")
+    from tritonfleet.plan.text import policy_lines
+
+    show(policy_lines(section, out.width))
 
 
 def _policy_exit(section: dict) -> None:
     if section["directCallsAgree"] is False:
-        err.print("[red]error:[/red] the policy pack over gRPC and direct calls to its policies disagree (a tritonfleet bug)")
+        error_message("the policy pack over gRPC and direct calls to its policies disagree (a tritonfleet bug)")
         raise typer.Exit(EXIT_USER_ERROR)
     if section["mandatory"]:
         raise typer.Exit(EXIT_POLICY_VIOLATION)
@@ -124,7 +101,7 @@ def _without_cyclic_gc() -> None:
 
 
 def _user_error(error: Exception) -> typer.Exit:
-    err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
+    error_message(error)
     return typer.Exit(EXIT_USER_ERROR)
 
 
@@ -141,8 +118,9 @@ def plan(
     json_file: Annotated[Path | None, typer.Option("--json", help="write the plan document (deterministic JSON) here")] = None,
     project_dir: ProjectOption = None,
     policy_config: PolicyConfigOption = None,
+    resources: Annotated[bool, typer.Option("--resources", help="also list the resources by type")] = False,
 ) -> None:
-    """Run the real program offline under the Pulumi mock runtime; print resources, GPUs, monthly cost and policy verdicts.
+    """Run the real program offline under the Pulumi mock runtime; print GPU pools, monthly cost and policy verdicts.
 
     Exit 2 when a mandatory policy is violated (the plan document is still written)."""
     _without_cyclic_gc()
@@ -157,12 +135,13 @@ def plan(
         document = build_plan(directory, stack, with_policy=True, policy_config=policy_config)
     except (ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
         raise _user_error(error) from None
-    print_plan(document)
+    print_plan(document, resources=resources)
+    out.print()
     print_policy(document["policy"])
     if json_file:
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
-        out.print(f"Plan document written to {json_file}")
+        out.print(Text(f"Plan document written to {json_file}"), soft_wrap=True)
     _policy_exit(document["policy"])
 
 
@@ -194,9 +173,12 @@ def _policy_check(stack: str, plan_file: Path | None, project_dir: Path | None, 
         section = check(directory, document, policy_config).section()
     except (OSError, json.JSONDecodeError, ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
         raise _user_error(error) from None
-    out.print(f"[bold]tritonfleet policy check[/bold] stack [bold]{stack}[/bold]")
-    out.print(note, markup=False)
+    out.print(Text(f"tritonfleet policy check: stack {stack}", style="bold"), soft_wrap=True)
+    out.print(Text(note), soft_wrap=True)
     print_policy(section)
+    if section["directCallsAgree"] is not None:
+        agreed = "agree" if section["directCallsAgree"] else "DISAGREE"
+        out.print(Text(f"The pack over gRPC and direct calls to its {section['policiesRun']} policies {agreed}."), soft_wrap=True)
     _policy_exit(section)
 
 
@@ -214,7 +196,8 @@ def policy(
     """`tritonfleet policy --stack NAME` is `tritonfleet policy check --stack NAME`."""
     if ctx.invoked_subcommand is None:
         if stack is None:
-            raise _user_error(ValueError("give --stack NAME (or use `tritonfleet policy check --stack NAME`)"))
+            error_message("give --stack NAME (or use `tritonfleet policy check --stack NAME`)")
+            raise typer.Exit(EXIT_USAGE)
         _policy_check(stack, plan_file, project_dir, policy_config)
 
 
@@ -229,6 +212,46 @@ def policy_check(
 
     Exit 2 when a mandatory policy is violated; exit 1 for a bad stack, plan or policy config."""
     _policy_check(stack, plan_file, project_dir, policy_config)
+
+
+@policy_app.command("init")
+def policy_init(
+    stack: StackOption,
+    like: Annotated[
+        str | None, typer.Option(help="copy enforcement levels from this stack's policy config (default: the closest stack)")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite an existing policy config")] = False,
+    project_dir: ProjectOption = None,
+) -> None:
+    """Write policies/config/STACK.json for a new stack: budget, GPU limit and instance types from its stack file,
+    enforcement levels from the closest existing stack (same cloud and environment)."""
+    from tritonfleet.plan.project import ProjectError, find_project
+    from tritonfleet.plan.text import usd
+    from tritonfleet.policycheck.check import config_path
+    from tritonfleet.policycheck.new_config import derive, write
+    from tritonfleet.policycheck.pack_config import PackConfigError
+
+    try:
+        directory = project_dir or find_project(Path.cwd())
+        path = config_path(directory, stack)
+        if path.exists() and not force:
+            raise ProjectError(f"{path} exists already; edit it, or give --force to write it anew")
+        made = derive(directory, stack, like)
+    except (ConfigError, ProjectError, PackConfigError) as error:
+        raise _user_error(error) from None
+    write(path, made.document)
+    budget = made.document["cost-stack-enforce-monthly-budget"]
+    lines = [
+        f"Wrote {path}:",
+        f"  budget {usd(budget['monthlyUsd'])}/month on the {budget['basis']} basis and GPU limit "
+        f"{made.document['gpu-stack-limit-total-gpus']['maxGpus']}, from the stack file",
+        f"  enforcement levels as in policies/config/{made.template}.json",
+    ]
+    if made.added_types:
+        lines.append(f"  allowed instance types: also {', '.join(made.added_types)} (the stack's pools use them)")
+    lines.append(f"Review it, then: tritonfleet plan --stack {stack}")
+    for line in lines:
+        out.print(Text(line), soft_wrap=True)
 
 
 class DiffFormat(StrEnum):
@@ -258,8 +281,6 @@ def diff(
     Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack)
     or a stack that could not be planned (the report still shows why).
     """
-    from rich.markup import escape
-
     from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
     from tritonfleet.diff.documents import plans_from_paths
     from tritonfleet.diff.render import safe_name
@@ -271,14 +292,15 @@ def diff(
                 raise DiffInputError("give either BASE HEAD plan documents or --base-ref, not both")
             from tritonfleet.diff.base_ref import plans_at_ref
 
-            base_plans, head_plans, errors = plans_at_ref(project_dir or find_project(Path.cwd()), base_ref, stacks, jobs)
+            base_plans, head_plans, errors = plans_at_ref(
+                project_dir or find_project(Path.cwd()), base_ref, stacks, jobs, progress=lambda line: err.print(Text(line), soft_wrap=True)
+            )
         else:
             if not (base and head):
                 raise DiffInputError("give BASE and HEAD plan documents (files or folders), or --base-ref REF")
             (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
     except (DiffInputError, ProjectError) as error:
-        err.print(f"[red]error:[/red] {escape(str(error))}", markup=True, soft_wrap=True)
-        raise typer.Exit(EXIT_USER_ERROR) from None
+        raise _user_error(error) from None
 
     planned = compare_plans(base_plans, head_plans)
     diffs = sorted([d for d in planned if d.stack not in errors] + [error_stack(s, e) for s, e in errors.items()], key=lambda d: d.stack)
@@ -297,8 +319,22 @@ def diff(
     else:
         sys.stdout.write(rendered)
     if errors:
-        err.print(f"[red]error:[/red] could not plan {', '.join(sorted(errors))}; the report says why", markup=True)
+        error_message(f"could not plan {', '.join(sorted(errors))}; the report says why")
         raise typer.Exit(EXIT_USER_ERROR)
+
+
+NO_AWS_CREDENTIALS = (
+    "no AWS credentials found, so nothing was checked. Provide them as for the AWS CLI: a profile "
+    "(`aws configure` or `aws sso login`, then AWS_PROFILE=NAME), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota)."
+)
+
+
+def _aws_credentials_found(region: str) -> bool:
+    """Whether boto3's standard chain finds credentials (env, config files, SSO, instance role), before any API call."""
+    import boto3
+
+    return boto3.session.Session(region_name=region).get_credentials() is not None
 
 
 @app.command()
@@ -311,7 +347,7 @@ def preflight(
     the EC2 GPU vCPU quotas cover its ceiling, and show current spot prices. Exit 1 on any blocker."""
     import json
 
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
     from tritonfleet.core.config import load_stack_config
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
@@ -321,31 +357,36 @@ def preflight(
         raw, _ = stack_config(project, stack)
         config = load_stack_config(raw, stack)
     except (ConfigError, ProjectError) as error:
-        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
-        raise typer.Exit(EXIT_USER_ERROR) from None
+        raise _user_error(error) from None
     if config.cloud != "aws":
-        err.print(f"[red]error:[/red] preflight checks AWS stacks; stack '{stack}' is on {config.cloud}", markup=True)
+        error_message(f"preflight checks AWS stacks; stack '{stack}' is on {config.cloud}")
         raise typer.Exit(EXIT_USER_ERROR)
 
     from tritonfleet.clouds.aws.preflight import BLOCKER, aws_clients, run_preflight
 
+    if not _aws_credentials_found(config.region):
+        error_message(NO_AWS_CREDENTIALS)
+        raise typer.Exit(EXIT_USER_ERROR)
     try:
         report = run_preflight(config, *aws_clients(config.region))
+    except NoCredentialsError:
+        error_message(NO_AWS_CREDENTIALS)
+        raise typer.Exit(EXIT_USER_ERROR) from None
     except (ClientError, BotoCoreError) as error:
-        err.print(f"[red]error:[/red] the AWS API did not answer the preflight: {error}", markup=True, soft_wrap=True)
+        error_message(f"the AWS API did not answer the preflight: {error}")
         raise typer.Exit(EXIT_USER_ERROR) from None
     table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
     for column in ("check", "subject", "status", "detail"):
         table.add_column(column)
     colour = {"ok": "green", "warning": "yellow", "unknown": "yellow", BLOCKER: "red"}
     for f in report.findings:
-        table.add_row(f.check, f.subject, f"[{colour[f.status]}]{f.status}[/{colour[f.status]}]", f.detail)
+        table.add_row(f.check, f.subject, Text(f.status, style=colour[f.status]), f.detail)
     out.print(table)
     if json_file:
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
     if report.blockers:
-        err.print(f"[red]{len(report.blockers)} blocker(s)[/red]: fix them before `pulumi up`.", markup=True)
+        err.print(Text.assemble((f"{len(report.blockers)} blocker(s)", "red"), ": fix them before `pulumi up`."))
         raise typer.Exit(EXIT_USER_ERROR)
     unknown = sum(1 for f in report.findings if f.status == "unknown")
     out.print("No blockers." + (f" {unknown} check(s) could not be answered (unknown, see above)." if unknown else ""))
@@ -362,7 +403,7 @@ def _validated(directory: Path, consequence: str = ""):
     report = validate_repository(directory)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
-        err.print(f"[{colour}]{finding.severity}:[/{colour}] {finding.path}: {finding.message}", markup=True, soft_wrap=True)
+        err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"), soft_wrap=True)
     if not report.ok:
         err.print(f"{len(report.errors)} error(s) in {directory}{consequence}", soft_wrap=True)
         raise typer.Exit(EXIT_USER_ERROR)
@@ -397,10 +438,10 @@ def models_sync(
     from tritonfleet.plan.project import ProjectError, find_project
 
     if (stack is None) == (bucket is None):
-        err.print("[red]error:[/red] give exactly one of --stack NAME or --bucket URI", markup=True)
+        error_message("give exactly one of --stack NAME or --bucket URI")
         raise typer.Exit(EXIT_USER_ERROR)
     if stack is None and (deployment or model_bucket):
-        err.print("[red]error:[/red] --deployment and --model-bucket need --stack", markup=True)
+        error_message("--deployment and --model-bucket need --stack")
         raise typer.Exit(EXIT_USER_ERROR)
     report = _validated(directory, "; nothing was published.")
     try:
@@ -413,7 +454,7 @@ def models_sync(
         store.check()
         plan = plan_sync(report, store)
     except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
-        err.print(f"[red]error:[/red] {error}\nNothing was published.", markup=True, soft_wrap=True)
+        error_message(f"{error}\nNothing was published.")
         raise typer.Exit(EXIT_USER_ERROR) from None
 
     for model in plan.models:
@@ -441,8 +482,7 @@ def models_sync(
                 on_file=lambda upload: bar.update(task, description=upload.relative),
             )
     except SyncError as error:
-        err.print(f"[red]error:[/red] {error}", markup=True, soft_wrap=True)
-        raise typer.Exit(EXIT_USER_ERROR) from None
+        raise _user_error(error) from None
     except KeyboardInterrupt:
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
@@ -451,12 +491,31 @@ def models_sync(
 
 def main() -> None:
     """Run the command and leave without interpreter teardown: the mock runtime's event loop and gRPC channels can
-    print shutdown noise (a traceback) when garbage-collected at exit, after the command has already finished."""
-    code = 0
+    print shutdown noise (a traceback) when garbage-collected at exit, after the command has already finished.
+
+    Usage errors (a missing or unknown option) exit EXIT_USAGE, not Click's 2, which here means a policy violation."""
+    code = EXIT_OK
     try:
-        app()
+        result = app(standalone_mode=False)
+        code = result if isinstance(result, int) else EXIT_OK
+    except TyperException as error:  # Typer's Click: a usage error (exit_code 2) or a file it could not open
+        _show_click_error(error)
+        code = EXIT_USAGE if error.exit_code == CLICK_USAGE_EXIT else error.exit_code
+    except typer.Abort:
+        err.print("Aborted.")
+        code = EXIT_USER_ERROR
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _show_click_error(error: TyperException) -> None:
+    """Click's message, in Typer's format where Typer offers one (a bare run's help is already printed)."""
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(error)
+    except ImportError:  # pragma: no cover - typer without rich
+        error.show()

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 import yaml
-from policy_cases import ROOT, compliant_plan, find
+from policy_cases import ROOT, compliant_plan, find, stack_policy_config
 
 from tests.conftest import STACKS, run_cli
 
@@ -133,6 +133,64 @@ def test_compliant_plan_exits_zero(tmp_path):
     done = run_cli("policy", "check", "--stack", "prod", "--plan", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 mandatory violation(s), 0 advisory finding(s)" in done.stdout
+    ran = len([v for v in stack_policy_config("prod").values() if v != "disabled"])
+    assert f"{ran} policies ran" in done.stdout
+    assert f"The pack over gRPC and direct calls to its {ran} policies agree." in done.stdout
+
+
+def _project_for_init(tmp_path, edit) -> tuple:
+    """A project copy with its own policies/config (policy init writes there) and a new stack 'qa' made from staging."""
+    for item in ("__main__.py", "components", "tritonfleet", "charts"):
+        (tmp_path / item).symlink_to(ROOT / item)
+    shutil.copytree(ROOT / "policies", tmp_path / "policies", ignore=shutil.ignore_patterns("__pycache__", "venv"))
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.staging.yaml").read_text())
+    edit(document["config"])
+    (tmp_path / "stacks" / "Pulumi.qa.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+def test_policy_init_derives_a_new_stacks_config_from_its_stack_file(tmp_path):
+    def smaller(config):
+        config["tritonfleet:budget"].update(monthlyUsd=9000, warnFraction=0.7)
+        config["tritonfleet:gpuLimit"] = 6
+
+    project = _project_for_init(tmp_path, smaller)
+    done = run_cli("policy", "init", "--stack", "qa", "--project-dir", str(project))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "enforcement levels as in policies/config/staging.json" in done.stdout
+    written = json.loads((project / "policies" / "config" / "qa.json").read_text())
+    expected = stack_policy_config("staging")
+    expected["cost-stack-enforce-monthly-budget"]["monthlyUsd"] = 9000
+    expected["cost-stack-warn-monthly-budget"].update(monthlyUsd=9000, warnFraction=0.7)
+    expected["gpu-stack-limit-total-gpus"]["maxGpus"] = 6
+    assert written == expected and list(written) == list(expected)  # the template's order, so diffs stay small
+
+    again = run_cli("policy", "init", "--stack", "qa", "--project-dir", str(project))
+    assert again.returncode == 1 and "exists already" in again.stderr and "--force" in again.stderr
+
+
+def test_policy_init_from_another_cloud_allows_only_the_stacks_own_instance_types(tmp_path):
+    project = _project_for_init(tmp_path, lambda config: None)
+    done = run_cli("policy", "init", "--stack", "qa", "--like", "gcp-dev", "--project-dir", str(project))
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = json.loads((project / "policies" / "config" / "qa.json").read_text())
+    assert written["gpu-pool-allowed-instance-types"]["allowedInstanceTypes"] == ["g6e.2xlarge"]
+    assert "also g6e.2xlarge" in done.stdout
+
+
+def test_a_missing_policy_config_says_which_command_creates_it(tmp_path):
+    project = _project_for_init(tmp_path, lambda config: None)
+    done = run_cli("policy", "check", "--stack", "qa", "--plan", str(_minimal_plan(tmp_path, "qa")), "--project-dir", str(project))
+    assert done.returncode == 1
+    assert "create it with `tritonfleet policy init --stack qa`" in done.stderr
+
+
+def _minimal_plan(tmp_path, stack: str):
+    path = tmp_path / f"{stack}-plan.json"
+    path.write_text(json.dumps({"format": 1, "stack": stack, "resources": []}))
+    return path
 
 
 def test_bad_policy_config_is_a_user_error(tmp_path, stock_plan):

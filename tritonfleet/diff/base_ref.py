@@ -13,6 +13,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,12 +62,39 @@ def plan_in_subprocess(project_dir: Path, stack: str, out_file: Path) -> dict[st
     return relative_to_checkout(document, str(project_dir))
 
 
-def plan_side(project_dir: Path, stacks: list[str], scratch: Path, jobs: int) -> SidePlans:
+Progress = Callable[[str], None]
+
+
+class _Counter:
+    """Counts finished plans across both sides and reports each one (the threads of a side report concurrently)."""
+
+    def __init__(self, total: int, progress: Progress | None):
+        self.total, self.done, self.progress = total, 0, progress
+        self.lock = threading.Lock()
+
+    def finished(self, stack: str, side: str, result: dict[str, Any] | str, seconds: float) -> None:
+        if self.progress is None:
+            return
+        with self.lock:
+            self.done += 1
+            outcome = "planned" if isinstance(result, dict) else "could not be planned"
+            self.progress(f"[{self.done}/{self.total}] {stack} {side}: {outcome} in {seconds:.0f} s")
+
+
+def plan_side(
+    project_dir: Path, stacks: list[str], scratch: Path, jobs: int, side: str = "", counter: _Counter | None = None
+) -> SidePlans:
     scratch.mkdir(parents=True, exist_ok=True)
+
+    def plan_one(stack: str) -> dict[str, Any] | str:
+        started = time.monotonic()
+        result = plan_in_subprocess(project_dir, stack, scratch / f"{stack}.json")
+        if counter is not None:
+            counter.finished(stack, side, result, time.monotonic() - started)
+        return result
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = dict(
-            zip(stacks, pool.map(lambda s: plan_in_subprocess(project_dir, s, scratch / f"{s}.json"), stacks), strict=True)
-        )
+        results = dict(zip(stacks, pool.map(plan_one, stacks), strict=True))
     return SidePlans(
         plans={s: r for s, r in results.items() if isinstance(r, dict)},
         errors={s: r for s, r in results.items() if isinstance(r, str)},
@@ -78,8 +108,12 @@ def _stacks(project_dir: Path) -> list[str]:
         return []
 
 
-def plan_base_and_head(project_dir: Path, ref: str, only: list[str] | None, jobs: int = 2) -> tuple[SidePlans, SidePlans]:
-    """Plan the stacks at `ref` and in the working tree. Stacks on one side only come back on that side only."""
+def plan_base_and_head(
+    project_dir: Path, ref: str, only: list[str] | None, jobs: int = 2, progress: Progress | None = None
+) -> tuple[SidePlans, SidePlans]:
+    """Plan the stacks at `ref` and in the working tree. Stacks on one side only come back on that side only.
+
+    `progress` is told what is about to happen and, as each plan finishes, which stack and side it was."""
     project_dir = project_dir.resolve()
     top = Path(_git(project_dir, "rev-parse", "--show-toplevel")).resolve()
     try:
@@ -102,17 +136,25 @@ def plan_base_and_head(project_dir: Path, ref: str, only: list[str] | None, jobs
                     )
                 head_stacks = [s for s in head_stacks if s in only]
                 base_stacks = [s for s in base_stacks if s in only]
-            base = plan_side(base_project, base_stacks, Path(tmp) / "plans-base", jobs)
-            head = plan_side(project_dir, head_stacks, Path(tmp) / "plans-head", jobs)
+            counter = _Counter(len(base_stacks) + len(head_stacks), progress)
+            if progress is not None:
+                progress(
+                    f"planning {len(base_stacks)} stack(s) at {ref} and {len(head_stacks)} in the working tree, "
+                    f"{max(1, jobs)} at a time (each plan takes several seconds)"
+                )
+            base = plan_side(base_project, base_stacks, Path(tmp) / "plans-base", jobs, f"at {ref}", counter)
+            head = plan_side(project_dir, head_stacks, Path(tmp) / "plans-head", jobs, "in the working tree", counter)
         finally:
             subprocess.run(["git", "-C", str(top), "worktree", "remove", "--force", str(base_tree)], capture_output=True, timeout=GIT_TIMEOUT_S)
             subprocess.run(["git", "-C", str(top), "worktree", "prune"], capture_output=True, timeout=GIT_TIMEOUT_S)
     return base, head
 
 
-def plans_at_ref(project_dir: Path, ref: str, only: list[str] | None, jobs: int = 2) -> tuple[dict, dict, dict[str, str]]:
+def plans_at_ref(
+    project_dir: Path, ref: str, only: list[str] | None, jobs: int = 2, progress: Progress | None = None
+) -> tuple[dict, dict, dict[str, str]]:
     """Base plans, head plans, and why a stack could not be planned on either side (stack -> message)."""
-    base, head = plan_base_and_head(project_dir, ref, only, jobs)
+    base, head = plan_base_and_head(project_dir, ref, only, jobs, progress)
     errors = {s: f"at {ref}: {e}" for s, e in base.errors.items()}
     errors.update({s: f"in the working tree: {e}" for s, e in head.errors.items()})
     return base.plans, head.plans, errors

@@ -39,11 +39,14 @@ def marker(stack: str) -> str:
 
 
 def text(value: Any, limit: int = 200) -> str:
-    """Untrusted text for a table cell: one line, no HTML, no table breaks, bounded."""
+    """Untrusted text for a table cell: one line, no HTML, no table breaks, bounded.
+
+    `<` and `&` are escaped (no tag or entity can form); `>` is left as it is: text is never at the start of a line
+    (where it would open a quote) and `a -> b` must read the same in a terminal as on GitHub."""
     s = " ".join(str(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
 
 
 def code(value: Any, limit: int = VALUE_CHARS, table: bool = True) -> str:

@@ -66,6 +66,9 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         "hoursPerMonth": HOURS_PER_MONTH,
         "scope": "GPU node pools only (system nodes, storage, load balancers and traffic are not counted)",
         "pools": pools,
+        "disabledPools": [
+            {"pool": p.name, "gpu": p.gpu, "instanceType": config.instance_type(p).name} for p in config.gpu_pools if not p.enabled
+        ],
         "monthlyFloorUsd": _money(cost.monthly_floor_usd),
         "monthlyCeilingUsd": _money(cost.monthly_ceiling_usd),
         "maxGpus": cost.max_gpus,

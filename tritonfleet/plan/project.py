@@ -38,19 +38,53 @@ def find_project(start: Path) -> Path:
     raise ProjectError(f"no Pulumi.yaml in {start} or above it; run from the tritonfleet checkout or pass --project-dir")
 
 
+def read_yaml(path: Path) -> Any:
+    """A YAML file's document; a syntax error names the file, line and column with the parser's whole message."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProjectError(f"cannot read {path}: {exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        raise ProjectError(_yaml_problem(path, exc)) from None
+    except yaml.YAMLError as exc:
+        raise ProjectError(f"{path} is not valid YAML: {exc}") from None
+
+
+def _yaml_problem(path: Path, exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+    lines = [f"{where}: not valid YAML: {exc.problem or exc.context}"]
+    if exc.context and exc.problem and exc.context_mark:
+        lines.append(f"  {exc.context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}")
+    snippet = mark.get_snippet() if mark else None
+    if snippet:
+        lines.append(snippet)
+    return "\n".join(lines)
+
+
+def _mapping(value: Any, what: str) -> dict[str, Any]:
+    """`value` as a mapping (None is empty), or a ProjectError saying what `what` must be."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ProjectError(f"{what} must be a mapping of keys to values, not {type(value).__name__} {json.dumps(value, default=str)[:200]}")
+    return value
+
+
 def load_project(directory: Path) -> Project:
     path = directory / "Pulumi.yaml"
-    try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ProjectError(f"cannot read {path}: {exc}") from None
+    document = _mapping(read_yaml(path), f"{path}")
+    if not isinstance(document.get("name"), str):
+        raise ProjectError(f"{path} needs a project name (name: tritonfleet)")
     declared = {}
-    for key, spec in (document.get("config") or {}).items():
-        declared[key] = spec if isinstance(spec, dict) else {"default": spec}
+    for key, spec in _mapping(document.get("config"), f"{path}: config").items():
+        declared[str(key)] = spec if isinstance(spec, dict) else {"default": spec}
     return Project(
         directory=directory,
         name=document["name"],
-        stack_dir=directory / document.get("stackConfigDir", "."),
+        stack_dir=directory / str(document.get("stackConfigDir", ".")),
         declared=declared,
     )
 
@@ -88,10 +122,7 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
         raise ProjectError(f"no stack '{stack}': {path} does not exist (stacks here: {known})")
-    try:
-        document = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ProjectError(f"{path} is not valid YAML: {exc}") from None
+    document = _mapping(read_yaml(path), f"{path}")
     merged: dict[str, Any] = {}
     for key, spec in project.declared.items():
         full = key if ":" in key else f"{project.name}:{key}"
@@ -100,7 +131,8 @@ def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str
         elif "value" in spec:
             merged[full] = spec["value"]
     secret_keys: list[str] = []
-    for key, value in (document.get("config") or {}).items():
+    for key, value in _mapping(document.get("config"), f"{path}: config").items():
+        key = str(key)
         if ":" not in key:
             raise ProjectError(f"{path}: config key '{key}' needs a namespace, e.g. {project.name}:{key}")
         if _has_secret(value):

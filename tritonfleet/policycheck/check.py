@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonfleet.policycheck import pack_config
-from tritonfleet.policycheck.direct import run_direct
+from tritonfleet.policycheck.direct import load_policies, policy_meta, run_direct
 from tritonfleet.policycheck.engine import run_pack
 from tritonfleet.policycheck.verdicts import Verdict
 
@@ -28,6 +28,7 @@ class PolicyReport:
     verdicts: list[Verdict]  # from the pack process over gRPC (the engine's view) or, on the fast path, direct calls
     direct: list[Verdict] | None  # from calling the policies in this process, when both ran
     config_file: str
+    policies_run: int  # the pack's policies not disabled by the config
 
     @property
     def agree(self) -> bool | None:
@@ -43,6 +44,7 @@ class PolicyReport:
         return {
             "pack": PACK_DIR_NAME,
             "config": self.config_file,
+            "policiesRun": self.policies_run,
             "mandatory": len(self.blocking),
             "advisory": len(self.verdicts) - len(self.blocking),
             "evaluatedBy": "direct calls" if self.direct is None else "the pack over gRPC, checked against direct calls",
@@ -62,6 +64,8 @@ def check(project_dir: Path, plan: dict[str, Any], config_file: Path | None = No
     shown = str(path.relative_to(project_dir)) if path.is_relative_to(project_dir) else str(path)
     pack = pack_dir(project_dir)
     direct = run_direct(pack, plan, config, shown)
+    configured = pack_config.reconcile(policy_meta(load_policies(pack)), config, shown)
+    ran = sum(1 for c in configured.values() if c.enforcement != "disabled")
     if not through_pack:
-        return PolicyReport(verdicts=direct, direct=None, config_file=shown)
-    return PolicyReport(verdicts=run_pack(pack, plan, config, shown), direct=direct, config_file=shown)
+        return PolicyReport(verdicts=direct, direct=None, config_file=shown, policies_run=ran)
+    return PolicyReport(verdicts=run_pack(pack, plan, config, shown), direct=direct, config_file=shown, policies_run=ran)

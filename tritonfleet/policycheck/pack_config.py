@@ -39,7 +39,10 @@ def load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise PackConfigError(f"policy config {path} does not exist; create it (see docs/policies.md)") from None
+        raise PackConfigError(
+            f"policy config {path} does not exist; create it with `tritonfleet policy init --stack {path.stem}` "
+            "(see docs/policies.md)"
+        ) from None
     except json.JSONDecodeError as exc:
         raise PackConfigError(f"policy config {path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -1,0 +1,189 @@
+"""The plan document as terminal text that fits the terminal: a summary first (pools, GPUs, monthly cost, policy
+verdicts), the resources by type only when asked for.
+
+Pure functions from plan documents to lines of plain text, each at most `width` characters where the words allow.
+Money, instance types and names are never cut: a table that does not fit becomes one block per row, and prose
+wraps between words. Everything here is plain text, never Rich markup, so config values print exactly as written.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+INDENT = "  "
+GAP = "  "
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    style: str = ""  # a Rich style name for the whole line ("" plain)
+
+
+def usd(value: Any) -> str:
+    """Dollars with cents, or the document's word for an unknown figure ("unknown", never 0)."""
+    return value if isinstance(value, str) else f"${value:,.2f}"
+
+
+def total(cost: dict[str, Any], key: str) -> str:
+    """A stack total; when a price is unknown, also the part that is priced (a lower bound, never a guess)."""
+    if not isinstance(cost[key], str):
+        return usd(cost[key])
+    priced = [p[key] for p in cost["pools"] if not isinstance(p[key], str)]
+    return f"unknown (≥ {usd(sum(priced))} priced)" if priced else "unknown"
+
+
+def wrap(text: str, width: int, indent: str = "", hanging: str | None = None, style: str = "") -> list[Line]:
+    """Prose wrapped between words; a word longer than the line (a URN, a long value) is folded, never dropped."""
+    lines = textwrap.wrap(
+        text,
+        width=max(width, len(indent) + 20),
+        initial_indent=indent,
+        subsequent_indent=indent if hanging is None else hanging,
+        break_on_hyphens=False,
+        break_long_words=True,
+    )
+    return [Line(line, style) for line in lines or [indent]]
+
+
+def table(header: list[str], rows: list[list[str]], right: set[int], width: int) -> list[Line] | None:
+    """Columns separated by two spaces, or None when they do not fit `width` (the caller stacks the rows instead)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    if len(INDENT) + sum(widths) + len(GAP) * (len(widths) - 1) > width:
+        return None
+
+    def render(cells: list[str]) -> str:
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return (INDENT + GAP.join(parts)).rstrip()
+
+    return [Line(render(header), "bold"), *(Line(render(r)) for r in rows)]
+
+
+def _nodes(pool: dict[str, Any]) -> str:
+    ranges = pool["nodes"].values()
+    return f"{sum(r['min'] for r in ranges)}..{sum(r['max'] for r in ranges)}"
+
+
+def _purchase(pool: dict[str, Any]) -> str:
+    """How the pool's nodes are bought: 'on-demand 1..1 at $63.30/h, spot 0..2 at $27.20/h'."""
+    parts = []
+    for option, r in pool["nodes"].items():
+        price = pool["prices"].get(option)
+        at = f"{usd(price['usdPerHour'])}/h" if isinstance(price, dict) else "unknown price"
+        parts.append(f"{option} {r['min']}..{r['max']} at {at}")
+    return ", ".join(parts)
+
+
+def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
+    """One row per pool (disabled ones too), or one block per pool where the row does not fit."""
+    pools, disabled = cost["pools"], cost.get("disabledPools", [])
+    header = ["pool", "GPU", "instance type", "nodes", "max GPUs", "floor/month", "ceiling/month"]
+    rows = [
+        [p["pool"], p["gpu"], p["instanceType"], _nodes(p), str(p["maxGpus"]), usd(p["monthlyFloorUsd"]),
+         usd(p["monthlyCeilingUsd"])]
+        for p in pools
+    ] + [[d["pool"], d["gpu"], d["instanceType"], "off", "-", "-", "-"] for d in disabled]
+    lines = [Line("GPU pools", "bold")]
+    as_table = table(header, rows, right={3, 4, 5, 6}, width=width)
+    if as_table is not None:
+        lines += as_table
+        for p in pools:
+            lines += wrap(f"{p['pool']}: {_purchase(p)}", width, INDENT, INDENT * 2)
+    else:
+        for p in pools:
+            lines += wrap(f"{p['pool']}: {p['gpu']} on {p['instanceType']}", width, INDENT, INDENT * 2)
+            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p)}; up to {p['maxGpus']} GPUs", width, INDENT * 2)
+            lines += wrap(
+                f"monthly {usd(p['monthlyFloorUsd'])} floor, {usd(p['monthlyCeilingUsd'])} ceiling", width, INDENT * 2
+            )
+    for d in disabled:
+        what = "" if as_table is not None else f" ({d['gpu']} on {d['instanceType']})"
+        lines += wrap(f"{d['pool']}{what}: disabled (enabled: false), so not planned and not in the totals", width, INDENT,
+                      INDENT * 2)
+    return lines
+
+
+def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
+    budget = cost["budget"]
+    figures = [
+        ("floor (every pool at minNodes)", total(cost, "monthlyFloorUsd")),
+        ("ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
+        (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
+    ]
+    label = max(len(f[0]) for f in figures)
+    figure = max(len(f[1]) for f in figures)
+    lines = [Line(f"Monthly cost ({cost['hoursPerMonth']} h/month)", "bold")]
+    for name, value in figures:
+        lines += wrap(f"{name.ljust(label)}  {value.rjust(figure)}", width, INDENT, INDENT * 2)
+    lines += wrap(f"GPUs: up to {cost['maxGpus']}, limit {budget['gpuLimit']}.", width, INDENT)
+    lines += wrap(f"Counted: {cost['scope']}.", width, INDENT, INDENT)
+    return lines
+
+
+def deployment_lines(cost: dict[str, Any], width: int) -> list[Line]:
+    if not cost["deployments"]:
+        return []
+    lines = [Line("Triton deployments", "bold")]
+    for d in cost["deployments"]:
+        per_million = d["usdPer1MInferences"]
+        if not isinstance(per_million, str):
+            shown = f"${per_million:,.4f} per 1M inferences at full utilisation"
+        elif per_million == "not given":
+            shown = "cost per 1M inferences: set throughputPerReplica"
+        else:
+            shown = f"cost per 1M inferences {per_million}"
+        lines += wrap(f"{d['deployment']} on pool {d['pool']}: {shown}", width, INDENT, INDENT * 2)
+    return lines
+
+
+def resource_lines(summary: dict[str, Any], width: int) -> list[Line]:
+    counts = summary["byType"]
+    digits = max((len(str(c)) for c in counts.values()), default=1)
+    lines = [Line(f"Resources by type ({summary['resources']})", "bold")]
+    for typ, count in counts.items():
+        lines += wrap(f"{str(count).rjust(digits)}  {typ}", width, INDENT, INDENT + " " * (digits + 2))
+    return lines
+
+
+def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> list[Line]:
+    """The plan's summary (and, with `resources`, the resources by type), policy verdicts excluded."""
+    summary, cost = plan["summary"], plan["cost"]
+    lines = wrap(
+        f"tritonfleet plan: stack {plan['stack']} ({plan['environment']}, {plan['cloud']} {plan['region']})", width, style="bold"
+    )
+    more = "" if resources else "; list them by type with --resources"
+    lines += wrap(f"{summary['resources']} resources in {summary['components']} components{more}", width)
+    for section in (pool_lines(cost, width), cost_lines(cost, width), deployment_lines(cost, width)):
+        if section:
+            lines += [Line(""), *section]
+    if resources:
+        lines += [Line(""), *resource_lines(summary, width)]
+    return lines
+
+
+def short_resource(urn: str) -> str:
+    """type/name of a URN, or '(stack)' for a stack-wide verdict."""
+    return "/".join(urn.split("::")[-2:]).rsplit("$", 1)[-1] if urn else "(stack)"
+
+
+def policy_lines(section: dict[str, Any], width: int) -> list[Line]:
+    """The pack's verdicts, blocking first: one block per verdict, its message wrapped."""
+    lines = [Line("Policy verdicts", "bold")]
+    ran = section.get("policiesRun")
+    lines += wrap(
+        (f"{ran} policies ran" if ran is not None else "Policies ran")
+        + f" (pack {section['pack']}, config {section['config']}; {section['evaluatedBy']}).",
+        width,
+        INDENT,
+        INDENT,
+    )
+    for v in section["verdicts"]:
+        style = "red" if v["enforcement"] == "mandatory" else "yellow"
+        severity = f", {v['severity']}" if v["severity"] else ""
+        lines += wrap(f"{v['enforcement']}{severity}: {v['policy']} on {short_resource(v['urn'])}", width, INDENT, INDENT * 2,
+                      style)
+        lines += wrap(v["message"], width, INDENT * 2)
+    lines.append(Line(f"Policies: {section['mandatory']} mandatory violation(s), {section['advisory']} advisory finding(s)."))
+    return lines
