@@ -59,15 +59,15 @@ def _group(
     """tritonfleet: plan, cost and govern GPU inference platforms for NVIDIA Triton on EKS and GKE."""
 
 
-def show(lines, console: Console | None = None) -> None:
+def show(lines) -> None:
     """Lines from tritonfleet.plan.text, printed as plain text (never markup) in their own layout."""
     for line in lines:
-        (console or out).print(Text(line.text, style=line.style), soft_wrap=True)
+        out.print(Text(line.text, style=line.style), soft_wrap=True)
 
 
-def error_message(message: object, console: Console | None = None) -> None:
+def error_message(message: object) -> None:
     """'error: MESSAGE' on stderr; the message is printed as it is (config values may hold [brackets])."""
-    (console or err).print(Text.assemble(("error:", "red"), " ", str(message)), soft_wrap=True)
+    err.print(Text.assemble(("error:", "red"), " ", str(message)), soft_wrap=True)
 
 
 def print_plan(plan: dict, resources: bool = False) -> None:
