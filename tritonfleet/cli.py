@@ -28,10 +28,11 @@ app = typer.Typer(
     help=f"{__doc__}\n\n{EXIT_CODES_HELP}",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-# Width: $COLUMNS, else the terminal's, else 80 (a pipe or a CI log). Output is laid out to fit it.
+# Width: $COLUMNS, else the terminal's, else 80 (a pipe or a CI log); the plan summary and tables are laid out to fit
+# it, and other lines are never re-wrapped (soft_wrap: a path or a URI stays on one line for copying).
 # No markup anywhere: config values, paths and messages may hold [brackets]; styles come as rich.text.Text.
-out = Console(highlight=False, markup=False)
-err = Console(stderr=True, highlight=False, markup=False)
+out = Console(highlight=False, markup=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_POLICY_VIOLATION = 0, 1, 2
 EXIT_USAGE = 64  # sysexits.h EX_USAGE; Click's own default for usage errors (2) is a policy violation here
@@ -62,12 +63,12 @@ def _group(
 def show(lines) -> None:
     """Lines from tritonfleet.plan.text, printed as plain text (never markup) in their own layout."""
     for line in lines:
-        out.print(Text(line.text, style=line.style), soft_wrap=True)
+        out.print(Text(line.text, style=line.style))
 
 
 def error_message(message: object) -> None:
     """'error: MESSAGE' on stderr; the message is printed as it is (config values may hold [brackets])."""
-    err.print(Text.assemble(("error:", "red"), " ", str(message)), soft_wrap=True)
+    err.print(Text.assemble(("error:", "red"), " ", str(message)))
 
 
 def print_plan(plan: dict, resources: bool = False) -> None:
@@ -141,7 +142,7 @@ def plan(
     if json_file:
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
-        out.print(Text(f"Plan document written to {json_file}"), soft_wrap=True)
+        out.print(Text(f"Plan document written to {json_file}"))
     _policy_exit(document["policy"])
 
 
@@ -173,12 +174,12 @@ def _policy_check(stack: str, plan_file: Path | None, project_dir: Path | None, 
         section = check(directory, document, policy_config).section()
     except (OSError, json.JSONDecodeError, ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
         raise _user_error(error) from None
-    out.print(Text(f"tritonfleet policy check: stack {stack}", style="bold"), soft_wrap=True)
-    out.print(Text(note), soft_wrap=True)
+    out.print(Text(f"tritonfleet policy check: stack {stack}", style="bold"))
+    out.print(Text(note))
     print_policy(section)
     if section["directCallsAgree"] is not None:
         agreed = "agree" if section["directCallsAgree"] else "DISAGREE"
-        out.print(Text(f"The pack over gRPC and direct calls to its {section['policiesRun']} policies {agreed}."), soft_wrap=True)
+        out.print(Text(f"The pack over gRPC and direct calls to its {section['policiesRun']} policies {agreed}."))
     _policy_exit(section)
 
 
@@ -251,7 +252,7 @@ def policy_init(
         lines.append(f"  allowed instance types: also {', '.join(made.added_types)} (the stack's pools use them)")
     lines.append(f"Review it, then: tritonfleet plan --stack {stack}")
     for line in lines:
-        out.print(Text(line), soft_wrap=True)
+        out.print(Text(line))
 
 
 class DiffFormat(StrEnum):
@@ -293,7 +294,7 @@ def diff(
             from tritonfleet.diff.base_ref import plans_at_ref
 
             base_plans, head_plans, errors = plans_at_ref(
-                project_dir or find_project(Path.cwd()), base_ref, stacks, jobs, progress=lambda line: err.print(Text(line), soft_wrap=True)
+                project_dir or find_project(Path.cwd()), base_ref, stacks, jobs, progress=lambda line: err.print(Text(line))
             )
         else:
             if not (base and head):
@@ -403,9 +404,9 @@ def _validated(directory: Path, consequence: str = ""):
     report = validate_repository(directory)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
-        err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"), soft_wrap=True)
+        err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"))
     if not report.ok:
-        err.print(f"{len(report.errors)} error(s) in {directory}{consequence}", soft_wrap=True)
+        err.print(f"{len(report.errors)} error(s) in {directory}{consequence}")
         raise typer.Exit(EXIT_USER_ERROR)
     return report
 
