@@ -3,6 +3,7 @@ only the runtime and shows its progress; the test tools come with `make test`, b
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -16,9 +17,12 @@ def dry_run(tmp_path, target: str, *variables: str) -> list[str]:
     if make is None:
         pytest.skip("make is not installed")
     fresh = tmp_path / "fresh-venv"  # no stamps: what a fresh clone runs
+    # Under `make test` the suite itself runs inside make: drop the parent's MAKELEVEL/MAKEFLAGS so this make
+    # prints only its recipes, as on a user's shell.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
     result = subprocess.run(
-        [make, "-n", target, f"VENV={fresh}", f"PYTHON={tmp_path}/python3", *variables],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [make, "--no-print-directory", "-n", target, f"VENV={fresh}", f"PYTHON={tmp_path}/python3", *variables],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.replace(str(fresh), "VENV").splitlines()
