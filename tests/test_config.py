@@ -293,7 +293,7 @@ def test_fix_gives_the_value_meant(project, case, stack, mutate, key, expected, 
         assert text not in message, message
 
 
-# Values no one should write, each a clean problem with exit 1 (Rich markup in the message is branch cli-output's).
+# Values no one should write, each a clean problem with exit 1.
 UGLY = [
     ("brackets-in-pool-name", lambda d: _pool(d, name="a[b]{c}"), "gpuPools[0].name"),
     ("quotes", lambda d: _deployment(d, name="it's \"quoted\""), "tritonDeployments[0].name"),
@@ -307,17 +307,11 @@ UGLY = [
     ("json-looking-text", lambda d: _set(d, "region", "[us-east-1"), "region"),
     ("text-where-number", lambda d: _pool(d, maxNodes="two"), "gpuPools[0].maxNodes"),
     ("bool-where-list", lambda d: _set(d, "gpuPools", True), "gpuPools"),
-    pytest.param(
-        "rich-closing-tag",
-        lambda d: _pool(d, name="[/x]"),
-        "gpuPools[0].name",
-        marks=pytest.mark.xfail(reason="Rich reads [/x] as markup until branch cli-output prints plain text"),
-        id="rich-closing-tag",
-    ),
+    ("rich-closing-tag", lambda d: _pool(d, name="[/x]"), "gpuPools[0].name"),
 ]
 
 
-@pytest.mark.parametrize("case,mutate,key", UGLY, ids=[c[0] if type(c) is tuple else c.id for c in UGLY])
+@pytest.mark.parametrize("case,mutate,key", UGLY, ids=[c[0] for c in UGLY])
 def test_ugly_values_are_clean_problems(project, case, mutate, key):
     doc = _dev()
     mutate(doc)
