@@ -46,11 +46,12 @@ def test_valid_kms_keys_are_accepted():
     accepts("gcp-prod", [{"name": "models", "kmsKeyId": "projects/acme-ml-prod/locations/us-central1/keyRings/r/cryptoKeys/k"}])
 
 
-@pytest.mark.parametrize("days", [0, 4000, "thirty"])
-def test_noncurrent_version_days_out_of_range(days):
+@pytest.mark.parametrize("days,fixed", [(0, 1), (4000, 3650), ("thirty", 30)])
+def test_noncurrent_version_days_out_of_range(days, fixed):
+    """Out of range: the nearest valid value; not a number: the default."""
     problem = problems("dev", [{"name": "models", "noncurrentVersionDays": days}])["modelBuckets[0].noncurrentVersionDays"]
     assert problem.value == days and "1..3650" in problem.allowed
-    assert "'tritonfleet:modelBuckets[0].noncurrentVersionDays' 30" in problem.fix
+    assert f"'tritonfleet:modelBuckets[0].noncurrentVersionDays' {fixed} " in problem.fix
 
 
 def test_bucket_name_rules():

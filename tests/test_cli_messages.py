@@ -59,7 +59,8 @@ UGLY_CONFIG = {
     ),
     "quotes-unicode-long": (
         _edits(("region", "us-'east\"-1"), ("pool.name", "🚀שלום"), ("deployment.name", LONG)),
-        ["us-'east", "gpuPools[0].name", LONG],
+        # a value longer than 100 characters is shown cut, with its length (problems.SHOWN_CHARS)
+        ["us-'east", "gpuPools[0].name", '"' + LONG[:99] + "… (5002 characters)"],
     ),
     "not-strings": (
         _edits(("environment", True), ("region", {"a": [1]}), ("pool.name", ["a", "[b]"]), ("pool.gpu", {"a": "[/x]"}),

@@ -86,3 +86,21 @@ def test_core_never_loads_clouds_or_pulumi_at_import():
 def test_clouds_are_pure():
     loaded = _loaded_after_import(CLOUD_MODULES)
     assert not {m for m in loaded if m.startswith(("pulumi", "components"))}
+
+
+def test_region_tables_are_sourced_and_distinct():
+    """AWS regions are botocore's commercial partition (the table's source); GCP's are GCP-shaped; no name is both."""
+    import json
+    from pathlib import Path
+
+    import botocore
+
+    from tritonfleet.clouds.aws.facts import AWS_REGIONS
+    from tritonfleet.clouds.gcp.facts import GCP_REGIONS
+
+    endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
+    aws_partition = next(p for p in endpoints["partitions"] if p["partition"] == "aws")
+    assert set(AWS_REGIONS) <= set(aws_partition["regions"])
+    assert {"us-east-1", "us-west-2", "eu-west-1"} <= set(AWS_REGIONS)
+    assert all(re.fullmatch(r"[a-z]+(-[a-z]+)+\d+", r) for r in GCP_REGIONS) and "us-central1" in GCP_REGIONS
+    assert not set(AWS_REGIONS) & set(GCP_REGIONS)

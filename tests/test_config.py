@@ -215,3 +215,112 @@ def test_secure_values_stay_secret_placeholders(project):
     raw, secret_keys = stack_config(load_project(project), "dev")
     assert secret_keys == ["tritonfleet:tags"]
     assert "v1:AAAAbase64" not in raw["tritonfleet:tags"] and SECRET_PLACEHOLDER in raw["tritonfleet:tags"]
+
+
+def _gcp_dev() -> dict:
+    return yaml.safe_load((ROOT / "stacks" / "Pulumi.gcp-dev.yaml").read_text())
+
+
+def _rename_pool_key(doc: dict, old: str, new: str) -> None:
+    pool = doc["config"]["tritonfleet:gpuPools"][0]
+    pool[new] = pool.pop(old)
+
+
+# Fixes that give the value the user meant or the nearest valid one, never an arbitrary first choice.
+# (case id, stack, mutation, the one problem's key, text the report must contain, texts it must not contain)
+MEANT_FIXES = [
+    (
+        "misspelt-key",
+        "dev",
+        lambda d: _rename_pool_key(d, "maxNodes", "maxNode"),
+        "gpuPools[0].maxNode",
+        "did you mean maxNodes?",
+        ["maxNodes = (missing)", "no valid pools"],
+    ),
+    ("misspelt-key-with-fix", "dev", lambda d: _rename_pool_key(d, "maxNodes", "maxnodes"), "gpuPools[0].maxnodes",
+     "'tritonfleet:gpuPools[0].maxnodes' --stack dev && pulumi config set --path 'tritonfleet:gpuPools[0].maxNodes' 2 --stack dev", []),
+    (
+        "misspelt-top-level-key",
+        "dev",
+        lambda d: d["config"].__setitem__("tritonfleet:gpuLimt", d["config"].pop("tritonfleet:gpuLimit")),
+        "gpuLimt",
+        "no such key at the top level; did you mean gpuLimit?",
+        ["gpuLimit = (missing)"],
+    ),
+    ("gpu-lower-case", "dev", lambda d: _pool(d, gpu="l40s"), "gpuPools[0].gpu", "'tritonfleet:gpuPools[0].gpu' L40S --stack", ["B200 --stack"]),
+    ("gpu-misspelt", "dev", lambda d: _pool(d, gpu="L40X"), "gpuPools[0].gpu", "did you mean L40S?", ["B200 --stack"]),
+    ("spot-share-above-1", "dev", lambda d: _pool(d, spotShare=1.5), "gpuPools[0].spotShare", "spotShare' 1.0 --stack", ["0.0"]),
+    ("disk-below-minimum", "dev", lambda d: _pool(d, diskGi=20), "gpuPools[0].diskGi", "diskGi' 100 --stack", []),
+    ("environment-case", "dev", lambda d: _set(d, "environment", "Prod"), "environment", "'tritonfleet:environment' prod --stack", []),
+    ("environment-unknown", "dev", lambda d: _set(d, "environment", "qa"), "environment", "'<dev|staging|prod>'", ["environment' dev"]),
+    ("pool-name-pattern", "dev", lambda d: _pool(d, name="L40S_Pool"), "gpuPools[0].name", "name' l40s-pool --stack", ["<value>"]),
+    ("deployment-pool-misspelt", "dev", lambda d: _deployment(d, pool="l40"), "tritonDeployments[0].pool", "pool' l40s --stack", []),
+    ("deployment-bucket-misspelt", "dev", lambda d: _deployment(d, bucket="model"), "tritonDeployments[0].bucket", "bucket' models --stack", []),
+    (
+        "gcp-region-on-aws",
+        "dev",
+        lambda d: _set(d, "region", "us-central1"),
+        "region",
+        "us-central1 is a GCP region, not an AWS one; one of the AWS regions: ",
+        ["us-central1a", "eu-central-1 --stack"],
+    ),
+    ("gcp-spelling-on-aws", "dev", lambda d: _set(d, "region", "us-east1"), "region", "'tritonfleet:region' us-east-1 --stack", []),
+    (
+        "aws-region-on-gcp",
+        "gcp-dev",
+        lambda d: _set(d, "region", "us-east-1"),
+        "region",
+        "'tritonfleet:region' us-east1 --stack",
+        ["cluster.zones"],
+    ),
+    ("region-gcp-lacks", "gcp-dev", lambda d: _set(d, "region", "us-central9"), "region", "one of the GCP regions: ", ["cluster.zones"]),
+    # A pool that fails is reported once; the deployment on it is not a second problem.
+    ("no-valid-pools", "dev", lambda d: _pool(d, gpu=5), "gpuPools[0].gpu", "valid string", ["no valid pools", "tritonDeployments"]),
+]
+
+
+@pytest.mark.parametrize("case,stack,mutate,key,expected,absent", MEANT_FIXES, ids=[c[0] for c in MEANT_FIXES])
+def test_fix_gives_the_value_meant(project, case, stack, mutate, key, expected, absent):
+    doc = _gcp_dev() if stack == "gcp-dev" else _dev()
+    mutate(doc)
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
+    result = run_cli("plan", "--stack", stack, "--project-dir", str(project))
+    message = result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"has 1 configuration problem:\n  1. tritonfleet:{key} = " in message, message
+    assert expected in message, message
+    for text in absent:
+        assert text not in message, message
+
+
+# Values no one should write, each a clean problem with exit 1.
+UGLY = [
+    ("brackets-in-pool-name", lambda d: _pool(d, name="a[b]{c}"), "gpuPools[0].name"),
+    ("quotes", lambda d: _deployment(d, name="it's \"quoted\""), "tritonDeployments[0].name"),
+    ("unicode", lambda d: _pool(d, gpu="Л40S"), "gpuPools[0].gpu"),
+    ("invisible-character", lambda d: _set(d, "region", "us-east-1\u200b"), "region"),
+    ("very-long-value", lambda d: _pool(d, gpu="x" * 5000), "gpuPools[0].gpu"),
+    ("list-where-text", lambda d: _pool(d, gpu=["L40S"]), "gpuPools[0].gpu"),
+    ("number-where-text", lambda d: _deployment(d, pool=7), "tritonDeployments[0].pool"),
+    ("object-where-text", lambda d: _set(d, "region", {"name": "us-east-1"}), "region"),
+    ("null-where-text", lambda d: _pool(d, name=None), "gpuPools[0].name"),
+    ("json-looking-text", lambda d: _set(d, "region", "[us-east-1"), "region"),
+    ("text-where-number", lambda d: _pool(d, maxNodes="two"), "gpuPools[0].maxNodes"),
+    ("bool-where-list", lambda d: _set(d, "gpuPools", True), "gpuPools"),
+    ("rich-closing-tag", lambda d: _pool(d, name="[/x]"), "gpuPools[0].name"),
+]
+
+
+@pytest.mark.parametrize("case,mutate,key", UGLY, ids=[c[0] for c in UGLY])
+def test_ugly_values_are_clean_problems(project, case, mutate, key):
+    doc = _dev()
+    mutate(doc)
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(project))
+    message = result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in message + result.stdout and "configuration problem" in message, message
+    if key is not None:
+        assert f"tritonfleet:{key} = " in message, message
+    assert all(len(line) < 1200 for line in message.splitlines()), "a 5,000-character value is shown cut"
+    assert "\u200b" not in message

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from tritonfleet.clouds.aws.facts import AWS_ZONE_COUNT
+from tritonfleet.clouds.aws.facts import AWS_REGIONS, AWS_ZONE_COUNT
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core import pins
 from tritonfleet.core.config.problems import MISSING
@@ -18,6 +18,7 @@ from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
 
 SERVICE_NAME = "AWS"
+REGIONS = AWS_REGIONS
 # Cluster keys that only mean something on AWS (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "adminPrincipals": "admin_principals",

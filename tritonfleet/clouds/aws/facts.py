@@ -27,6 +27,48 @@ GPU_TAINT_VALUE = "true"
 # (2024-12-18).
 SPOT_NOTICE_SECONDS = 120
 
+# The regions of the commercial AWS partition (`aws`; GovCloud and China are separate partitions tritonfleet does not
+# target), for config checks before anything is created. Source: the `aws` partition's "regions" in botocore 1.44.8's
+# botocore/data/endpoints.json (the table the AWS SDKs resolve endpoints from), read 2026-12-03; the region list page is
+# https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-regions.html. VERIFY that EKS and the pool's GPU
+# types are offered in a region before using it (`tritonfleet preflight` asks the account).
+AWS_REGIONS: tuple[str, ...] = (
+    "af-south-1",
+    "ap-east-1",
+    "ap-east-2",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-south-1",
+    "ap-south-2",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ap-southeast-4",
+    "ap-southeast-5",
+    "ap-southeast-6",
+    "ap-southeast-7",
+    "ca-central-1",
+    "ca-west-1",
+    "eu-central-1",
+    "eu-central-2",
+    "eu-north-1",
+    "eu-south-1",
+    "eu-south-2",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "il-central-1",
+    "me-central-1",
+    "me-south-1",
+    "mx-central-1",
+    "sa-east-1",
+    "us-east-1",
+    "us-east-2",
+    "us-west-1",
+    "us-west-2",
+)
+
 # How many availability zones each region offers an account, for config checks before anything is created. Regions not
 # listed are not checked offline; `tritonfleet preflight` asks EC2 for the real zones of any region. Counts from the
 # AWS "Regions and Zones" documentation, https://aws.amazon.com/about-aws/global-infrastructure/regions_az/, as of 2025

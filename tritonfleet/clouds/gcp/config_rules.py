@@ -11,12 +11,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
+from tritonfleet.clouds.gcp.facts import GCP_REGIONS, GKE_NO_DEVICE_PLUGIN_LABEL
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
 
 SERVICE_NAME = "GKE"
+REGIONS = GCP_REGIONS
 # Cluster keys that only mean something on GKE (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver"}
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")

@@ -26,3 +26,52 @@ SPOT_NOTICE_SECONDS = 30
 # Source: NVIDIA cloud-native-docs @52dcb7b gpu-operator/google-gke.rst (2026-08-21),
 # https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html.
 GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+
+# The regions of Google Cloud (Compute Engine, where GKE runs), for config checks before anything is created.
+# Source: https://cloud.google.com/compute/docs/regions-zones ("Available regions and zones"), as of 2025; written down
+# on 2026-12-03 without network access, so VERIFY against `gcloud compute regions list` (regions added since are refused
+# until listed here). Whether the pool's GPU is offered in a region's zones is a separate check (preflight, VERIFY).
+GCP_REGIONS: tuple[str, ...] = (
+    "africa-south1",
+    "asia-east1",
+    "asia-east2",
+    "asia-northeast1",
+    "asia-northeast2",
+    "asia-northeast3",
+    "asia-south1",
+    "asia-south2",
+    "asia-southeast1",
+    "asia-southeast2",
+    "australia-southeast1",
+    "australia-southeast2",
+    "europe-central2",
+    "europe-north1",
+    "europe-north2",
+    "europe-southwest1",
+    "europe-west1",
+    "europe-west10",
+    "europe-west12",
+    "europe-west2",
+    "europe-west3",
+    "europe-west4",
+    "europe-west6",
+    "europe-west8",
+    "europe-west9",
+    "me-central1",
+    "me-central2",
+    "me-west1",
+    "northamerica-northeast1",
+    "northamerica-northeast2",
+    "northamerica-south1",
+    "southamerica-east1",
+    "southamerica-west1",
+    "us-central1",
+    "us-east1",
+    "us-east4",
+    "us-east5",
+    "us-south1",
+    "us-west1",
+    "us-west2",
+    "us-west3",
+    "us-west4",
+)

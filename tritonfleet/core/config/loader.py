@@ -8,6 +8,7 @@ the stack's cloud's rules (reached through the tritonfleet.clouds registry at ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -15,9 +16,19 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 
 from tritonfleet.core.catalog import load_catalog
-from tritonfleet.core.config.problems import MISSING, ConfigError, Problem, dedupe, rm_command, set_command
+from tritonfleet.core.config.problems import (
+    MISSING,
+    ConfigError,
+    Problem,
+    choose_from,
+    dedupe,
+    nearest,
+    rename_command,
+    rm_command,
+    set_command,
+)
 from tritonfleet.core.config.rules.buckets import check_buckets
-from tritonfleet.core.config.rules.cluster import check_node_image, check_other_cloud_keys
+from tritonfleet.core.config.rules.cluster import check_node_image, check_other_cloud_keys, check_region
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.rules.deployments import check_deployments
 from tritonfleet.core.config.rules.pools import check_pools
@@ -33,11 +44,14 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     """
     data, problems = _decode(raw, stack)
     config: StackConfig | None = None
+    schema_problems: list[Problem] = []
     try:
         config = StackConfig.model_validate(data)
     except ValidationError as exc:
-        problems.extend(_from_pydantic(e, data, stack) for e in exc.errors())
-    problems.extend(cross_field_problems(data, stack, secret_keys))
+        schema_problems = [_from_pydantic(e, data, stack) for e in exc.errors()]
+    rule_problems = cross_field_problems(data, stack, secret_keys)
+    problems.extend(_without_knock_on(schema_problems, problems + schema_problems, rule_problems))
+    problems.extend(rule_problems)
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
@@ -56,6 +70,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
     ctx.region = region if isinstance(region, str) else None
     ctx.cluster = validate_section(Cluster, data.get("cluster", {}))
     if ctx.rules:
+        check_region(ctx)
         ctx.rules.check_stack(ctx)
     if ctx.cluster is not None and ctx.rules:
         check_other_cloud_keys(ctx)
@@ -70,6 +85,19 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
     return ctx.problems
 
 
+def _without_knock_on(
+    schema_problems: list[Problem], key_problems: list[Problem], rule_problems: list[Problem]
+) -> list[Problem]:
+    """The schema's problems less those that only follow from another: a required key reported missing because the
+    user misspelt it (the misspelling is reported with the right name), and the schema's generic text on a key a rule
+    explains better (a rule that reads the raw value, such as the region's, reports that key itself)."""
+    renamed = {p.renamed_to for p in key_problems if p.renamed_to}
+    explained = {p.key for p in rule_problems}
+    return [
+        p for p in schema_problems if not (p.value is MISSING and p.key in renamed) and p.key not in explained
+    ]
+
+
 def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Problem]]:
     """Pick this project's keys out of the engine's config and decode JSON text."""
     data: dict[str, Any] = {}
@@ -80,16 +108,26 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
         if namespace != CONFIG_NAMESPACE:
             continue
         if key not in known:
-            problems.append(Problem(key, value, "one of " + ", ".join(sorted(known)), rm_command(key, stack)))
+            problems.append(_unknown_key(key, value, sorted(known), "", stack))
             continue
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
-                problems.append(Problem(key, value, f"valid YAML/JSON ({exc.msg})", set_command(key, "<value>", stack)))
+                if _takes_text(key):  # "[/x]" given as a region is a bad region, not bad JSON
+                    data[key] = value
+                    continue
+                allowed = f"valid YAML/JSON ({exc.msg} at character {exc.pos + 1})"
+                problems.append(Problem(key, value, allowed, set_command(key, "<value>", stack)))
                 continue
         data[key] = value
     return data, problems
+
+
+def _takes_text(key: str) -> bool:
+    """Whether a top-level key's value is text (so a value that looks like JSON but is not is taken as text)."""
+    field = next((f for n, f in StackConfig.model_fields.items() if (f.alias or n) == key), None)
+    return field is not None and field.annotation in (str, str | None)
 
 
 def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -> Problem:
@@ -98,17 +136,70 @@ def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -
     key = _key(loc)
     value = _lookup(data, loc)
     if error["type"] == "extra_forbidden":
-        return Problem(key, value, "no such key here; see the configuration reference in the README", rm_command(key, stack))
+        return _unknown_key(key, value, _keys_at(loc[:-1]), _key(loc[:-1]), stack)
     info = _field_for(loc)
     allowed = info.description if info and info.description else error["msg"]
     if error["type"] not in ("missing",) and error["msg"] not in allowed:
         allowed = f"{allowed} ({error['msg'].lower()})"
-    suggestion: Any = "<value>"
-    if info is not None and error["type"] == "literal_error":
-        suggestion = str(error["ctx"]["expected"]).split(" or ")[0].split(",")[0].strip("' ")
-    elif info is not None and not info.is_required() and info.default not in (None, PydanticUndefined) and not callable(info.default):
-        suggestion = info.default
-    return Problem(key, value, allowed, set_command(key, suggestion, stack))
+    return Problem(key, value, allowed, set_command(key, _suggestion(error, info, value), stack))
+
+
+def _suggestion(error: dict[str, Any], info: Any, value: Any) -> Any:
+    """The value a schema problem's fix sets: the nearest valid value where one is known, else the key's default,
+    else a placeholder naming the choices."""
+    kind, limits = error["type"], error.get("ctx", {})
+    if kind == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(limits["expected"]))
+        return nearest(value, choices) or choose_from(choices)
+    if kind in ("greater_than_equal", "less_than_equal"):  # the bound itself is the nearest valid value
+        return limits["ge" if kind == "greater_than_equal" else "le"]
+    if kind == "string_pattern_mismatch":
+        fitted = _fit_pattern(value, limits["pattern"])
+        if fitted is not None:
+            return fitted
+    if info is not None and not info.is_required() and info.default not in (None, PydanticUndefined) and not callable(info.default):
+        return info.default
+    return "<value>"
+
+
+def _fit_pattern(value: Any, pattern: str) -> str | None:
+    """`value` lower-cased with runs of other characters as '-', cut to fit `pattern` if that is all it takes."""
+    if not isinstance(value, str):
+        return None
+    candidate = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+    for length in (len(candidate), 63, 40, 20):
+        cut = candidate[:length].rstrip("-")
+        if cut and re.fullmatch(pattern, cut):
+            return cut
+    return None
+
+
+def _unknown_key(key: str, value: Any, known: list[str], parent: str, stack: str) -> Problem:
+    """A key the schema does not have: "did you mean" the closest known key, with the rename as the fix."""
+    name = key.rsplit(".", 1)[-1]
+    match = nearest(name, known)
+    where = f"in {parent}" if parent else "at the top level"
+    if match is None:
+        return Problem(key, value, f"no such key {where}; the keys are: " + ", ".join(known), rm_command(key, stack))
+    right = f"{parent}.{match}" if parent else match
+    allowed = f"no such key {where}; did you mean {match}?"
+    return Problem(key, value, allowed, rename_command(key, right, value, stack), renamed_to=right)
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The config keys of the section a location points at ([] when it is not a section)."""
+    model: Any = StackConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None) if model else None
+        if info is None:
+            return []
+        args = getattr(info.annotation, "__args__", ())
+        model = next((a for a in (info.annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    if model is None:
+        return []
+    return sorted(f.alias or n for n, f in model.model_fields.items() if n != "stack")
 
 
 def _key(loc: tuple[Any, ...]) -> str:

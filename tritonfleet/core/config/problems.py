@@ -3,8 +3,11 @@ and the `pulumi config set` / `pulumi config rm` command that fixes each."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +16,8 @@ from tritonfleet.core.conventions import CONFIG_NAMESPACE
 # A Problem's value when the key is absent (rendered "(missing)"), and when the value is a credential.
 MISSING: Any = object()
 NOT_SHOWN = "(not shown)"
+# A value longer than this is shown cut, with its length: the report stays readable.
+SHOWN_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -21,10 +26,20 @@ class Problem:
     value: Any
     allowed: str
     fix: str
+    renamed_to: str | None = None  # for a misspelt key: the key meant, whose "missing" problem is then a knock-on
 
     def render(self, index: int) -> str:
-        shown = "(missing)" if self.value is MISSING else json.dumps(self.value, default=str)
-        return f"  {index}. {CONFIG_NAMESPACE}:{self.key} = {shown}\n     allowed: {self.allowed}\n     fix: {self.fix}"
+        shown = "(missing)" if self.value is MISSING else _printable(json.dumps(self.value, default=str, ensure_ascii=False))
+        return f"  {index}. {CONFIG_NAMESPACE}:{_clipped(self.key)} = {_clipped(shown)}\n     allowed: {self.allowed}\n     fix: {self.fix}"
+
+
+def _printable(text: str) -> str:
+    """`text` with characters that would not show (zero-width, control) written as \\uXXXX escapes."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text)} characters)"
 
 
 class ConfigError(Exception):
@@ -38,24 +53,60 @@ class ConfigError(Exception):
         super().__init__(f"stack '{stack}' has {count}:\n{body}")
 
 
+def nearest(value: Any, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice `value` most likely meant: the same name in another case, else the closest by spelling, else None."""
+    if not isinstance(value, str) or len(value) > SHOWN_CHARS:
+        return None
+    by_folded = {choice.casefold(): choice for choice in choices}
+    if value.casefold() in by_folded:
+        return by_folded[value.casefold()]
+    close = difflib.get_close_matches(value.casefold(), list(by_folded), n=1, cutoff=cutoff)
+    return by_folded[close[0]] if close else None
+
+
+def choose_from(choices: Iterable[str]) -> str:
+    """A fix placeholder naming the values to choose from, for when no single one is known to be right."""
+    choices = list(choices)
+    return "<" + "|".join(choices) + ">" if len(choices) <= 6 else "<one of the values allowed above>"
+
+
+def did_you_mean(value: Any, choices: Iterable[str]) -> str:
+    """" (did you mean X?)" when `value` looks like a misspelt choice, else ""."""
+    match = nearest(value, choices)
+    return f" (did you mean {match}?)" if match is not None and match != value else ""
+
+
 def _path_flag(key: str) -> str:
     return "--path " if ("." in key or "[" in key) else ""
+
+
+def _shell_key(key: str) -> str:
+    """The full config key as one shell word."""
+    full = f"{CONFIG_NAMESPACE}:{key}"
+    return f"'{full}'" if "'" not in full else shlex.quote(full)
 
 
 def set_command(key: str, value: Any, stack: str) -> str:
     """The `pulumi config set` command that gives `key` the value `value` (quoted for a shell when needed)."""
     shown = value if isinstance(value, str) else json.dumps(value)
     if isinstance(value, str) and (not value or re.search(r"[^A-Za-z0-9._:/-]", value)):
-        shown = f"'{value}'"
-    return f"pulumi config set {_path_flag(key)}'{CONFIG_NAMESPACE}:{key}' {shown} --stack {stack}"
+        shown = shlex.quote(value) if "'" in value else f"'{value}'"
+    return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
 
 
 def secret_set_command(key: str, stack: str) -> str:
-    return f"pulumi config set --secret --path '{CONFIG_NAMESPACE}:{key}' <value> --stack {stack}"
+    return f"pulumi config set --secret --path {_shell_key(key)} <value> --stack {stack}"
 
 
 def rm_command(key: str, stack: str) -> str:
-    return f"pulumi config rm {_path_flag(key)}'{CONFIG_NAMESPACE}:{key}' --stack {stack}"
+    return f"pulumi config rm {_path_flag(key)}{_shell_key(key)} --stack {stack}"
+
+
+def rename_command(key: str, new_key: str, value: Any, stack: str) -> str:
+    """The commands that move a value from a misspelt key to the right one (only a removal for an object or list)."""
+    if value is MISSING or isinstance(value, (dict, list)) or len(str(value)) > SHOWN_CHARS:
+        return rm_command(key, stack)
+    return f"{rm_command(key, stack)} && {set_command(new_key, value, stack)}"
 
 
 def dedupe(problems: list[Problem]) -> list[Problem]:

@@ -1,8 +1,37 @@
-"""Cluster rules every cloud shares: keys that belong to another cloud, and a node image of this cloud."""
+"""Cluster rules every cloud shares: a region of this cloud, keys that belong to another cloud, a node image of this
+cloud."""
 
 from __future__ import annotations
 
+from tritonfleet.core.config.problems import choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext
+
+
+def check_region(ctx: RuleContext) -> None:
+    """The region is one of this cloud's (its facts' table). Otherwise it is reported, said to be another cloud's if
+    it is, and forgotten (ctx.region = None) so that no zone is checked against it or suggested from it."""
+    from tritonfleet.clouds import CLOUDS, cloud_rules
+
+    region = ctx.data.get("region")
+    if ctx.rules is None or "region" not in ctx.data or region in ctx.rules.REGIONS:
+        return
+    ctx.region = None
+    cloud = str(ctx.cloud)
+    owner = next((c for c in CLOUDS if c != cloud and region in cloud_rules(c).REGIONS), None)
+    whose = f"{region} is a {owner.upper()} region, not an {cloud.upper()} one; " if owner else ""
+    allowed = f"{whose}one of the {cloud.upper()} regions: " + ", ".join(ctx.rules.REGIONS)
+    meant = _region_meant(region, ctx.rules.REGIONS, another_clouds=owner is not None)
+    ctx.add("region", region, allowed, meant or choose_from(ctx.rules.REGIONS))
+
+
+def _region_meant(region: object, regions: tuple[str, ...], another_clouds: bool) -> str | None:
+    """The region meant: the same name in this cloud's spelling (GCP us-east1 -> AWS us-east-1), or, for a name no
+    cloud has, the closest by spelling. Another cloud's region gets no guess (us-central1 is not eu-central-1)."""
+    if not isinstance(region, str):
+        return None
+    squashed = {r.replace("-", ""): r for r in regions}
+    same = squashed.get("".join(c for c in region.lower() if c.isalnum()))
+    return same or (None if another_clouds else nearest(region, regions, cutoff=0.8))
 
 
 def check_other_cloud_keys(ctx: RuleContext) -> None:

@@ -22,6 +22,7 @@ class CloudConfigRules(Protocol):
 
     CLOUD_ONLY_CLUSTER_KEYS: Mapping[str, str]  # cluster keys that mean something on this cloud only -> field name
     SERVICE_NAME: str  # how a refusal names this cloud's service ("applies to GKE only")
+    REGIONS: tuple[str, ...]  # the cloud's regions (from its facts module)
     NODE_IMAGES: tuple[str, ...]  # values of cluster.gpuNodeImage on this cloud, the default first
     TLS_SOURCES: tuple[str, ...]  # access.tls sources (camelCase) this cloud supports, the suggested one last
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps

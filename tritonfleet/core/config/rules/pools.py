@@ -4,7 +4,7 @@ is sold as (with only the keys that option uses), node labels outside the reserv
 from __future__ import annotations
 
 from tritonfleet.core.catalog import InstanceType
-from tritonfleet.core.config.problems import MISSING
+from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.schema import GpuPool
 from tritonfleet.core.conventions import RESERVED_LABEL_DOMAINS, is_reserved_label
@@ -62,29 +62,40 @@ def _check_type_and_capacity(ctx: RuleContext, pool: GpuPool, at: str) -> Instan
 def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> InstanceType | None:
     """The pool's instance type: a GPU of the catalog offered on this cloud, and a type of this cloud carrying it."""
     catalog, cloud = ctx.catalog, str(ctx.cloud)
-    if pool.gpu not in catalog.gpus:
-        ctx.add(f"{at}.gpu", pool.gpu, f"a GPU offered on {cloud}: " + ", ".join(catalog.gpus_on(cloud)), catalog.gpus_on(cloud)[0])
-        return None
-    if pool.gpu not in catalog.gpus_on(cloud):
-        alternatives = catalog.alternatives_for(cloud, pool.gpu) or catalog.gpus_on(cloud)
+    offered_gpus, gpu = catalog.gpus_on(cloud), pool.gpu
+    if gpu not in catalog.gpus:
+        # GPU names are case-sensitive (they become node label values): the fix gives the catalog's spelling.
+        meant = nearest(gpu, catalog.gpus)
+        allowed = f"a GPU offered on {cloud}, spelt as here: " + ", ".join(offered_gpus)
+        if meant is None:
+            ctx.add(f"{at}.gpu", gpu, allowed, choose_from(offered_gpus))
+            return None
+        if meant in offered_gpus:
+            ctx.add(f"{at}.gpu", gpu, f"{allowed} (did you mean {meant}?)", meant)
+            return None
+        gpu = meant  # misspelt, and what was meant is not offered here: the alternatives to that
+    if gpu not in offered_gpus:
+        alternatives = catalog.alternatives_for(cloud, gpu) or offered_gpus
+        meant_text = "" if gpu == pool.gpu else f"did you mean {gpu}? "
         ctx.add(
             f"{at}.gpu",
             pool.gpu,
-            f"{pool.gpu} is not offered on {cloud}; nearest alternatives: " + ", ".join(alternatives),
+            f"{meant_text}{gpu} is not offered on {cloud}; nearest alternatives: " + ", ".join(alternatives),
             alternatives[0],
         )
         return None
     if pool.instance_type is None:
-        return catalog.default_type(cloud, pool.gpu)
+        return catalog.default_type(cloud, gpu)
     itype = catalog.find(cloud, pool.instance_type)
-    if itype is None or itype.gpu != pool.gpu:
-        offered = [t.name for t in catalog.types_for(cloud, pool.gpu)]
+    if itype is None or itype.gpu != gpu:
+        offered = [t.name for t in catalog.types_for(cloud, gpu)]
+        default = catalog.default_type(cloud, gpu)
         carries = f" (it carries {itype.gpu})" if itype else ""
         ctx.add(
             f"{at}.instanceType",
             pool.instance_type,
-            f"a {cloud} type that carries {pool.gpu}{carries}: " + ", ".join(offered),
-            offered[0],
+            f"a {cloud} type that carries {gpu}{carries}: " + ", ".join(offered),
+            nearest(pool.instance_type, offered) or (default.name if default else offered[0]),
         )
         return None
     return itype
