@@ -227,7 +227,11 @@ CASES = {
         "dev",
         _set((NG, "l40s_spot", "instanceTypes", ["p6-b200.48xlarge"])),
         None,
-        {"cost-stack-warn-monthly-budget": "Cannot verify the monthly budget"},
+        {  # reported, not blocked, outside prod (dev also refuses the type and its GPUs, as before)
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+            "gpu-pool-allowed-instance-types": "uses instance type p6-b200.48xlarge",
+            "gpu-stack-limit-total-gpus": "can run",
+        },
     ),
     "gcp-prod-without-acknowledgement": (
         "gcp-prod",
