@@ -15,7 +15,7 @@ from policies._match import EKS_NODE_GROUP, GKE_NODE_POOL, get, items, number
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
 from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import POOL_LABEL
+from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import nodes_monthly_usd
 
 # Instance families that carry NVIDIA GPUs even when our catalog does not list the exact type.
@@ -61,12 +61,37 @@ class GpuPool:
         """Nodes that a spot reclaim cannot take away."""
         return self.purchase != "spot"
 
+    @property
+    def assumed_usd_per_hour(self) -> float | None:
+        """The acknowledged assumed $/node-hour the stack states for this pool (gpuPools[].assumedPrice), if any."""
+        try:
+            value = float(self.labels.get(ASSUMED_PRICE_LABEL, ""))
+        except ValueError:
+            return None
+        return value if value > 0 else None
+
+    def _costs(self, nodes: int) -> list[float | None]:
+        return [nodes_monthly_usd(entry, self.purchase, nodes) if entry else None for entry in self.catalog_entries]
+
+    def priced_by_assumption(self, basis: str) -> bool:
+        """Whether this pool's cost on this basis uses the assumed price because the catalog has none."""
+        nodes = self.min_nodes if basis == "floor" else self.max_nodes
+        costs = self._costs(nodes or 0)
+        return bool(nodes) and (not costs or any(c is None for c in costs)) and self.assumed_usd_per_hour is not None
+
     def monthly_usd(self, basis: str) -> float | None:
-        """Monthly cost at the minimum (floor) or maximum (ceiling) node count; the dearest type when several."""
+        """Monthly cost at the minimum (floor) or maximum (ceiling) node count; the dearest type when several.
+
+        A type without a published price is priced at the pool's acknowledged assumed price when it states one."""
         nodes = self.min_nodes if basis == "floor" else self.max_nodes
         if nodes is None:
             return None
-        costs = [nodes_monthly_usd(entry, self.purchase, nodes) if entry else None for entry in self.catalog_entries]
+        assumed = self.assumed_usd_per_hour
+        costs = [
+            cost if cost is not None or assumed is None else nodes * assumed * HOURS_PER_MONTH for cost in self._costs(nodes)
+        ]
+        if not costs and assumed is not None:
+            costs = [nodes * assumed * HOURS_PER_MONTH]
         if not costs or any(cost is None for cost in costs):
             return None if nodes else 0.0
         return max(cost for cost in costs if cost is not None)
@@ -189,6 +214,7 @@ class StackSpend:
     basis: str
     known_usd: float
     unpriced: tuple[str, ...]  # "<resource>: <why>" for each pool whose cost is unknown
+    assumed: tuple[str, ...] = ()  # "<resource>: $X/node-hour" for each pool priced at its acknowledged assumption
 
     @property
     def complete(self) -> bool:
@@ -196,8 +222,10 @@ class StackSpend:
 
 
 def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
-    known, unpriced = 0.0, []
+    known, unpriced, assumed = 0.0, [], []
     for pool in pools:
+        if pool.priced_by_assumption(basis):
+            assumed.append(f"{pool.name}: assumed ${pool.assumed_usd_per_hour:,.2f}/node-hour ({pool.purchase})")
         usd = pool.monthly_usd(basis)
         if usd is not None:
             known += usd
@@ -205,4 +233,4 @@ def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
             unpriced.append(f"{pool.name}: {pool.bounds_note}")
         else:
             unpriced.append(f"{pool.name}: no published {pool.purchase} price for {', '.join(pool.instance_types) or 'its type'}")
-    return StackSpend(basis, round(known, 2), tuple(unpriced))
+    return StackSpend(basis, round(known, 2), tuple(unpriced), tuple(assumed))

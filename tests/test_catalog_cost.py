@@ -86,12 +86,25 @@ def test_prod_cost_matches_catalog_prices(stack_config):
     assert cost.max_gpus == 3 * 8 + 8 * 1
 
 
+def _without_assumed_prices(config):
+    return config.model_copy(update={"gpu_pools": [p.model_copy(update={"assumed_price": None}) for p in config.gpu_pools]})
+
+
 def test_unknown_price_makes_the_total_unknown(stack_config):
-    cost = stack_cost(stack_config("gcp-prod"))
+    cost = stack_cost(_without_assumed_prices(stack_config("gcp-prod")))
     assert cost.monthly_ceiling_usd is None
     spot_only = next(p for p in cost.pools if p.pool == "h200-spot")
     assert spot_only.monthly_floor_usd == 0  # no nodes at the floor: known to be zero
     assert spot_only.monthly_ceiling_usd is None and spot_only.unknown_prices == ("spot",)
+
+
+def test_an_acknowledged_assumed_price_prices_what_the_catalog_cannot(stack_config):
+    """gcp-prod states assumedPrice on every pool (no GCP prices in the catalog yet): its cost is known, and says so."""
+    cost = stack_cost(stack_config("gcp-prod"))
+    spot_only = next(p for p in cost.pools if p.pool == "h200-spot")
+    assert spot_only.monthly_ceiling_usd == round(2 * 27.20 * 730, 2)
+    assert spot_only.unknown_prices == () and spot_only.assumed_prices == ("spot",)
+    assert cost.monthly_ceiling_usd is not None
 
 
 def test_cost_per_million():

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from typer.exceptions import TyperException
 
+from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
 
 EXIT_CODES_HELP = (
@@ -488,6 +489,9 @@ def models_sync(
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
+
+
+sizing_cli.register(app, out, err)
 
 
 def main() -> None:

@@ -118,7 +118,7 @@ def node_group_plans(config: StackConfig, pool: GpuPool, prefix: str) -> list[No
     taint = gpu_taint("aws")
     plans = []
     for option, nodes in split_capacity(pool).purchase.items():
-        labels = {**pool_node_labels(pool.name, pool.gpu, option, pool.node_labels), CA_GPU_LABEL: f"nvidia-{pool.gpu.lower()}"}
+        labels = {**pool_node_labels(pool.name, pool.gpu, option, pool.node_labels, pool.assumed_usd_per_hour), CA_GPU_LABEL: f"nvidia-{pool.gpu.lower()}"}
         plans.append(
             NodeGroupPlan(
                 pool=pool.name,

@@ -78,7 +78,9 @@ def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolS
                 accelerator=itype.accelerator or "",
                 accelerator_count=itype.gpu_count,
                 driver=driver,
-                labels=pool_node_labels(pool.name, pool.gpu, option, {**pool.node_labels, **driver.node_labels}),
+                labels=pool_node_labels(
+                    pool.name, pool.gpu, option, {**pool.node_labels, **driver.node_labels}, pool.assumed_usd_per_hour
+                ),
                 taint={**taint, "effect": GKE_TAINT_EFFECT[taint["effect"]]},
                 spot=option == "spot",
                 flex_start=option == "flex-start",

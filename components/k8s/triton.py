@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
+from tritonfleet.core.sizing import replica_requests
 
 from .access import access_values
 from .autoscaling import QUEUE_COMPUTE_RATIO
@@ -28,9 +28,6 @@ NO_LOAD_BALANCERS = ExposureFacts()
 CHART_PATH = f"./charts/{TRITON_CHART_NAME}"  # "./": unambiguously a local path, never repo/chart
 CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
 
-# Share of a node's vCPU and memory given to its GPU replicas; the rest is left to the kubelet's reservation and the
-# node agents (device plugin, DCGM exporter, node exporter, CNI, kube-proxy).
-NODE_SHARE_FOR_REPLICAS = 0.75
 # Seconds between Triton's exit timeout and the kubelet's SIGKILL (Triton's own shutdown after draining).
 KILL_MARGIN_SECONDS = 5
 # On-demand pools have no external deadline; this budget bounds a rollout or a scale-down.
@@ -58,9 +55,7 @@ def shutdown_budget(pool: PoolFacts) -> ShutdownBudget:
 
 def replica_resources(instance_type: InstanceType, gpus_per_replica: int) -> dict[str, str]:
     """CPU and memory of one replica: its GPUs' share of the node, less what the node keeps for itself."""
-    share = gpus_per_replica / instance_type.gpu_count * NODE_SHARE_FOR_REPLICAS
-    cpu = max(1, math.floor(instance_type.vcpu * share))
-    memory_gib = max(4, math.floor(instance_type.memory_gib * share))
+    cpu, memory_gib = replica_requests(instance_type, gpus_per_replica)
     return {"cpu": str(cpu), "memory": f"{memory_gib}Gi"}
 
 

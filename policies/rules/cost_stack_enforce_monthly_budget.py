@@ -1,4 +1,6 @@
-"""Block a stack whose GPU pools cost more per month than its budget (floor or ceiling basis)."""
+"""Block a stack whose GPU pools cost more per month than its budget (floor or ceiling basis), and, where the
+environment demands it (prod), a stack whose cost cannot be known: a pool without a published price must state an
+acknowledged assumed price (gpuPools[].assumedPrice), which the budget then counts."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
@@ -14,13 +16,28 @@ BUDGET_PROPERTIES = {
         "description": "floor: every pool at its minimum size; ceiling: every pool at its maximum size",
     },
 }
-SCHEMA = schema(**BUDGET_PROPERTIES)
+UNKNOWN_PRICES = {
+    "type": "string",
+    "enum": ["fail", "report"],
+    "default": "report",
+    "description": "fail: a pool without a published price and without gpuPools[].assumedPrice is a violation "
+    "(prod); report: cost-stack-warn-monthly-budget says the budget cannot be verified",
+}
+SCHEMA = schema(**BUDGET_PROPERTIES, unknownPrices=UNKNOWN_PRICES)
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     config = settings(args, SCHEMA)
     budget, basis = float(config["monthlyUsd"]), str(config["basis"])
     spend = stack_spend(gpu_pools(args.resources), basis)
+    if config["unknownPrices"] == "fail" and not spend.complete:
+        report_violation(
+            f"The stack's monthly GPU cost on the {basis} basis is unknown: {'; '.join(spend.unpriced)}. This "
+            "environment does not accept an unknown price. Add the dated, sourced price to tritonfleet/core/catalog.yaml, "
+            "or acknowledge an assumed price in the stack: pulumi config set --path "
+            "'tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour' <usd> and ...assumedPrice.note '<quote, date, who>'.",
+            None,
+        )
     # With prices missing, only a known part that is already over budget proves an overrun; the rest is reported
     # by cost-stack-warn-monthly-budget as "cannot verify", never priced as 0.
     if spend.known_usd > budget:
@@ -42,6 +59,7 @@ POLICY = StackValidationPolicy(
     config_schema=SCHEMA,
     remediation_steps=(
         "Run `tritonfleet plan --stack <stack>` to see each pool's monthly floor and ceiling; lower maxNodes/minNodes or "
-        "shift capacity to spot, or raise monthlyUsd in policies/config/<stack>.json through review."
+        "shift capacity to spot, or raise monthlyUsd in policies/config/<stack>.json through review. For an unknown "
+        "price: add it to the catalog with its source and date, or set gpuPools[].assumedPrice {usdPerHour, note}."
     ),
 )

@@ -29,6 +29,13 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             "Add the missing prices to tritonfleet/core/catalog.yaml (with source and date) or give the pools known bounds.",
             None,
         )
+    if spend.assumed:
+        report_violation(
+            f"Part of the budget check on the {basis} basis rests on acknowledged assumed prices, not published ones: "
+            f"{'; '.join(spend.assumed)}. Replace them with dated, sourced prices in tritonfleet/core/catalog.yaml "
+            "when the cloud publishes them.",
+            None,
+        )
     threshold = budget * fraction
     if threshold < spend.known_usd <= budget:
         report_violation(

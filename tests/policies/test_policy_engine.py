@@ -114,6 +114,32 @@ def gke_operator_mode(label=True, image="UBUNTU_CONTAINERD", driver=True, operat
     return mutate
 
 
+ASSUMED = "tritonfleet.io/assumed-usd-per-hour"
+
+
+def assumed_price(resource_type, name_part, labels_path, usd):
+    """Set (a number) or remove (None) a pool's acknowledged assumed price label, as gpuPools[].assumedPrice does."""
+
+    def mutate(plan):
+        labels = inputs(plan, resource_type, name_part)
+        for part in labels_path.split("."):
+            labels = labels[part]
+        if usd is None:
+            labels.pop(ASSUMED, None)
+        else:
+            labels[ASSUMED] = f"{usd:g}"
+
+    return mutate
+
+
+def both_of(*mutations):
+    def mutate(plan):
+        for mutation in mutations:
+            mutation(plan)
+
+    return mutate
+
+
 def config_change(policy, **properties):
     def change(config):
         entry = config[policy]
@@ -173,7 +199,48 @@ CASES = {
         "prod",
         _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])),
         None,
-        {"cost-stack-warn-monthly-budget": "Cannot verify the monthly budget"},
+        {
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-h200_spot",
+        },
+    ),
+    "unpriced-type-acknowledged": (
+        "prod",
+        both_of(
+            _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])), assumed_price(NG, "h200_spot", "labels", 90)
+        ),
+        None,
+        {"cost-stack-warn-monthly-budget": "rests on acknowledged assumed prices, not published ones: tf-aws-h200_spot"},
+    ),
+    "unpriced-type-acknowledged-over-budget": (
+        "prod",
+        both_of(
+            _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])), assumed_price(NG, "h200_spot", "labels", 200)
+        ),
+        None,
+        {
+            "cost-stack-warn-monthly-budget": "assumed $200.00/node-hour",
+            "cost-stack-enforce-monthly-budget": "over the budget of $200,000.00",
+        },
+    ),
+    "unpriced-type-in-dev": (
+        "dev",
+        _set((NG, "l40s_spot", "instanceTypes", ["p6-b200.48xlarge"])),
+        None,
+        {  # reported, not blocked, outside prod (dev also refuses the type and its GPUs, as before)
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+            "gpu-pool-allowed-instance-types": "uses instance type p6-b200.48xlarge",
+            "gpu-stack-limit-total-gpus": "can run",
+        },
+    ),
+    "gcp-prod-without-acknowledgement": (
+        "gcp-prod",
+        assumed_price(NP, "h200-spot", "nodeConfig.labels", None),
+        None,
+        {
+            "cost-stack-warn-monthly-budget": "no published spot price for a3-ultragpu-8g",
+            "cost-stack-enforce-monthly-budget": "This environment does not accept an unknown price",
+        },
     ),
     "on-demand-in-dev": (
         "dev",
@@ -429,9 +496,12 @@ COMPLIANT_VARIANTS = {
 def test_compliant_plans_pass_every_policy(pack, bases, stack):
     verdicts = both(pack, bases[stack], stack_policy_config(stack))
     assert [v for v in verdicts if v.blocking] == []
-    if stack == "gcp-prod":  # the catalog has no published GCP prices for g2/a3-ultra: said, not priced as 0
+    if stack == "gcp-prod":  # no published GCP prices for g2/a3-ultra: the stack states assumed prices, and it is said
         assert [(v.policy, v.message.split(":")[0]) for v in verdicts] == [
-            ("cost-stack-warn-monthly-budget", "Cannot verify the monthly budget of $150,000.00 on the ceiling basis")
+            (
+                "cost-stack-warn-monthly-budget",
+                "Part of the budget check on the ceiling basis rests on acknowledged assumed prices, not published ones",
+            )
         ]
     else:
         assert verdicts == []
@@ -482,7 +552,7 @@ def test_budget_policy_prices_the_plan_like_the_cost_model(bases):
 
     from policies._pools import gpu_pools, stack_spend
 
-    for stack in ("dev", "prod"):
+    for stack in ("dev", "prod", "gcp-prod"):  # gcp-prod: priced at its acknowledged assumed prices, like the plan
         plan = bases[stack]
         pools = gpu_pools([stack_resource(r["type"], r["inputs"], r["name"]) for r in plan["resources"]])
         assert stack_spend(pools, "floor").known_usd == plan["cost"]["monthlyFloorUsd"]

@@ -33,6 +33,23 @@ class Price(_Strict):
     source: str
     note: str = ""
     verify: bool = False
+    # The regions the price was published for; empty: the catalog's reference region (and, until shown otherwise,
+    # every region). A price listed for other regions only is unknown in this one.
+    regions: tuple[str, ...] = ()
+
+    def applies_in(self, region: str | None) -> bool:
+        return region is None or not self.regions or region in self.regions
+
+
+class Benchmark(_Strict):
+    """A published per-accelerator throughput: an estimate for sizing, never a measurement of the user's model."""
+
+    gpu: str
+    model: str
+    scenario: str
+    inferences_per_second: float = Field(alias="inferencesPerSecond", gt=0)
+    source: str
+    note: str = ""
 
 
 class Gpu(_Strict):
@@ -54,14 +71,15 @@ class InstanceType(_Strict):
     purchase_options: tuple[PurchaseOption, ...] = Field(alias="purchaseOptions")
     prices: dict[PurchaseOption, Price]
 
-    def price(self, option: str) -> Price | None:
-        """The published $/node-hour for a purchase option, or None when unknown.
+    def price(self, option: str, region: str | None = None) -> Price | None:
+        """The published $/node-hour for a purchase option (in `region` when given), or None when unknown.
 
         Reservations bill at the on-demand rate unless a commitment says otherwise.
         """
-        if option == "reservation":
-            return self.prices.get("reservation") or self.prices.get("on-demand")
-        return self.prices.get(option)  # type: ignore[call-overload]
+        found = self.prices.get(option)  # type: ignore[call-overload]
+        if option == "reservation" and found is None:
+            found = self.prices.get("on-demand")
+        return found if found is not None and found.applies_in(region) else None
 
 
 class Catalog(_Strict):
@@ -69,6 +87,7 @@ class Catalog(_Strict):
     gpus: dict[str, Gpu]
     alternatives: dict[Cloud, dict[str, list[str]]]
     instance_types: tuple[InstanceType, ...] = Field(alias="instanceTypes")
+    benchmarks: tuple[Benchmark, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> Catalog:
@@ -96,7 +115,11 @@ class Catalog(_Strict):
                     raise ValueError(f"{it.name} {option}: unknown source {price.source}")
                 if option not in it.purchase_options and option != "reservation":
                     raise ValueError(f"{it.name}: price for {option}, which it is not sold as")
-        unused = set(self.sources) - {p.source for i in self.instance_types for p in i.prices.values()}
+        for bench in self.benchmarks:
+            if bench.source not in self.sources or bench.gpu not in self.gpus:
+                raise ValueError(f"benchmark {bench.gpu}/{bench.model}: unknown source or GPU")
+        cited = {p.source for i in self.instance_types for p in i.prices.values()} | {b.source for b in self.benchmarks}
+        unused = set(self.sources) - cited
         if unused:
             raise ValueError(f"sources no price cites: {sorted(unused)}")
         for cloud, gpu in {(i.cloud, i.gpu) for i in self.instance_types}:
@@ -115,6 +138,12 @@ class Catalog(_Strict):
 
     def default_type(self, cloud: str, gpu: str) -> InstanceType | None:
         return next((i for i in self.types_for(cloud, gpu) if i.default), None)
+
+    def smallest_unit(self, cloud: str, gpu: str) -> InstanceType | None:
+        """The smallest node one can buy with this GPU on this cloud (fewest GPUs, then cheapest on-demand, then vCPUs)."""
+        types = self.types_for(cloud, gpu)
+        on_demand = {t.name: (p.usd if (p := t.price("on-demand")) else float("inf")) for t in types}
+        return min(types, key=lambda t: (t.gpu_count, on_demand[t.name], t.vcpu), default=None)
 
     def alternatives_for(self, cloud: str, gpu: str) -> list[str]:
         return self.alternatives.get(cloud, {}).get(gpu, [])  # type: ignore[call-overload]

@@ -13,6 +13,7 @@ CONFIG_NAMESPACE = PROJECT
 POOL_LABEL = "tritonfleet.io/pool"
 GPU_LABEL = "tritonfleet.io/gpu"
 CAPACITY_LABEL = "tritonfleet.io/capacity"
+ASSUMED_PRICE_LABEL = "tritonfleet.io/assumed-usd-per-hour"  # a pool's acknowledged assumed $/node-hour
 
 # The one GPU taint, in Kubernetes spelling. Its value is each cloud's (tritonfleet/clouds/<cloud>/facts.py
 # GPU_TAINT_VALUE), and so is the spelling of the effect in the cloud's node pool API.
@@ -58,12 +59,18 @@ def resource_name(stack: str, *parts: str) -> str:
     return "-".join(["tf", stack, *parts])
 
 
-def pool_node_labels(pool: str, gpu: str, capacity: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+def pool_node_labels(
+    pool: str, gpu: str, capacity: str, extra: dict[str, str] | None = None, assumed_usd_per_hour: float | None = None
+) -> dict[str, str]:
     """Labels on every node of a GPU pool; `capacity` is the purchase option (on-demand, spot, ...).
 
-    `extra` are the pool's own `nodeLabels` (validated not to use RESERVED_LABEL_DOMAINS).
+    `extra` are the pool's own `nodeLabels` (validated not to use RESERVED_LABEL_DOMAINS). A pool with an acknowledged
+    assumed price (`gpuPools[].assumedPrice`) carries it, so the budget policy can price what the catalog cannot.
     """
-    return {**(extra or {}), POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
+    labels = {**(extra or {}), POOL_LABEL: pool, GPU_LABEL: gpu, CAPACITY_LABEL: capacity}
+    if assumed_usd_per_hour is not None:
+        labels[ASSUMED_PRICE_LABEL] = f"{assumed_usd_per_hour:g}"
+    return labels
 
 
 # ---- Release names and namespaces the Kubernetes layer pins (Helm autonames releases otherwise) ----

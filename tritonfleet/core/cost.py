@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from tritonfleet.core.catalog import InstanceType
-from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
+from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 
 
@@ -33,30 +33,61 @@ def spot_nodes(pool: GpuPool, nodes: int) -> int:
     return math.floor(above_base * pool.spot_share + 1e-9)
 
 
-def split_capacity(pool: GpuPool) -> CapacitySplit:
+def split_nodes(pool: GpuPool, nodes: int) -> dict[str, int]:
+    """How `nodes` running nodes of a pool are bought: every purchase option the pool uses, with its node count."""
     if pool.capacity != "mixed":
-        return CapacitySplit({pool.capacity: NodeRange(pool.min_nodes, pool.max_nodes)})
-    spot = NodeRange(spot_nodes(pool, pool.min_nodes), spot_nodes(pool, pool.max_nodes))
-    on_demand = NodeRange(pool.min_nodes - spot.min, pool.max_nodes - spot.max)
-    return CapacitySplit({name: r for name, r in (("on-demand", on_demand), ("spot", spot)) if r.max > 0})
+        return {pool.capacity: nodes}
+    spot = spot_nodes(pool, nodes)
+    return {"on-demand": nodes - spot, "spot": spot}
 
 
-def nodes_monthly_usd(itype: InstanceType, option: str, nodes: int) -> float | None:
-    """What `nodes` nodes of one type bought one way cost a month; None when that price is unknown (and nodes > 0)."""
+def split_capacity(pool: GpuPool) -> CapacitySplit:
+    low, high = split_nodes(pool, pool.min_nodes), split_nodes(pool, pool.max_nodes)
+    return CapacitySplit({option: NodeRange(low[option], high[option]) for option in high if high[option] > 0})
+
+
+def nodes_usd_per_hour(itype: InstanceType, option: str, nodes: int, region: str | None = None) -> float | None:
+    """What `nodes` nodes of one type bought one way cost an hour; None when that price is unknown (and nodes > 0)."""
     if nodes == 0:
         return 0.0
-    price = itype.price(option)
-    return None if price is None else nodes * price.usd * HOURS_PER_MONTH
+    price = itype.price(option, region)
+    return None if price is None else nodes * price.usd
 
 
-def _cost(split: CapacitySplit, itype: InstanceType, bound: str) -> float | None:
+def nodes_monthly_usd(itype: InstanceType, option: str, nodes: int, region: str | None = None) -> float | None:
+    """What `nodes` nodes of one type bought one way cost a month; None when that price is unknown (and nodes > 0)."""
+    hourly = nodes_usd_per_hour(itype, option, nodes, region)
+    return None if hourly is None else hourly * HOURS_PER_MONTH
+
+
+def pool_prices(pool: GpuPool, itype: InstanceType, region: str | None) -> dict[str, float | None]:
+    """$/node-hour per purchase option the pool uses: the catalog's price in the region, else the pool's acknowledged
+    assumed price (`assumedPrice`), else None (unknown)."""
+    prices: dict[str, float | None] = {}
+    for option in split_nodes(pool, max(pool.max_nodes, 1)):
+        hourly = nodes_usd_per_hour(itype, option, 1, region)
+        if hourly is None and pool.assumed_price is not None:
+            hourly = pool.assumed_price.usd_per_hour
+        prices[option] = hourly
+    return prices
+
+
+def pool_usd_per_hour(pool: GpuPool, nodes: int, prices: dict[str, float | None]) -> float | None:
+    """What `nodes` running nodes of a pool cost an hour, split into purchase options as its node groups are."""
     total = 0.0
-    for option, nodes in split.purchase.items():
-        usd = nodes_monthly_usd(itype, option, getattr(nodes, bound))
+    for option, count in split_nodes(pool, nodes).items():
+        if count == 0:
+            continue
+        usd = prices.get(option)
         if usd is None:
             return None
-        total += usd
-    return round(total, 2)
+        total += count * usd
+    return total
+
+
+def _monthly(pool: GpuPool, nodes: int, prices: dict[str, float | None]) -> float | None:
+    hourly = pool_usd_per_hour(pool, nodes, prices)
+    return None if hourly is None else round(hourly * HOURS_PER_MONTH, 2)
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,7 @@ class PoolCost:
     gpu_hours_floor: int
     gpu_hours_ceiling: int
     unknown_prices: tuple[str, ...]  # purchase options used by the pool whose price is unknown
+    assumed_prices: tuple[str, ...] = ()  # purchase options priced with the pool's acknowledged assumed price
 
     @property
     def max_gpus(self) -> int:
@@ -80,18 +112,21 @@ class PoolCost:
 def pool_cost(config: StackConfig, pool: GpuPool) -> PoolCost:
     itype = config.instance_type(pool)
     split = split_capacity(pool)
-    unknown = tuple(o for o, r in split.purchase.items() if r.max > 0 and itype.price(o) is None)
+    prices = pool_prices(pool, itype, config.region)
+    unknown = tuple(o for o, r in split.purchase.items() if r.max > 0 and prices.get(o) is None)
+    assumed = tuple(o for o in split.purchase if prices.get(o) is not None and itype.price(o, config.region) is None)
     return PoolCost(
         pool=pool.name,
         gpu=pool.gpu,
         instance_type=itype.name,
         gpus_per_node=itype.gpu_count,
         split=split,
-        monthly_floor_usd=_cost(split, itype, "min"),
-        monthly_ceiling_usd=_cost(split, itype, "max"),
+        monthly_floor_usd=_monthly(pool, pool.min_nodes, prices),
+        monthly_ceiling_usd=_monthly(pool, pool.max_nodes, prices),
         gpu_hours_floor=pool.min_nodes * itype.gpu_count * HOURS_PER_MONTH,
         gpu_hours_ceiling=pool.max_nodes * itype.gpu_count * HOURS_PER_MONTH,
         unknown_prices=unknown,
+        assumed_prices=assumed,
     )
 
 
@@ -129,12 +164,3 @@ def cost_per_million(usd_per_hour: float | None, inferences_per_second: float | 
     if usd_per_hour is None or not inferences_per_second:
         return None
     return usd_per_hour / (inferences_per_second * 3600) * 1e6
-
-
-def replica_usd_per_hour(config: StackConfig, deployment: TritonDeployment) -> float | None:
-    """What one replica's share of a node costs per hour, priced at the pool's on-demand-first purchase option."""
-    pool = config.pool(deployment.pool)
-    itype = config.instance_type(pool)
-    option = next(iter(split_capacity(pool).purchase), "on-demand")
-    price = itype.price(option)
-    return None if price is None else price.usd * deployment.gpus_per_replica / itype.gpu_count

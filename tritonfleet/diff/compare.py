@@ -93,6 +93,20 @@ class PoolDiff:
 
 
 @dataclass(frozen=True)
+class UnitCostDiff:
+    """$ per 1M inferences of one deployment or pool (the plan's `sizing` section), and what it rests on."""
+
+    subject: str  # "deployment <name>" or "pool <name>"
+    peak: Change
+    average: Change
+    basis: Change  # a deployment's capacity source; a pool's acknowledged assumed price
+
+    @property
+    def changed(self) -> bool:
+        return self.peak.changed or self.average.changed or self.basis.changed
+
+
+@dataclass(frozen=True)
 class Verdict:
     policy: str
     level: str
@@ -132,6 +146,7 @@ class StackDiff:
     monthly_ceiling: Change = Change(None, None)
     max_gpus: Change = Change(None, None)
     policy: PolicyDiff = field(default_factory=lambda: PolicyDiff(False, False))
+    unit_costs: list[UnitCostDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str = ""
 
@@ -280,6 +295,34 @@ def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | Non
     return out
 
 
+def _capacity(entry: dict[str, Any]) -> Any:
+    capacity = entry.get("capacity")
+    return f"{capacity.get('kind')} {capacity.get('inferencesPerSecond')}/s" if isinstance(capacity, dict) else capacity
+
+
+def unit_cost_diffs(base: dict[str, Any] | None, head: dict[str, Any] | None) -> list[UnitCostDiff]:
+    """$/1M at peak and average per deployment and pool, with the capacity or assumed price behind it."""
+
+    def entries(document: dict[str, Any] | None) -> dict[str, tuple[Any, Any, Any]]:
+        sizing = (document or {}).get("sizing") or {}
+        assumed = {p["pool"]: p.get("assumedPrice") for p in ((document or {}).get("cost") or {}).get("pools", [])}
+        out = {}
+        for d in sizing.get("deployments", []):
+            out[f"deployment {d['deployment']}"] = (d["usdPer1M"]["peak"], d["usdPer1M"]["average"], _capacity(d))
+        for p in sizing.get("pools", []):
+            basis = assumed.get(p["pool"])
+            basis = f"assumed ${basis['usdPerHour']}/node-hour" if isinstance(basis, dict) else "catalog prices"
+            out[f"pool {p['pool']}"] = (p["peak"].get("usdPer1M"), p["average"].get("usdPer1M"), basis)
+        return out
+
+    old, new = entries(base), entries(head)
+    out = []
+    for subject in sorted(old.keys() | new.keys()):
+        a, b = old.get(subject, (None, None, None)), new.get(subject, (None, None, None))
+        out.append(UnitCostDiff(subject, Change(a[0], b[0]), Change(a[1], b[1]), Change(a[2], b[2])))
+    return out
+
+
 def verdicts(document: dict[str, Any] | None) -> list[Verdict] | None:
     """The plan's policy verdicts (`policy.verdicts`, as `tritonfleet plan` writes them), or None when the document
     carries no policy section (a plan made without the policy pack)."""
@@ -334,6 +377,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     result.monthly_ceiling = Change(_total(base_cost, "monthlyCeilingUsd"), _total(head_cost, "monthlyCeilingUsd"))
     result.max_gpus = Change(_total(base_cost, "maxGpus"), _total(head_cost, "maxGpus"))
     result.policy = policy_diff(base, head)
+    result.unit_costs = unit_cost_diffs(base, head)
 
     if base is None:
         result.status = "added"
@@ -350,6 +394,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
         touched = any(r.action in ("add", "remove", "change") for r in result.resources)
         pools = any(p.status != "same" for p in result.pools)
         money = result.monthly_floor.changed or result.monthly_ceiling.changed or result.max_gpus.changed
+        money = money or any(u.changed for u in result.unit_costs)
         if not (touched or pools or money or result.policy.changed):
             result.status = "unchanged"
     if result.policy.head_available and not result.policy.base_available and base is not None:

@@ -187,8 +187,31 @@ def summary(diff: StackDiff) -> str:
             what="pools",
         )
         lines.append("")
+    lines += unit_cost_summary(diff)
     lines += policy_summary(diff)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def per_million(value: Any) -> str:
+    return f"${value:,.4f}" if isinstance(value, (int, float)) else ("—" if value is None else text(value))
+
+
+def _unit_change(change: Change) -> str:
+    shown = arrow(change, per_million)
+    if change.changed and all(isinstance(v, (int, float)) for v in (change.before, change.after)) and change.before:
+        shown += f" ({(change.after - change.before) / change.before:+.0%})"
+    return shown
+
+
+def unit_cost_summary(diff: StackDiff) -> list[str]:
+    """$ per 1M inferences (whole nodes, idle GPUs included) where it or what it rests on changed."""
+    changed = [u for u in diff.unit_costs if u.changed]
+    if not changed:
+        return []
+    rows = [[text(u.subject), _unit_change(u.peak), _unit_change(u.average), arrow(u.basis)] for u in changed]
+    lines = ["**$ per 1M inferences** (whole nodes, idle GPUs included)", ""]
+    lines += _table(["", "at peak", "at average", "rests on"], rows, ["---", "---:", "---:", "---"], what="rows")
+    return lines + [""]
 
 
 def dash_or_text(value: Any) -> str:
@@ -363,6 +386,10 @@ def to_json(diffs: list[StackDiff]) -> dict[str, Any]:
                  "nodes": change(p.nodes), "minGpus": change(p.min_gpus), "maxGpus": change(p.max_gpus),
                  "monthlyFloorUsd": change(p.monthly_floor), "monthlyCeilingUsd": change(p.monthly_ceiling)}
                 for p in d.pools
+            ],
+            "usdPer1MInferences": [
+                {"subject": u.subject, "peak": change(u.peak), "average": change(u.average), "basis": change(u.basis)}
+                for u in d.unit_costs
             ],
             "policy": {
                 "baseAvailable": d.policy.base_available,

@@ -12,9 +12,10 @@ from typing import Any
 
 from tritonfleet.core.config import StackConfig, load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH
-from tritonfleet.core.cost import cost_per_million, replica_usd_per_hour, stack_cost
+from tritonfleet.core.cost import stack_cost
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
+from tritonfleet.plan.sizing import plan_sizing
 
 PLAN_FORMAT = 1
 
@@ -36,8 +37,8 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                 "prices": {
                     option: (
                         {"usdPerHour": price.usd, "source": price.source, "asOf": str(load_sources()[price.source])}
-                        if (price := itype.price(option))
-                        else "unknown"
+                        if (price := itype.price(option, config.region))
+                        else ("assumed" if option in pc.assumed_prices else "unknown")
                     )
                     for option in pc.split.purchase
                 },
@@ -46,19 +47,11 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                 "gpuHoursFloor": pc.gpu_hours_floor,
                 "gpuHoursCeiling": pc.gpu_hours_ceiling,
                 "unknownPrices": list(pc.unknown_prices),
-            }
-        )
-    deployments = []
-    for d in config.triton_deployments:
-        per_hour = replica_usd_per_hour(config, d)
-        per_million = cost_per_million(per_hour, d.throughput_per_replica)
-        deployments.append(
-            {
-                "deployment": d.name,
-                "pool": d.pool,
-                "replicaUsdPerHour": _money(per_hour, 4),
-                "throughputPerReplica": d.throughput_per_replica,
-                "usdPer1MInferences": _money(per_million, 4) if d.throughput_per_replica else "not given",
+                "assumedPrice": (
+                    {"usdPerHour": pool.assumed_price.usd_per_hour, "note": pool.assumed_price.note,
+                     "purchaseOptions": list(pc.assumed_prices)}
+                    if (pool := config.pool(pc.pool)).assumed_price else "none"
+                ),
             }
         )
     return {
@@ -72,7 +65,6 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         "monthlyFloorUsd": _money(cost.monthly_floor_usd),
         "monthlyCeilingUsd": _money(cost.monthly_ceiling_usd),
         "maxGpus": cost.max_gpus,
-        "deployments": deployments,
         "budget": {
             "monthlyUsd": config.budget.monthly_usd,
             "basis": config.budget.basis,
@@ -102,6 +94,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
     config = load_stack_config(raw, stack, secret_keys)  # fails fast, before any resource is registered
+    sizing = plan_sizing(config, project.directory)  # so do target loads the configured bounds cannot carry
     inputs = input_digests(project, stack)
 
     from tritonfleet.plan.harness import run_program  # imports pulumi: only once the config is known good
@@ -121,6 +114,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
             "byType": dict(sorted(types.items())),
         },
         "cost": cost_section(config),
+        "sizing": sizing,
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
         "fingerprint": fingerprint_section(inputs),  # `policy check` reuses a saved plan while this still matches

@@ -122,20 +122,11 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     return lines
 
 
-def deployment_lines(cost: dict[str, Any], width: int) -> list[Line]:
-    if not cost["deployments"]:
-        return []
-    lines = [Line("Triton deployments", "bold")]
-    for d in cost["deployments"]:
-        per_million = d["usdPer1MInferences"]
-        if not isinstance(per_million, str):
-            shown = f"${per_million:,.4f} per 1M inferences at full utilisation"
-        elif per_million == "not given":
-            shown = "cost per 1M inferences: set throughputPerReplica"
-        else:
-            shown = f"cost per 1M inferences {per_million}"
-        lines += wrap(f"{d['deployment']} on pool {d['pool']}: {shown}", width, INDENT, INDENT * 2)
-    return lines
+def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
+    """The sizing lines ($/1M per deployment and pool at whole nodes, idle GPUs) from tritonfleet.sizing_cli."""
+    from tritonfleet.sizing_cli import sizing_lines
+
+    return [Line(text, "bold" if i == 0 else "") for i, text in enumerate(sizing_lines(plan, width))]
 
 
 def resource_lines(summary: dict[str, Any], width: int) -> list[Line]:
@@ -155,7 +146,7 @@ def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> lis
     )
     more = "" if resources else "; list them by type with --resources"
     lines += wrap(f"{summary['resources']} resources in {summary['components']} components{more}", width)
-    for section in (pool_lines(cost, width), cost_lines(cost, width), deployment_lines(cost, width)):
+    for section in (pool_lines(cost, width), cost_lines(cost, width), deployment_lines(plan, width)):
         if section:
             lines += [Line(""), *section]
     if resources:

@@ -33,6 +33,7 @@ from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.rules.deployments import check_deployments
 from tritonfleet.core.config.rules.pools import check_pools
 from tritonfleet.core.config.rules.receivers import check_receivers
+from tritonfleet.core.config.rules.sizing import check_sizing
 from tritonfleet.core.config.schema import CONFIG_KEYS, Cluster, StackConfig
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
 
@@ -82,6 +83,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
     bucket_names = check_buckets(ctx)
     check_deployments(ctx, pools, bucket_names)
     check_receivers(ctx, secret_keys)
+    check_sizing(ctx)
     return ctx.problems
 
 

@@ -94,6 +94,15 @@ class Cluster(_Section):
 
 
 
+class AssumedPrice(_Section):
+    """An explicit acknowledgement that a pool's price is not published, with the price the stack assumes instead."""
+
+    usd_per_hour: float = Field(gt=0, description="the assumed $ per node-hour, > 0 (never 0: unknown is not free)")
+    note: str = Field(
+        min_length=3, description="where the figure comes from and who accepted it, e.g. 'AWS quote Q-123, 2026-11, J. Doe'"
+    )
+
+
 class GpuPool(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     gpu: str = Field(description="a GPU from the catalog")
@@ -115,12 +124,22 @@ class GpuPool(_Section):
         "zones that offer its machine type",
     )
     enabled: bool = Field(True, description="true or false (an opt-in pool is declared with false)")
+    assumed_price: AssumedPrice | None = Field(
+        None,
+        description="an acknowledged assumed $ per node-hour {usdPerHour, note} for the purchase options of this pool "
+        "whose price the catalog does not know (required in prod for such a pool)",
+    )
     disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
     node_labels: dict[str, str] = Field(
         default_factory=dict,
         description="extra Kubernetes labels on the pool's nodes as key: value "
         "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
     )
+
+
+    @property
+    def assumed_usd_per_hour(self) -> float | None:
+        return self.assumed_price.usd_per_hour if self.assumed_price else None
 
 
 class ModelBucket(_Section):
@@ -201,6 +220,26 @@ class Access(_Section):
     )
 
 
+LATENCY_PATTERN = r"^\d+(\.\d+)?(ms|s)$"
+
+
+class TargetLoad(_Section):
+    peak: float = Field(gt=0, description="the peak load the deployment must carry, > 0 (in unit)")
+    average: float | None = Field(None, gt=0, description="the average load over a day, > 0 and <= peak (in unit), or unset")
+    unit: Literal["requests/s", "inferences/s"] = Field("requests/s", description="requests/s or inferences/s")
+    inferences_per_request: int = Field(
+        1, ge=1, description="inferences (batch rows) per request, >= 1 (with unit requests/s)"
+    )
+
+    def inferences_per_second(self, value: float) -> float:
+        return value * self.inferences_per_request if self.unit == "requests/s" else value
+
+
+class LoadtestRef(_Section):
+    path: str = Field(min_length=1, description="a `tritonfleet loadtest --json` result file, relative to the project")
+    model: str = Field(min_length=1, description="the model the deployment serves, as the loadtest named it")
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -214,7 +253,18 @@ class TritonDeployment(_Section):
     )
     model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
     model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
-    throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
+    throughput_per_replica: float | None = Field(
+        None, gt=0, description="inferences/second one replica carries within the latency target (stated), > 0"
+    )
+    loadtest_result: LoadtestRef | None = Field(
+        None, description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result"
+    )
+    target_load: TargetLoad | None = Field(
+        None, description="the load to size for: {peak, average, unit, inferencesPerRequest} (an object)"
+    )
+    latency_target: str | None = Field(
+        None, pattern=LATENCY_PATTERN, description="the p99 latency target with a unit, such as 50ms or 1.5s"
+    )
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
 
@@ -256,6 +306,15 @@ class Budget(_Section):
     basis: Literal["floor", "ceiling"] = Field("ceiling", description="floor (minimum nodes) or ceiling (maximum nodes)")
 
 
+class Sizing(_Section):
+    headroom: float = Field(
+        0.25, ge=0, lt=1, description="share of each replica's capacity kept free at peak, 0 <= headroom < 1"
+    )
+    idle_gpu_warn_fraction: float = Field(
+        0.5, gt=0, le=1, description="warn when more than this share of a pool's paid GPUs is idle, in (0, 1]"
+    )
+
+
 class StackConfig(_Section):
     environment: Literal["dev", "staging", "prod"] = Field(description="dev, staging or prod")
     cloud: Literal["aws", "gcp"] = Field(description="aws or gcp")
@@ -267,6 +326,7 @@ class StackConfig(_Section):
     triton_deployments: list[TritonDeployment] = Field(default_factory=list, description="a list of Triton deployments")
     monitoring: Monitoring = Field(default_factory=Monitoring, description="monitoring settings (an object)")
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
+    sizing: Sizing = Field(default_factory=Sizing, description="sizing settings: headroom, idleGpuWarnFraction (an object)")
     gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
     tags: dict[str, str] = Field(
@@ -307,3 +367,8 @@ class StackConfig(_Section):
 
 # Every project config key, as written in Pulumi.yaml and the stack files.
 CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if name != "stack")
+
+
+def latency_ms(text: str) -> float:
+    """A validated latency target ('50ms', '1.5s') in milliseconds."""
+    return float(text[:-2]) if text.endswith("ms") else float(text[:-1]) * 1000

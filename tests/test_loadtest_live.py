@@ -1,0 +1,186 @@
+"""`tritonfleet loadtest` against a real tritonserver (CPU, the nvidia-pytriton wheel) serving a Python-backend model
+with a fixed 20 ms service time and one instance: at most 50 requests/s. The result feeds the plan's sizing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.triton_wheel import pytriton_dir
+from tritonfleet.cli import app
+from tritonfleet.core.config import ConfigError
+from tritonfleet.core.loadtest_result import read_result
+from tritonfleet.core.sizing import replicas_needed, size_stack
+from tritonfleet.loadtest import LoadtestError, Plan, grpc_available, run
+from tritonfleet.plan.sizing import deployment_capacities
+
+SERVICE_S = 0.020
+CEILING_PER_S = 1 / SERVICE_S  # one instance, no batching
+MODEL_CONFIG = """name: "fixed"
+backend: "python"
+max_batch_size: 0
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+MODEL_PY = f"""import time
+
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            time.sleep({SERVICE_S})
+            data = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", data)]))
+        return responses
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{url}/v2/models/fixed/ready", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def triton(tmp_path_factory) -> dict[str, str]:
+    root = pytriton_dir() / "tritonserver"
+    work = tmp_path_factory.mktemp("loadtest")
+    model = work / "models" / "fixed"
+    (model / "1").mkdir(parents=True)
+    (model / "config.pbtxt").write_text(MODEL_CONFIG)
+    (model / "1" / "model.py").write_text(MODEL_PY)
+    backend = work / "backends" / "python"
+    shutil.copytree(root / "backends" / "python", backend)
+    stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
+    shutil.copy2(stub, backend)
+    http, grpc, metrics = _free_port(), _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
+    }
+    log = work / "tritonserver.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [str(root / "bin" / "tritonserver"), f"--model-repository={work / 'models'}",
+             f"--backend-directory={work / 'backends'}", f"--http-port={http}", f"--grpc-port={grpc}",
+             f"--metrics-port={metrics}", "--http-address=127.0.0.1", "--grpc-address=127.0.0.1",
+             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5"],
+            env=env, stdout=sink, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
+    try:
+        for _ in range(240):  # bounded: 120 s
+            if process.poll() is not None or _ready(urls["http"]):
+                break
+            time.sleep(0.5)
+        if process.poll() is not None or not _ready(urls["http"]):
+            pytest.fail("tritonserver did not become ready:\n" + log.read_text(errors="replace")[-3000:])
+        yield urls
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def test_fixed_concurrency_saturates_one_instance(triton, tmp_path):
+    result = run(Plan(url=triton["http"], model="fixed", concurrency=4, duration_s=3.0))
+    assert result.errors == 0 and result.succeeded == result.requests > 0
+    # One instance serialises 20 ms requests: never above 50/s (+10 % for timer granularity), and well above 0.
+    assert 0.3 * CEILING_PER_S < result.achieved_requests_per_second <= 1.1 * CEILING_PER_S
+    assert result.latency_ms.p50 >= SERVICE_S * 1000 * 0.9
+    assert result.latency_ms.p50 <= result.latency_ms.p95 <= result.latency_ms.p99 <= result.latency_ms.max
+
+
+def test_open_loop_rate_below_capacity_is_achieved(triton):
+    result = run(Plan(url=triton["http"], model="fixed", rate=10, duration_s=2.0))
+    assert result.mode == "rate" and result.offered_rate == 10
+    assert result.requests == 20 and result.errors == 0
+    assert result.latency_ms.p50 < 10 * SERVICE_S * 1000  # no queue builds at a fifth of the capacity
+
+
+def test_request_count_bounds_the_run(triton):
+    result = run(Plan(url=triton["http"], model="fixed", concurrency=2, duration_s=60.0, max_requests=10))
+    assert result.requests == 10 and result.succeeded == 10
+
+
+def test_grpc_when_tritonclient_grpc_imports(triton):
+    if not grpc_available():
+        pytest.skip("tritonclient.grpc does not import here (protobuf/grpcio): gRPC loadtests are refused, see --protocol")
+    result = run(Plan(url=triton["grpc"], model="fixed", protocol="grpc", concurrency=2, max_requests=10, duration_s=30))
+    assert result.protocol == "grpc" and result.succeeded == 10
+
+
+def test_a_model_that_does_not_exist_is_a_clear_error(triton):
+    with pytest.raises(LoadtestError, match=r"model 'nope' is not ready on .*; models ready there: fixed"):
+        run(Plan(url=triton["http"], model="nope", concurrency=1, duration_s=1))
+    outcome = CliRunner().invoke(app, ["loadtest", "--model", "nope", "--url", triton["http"], "--concurrency", "1"])
+    assert outcome.exit_code == 1 and "Traceback" not in outcome.output
+    assert "model 'nope' is not ready" in outcome.output
+
+
+def test_no_server_is_a_clear_error():
+    outcome = CliRunner().invoke(app, ["loadtest", "--model", "m", "--url", f"127.0.0.1:{_free_port()}", "--rate", "5"])
+    assert outcome.exit_code == 1 and "no Triton server answers" in outcome.output and "Traceback" not in outcome.output
+
+
+def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
+    """The CLI writes the result; the deployment names it as loadtestResult; the plan's sizing uses it per replica."""
+    result_file = tmp_path / "loadtests" / "fixed.json"
+    outcome = CliRunner().invoke(
+        app, ["loadtest", "--model", "fixed", "--url", triton["http"], "--concurrency", "4", "--duration", "3",
+              "--json", str(result_file)],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "p99 ms" in outcome.output and "achieved" in outcome.output
+    measured = read_result(result_file)
+    assert json.loads(result_file.read_text())["format"] == "tritonfleet-loadtest/1"
+
+    from tritonfleet.core.config.schema import LoadtestRef, TargetLoad
+
+    config = stack_config("dev")
+    deployment = config.triton_deployments[0].model_copy(
+        update={
+            "loadtest_result": LoadtestRef(path="loadtests/fixed.json", model="fixed"),
+            "target_load": TargetLoad(peak=60, unit="requests/s"),
+            "max_replicas": 20,
+        }
+    )
+    pools = [p.model_copy(update={"max_nodes": 20}) for p in config.gpu_pools]
+    config = config.model_copy(update={"triton_deployments": [deployment], "gpu_pools": pools})
+    capacities = deployment_capacities(config, tmp_path)
+    capacity = capacities[deployment.name]
+    assert capacity.kind == "measured" and capacity.inferences_per_second == measured.achieved_inferences_per_second
+    assert "loadtests/fixed.json" in capacity.source
+    sizing = size_stack(config, capacities)
+    expected = replicas_needed(60, measured.achieved_inferences_per_second, config.sizing.headroom)
+    assert sizing.deployments[0].replicas["peak"] == max(deployment.min_replicas, expected) >= 2  # 60/s > one replica
+
+    other = deployment.model_copy(update={"loadtest_result": LoadtestRef(path="loadtests/fixed.json", model="resnet")})
+    with pytest.raises(ConfigError, match=r"(?s)loadtestResult\.path.*model 'resnet'.*measured 'fixed'"):
+        deployment_capacities(config.model_copy(update={"triton_deployments": [other]}), tmp_path)

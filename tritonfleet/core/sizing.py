@@ -1,0 +1,354 @@
+"""Sizing: from a target load to replicas, whole nodes, idle GPUs and $ per 1M inferences at the real utilisation.
+
+The money side reuses the cost model (`split_nodes`, `nodes_usd_per_hour`, `cost_per_million`): a pool's running nodes
+are split into purchase options exactly as its node groups are, and each node is paid whole, so a 1-GPU replica on an
+8-GPU node carries the other seven GPUs' cost until another replica uses them. An unknown price makes the figure None
+(shown "unknown"), never 0.
+
+Headroom (default 0.25, `sizing.headroom`): replicas are planned so that each runs at most at 75 % of its measured
+capacity at peak. Latency climbs steeply as a server approaches saturation (queueing), the HPA reacts after a scrape
+interval and a stabilisation window, a new GPU node takes minutes to join, and a spot reclaim or a rolling update
+removes a replica while the load stays: the remaining quarter absorbs that until the fleet catches up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tritonfleet.core.catalog import InstanceType
+from tritonfleet.core.config import GpuPool
+from tritonfleet.core.cost import cost_per_million, nodes_usd_per_hour, pool_prices, pool_usd_per_hour, split_nodes
+
+DEFAULT_HEADROOM = 0.25
+# Share of a node's vCPU and memory given to its GPU replicas; the rest is left to the kubelet's reservation and the
+# node agents (device plugin, DCGM exporter, node exporter, CNI, kube-proxy). The Triton release requests it per replica.
+NODE_SHARE_FOR_REPLICAS = 0.75
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    gpus: int
+    vcpu: float
+    memory_gib: float
+
+    @classmethod
+    def of(cls, itype: InstanceType) -> NodeShape:
+        return cls(itype.gpu_count, itype.vcpu * NODE_SHARE_FOR_REPLICAS, itype.memory_gib * NODE_SHARE_FOR_REPLICAS)
+
+
+@dataclass(frozen=True)
+class ReplicaShape:
+    gpus: int
+    cpu: float = 0.0
+    memory_gib: float = 0.0
+
+
+def replicas_needed(load_per_second: float, capacity_per_replica: float, headroom: float = DEFAULT_HEADROOM) -> int:
+    """Replicas that carry `load_per_second` with each one at most at (1 - headroom) of its capacity."""
+    if capacity_per_replica <= 0:
+        raise ValueError(f"a per-replica capacity must be > 0, not {capacity_per_replica}")
+    if not 0 <= headroom < 1:
+        raise ValueError(f"headroom must be in [0, 1), not {headroom}")
+    if load_per_second <= 0:
+        return 0
+    # The small tolerance keeps an exact fit (e.g. 750 / (1000 x 0.75)) from rounding up on float noise.
+    return math.ceil(load_per_second / (capacity_per_replica * (1 - headroom)) - 1e-9)
+
+
+def replicas_per_node(node: NodeShape, replica: ReplicaShape) -> int:
+    """How many replicas of one shape fit on an empty node (GPUs, CPU and memory)."""
+    limits = [node.gpus // replica.gpus]
+    if replica.cpu:
+        limits.append(math.floor(node.vcpu / replica.cpu + 1e-9))
+    if replica.memory_gib:
+        limits.append(math.floor(node.memory_gib / replica.memory_gib + 1e-9))
+    return max(0, min(limits))
+
+
+@dataclass(frozen=True)
+class Packing:
+    """Replicas placed on whole nodes of one shape."""
+
+    nodes: int
+    gpus_per_node: int
+    gpus_used: int
+    unplaceable: tuple[str, ...] = ()  # names of replica shapes that fit no node of this shape
+
+    @property
+    def gpus_paid(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def idle_gpus(self) -> int:
+        return self.gpus_paid - self.gpus_used
+
+
+def pack(node: NodeShape, demands: Sequence[tuple[str, ReplicaShape, int]], min_nodes: int = 0) -> Packing:
+    """First-fit decreasing of every replica (largest first) onto nodes of one shape; at least `min_nodes` nodes.
+
+    `demands` are (name, shape, replicas). A shape that fits no empty node is reported, not placed.
+    """
+    free: list[list[float]] = []  # per node: GPUs, CPU, memory left
+    unplaceable: list[str] = []
+    used = 0
+    items = sorted(demands, key=lambda d: (d[1].gpus, d[1].cpu, d[1].memory_gib), reverse=True)
+    for name, shape, count in items:
+        if count and replicas_per_node(node, shape) == 0:
+            unplaceable.append(name)
+            continue
+        for _ in range(count):
+            slot = next(
+                (n for n in free if n[0] >= shape.gpus and n[1] + 1e-9 >= shape.cpu and n[2] + 1e-9 >= shape.memory_gib),
+                None,
+            )
+            if slot is None:
+                slot = [node.gpus, node.vcpu, node.memory_gib]
+                free.append(slot)
+            slot[0] -= shape.gpus
+            slot[1] -= shape.cpu
+            slot[2] -= shape.memory_gib
+            used += shape.gpus
+    return Packing(max(len(free), min_nodes), node.gpus, used, tuple(unplaceable))
+
+
+@dataclass(frozen=True)
+class Demand:
+    """One deployment's replicas at one load point, with the inferences/s it serves there (None: not stated)."""
+
+    deployment: str
+    replica: ReplicaShape
+    replicas: int
+    inferences_per_second: float | None
+
+
+@dataclass(frozen=True)
+class PoolAtLoad:
+    """A pool at one load point: whole nodes, purchase mix, GPUs used and idle, the hourly bill and $/1M."""
+
+    nodes: int
+    purchase: dict[str, int]
+    gpus_used: int
+    gpus_paid: int
+    usd_per_hour: float | None
+    inferences_per_second: float | None  # None when a deployment on the pool states no load
+    deployment_usd_per_hour: dict[str, float | None] = field(default_factory=dict)
+    unplaceable: tuple[str, ...] = ()
+
+    @property
+    def idle_gpus(self) -> int:
+        return self.gpus_paid - self.gpus_used
+
+    @property
+    def idle_fraction(self) -> float:
+        return self.idle_gpus / self.gpus_paid if self.gpus_paid else 0.0
+
+    @property
+    def usd_per_million(self) -> float | None:
+        return cost_per_million(self.usd_per_hour, self.inferences_per_second)
+
+
+def pool_at_load(
+    pool: GpuPool, itype: InstanceType, prices: Mapping[str, float | None], demands: Sequence[Demand]
+) -> PoolAtLoad:
+    """Pack the demands onto the pool's node shape (never fewer nodes than minNodes) and price the whole nodes.
+
+    Each deployment carries the pool's bill in proportion to the GPUs it uses: idle GPUs are shared out, not dropped.
+    """
+    packing = pack(NodeShape.of(itype), [(d.deployment, d.replica, d.replicas) for d in demands], pool.min_nodes)
+    usd = pool_usd_per_hour(pool, packing.nodes, dict(prices))
+    served = [d.inferences_per_second for d in demands]
+    shares: dict[str, float | None] = {}
+    for d in demands:
+        used = d.replica.gpus * d.replicas
+        shares[d.deployment] = None if usd is None or not packing.gpus_used else usd * used / packing.gpus_used
+    return PoolAtLoad(
+        nodes=packing.nodes,
+        purchase=split_nodes(pool, packing.nodes),
+        gpus_used=packing.gpus_used,
+        gpus_paid=packing.gpus_paid,
+        usd_per_hour=usd,
+        inferences_per_second=None if not served or any(s is None for s in served) else sum(s for s in served if s is not None),
+        deployment_usd_per_hour=shares,
+        unplaceable=packing.unplaceable,
+    )
+
+
+def replica_requests(itype: InstanceType, gpus_per_replica: int) -> tuple[int, int]:
+    """CPU cores and memory GiB one replica requests: its GPUs' share of the node's allowance for replicas."""
+    share = gpus_per_replica / itype.gpu_count * NODE_SHARE_FOR_REPLICAS
+    return max(1, math.floor(itype.vcpu * share)), max(4, math.floor(itype.memory_gib * share))
+
+
+def replica_shape(itype: InstanceType, gpus_per_replica: int) -> ReplicaShape:
+    cpu, memory_gib = replica_requests(itype, gpus_per_replica)
+    return ReplicaShape(gpus_per_replica, cpu, memory_gib)
+
+
+# ---------------------------------------------------------------- a whole stack at its minimum, average and peak
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What one replica carries within the latency target, and where that figure comes from."""
+
+    inferences_per_second: float
+    kind: str  # measured (a loadtest result), stated (throughputPerReplica) or estimate (a published benchmark)
+    source: str  # shown in the plan
+    p99_ms: float | None = None  # the p99 latency the measurement saw at that rate
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A sizing verdict on one config key: `blocking` ones fail the plan (the bounds cannot carry the target)."""
+
+    key: str
+    value: object
+    message: str
+    suggestion: object
+    blocking: bool
+
+
+@dataclass(frozen=True)
+class DeploymentSizing:
+    deployment: str
+    pool: str
+    capacity: Capacity | None
+    peak_per_second: float | None  # inferences/s
+    average_per_second: float | None
+    replicas: dict[str, int]  # minimum / average / peak -> replicas
+    usd_per_hour: dict[str, float | None]  # minimum / average / peak -> the deployment's share of its pool's bill
+
+    def usd_per_million(self, point: str) -> float | None:
+        served = {"peak": self.peak_per_second, "average": self.average_per_second}.get(point)
+        return cost_per_million(self.usd_per_hour.get(point), served)
+
+
+@dataclass(frozen=True)
+class PoolSizing:
+    pool: str
+    instance_type: str
+    gpus_per_node: int
+    prices: dict[str, float | None]
+    assumed: tuple[str, ...]  # purchase options priced with the pool's acknowledged assumed price
+    points: dict[str, PoolAtLoad]  # minimum / average / peak
+
+
+@dataclass(frozen=True)
+class StackSizing:
+    headroom: float
+    deployments: tuple[DeploymentSizing, ...]
+    pools: tuple[PoolSizing, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.blocking]
+
+
+POINTS = ("minimum", "average", "peak")
+
+
+def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing:  # config: StackConfig
+    """Replicas, nodes and $/1M of every enabled pool at the minimum (minReplicas), average and peak target load.
+
+    A deployment without a target load runs minReplicas at the minimum and average and maxReplicas at the peak (the
+    most its autoscaler may start). `capacities` maps deployment name -> its per-replica capacity (or None).
+    """
+    headroom = config.sizing.headroom
+    findings: list[Finding] = []
+    per_deployment: dict[str, dict[str, Demand]] = {}
+    for i, d in enumerate(config.triton_deployments):
+        pool = config.pool(d.pool)
+        itype = config.instance_type(pool)
+        capacity = capacities.get(d.name)
+        target = d.target_load
+        peak = target.inferences_per_second(target.peak) if target else None
+        average = target.inferences_per_second(target.average) if target and target.average else None
+        at = f"tritonDeployments[{i}]"
+        replicas = {"minimum": d.min_replicas, "average": d.min_replicas, "peak": d.max_replicas}
+        if target and capacity is None:
+            findings.append(
+                Finding(f"{at}.throughputPerReplica", None, "a target load needs a per-replica capacity: set "
+                        "throughputPerReplica (stated) or loadtestResult (measured)", 100, blocking=True)
+            )
+        if target and capacity:
+            needed = replicas_needed(peak or 0, capacity.inferences_per_second, headroom)
+            replicas["peak"] = max(d.min_replicas, needed)
+            replicas["average"] = max(d.min_replicas, replicas_needed(average or 0, capacity.inferences_per_second, headroom))
+            if average is None:
+                replicas["average"] = d.min_replicas
+            if needed > d.max_replicas:
+                findings.append(
+                    Finding(
+                        f"{at}.maxReplicas",
+                        d.max_replicas,
+                        f"the peak of {peak:,.0f} inferences/s needs {needed} replicas at {capacity.inferences_per_second:,.0f}"
+                        f"/s each ({capacity.kind}) with {headroom:.0%} headroom; maxReplicas {d.max_replicas} carries "
+                        f"{d.max_replicas * capacity.inferences_per_second * (1 - headroom):,.0f}/s",
+                        needed,
+                        blocking=True,
+                    )
+                )
+        shape = replica_shape(itype, d.gpus_per_replica)
+        served = {"minimum": None, "average": average, "peak": peak}
+        per_deployment[d.name] = {
+            point: Demand(d.name, shape, replicas[point], served[point]) for point in POINTS
+        }
+    pools: list[PoolSizing] = []
+    shares: dict[str, dict[str, float | None]] = {d.name: {} for d in config.triton_deployments}
+    for j, pool in enumerate(config.gpu_pools):
+        if not pool.enabled:
+            continue
+        itype = config.instance_type(pool)
+        prices = pool_prices(pool, itype, config.region)
+        assumed = tuple(o for o in prices if nodes_usd_per_hour(itype, o, 1, config.region) is None and prices[o] is not None)
+        names = [d.name for d in config.triton_deployments if d.pool == pool.name]
+        points = {}
+        for point in POINTS:
+            at_load = pool_at_load(pool, itype, prices, [per_deployment[n][point] for n in names])
+            points[point] = at_load
+            for n in names:
+                shares[n][point] = at_load.deployment_usd_per_hour.get(n)
+        pools.append(PoolSizing(pool.name, itype.name, itype.gpu_count, prices, assumed, points))
+        peak = points["peak"]
+        if peak.nodes > pool.max_nodes:
+            findings.append(
+                Finding(
+                    f"gpuPools[{j}].maxNodes",
+                    pool.max_nodes,
+                    f"the peak needs {peak.nodes} {itype.name} nodes ({peak.gpus_used} GPUs for "
+                    + ", ".join(f"{per_deployment[n]['peak'].replicas} x {n}" for n in names)
+                    + f"); maxNodes {pool.max_nodes} holds {pool.max_nodes * itype.gpu_count} GPUs",
+                    peak.nodes,
+                    blocking=True,
+                )
+            )
+        for point in ("minimum", "peak"):
+            at_load = points[point]
+            if at_load.gpus_paid and at_load.idle_fraction > config.sizing.idle_gpu_warn_fraction:
+                findings.append(
+                    Finding(
+                        f"gpuPools[{j}]",
+                        pool.name,
+                        f"{at_load.idle_gpus} of {at_load.gpus_paid} paid GPUs idle at the {point} "
+                        f"({at_load.idle_fraction:.0%} > {config.sizing.idle_gpu_warn_fraction:.0%}): a smaller node "
+                        "type, more replicas per node or another deployment on this pool would use them",
+                        None,
+                        blocking=False,
+                    )
+                )
+    deployments = tuple(
+        DeploymentSizing(
+            deployment=d.name,
+            pool=d.pool,
+            capacity=capacities.get(d.name),
+            peak_per_second=per_deployment[d.name]["peak"].inferences_per_second,
+            average_per_second=per_deployment[d.name]["average"].inferences_per_second,
+            replicas={p: per_deployment[d.name][p].replicas for p in POINTS},
+            usd_per_hour=shares[d.name],
+        )
+        for d in config.triton_deployments
+    )
+    return StackSizing(headroom, deployments, tuple(pools), tuple(findings))
