@@ -25,6 +25,10 @@ def gcp_exposure_facts() -> ExposureFacts:
         ingress_per_protocol=False,
         grpc_app_protocol="kubernetes.io/h2c",
         certificate_annotations={"preSharedCert": "ingress.gcp.kubernetes.io/pre-shared-cert"},
+        # Internal: a passthrough load balancer with externalTrafficPolicy Local keeps the client's address (its health
+        # checks probe the node's health-check port, not the pod). Public: container-native load balancing, the Google
+        # Front Ends and health checkers connect to the pod from their own ranges.
         load_balancer_sources={"internal": (), "public": GOOGLE_FRONT_END_RANGES},
+        keeps_client_address=frozenset({"internal"}),
         extra_egress=METADATA_EGRESS,
     )
