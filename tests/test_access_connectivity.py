@@ -332,3 +332,10 @@ def test_every_shipped_stack_and_mode_is_a_case():
     assert {(c.stack, c.exposure) for c in cases()} == {(s, e) for s in STACKS for e in ("cluster", "internal", "public")}
     assert len({c.cloud for c in cases()}) == 2
     assert any(len(c.releases) > 1 for c in cases()), "a stack with two releases in one namespace"
+
+
+def test_docs_show_the_matrix_these_tests_assert():
+    from components.k8s.access_matrix import DOC, with_tables
+
+    text = DOC.read_text()
+    assert text == with_tables(text), "docs/access.md is stale: run `venv/bin/python -m components.k8s.access_matrix`"

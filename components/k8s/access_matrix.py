@@ -93,20 +93,18 @@ def _cell(ports: frozenset[tuple[str, int]]) -> str:
 
 
 def markdown() -> str:
-    """The two tables of docs/access.md: ingress per cloud and mode, egress per cloud."""
+    """The two tables of docs/access.md: who reaches a Triton pod per cloud and mode, and what a Triton pod reaches."""
+    modes = [(cloud, exposure) for cloud in ("aws", "gcp") for exposure in EXPOSURES]
+    cells = {mode: ingress(cloud_facts(mode[0]), mode[1]) for mode in modes}
     lines = [
-        "| cloud | exposure | " + " | ".join(p.description for p in INGRESS_PEERS) + " |",
-        "|---|---|" + "---|" * len(INGRESS_PEERS),
+        "| reaches a Triton pod | " + " | ".join(f"{cloud.upper()} `{exposure}`" for cloud, exposure in modes) + " |",
+        "|---|" + "---|" * len(modes),
     ]
-    for cloud in ("aws", "gcp"):
-        facts = cloud_facts(cloud)
-        for exposure in EXPOSURES:
-            cells = ingress(facts, exposure)
-            lines.append(f"| {cloud} | `{exposure}` | " + " | ".join(_cell(cells[p.key]) for p in INGRESS_PEERS) + " |")
-    lines += ["", "| cloud | " + " | ".join(p.description for p in EGRESS_PEERS) + " |", "|---|" + "---|" * len(EGRESS_PEERS)]
-    for cloud in ("aws", "gcp"):
-        cells = egress(cloud_facts(cloud))
-        lines.append(f"| {cloud} | " + " | ".join(_cell(cells[p.key]) for p in EGRESS_PEERS) + " |")
+    lines += [f"| {p.description} | " + " | ".join(_cell(cells[m][p.key]) for m in modes) + " |" for p in INGRESS_PEERS]
+    clouds = ("aws", "gcp")
+    out = {cloud: egress(cloud_facts(cloud)) for cloud in clouds}
+    lines += ["", "| a Triton pod reaches | AWS | GCP |", "|---|---|---|"]
+    lines += [f"| {p.description} | " + " | ".join(_cell(out[c][p.key]) for c in clouds) + " |" for p in EGRESS_PEERS]
     return "\n".join(lines) + "\n"
 
 
