@@ -11,6 +11,7 @@ internet, the metadata servers). nca computes the connectivity map once; every c
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 import shutil
@@ -339,3 +340,25 @@ def test_docs_show_the_matrix_these_tests_assert():
 
     text = DOC.read_text()
     assert text == with_tables(text), "docs/access.md is stale: run `venv/bin/python -m components.k8s.access_matrix`"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_plan_enforces_its_network_policies(stack):
+    from tests.serving_helpers import plan
+    from tritonfleet import cli
+
+    document = plan(stack)
+    resources = document["resources"]
+    if _stack_config(stack).cloud == "aws":
+        (cni,) = [r for r in resources if r["type"] == "aws:eks/addon:Addon" and r["inputs"]["addonName"] == "vpc-cni"]
+        assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
+        assert "addonVersion" not in cni["inputs"]  # EKS's default for the cluster version: later than v1.14.0
+    else:
+        (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
+        assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
+        assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
+    section = document["networkPolicy"]
+    assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
+    with cli.out.capture() as captured:
+        cli.print_plan(document)
+    assert "NetworkPolicy on cluster" in captured.get() and "enforced" in captured.get() and "NOT enforced" not in captured.get()
