@@ -50,3 +50,29 @@ class ExposureFacts:
     ingress_source_ranges_annotation: str = ""
     # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
     extra_egress: tuple[EgressRule, ...] = ()
+
+
+ANYWHERE = "0.0.0.0/0"
+
+
+@dataclass(frozen=True)
+class ControlPlaneAccess:
+    """Who reaches the Kubernetes API server: always the cluster's own network; publicly only from `public_cidrs`."""
+
+    public_cidrs: tuple[str, ...]
+
+    @property
+    def private_only(self) -> bool:
+        return not self.public_cidrs
+
+    @property
+    def anywhere(self) -> bool:
+        return ANYWHERE in self.public_cidrs
+
+
+def control_plane_access(cidrs: list[str] | None, environment: str) -> ControlPlaneAccess:
+    """`cluster.controlPlaneCidrs`: [] private only; CIDRs, public from those only. Unset: private only in prod (run
+    `pulumi up` from inside the network), anywhere elsewhere (a dev cluster reachable from a laptop)."""
+    if cidrs is None:
+        cidrs = [] if environment == "prod" else [ANYWHERE]
+    return ControlPlaneAccess(tuple(dict.fromkeys(cidrs)))
