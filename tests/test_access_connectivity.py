@@ -38,7 +38,20 @@ from tritonfleet.core.conventions import triton_release_name
 NCA = os.environ.get("NCA") or shutil.which("nca") or str(ROOT / "venv-nca" / "bin" / "nca")
 
 # What each peer is probed on: every port any rule could open, and ports no rule opens.
-PROBES = frozenset({("UDP", 53), ("TCP", 53), ("TCP", 80), ("TCP", 443), ("TCP", 988), ("TCP", 8000), ("TCP", 8001), ("TCP", 8002), ("TCP", 22), ("UDP", 8000)})
+PROBES = frozenset(
+    {
+        ("UDP", 53),
+        ("TCP", 53),
+        ("TCP", 80),
+        ("TCP", 443),
+        ("TCP", 988),
+        ("TCP", 8000),
+        ("TCP", 8001),
+        ("TCP", 8002),
+        ("TCP", 22),
+        ("UDP", 8000),
+    }
+)
 INTERNET = "203.0.113.7"
 ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
 CLIENT_NETWORK = "172.20.0.0/16"  # clientCidrs of the internal cases
@@ -241,7 +254,9 @@ def _pod_range_addresses(case: Case) -> list[str]:
 def sources(case: Case) -> dict[str, list[str]]:
     """Concrete peers for each source peer of the matrix."""
     facts = _facts(case.stack, case.cloud)
-    load_balancer = [_address(c) for c in facts.load_balancer_sources.get(case.exposure, ())] if case.exposure != "cluster" else []
+    load_balancer = (
+        [_address(c) for c in facts.load_balancer_sources.get(case.exposure, ())] if case.exposure != "cluster" else []
+    )
     client_namespace = f"{case.prefix}-apps" if case.named_namespace else case.namespace
     return {
         "client": [f"{client_namespace}/client"],

@@ -7,7 +7,9 @@ the gRPC Ingress (backend-protocol-version GRPC), so gRPC works end to end; REST
 
 from __future__ import annotations
 
-from tritonfleet.core.exposure import ExposureFacts
+from typing import Any
+
+from tritonfleet.core.exposure import ControlPlaneAccess, ExposureFacts
 
 ALB = "alb.ingress.kubernetes.io"
 
@@ -45,3 +47,13 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
         # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is
         # not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py).
     )
+
+
+def eks_endpoint_access(access: ControlPlaneAccess) -> dict[str, Any]:
+    """ClusterVpcConfig arguments: the private endpoint always (nodes and in-VPC runners), the public one only from
+    the configured CIDRs (none: private only)."""
+    return {
+        "endpoint_private_access": True,
+        "endpoint_public_access": not access.private_only,
+        "public_access_cidrs": list(access.public_cidrs) or None,
+    }

@@ -89,7 +89,9 @@ def _cell(ports: frozenset[tuple[str, int]]) -> str:
     by_protocol: dict[str, list[int]] = {}
     for protocol, port in sorted(ports, key=lambda p: (p[1], p[0])):
         by_protocol.setdefault(protocol, []).append(port)
-    return ", ".join(f"{protocol} {'/'.join(str(p) for p in ports)}" for protocol, ports in sorted(by_protocol.items(), reverse=True))
+    return ", ".join(
+        f"{protocol} {'/'.join(str(p) for p in ports)}" for protocol, ports in sorted(by_protocol.items(), reverse=True)
+    )
 
 
 def markdown() -> str:

@@ -66,7 +66,9 @@ def eks_enforcement(name: str, addons: Sequence[Any]) -> Enforcement:
     values = _decoded(_get(cni[0], "configurationValues"))
     enabled = _get(values, "enableNetworkPolicy") if isinstance(values, Mapping) else None
     if str(enabled).lower() != "true":
-        return Enforcement(name, False, f"vpc-cni without enableNetworkPolicy (configurationValues: {_get(cni[0], 'configurationValues')!r})")
+        return Enforcement(
+            name, False, f"vpc-cni without enableNetworkPolicy (configurationValues: {_get(cni[0], 'configurationValues')!r})"
+        )
     version = _get(cni[0], "addonVersion")
     if isinstance(version, str) and (parsed := _version(version)) is not None and parsed < VPC_CNI_MINIMUM:
         return Enforcement(name, False, f"vpc-cni {version}, older than v1.14.0, the first with the network-policy agent")
