@@ -218,7 +218,10 @@ def _matches(endpoint: str | Range, peer: str) -> bool:
 @pytest.fixture(scope="module")
 def connectivity(tmp_path_factory) -> Connectivity:
     if not Path(NCA).exists():
-        pytest.skip(f"network-config-analyzer not installed at {NCA} (`make test` creates venv-nca): connectivity NOT checked")
+        message = f"network-config-analyzer not installed at {NCA} (`make test` creates venv-nca): connectivity NOT checked"
+        if os.environ.get("TRITONFLEET_REQUIRE_TOOLS") == "1":
+            pytest.fail(message + "; TRITONFLEET_REQUIRE_TOOLS=1 forbids skipping")
+        pytest.skip(message)
     tmp = tmp_path_factory.mktemp("nca")
     namespaces, pods, policies = world()
     (tmp / "ns.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces}))
