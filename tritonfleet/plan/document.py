@@ -130,6 +130,8 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
             "byType": dict(sorted(types.items())),
         },
         "cost": cost_section(config),
+        # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
+        "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
         "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
