@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tritonfleet.clouds.network_policy import enforcement, ships_network_policies
 from tritonfleet.core.config import StackConfig, load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH, TRITON_CHART_NAME
 from tritonfleet.core.cost import cost_per_million, replica_usd_per_hour, stack_cost
-from tritonfleet.core.network_policy import enforcement, ships_network_policies
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
 

@@ -26,3 +26,9 @@ SPOT_NOTICE_SECONDS = 30
 # Source: NVIDIA cloud-native-docs @52dcb7b gpu-operator/google-gke.rst (2026-08-21),
 # https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html.
 GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+
+# Kubernetes NetworkPolicy on GKE: Dataplane V2 (datapath provider ADVANCED_DATAPATH, eBPF) enforces it; the legacy
+# datapath only with Calico network policy. The datapath is chosen at cluster creation: changing it replaces the
+# cluster (google_container_cluster datapath_provider is ForceNew). Sources: https://cloud.google.com/kubernetes-engine/
+# docs/reference/rest/v1/DatapathProvider and .../concepts/dataplane-v2 (read 2026-12-03).
+ADVANCED_DATAPATH = "ADVANCED_DATAPATH"

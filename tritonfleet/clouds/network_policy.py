@@ -1,7 +1,8 @@
 """Whether a planned cluster enforces NetworkPolicy, read from resource properties (engine form, camelCase).
 
 One reading for two users: the plan document's `networkPolicy` section (and `tritonfleet plan`'s summary) and the
-policy `cluster-require-network-policy-enforcement`. Plain data in, plain data out; no Pulumi import.
+policy `cluster-require-network-policy-enforcement`. Plain data in, plain data out; no Pulumi import. The facts (and
+their sources) are the clouds' own: tritonfleet/clouds/aws/facts.py, tritonfleet/clouds/gcp/facts.py.
 """
 
 from __future__ import annotations
@@ -11,21 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_MINIMUM
+from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
+
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_ADDON = "aws:eks/addon:Addon"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-
-# EKS: the VPC CNI add-on's network-policy agent, on when its configuration values say so; vpc-cni v1.14.0 is the
-# first release with it. Source: docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html (read
-# 2026-12-03); the agent needs a 5.10+ kernel with the BPF file system, which EKS AL2023 and Bottlerocket AMIs have.
-VPC_CNI = "vpc-cni"
-VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
-VPC_CNI_MINIMUM = (1, 14, 0)
-# GKE: Dataplane V2 enforces NetworkPolicy; the legacy datapath only with Calico (networkPolicy.enabled). Source:
-# cloud.google.com/kubernetes-engine/docs/reference/rest/v1/DatapathProvider (read 2026-12-03).
-ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
-
 
 @dataclass(frozen=True)
 class Enforcement:
@@ -60,7 +53,7 @@ def _version(text: str) -> tuple[int, ...] | None:
 
 def eks_enforcement(name: str, addons: Sequence[Any]) -> Enforcement:
     """`addons`: the properties of the stack's EKS add-ons."""
-    cni = [a for a in addons if _get(a, "addonName") == VPC_CNI]
+    cni = [a for a in addons if _get(a, "addonName") == VPC_CNI_ADDON]
     if not cni:
         return Enforcement(name, False, "no managed vpc-cni add-on with its network-policy agent")
     values = _decoded(_get(cni[0], "configurationValues"))
@@ -70,7 +63,7 @@ def eks_enforcement(name: str, addons: Sequence[Any]) -> Enforcement:
             name, False, f"vpc-cni without enableNetworkPolicy (configurationValues: {_get(cni[0], 'configurationValues')!r})"
         )
     version = _get(cni[0], "addonVersion")
-    if isinstance(version, str) and (parsed := _version(version)) is not None and parsed < VPC_CNI_MINIMUM:
+    if isinstance(version, str) and (parsed := _version(version)) is not None and parsed < VPC_CNI_NETWORK_POLICY_MINIMUM:
         return Enforcement(name, False, f"vpc-cni {version}, older than v1.14.0, the first with the network-policy agent")
     return Enforcement(name, True, "vpc-cni network-policy agent (enableNetworkPolicy)")
 
