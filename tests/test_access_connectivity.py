@@ -30,7 +30,8 @@ from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
 from tests.serving_helpers import planned_values, render, triton_cases
-from tritonfleet.core.config import TritonDeployment, aws_zones, load_stack_config
+from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.core.config import TritonDeployment, load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 
 # network-config-analyzer pins PyYAML and networkx exactly (conflicting with the project's pins), so it lives in its
@@ -368,6 +369,11 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
     document = plan(stack)
     resources = document["resources"]
     if _stack_config(stack).cloud == "aws":
+        (eks,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
+        endpoint = eks["inputs"]["vpcConfig"]
+        assert endpoint["endpointPrivateAccess"] is True
+        assert endpoint["endpointPublicAccess"] is (stack != "prod")  # prod: private only by default
+        assert endpoint.get("publicAccessCidrs", []) == ([] if stack == "prod" else ["0.0.0.0/0"])
         (cni,) = [r for r in resources if r["type"] == "aws:eks/addon:Addon" and r["inputs"]["addonName"] == "vpc-cni"]
         assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
         assert "addonVersion" not in cni["inputs"]  # EKS's default for the cluster version: later than v1.14.0
@@ -375,6 +381,12 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
         assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
         assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
+        prod = _stack_config(stack).environment == "prod"
+        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is prod
+        if prod:  # authorized networks on, none outside the network
+            assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
+        else:
+            assert "masterAuthorizedNetworksConfig" not in cluster["inputs"]
     section = document["networkPolicy"]
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
     with cli.out.capture() as captured:
