@@ -113,3 +113,13 @@ def test_bad_clients_name_the_key_and_the_fix(access, key, fragment):
     found = _problems("prod", access=access)
     value, allowed, fix = found[f"tritonDeployments[0].access.{key}"]
     assert fragment in allowed and fix.startswith("pulumi config set --path")
+
+
+def test_client_networks_reach_the_load_balancer_filter_not_the_pod_on_aws():
+    from tests.access_helpers import ACM_ARN, chart_values
+
+    public = chart_values("aws", {"exposure": "public", "hostname": "a.example.com", "tls": {"certificateArn": ACM_ARN}, "restrictInference": True, "clientCidrs": ["10.0.0.0/8"]})
+    assert public["ingress"]["annotations"]["alb.ingress.kubernetes.io/inbound-cidrs"] == "10.0.0.0/8"
+    assert public["networkPolicy"]["clientCidrs"] == []  # the pod sees the ALB, never the client
+    internal = chart_values("gcp", {"exposure": "internal", "clientCidrs": ["10.128.0.0/9"]})
+    assert internal["service"]["loadBalancerSourceRanges"] == ["10.128.0.0/9"] == internal["networkPolicy"]["clientCidrs"]
