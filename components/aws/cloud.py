@@ -44,6 +44,7 @@ from components.contract import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
@@ -126,6 +127,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 admin_principals=list(cluster_config.admin_principals),
                 protected=config.protected,
                 tags=config.tags,
+                control_plane=control_plane_access(cluster_config.control_plane_cidrs, config.environment),
             ),
             opts=child,
         )

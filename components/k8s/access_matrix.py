@@ -51,9 +51,13 @@ EGRESS_PEERS = (
 )
 
 
+# The facts each cloud adapter hands up (AWS: given the load balancers' subnets).
+_FACTS = {"aws": aws_exposure_facts, "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
+
+
 def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = ("10.0.224.0/24", "10.0.225.0/24")) -> ExposureFacts:
-    """The facts the cloud adapter hands up (AWS: the public /24s of the VPC tritonfleet creates in two zones)."""
-    return aws_exposure_facts(load_balancer_cidrs) if cloud == "aws" else gcp_exposure_facts()
+    """The facts the cloud adapter hands up (AWS default: the public /24s of the VPC tritonfleet creates in two zones)."""
+    return _FACTS[cloud](load_balancer_cidrs)
 
 
 def ingress(facts: ExposureFacts, exposure: str) -> dict[str, frozenset[tuple[str, int]]]:
