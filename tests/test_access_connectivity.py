@@ -391,4 +391,4 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
     with cli.out.capture() as captured:
         cli.print_plan(document)
-    assert "NetworkPolicy on cluster" in captured.get() and "enforced" in captured.get() and "NOT enforced" not in captured.get()
+    assert "NetworkPolicy" in captured.get() and ": enforced (" in captured.get() and "NOT enforced" not in captured.get()

@@ -326,7 +326,7 @@ def diff(
     refused = [f"{d.stack}: {r}" for d in diffs for r in d.refused]
     if refused:
         for line in refused:
-            err.print(f"[red]refused:[/red] {escape(line)}", markup=True, soft_wrap=True)
+            err.print(Text.assemble(("refused:", "red"), " ", line))
         raise typer.Exit(EXIT_USER_ERROR)
 
 
