@@ -29,10 +29,18 @@ venv-checkov/.installed:
 	venv-checkov/bin/pip install checkov==3.3.30
 	touch $@
 
+# network-config-analyzer (`nca`, the NetworkPolicy engine of tests/test_access_connectivity.py) pins PyYAML and
+# networkx exactly, against the project's pins: a virtualenv of its own too.
+venv-nca/.installed:
+	@echo "==> installing network-config-analyzer into venv-nca (first run only)"
+	$(PYTHON) -m venv venv-nca
+	venv-nca/bin/pip install network-config-analyzer==2.1.0
+	touch $@
+
 .PHONY: install install-test plan test lint
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test venv-checkov/.installed
+install-test: $(VENV)/.installed-test venv-checkov/.installed venv-nca/.installed
 
 plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json

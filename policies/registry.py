@@ -5,6 +5,7 @@ Policy names are stable ids: a renamed policy is a retired one, and a retired na
 
 from policies.rules import (
     aws_resource_require_cost_tags,
+    cluster_require_network_policy_enforcement,
     cost_stack_enforce_monthly_budget,
     cost_stack_warn_monthly_budget,
     gcp_resource_require_cost_labels,
@@ -42,6 +43,7 @@ MODULES = (
     spot_serving_pool_require_on_demand_base,
     triton_release_tolerate_pool_taint,
     triton_release_require_secure_access,
+    cluster_require_network_policy_enforcement,
     s3_bucket_require_encryption,
     s3_bucket_require_versioning,
     s3_bucket_block_public_access,

@@ -11,7 +11,8 @@ from components.k8s.access import access_values
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.exposure import ExposureFacts
 
-FACTS: dict[str, ExposureFacts] = {"aws": aws_exposure_facts("10.0.0.0/16"), "gcp": gcp_exposure_facts()}
+# AWS: the public /24s of the VPC this stack creates in two zones (components/aws/layout.py).
+FACTS: dict[str, ExposureFacts] = {"aws": aws_exposure_facts(("10.0.224.0/24", "10.0.225.0/24")), "gcp": gcp_exposure_facts()}
 ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
 
 # (label, cloud, access config) for every exposure mode and TLS source.

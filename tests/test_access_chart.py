@@ -5,6 +5,7 @@ refuses a key written in clear."""
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 
 import pytest
@@ -105,33 +106,50 @@ def test_service_and_ingress_follow_the_exposure(label, cloud, access):
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
-def test_network_policies_deny_by_default_and_allow_what_is_configured(label, cloud, access):
+def test_one_network_policy_selects_only_the_triton_pods(label, cloud, access):
+    """The shape; tests/test_access_connectivity.py proves what it allows with a NetworkPolicy engine."""
     _, objects = _objects(cloud, access)
-    policies = {p["metadata"]["name"]: p["spec"] for p in _kind(objects, "NetworkPolicy")}
-    assert policies["triton-llm-default-deny"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
-    spec = policies["triton-llm"]
+    (policy,) = _kind(objects, "NetworkPolicy")
+    spec = policy["spec"]
+    assert policy["metadata"]["name"] == "triton-llm"
+    assert spec["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "triton-inference-server", "app.kubernetes.io/instance": "triton-llm"}}
+    assert spec["policyTypes"] == ["Ingress", "Egress"]  # both: whatever is not allowed is denied to these pods
     clients, metrics = spec["ingress"]
     assert [p["port"] for p in clients["ports"]] == ["http", "grpc"]
+    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}]
     pods = clients["from"][0]
     namespaces = access.get("clientNamespaces")
     if namespaces:
         assert pods["namespaceSelector"]["matchExpressions"][0]["values"] == namespaces
     else:
         assert "namespaceSelector" not in pods  # the release's own namespace only
-    assert pods["podSelector"] == ({"matchLabels": access["clientPodLabels"]} if access.get("clientPodLabels") else {})
-    cidrs = [p["ipBlock"]["cidr"] for p in clients["from"][1:]]
-    expected = [*FACTS[cloud].load_balancer_sources.get(access.get("exposure", "cluster"), ()), *access.get("clientCidrs", [])]
-    assert cidrs == expected
-    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}]
-    assert metrics["from"] == [
-        {
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
-            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
-        }
-    ]
-    egress_ports = [(p["port"], p["protocol"]) for rule in spec["egress"] for p in rule["ports"]]
-    assert egress_ports[:3] == [(53, "UDP"), (53, "TCP"), (443, "TCP")]
-    assert egress_ports[3:] == [(r.port, r.protocol) for r in FACTS[cloud].extra_egress]
+    labels = access.get("clientPodLabels") or ({} if namespaces else {"tritonfleet.io/triton-llm-client": "true"})
+    assert pods.get("podSelector", {}).get("matchLabels", {}) == labels
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_no_ip_block_admits_pod_addresses(label, cloud, access):
+    """With the VPC CNI pods take VPC addresses, on GKE the pod range: an ipBlock over either admits every pod."""
+    from components.aws.layout import subnet_layout
+    from components.gcp.network import POD_CIDR
+
+    _, objects = _objects(cloud, access)
+    (policy,) = _kind(objects, "NetworkPolicy")
+    blocks = [ipaddress.ip_network(p["ipBlock"]["cidr"]) for rule in policy["spec"]["ingress"] for p in rule["from"] if "ipBlock" in p]
+    pod_ranges = [ipaddress.ip_network(p.private_cidr) for p in subnet_layout(["a", "b", "c"])] if cloud == "aws" else [ipaddress.ip_network(POD_CIDR)]
+    assert not [(b, r) for b in blocks for r in pod_ranges if b.overlaps(r)]
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_metrics_are_never_on_a_load_balancer(label, cloud, access):
+    _, objects = _objects(cloud, access)
+    services = {s["metadata"]["name"]: s["spec"] for s in _kind(objects, "Service")}
+    assert [p["port"] for p in services["triton-llm"]["ports"]] == [8000, 8001]
+    assert services["triton-llm-metrics"]["type"] == "ClusterIP"
+    assert [p["port"] for p in services["triton-llm-metrics"]["ports"]] == [8002]
+    if services["triton-llm"]["type"] == "LoadBalancer":
+        assert services["triton-llm"]["externalTrafficPolicy"] == "Local"
+        assert services["triton-llm"].get("loadBalancerSourceRanges", []) == access.get("clientCidrs", [])
 
 
 BASE = {"modelRepository": "s3://models/llm"}
@@ -177,4 +195,4 @@ def test_defaults_render_private_and_unrestricted_for_standalone_installs():
     objects = render(BASE, name="triton-llm")
     assert _kind(objects, "Service")[0]["spec"]["type"] == "ClusterIP" and not _kind(objects, "Ingress")
     assert not [a for a in _container(objects)["args"] if "restricted" in a]
-    assert json.dumps(objects).count("NetworkPolicy") == 2
+    assert json.dumps(objects).count("NetworkPolicy") == 1  # one policy, selecting the Triton pods only

@@ -72,12 +72,12 @@ def test_existing_vpc_needs_its_private_subnets():
     assert "vpc-" in found["cluster.existingVpcId"]
 
 
-def test_existing_vpc_needs_its_cidr_for_the_load_balancer_sources():
+def test_existing_vpc_needs_its_load_balancer_subnets():
     subnets = {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}
     found = problems("dev", cluster={"existingVpcId": "vpc-0123456789abcdef0", "existingPrivateSubnets": subnets})
-    assert "IPv4 CIDR" in found["cluster.existingVpcCidr"]
-    cluster = {"existingVpcId": "vpc-0123456789abcdef0", "existingPrivateSubnets": subnets, "existingVpcCidr": "10.20.0.0/33"}
-    assert "CIDR form" in problems("dev", cluster=cluster)["cluster.existingVpcCidr"]
+    assert "load-balancer subnets" in found["cluster.existingLoadBalancerCidrs"] and "not the VPC CIDR" in found["cluster.existingLoadBalancerCidrs"]
+    cluster = {"existingVpcId": "vpc-0123456789abcdef0", "existingPrivateSubnets": subnets, "existingLoadBalancerCidrs": ["10.20.0.0/33"]}
+    assert "a CIDR such as" in problems("dev", cluster=cluster)["cluster.existingLoadBalancerCidrs[0]"]
 
 
 def test_node_image_and_release():

@@ -182,7 +182,7 @@ def test_autoscaler_release_and_scale_from_zero_tags():
 def test_existing_vpc_bottlerocket_and_admins():
     cluster = {
         "existingVpcId": "vpc-0123456789abcdef0",
-        "existingVpcCidr": "10.20.0.0/16",
+        "existingLoadBalancerCidrs": ["10.20.240.0/24", "10.20.241.0/24"],
         "existingPrivateSubnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
         "gpuNodeImage": "bottlerocket",
         "amiReleaseVersion": "1.42.0-a1b2c3d4",
@@ -229,17 +229,20 @@ def test_cluster_facts_for_the_kubernetes_layer(stack_config):
     assert seen["arn"] == "arn:aws:iam::123456789012:role/t-triton-llm"
 
 
-def test_an_existing_vpcs_cidr_is_the_internal_load_balancer_source():
+def test_an_existing_vpcs_load_balancer_subnets_are_the_internal_load_balancer_source():
     cluster = {
         "existingVpcId": "vpc-0123456789abcdef0",
-        "existingVpcCidr": "10.20.0.0/16",
+        "existingLoadBalancerCidrs": ["10.20.240.0/24", "10.20.241.0/24"],
         "existingPrivateSubnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
     }
     deployments = json.loads(engine_config("dev")["tritonfleet:tritonDeployments"])
-    deployments[0]["access"] = {"exposure": "internal", "clientNamespaces": ["apps"]}
+    deployments[0]["access"] = {"exposure": "internal", "clientNamespaces": ["apps"], "clientCidrs": ["172.20.0.0/16"]}
     by_type, _ = run("dev", cluster=cluster, tritonDeployments=deployments)
     (release,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "triton-resnet"]
-    assert release.inputs["values"]["networkPolicy"]["clientCidrs"] == ["10.20.0.0/16"]
+    values = release.inputs["values"]
+    assert values["networkPolicy"]["loadBalancerCidrs"] == ["10.20.240.0/24", "10.20.241.0/24"]
+    assert values["networkPolicy"]["clientCidrs"] == []  # the pod sees the NLB, which filters the clients
+    assert values["service"]["loadBalancerSourceRanges"] == ["172.20.0.0/16"]
 
 
 def test_the_cluster_has_one_encrypted_default_storage_class_for_unnamed_claims():

@@ -338,3 +338,44 @@ def test_policy_verdicts_of_real_plans_are_compared(stock_plan):
     policy = compare_stack(base, head).policy
     assert policy.base_available and policy.head_available
     assert [v.policy for v in policy.new] == [v["policy"] for v in head["policy"]["verdicts"]] != []
+
+
+# ---------------------------------------------------------------- datapath changes replace a GKE cluster
+
+
+def _gke(datapath: str | None) -> dict:
+    inputs = {"name": "tf-gcp-prod", "location": "us-central1"}
+    if datapath:
+        inputs["datapathProvider"] = datapath
+    return resource("gcp:container/cluster:Cluster", "tf-gcp-gke", inputs, protect=True)
+
+
+def _datapath_pair(environment: str, acknowledged: list[str] | None = None) -> tuple[dict, dict]:
+    base, head = plan([_gke(None)], []), plan([_gke("ADVANCED_DATAPATH")], [])
+    for document in (base, head):
+        document["environment"] = environment
+    if acknowledged is not None:
+        head["acknowledged"] = acknowledged
+    return base, head
+
+
+def test_a_datapath_change_is_a_replacement_said_in_words():
+    diff = compare_stack(*_datapath_pair("dev"))
+    (flag,) = diff.flags
+    assert flag.action == "replace" and flag.reasons == ("datapathProvider",)
+    assert any("deletes the cluster, its node pools and every workload" in n for n in flag.notes)
+    assert diff.refused == []  # dev: said, not refused
+    assert "Dataplane V2" in stack_comment(diff)
+
+
+def test_prod_refuses_a_datapath_replacement_without_the_acknowledgement(tmp_path):
+    diff = compare_stack(*_datapath_pair("prod"))
+    (refusal,) = diff.refused
+    assert "cluster.acknowledgeDatapathReplacement" in refusal and "pulumi config set --path" in refusal
+    assert "Refused in prod" in stack_comment(diff)
+    assert compare_stack(*_datapath_pair("prod", ["cluster.acknowledgeDatapathReplacement"])).refused == []
+    base, head = _datapath_pair("prod")
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    result = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
+    assert result.returncode == 1 and "refused" in result.stderr and "acknowledgeDatapathReplacement" in result.stderr

@@ -127,7 +127,9 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
     # Scraped by kube-prometheus-stack (its release label), on the Service's metrics port.
     assert monitor["metadata"]["labels"]["release"] == conventions.KUBE_PROMETHEUS_STACK_RELEASE
     assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
-    assert monitor["spec"]["selector"]["matchLabels"].items() <= objects["Service"]["metadata"]["labels"].items()
+    services = {o["metadata"]["name"]: o for o in render(values, name=name) if o["kind"] == "Service"}
+    selected = [n for n, o in services.items() if monitor["spec"]["selector"]["matchLabels"].items() <= o["metadata"]["labels"].items()]
+    assert selected == [f"{name}-metrics"], "only the ClusterIP metrics Service: 8002 is never on a load balancer"
 
 
 def test_crd_check_catches_a_typo():
@@ -140,7 +142,8 @@ def test_crd_check_catches_a_typo():
 @pytest.mark.parametrize(("stack", "name"), PLANNED, ids=[f"{s}/{n}" for s, n in PLANNED])
 def test_planned_deployment_shape(stack, name):
     values = planned_values(stack, name)
-    objects = by_kind(render(values, name=name))
+    rendered = render(values, name=name)
+    objects = by_kind(rendered)
     deployment = objects["Deployment"]
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -176,7 +179,9 @@ def test_planned_deployment_shape(stack, name):
         assert env["AWS_DEFAULT_REGION"] == "us-east-1"
     assert "AWS_ACCESS_KEY_ID" not in env
     # Service ports and the ServiceAccount the identity binding trusts.
-    assert {p["name"]: p["port"] for p in objects["Service"]["spec"]["ports"]} == {"http": 8000, "grpc": 8001, "metrics": 8002}
+    services = {o["metadata"]["name"]: o for o in rendered if o["kind"] == "Service"}
+    assert {p["name"]: p["port"] for p in services[name]["spec"]["ports"]} == {"http": 8000, "grpc": 8001}
+    assert {p["name"]: p["port"] for p in services[f"{name}-metrics"]["spec"]["ports"]} == {"metrics": 8002}
     assert objects["ServiceAccount"]["metadata"]["name"] == pod["serviceAccountName"] == name
     assert objects["PodDisruptionBudget"]["spec"]["maxUnavailable"] == 1
     hpa = objects.get("HorizontalPodAutoscaler")

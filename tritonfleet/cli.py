@@ -280,8 +280,9 @@ def diff(
 ) -> None:
     """Diff plans for a pull request: resources, replacements, GPUs, monthly cost and policy verdicts per stack.
 
-    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack)
-    or a stack that could not be planned (the report still shows why).
+    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack),
+    a stack that could not be planned, or a replacement prod refuses without an acknowledgement (the report still
+    shows why).
     """
     from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
     from tritonfleet.diff.documents import plans_from_paths
@@ -322,6 +323,11 @@ def diff(
         sys.stdout.write(rendered)
     if errors:
         error_message(f"could not plan {', '.join(sorted(errors))}; the report says why")
+        raise typer.Exit(EXIT_USER_ERROR)
+    refused = [f"{d.stack}: {r}" for d in diffs for r in d.refused]
+    if refused:
+        for line in refused:
+            err.print(Text.assemble(("refused:", "red"), " ", line))
         raise typer.Exit(EXIT_USER_ERROR)
 
 

@@ -23,10 +23,10 @@ from components.aws.layout import (
     AMI_TYPE,
     IMAGE_VOLUME_DEVICE,
     SYSTEM_AMI_TYPE,
-    VPC_CIDR,
     ami_release_version,
     default_storage_class,
     gpu_operator_values,
+    load_balancer_cidrs,
     log_retention_days,
     nat_zones,
     node_group_plans,
@@ -44,6 +44,7 @@ from components.contract import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
@@ -126,6 +127,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 admin_principals=list(cluster_config.admin_principals),
                 protected=config.protected,
                 tags=config.tags,
+                control_plane=control_plane_access(cluster_config.control_plane_cidrs, config.environment),
             ),
             opts=child,
         )
@@ -243,7 +245,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             pools=floor.pools,
             **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
-            exposure=aws_exposure_facts(config.cluster.existing_vpc_cidr or VPC_CIDR),
+            exposure=aws_exposure_facts(load_balancer_cidrs(config)),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,

@@ -3,13 +3,17 @@ the IRSA OIDC provider, the node role, a small on-demand system node group and t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
+from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
+from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
@@ -18,6 +22,8 @@ EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
 # Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
 NODE_ADDONS = ("vpc-cni", "kube-proxy")
 WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver")
+# The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for; tritonfleet/clouds/aws/facts.py).
+ADDON_CONFIGURATION = {VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION}
 
 
 def irsa_role(
@@ -62,6 +68,8 @@ class EksClusterArgs:
     """Protect the cluster, its secrets key and its system nodes, and turn on deletion protection."""
     tags: dict[str, str] = field(default_factory=dict)
     """The stack's tags, on every resource."""
+    control_plane: ControlPlaneAccess = ControlPlaneAccess(())
+    """Who reaches the API endpoint: the private endpoint always, the public one only from these CIDRs."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -122,9 +130,7 @@ class EksCluster(pulumi.ComponentResource):
             name=cluster_name,
             version=args.kubernetes_version,
             role_arn=cluster_role.arn,
-            vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=subnet_ids, endpoint_private_access=True, endpoint_public_access=True
-            ),
+            vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=subnet_ids, **eks_endpoint_access(args.control_plane)),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
             ),
@@ -228,6 +234,7 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-{addon}",
             cluster_name=cluster.name,
             addon_name=addon,
+            configuration_values=json.dumps(ADDON_CONFIGURATION[addon]) if addon in ADDON_CONFIGURATION else None,
             service_account_role_arn=role_arn,
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",

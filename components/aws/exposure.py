@@ -7,13 +7,19 @@ the gRPC Ingress (backend-protocol-version GRPC), so gRPC works end to end; REST
 
 from __future__ import annotations
 
-from tritonfleet.core.exposure import ExposureFacts
+from typing import Any
+
+from tritonfleet.core.exposure import ControlPlaneAccess, ExposureFacts
 
 ALB = "alb.ingress.kubernetes.io"
 
 
-def aws_exposure_facts(vpc_cidr: str) -> ExposureFacts:
-    """Load balancers in target-type ip send from their own addresses inside the VPC, so the VPC CIDR is the source."""
+def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
+    """Load balancers in target-type ip send from their own addresses (client IP preservation is off by default for
+    NLB IP targets over TCP; the ALB is a proxy), and their health checks come from there too. Those addresses lie in
+    the load balancers' subnets, `load_balancer_cidrs`, which hold no node and so no pod: never the VPC CIDR, where
+    the VPC CNI gives pods their addresses. Client networks are limited at the load balancer (its security group from
+    loadBalancerSourceRanges, the ALB's inbound-cidrs), since the pod sees only the load balancer."""
     return ExposureFacts(
         internal_service_annotations={
             "service.beta.kubernetes.io/aws-load-balancer-type": "external",
@@ -36,5 +42,18 @@ def aws_exposure_facts(vpc_cidr: str) -> ExposureFacts:
         # gRPC target groups health-check /AWS.ALB/healthcheck and accept gRPC code 12 by default: Triton answers that.
         grpc_ingress_annotations={f"{ALB}/backend-protocol-version": "GRPC"},
         certificate_annotations={"certificateArn": f"{ALB}/certificate-arn"},
-        load_balancer_sources={"internal": (vpc_cidr,), "public": (vpc_cidr,)},
+        load_balancer_sources={"internal": tuple(load_balancer_cidrs), "public": tuple(load_balancer_cidrs)},
+        ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
+        # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is
+        # not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py).
     )
+
+
+def eks_endpoint_access(access: ControlPlaneAccess) -> dict[str, Any]:
+    """ClusterVpcConfig arguments: the private endpoint always (nodes and in-VPC runners), the public one only from
+    the configured CIDRs (none: private only)."""
+    return {
+        "endpoint_private_access": True,
+        "endpoint_public_access": not access.private_only,
+        "public_access_cidrs": list(access.public_cidrs) or None,
+    }

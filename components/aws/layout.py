@@ -53,6 +53,14 @@ def subnet_layout(zones: list[str]) -> list[SubnetPlan]:
     return [SubnetPlan(zone, str(private[i]), str(public[i])) for i, zone in enumerate(zones)]
 
 
+def load_balancer_cidrs(config: StackConfig) -> tuple[str, ...]:
+    """The subnets the load balancers live in (network.py tags them for both schemes): the public /24s of the VPC
+    this stack creates. They hold no node, so no pod address: Triton's NetworkPolicies may admit them."""
+    if config.cluster.existing_vpc_id:
+        return tuple(config.cluster.existing_load_balancer_cidrs)
+    return tuple(plan.public_cidr for plan in subnet_layout(aws_zones(config.region, config.cluster)))
+
+
 def nat_zones(config: StackConfig) -> list[str]:
     """One NAT gateway per zone when the stack is protected (a zone outage keeps egress), else one shared NAT."""
     zones = aws_zones(config.region, config.cluster)

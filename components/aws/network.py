@@ -74,7 +74,9 @@ class Network(pulumi.ComponentResource):
                 vpc_id=vpc.id,
                 availability_zone=plan.zone,
                 cidr_block=plan.public_cidr,
-                tags={**tags, "kubernetes.io/role/elb": "1"},
+                # Load balancers, internal ones included, live here, apart from the nodes and so from every pod
+                # address: Triton's NetworkPolicies admit these subnets as the load balancers' source.
+                tags={**tags, "kubernetes.io/role/elb": "1", "kubernetes.io/role/internal-elb": "1"},
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(
@@ -108,7 +110,7 @@ class Network(pulumi.ComponentResource):
                 vpc_id=vpc.id,
                 availability_zone=plan.zone,
                 cidr_block=plan.private_cidr,
-                tags={**tags, "kubernetes.io/role/internal-elb": "1"},
+                tags=tags,
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(

@@ -34,6 +34,7 @@ from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, 
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import resource_name
+from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
 
@@ -89,6 +90,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 system_nodes_per_zone=system_pool_nodes_per_zone(config),
                 protected=config.protected,
                 labels=config.tags,
+                control_plane=control_plane_access(config.cluster.control_plane_cidrs, config.environment),
             ),
             network,
             opts=child,

@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from components.gcp.exposure import gke_control_plane_access
 from components.gcp.network import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE, GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
+from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
+from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 # The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).
@@ -61,6 +64,8 @@ class GkeClusterArgs:
     """Protect the cluster and its pools, and turn on deletion protection."""
     labels: dict[str, str] = field(default_factory=dict)
     """The stack's tags, as resource labels."""
+    control_plane: ControlPlaneAccess = ControlPlaneAccess(())
+    """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
 
 
 def create_node_account(
@@ -83,6 +88,7 @@ def create_node_account(
 def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
     """A VPC-native regional GKE Standard cluster with private nodes and a system pool (its default pool removed)."""
     protected = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected))
+    control_plane = gke_control_plane_access(args.control_plane)
     cluster = gcp.container.Cluster(
         f"{name}-gke",
         name=args.cluster_name,
@@ -91,12 +97,18 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         network=network.network.self_link,
         subnetwork=network.subnet.self_link,
         networking_mode="VPC_NATIVE",
+        # Dataplane V2 (eBPF) enforces NetworkPolicy; it is chosen when the cluster is created (changing it replaces
+        # the cluster: tritonfleet diff says so, and prod refuses it without an acknowledgement).
+        datapath_provider=ADVANCED_DATAPATH,
         ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
             cluster_secondary_range_name=PODS_RANGE, services_secondary_range_name=SERVICES_RANGE
         ),
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
-            enable_private_nodes=True, enable_private_endpoint=False, master_ipv4_cidr_block=CONTROL_PLANE_CIDR
+            enable_private_nodes=True,
+            enable_private_endpoint=control_plane["enable_private_endpoint"],
+            master_ipv4_cidr_block=CONTROL_PLANE_CIDR,
         ),
+        master_authorized_networks_config=control_plane["master_authorized_networks_config"],
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
         min_master_version=args.kubernetes_version,
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool(args.project)),

@@ -8,7 +8,9 @@ asks for HTTP/2 to the pod (VERIFY on a live cluster: docs/access.md).
 
 from __future__ import annotations
 
-from tritonfleet.core.exposure import EgressRule, ExposureFacts
+from typing import Any
+
+from tritonfleet.core.exposure import ControlPlaneAccess, EgressRule, ExposureFacts
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud).
 GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
@@ -25,6 +27,23 @@ def gcp_exposure_facts() -> ExposureFacts:
         ingress_per_protocol=False,
         grpc_app_protocol="kubernetes.io/h2c",
         certificate_annotations={"preSharedCert": "ingress.gcp.kubernetes.io/pre-shared-cert"},
+        # Internal: a passthrough load balancer with externalTrafficPolicy Local keeps the client's address (its health
+        # checks probe the node's health-check port, not the pod). Public: container-native load balancing, the Google
+        # Front Ends and health checkers connect to the pod from their own ranges.
         load_balancer_sources={"internal": (), "public": GOOGLE_FRONT_END_RANGES},
+        keeps_client_address=frozenset({"internal"}),
         extra_egress=METADATA_EGRESS,
     )
+
+
+def gke_control_plane_access(access: ControlPlaneAccess) -> dict[str, Any]:
+    """Cluster arguments: `enable_private_endpoint` (private only: the API answers on its internal address only) and
+    master authorized networks, the CIDRs allowed to the API (Google Cloud's public ranges not included). Anywhere
+    (0.0.0.0/0) turns authorized networks off."""
+    networks = None
+    if not access.anywhere:
+        networks = {
+            "cidr_blocks": [{"cidr_block": cidr, "display_name": f"tritonfleet-{i}"} for i, cidr in enumerate(access.public_cidrs)],
+            "gcp_public_cidrs_access_enabled": False,
+        }
+    return {"enable_private_endpoint": access.private_only, "master_authorized_networks_config": networks}

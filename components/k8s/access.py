@@ -18,6 +18,17 @@ from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS, Exposu
 GRPC_HEADER_PREFIX = "triton-grpc-protocol-"
 # kube-prometheus-stack's Prometheus pods carry this label (set by the Prometheus Operator).
 PROMETHEUS_POD_LABELS = {"app.kubernetes.io/name": "prometheus"}
+# The cluster DNS pods, as both EKS (CoreDNS) and GKE (kube-dns) label them.
+DNS_NAMESPACE = "kube-system"
+DNS_POD_LABELS = {"k8s-app": "kube-dns"}
+# S3/GCS and STS have no stable addresses: HTTPS may go to any address, nothing else may.
+HTTPS_EGRESS_CIDRS = ("0.0.0.0/0",)
+
+
+def client_label(deployment: str) -> str:
+    """The pod label (value "true") that makes a pod a client when the config names no clients: one key per
+    deployment, so one pod can be a client of several. Clients are chosen, never "whatever shares the namespace"."""
+    return f"tritonfleet.io/{triton_release_name(deployment)}-client"
 # Paths of Triton's gRPC services: a path-routing Ingress sends these to the gRPC port, /v2 to the HTTP port.
 GRPC_PATHS = ("/inference.GRPCInferenceService", "/grpc.health.v1.Health")
 HTTP_PATHS = ("/v2",)
@@ -65,6 +76,9 @@ def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
         "type": "LoadBalancer" if internal else "ClusterIP",
         "annotations": dict(facts.internal_service_annotations) if internal else {},
         "grpcAppProtocol": facts.grpc_app_protocol,
+        # Local: no second hop through another node, so a passthrough load balancer keeps the client's address.
+        "externalTrafficPolicy": "Local",
+        "loadBalancerSourceRanges": list(access.client_cidrs) if internal else [],
     }
 
 
@@ -87,6 +101,8 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
             tls_secret = f"{release}-tls"  # cert-manager's ingress-shim issues the certificate into this Secret
     if facts.ingress_group_annotation:
         annotations[facts.ingress_group_annotation] = release
+    if access.client_cidrs and facts.ingress_source_ranges_annotation:
+        annotations[facts.ingress_source_ranges_annotation] = ",".join(access.client_cidrs)
     return {
         "enabled": True,
         "className": facts.ingress_class,
@@ -102,18 +118,33 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
     }
 
 
-def network_policy_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
-    """Default deny in the namespace; clients to 8000/8001; Prometheus to 8002; egress to DNS and HTTPS (the bucket)."""
-    cidrs = list(dict.fromkeys([*facts.load_balancer_sources.get(access.exposure, ()), *access.client_cidrs]))
+def client_selector(access: Access, deployment: str) -> tuple[list[str], dict[str, str]]:
+    """(namespaces, pod labels) of the pods that may call Triton. Named namespaces without labels: every pod there.
+    Nothing named: pods of the deployment's own namespace that carry `client_label(deployment)`."""
+    namespaces = list(access.client_namespaces or [])
+    labels = dict(access.client_pod_labels)
+    if not namespaces and not labels:
+        labels = {client_label(deployment): "true"}
+    return namespaces, labels
+
+
+def network_policy_values(access: Access, facts: ExposureFacts, deployment: str) -> dict[str, Any]:
+    """Triton's pods only: clients to 8000/8001; the load balancer to them; Prometheus to 8002; egress to kube-dns,
+    HTTPS, and the cloud's metadata endpoints when keyless access needs them."""
+    namespaces, labels = client_selector(access, deployment)
+    exposed = access.exposure != "cluster"
+    keeps_address = access.exposure in facts.keeps_client_address
     return {
         "enabled": True,
-        "clientNamespaces": list(access.client_namespaces or []),
-        "clientPodLabels": dict(access.client_pod_labels),
-        "clientCidrs": cidrs,
+        "clientNamespaces": namespaces,
+        "clientPodLabels": labels,
+        "loadBalancerCidrs": list(facts.load_balancer_sources.get(access.exposure, ())) if exposed else [],
+        "clientCidrs": list(access.client_cidrs) if keeps_address else [],
         "metricsNamespace": MONITORING_NAMESPACE,
         "metricsPodLabels": dict(PROMETHEUS_POD_LABELS),
-        # S3/GCS (and STS for IRSA) have no stable addresses: egress allows HTTPS to any address, nothing else.
-        "egressHttpsCidrs": ["0.0.0.0/0"],
+        "dnsNamespace": DNS_NAMESPACE,
+        "dnsPodLabels": dict(DNS_POD_LABELS),
+        "egressHttpsCidrs": list(HTTPS_EGRESS_CIDRS),
         "extraEgress": [{"cidr": r.cidr, "port": r.port, "protocol": r.protocol} for r in facts.extra_egress],
     }
 
@@ -126,5 +157,5 @@ def access_values(deployment: TritonDeployment, facts: ExposureFacts) -> dict[st
         "restrictedApis": restricted_api_values(access, access_secret_name(deployment.name)),
         "service": service_values(access, facts),
         "ingress": ingress_values(access, facts, release),
-        "networkPolicy": network_policy_values(access, facts),
+        "networkPolicy": network_policy_values(access, facts, deployment.name),
     }

@@ -291,6 +291,24 @@ CASES = {
         None,
         {"triton-release-require-secure-access": "public through a LoadBalancer Service without internal"},
     ),
+    "eks-network-policy-agent-off": (
+        "prod",
+        _set(("aws:eks/addon:Addon", "vpc-cni", "configurationValues", DELETE)),
+        None,
+        {"cluster-require-network-policy-enforcement": "without enableNetworkPolicy"},
+    ),
+    "eks-vpc-cni-too-old": (
+        "prod",
+        _set(("aws:eks/addon:Addon", "vpc-cni", "addonVersion", "v1.13.4-eksbuild.1")),
+        None,
+        {"cluster-require-network-policy-enforcement": "older than v1.14.0"},
+    ),
+    "gke-legacy-datapath": (
+        "gcp-prod",
+        _set(("gcp:container/cluster:Cluster", "", "datapathProvider", "LEGACY_DATAPATH")),
+        None,
+        {"cluster-require-network-policy-enforcement": "datapathProvider LEGACY_DATAPATH"},
+    ),
     "unencrypted-bucket": (
         "prod",
         drop("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"),
@@ -462,7 +480,27 @@ CASES = {
 }
 
 # Variants that change a field and must stay compliant.
+def _no_network_policies(plan):
+    for release in plan["resources"]:
+        if release["type"] == RELEASE and "networkPolicy" in release["inputs"].get("values", {}):
+            release["inputs"]["values"]["networkPolicy"]["enabled"] = False
+
+
 COMPLIANT_VARIANTS = {
+    "gke-legacy-datapath-without-network-policies": (
+        "gcp-prod",
+        lambda plan: (
+            _set(("gcp:container/cluster:Cluster", "", "datapathProvider", "LEGACY_DATAPATH"))(plan),
+            _no_network_policies(plan),
+        ),
+    ),
+    "gke-calico-network-policy": (
+        "gcp-prod",
+        lambda plan: (
+            _set(("gcp:container/cluster:Cluster", "", "datapathProvider", DELETE))(plan),
+            inputs(plan, "gcp:container/cluster:Cluster").update(networkPolicy={"enabled": True, "provider": "CALICO"}),
+        ),
+    ),
     "gke-operator-managed": ("gcp-prod", gke_operator_mode()),
     "gke-managed-with-plugin-less-operator": (
         "gcp-prod",

@@ -40,6 +40,39 @@ class ExposureFacts:
     grpc_app_protocol: str = "grpc"
     # TLS sources (config names, camelCase) that the controller takes as an Ingress annotation, and that annotation.
     certificate_annotations: dict[str, str] = field(default_factory=dict)
-    # Where load-balanced traffic comes from as seen by the pod (NetworkPolicy ipBlocks), per exposure mode.
+    # Where the load balancer's data path and health checks come from as seen by the pod (NetworkPolicy ipBlocks), per
+    # exposure mode. Never a range that holds pod addresses: an ipBlock over pod IPs would admit every pod.
     load_balancer_sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Exposure modes whose load balancer hands the pod the client's own address (a passthrough load balancer with
+    # externalTrafficPolicy Local): there the NetworkPolicy admits the client networks (clientCidrs) too.
+    keeps_client_address: frozenset[str] = frozenset()
+    # The public Ingress annotation that limits the load balancer to client networks ("" where the cloud has none).
+    ingress_source_ranges_annotation: str = ""
+    # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
     extra_egress: tuple[EgressRule, ...] = ()
+
+
+ANYWHERE = "0.0.0.0/0"
+
+
+@dataclass(frozen=True)
+class ControlPlaneAccess:
+    """Who reaches the Kubernetes API server: always the cluster's own network; publicly only from `public_cidrs`."""
+
+    public_cidrs: tuple[str, ...]
+
+    @property
+    def private_only(self) -> bool:
+        return not self.public_cidrs
+
+    @property
+    def anywhere(self) -> bool:
+        return ANYWHERE in self.public_cidrs
+
+
+def control_plane_access(cidrs: list[str] | None, environment: str) -> ControlPlaneAccess:
+    """`cluster.controlPlaneCidrs`: [] private only; CIDRs, public from those only. Unset: private only in prod (run
+    `pulumi up` from inside the network), anywhere elsewhere (a dev cluster reachable from a laptop)."""
+    if cidrs is None:
+        cidrs = [] if environment == "prod" else [ANYWHERE]
+    return ControlPlaneAccess(tuple(dict.fromkeys(cidrs)))

@@ -10,7 +10,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tritonfleet.diff.replacement import node_roll_reasons, path_under, replace_reasons, watched_kind
+from tritonfleet.diff.replacement import (
+    EXPLAINED,
+    PROD_ACKNOWLEDGEMENT,
+    node_roll_reasons,
+    path_under,
+    replace_reasons,
+    watched_kind,
+)
 
 UNKNOWN = "unknown"
 OPTIONS = ("protect", "ignoreChanges", "retainOnDelete", "deleteBeforeReplace")
@@ -148,6 +155,7 @@ class StackDiff:
     policy: PolicyDiff = field(default_factory=lambda: PolicyDiff(False, False))
     unit_costs: list[UnitCostDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # replacements prod refuses without an acknowledgement
     error: str = ""
 
     def count(self, action: str) -> int:
@@ -249,6 +257,7 @@ def flags(changes: list[ResourceChange], base: list[dict[str, Any]]) -> list[Fla
         elif change.replace_reasons:
             if before.get("deleteBeforeReplace"):
                 notes.append("deleteBeforeReplace: gone before its replacement exists")
+            notes += [EXPLAINED[(change.type, r)] for r in change.replace_reasons if (change.type, r) in EXPLAINED]
             out.append(
                 Flag("replace", change.kind, change.name, change.type, change.urn, tuple(change.replace_reasons), tuple(notes))
             )
@@ -378,6 +387,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     result.max_gpus = Change(_total(base_cost, "maxGpus"), _total(head_cost, "maxGpus"))
     result.policy = policy_diff(base, head)
     result.unit_costs = unit_cost_diffs(base, head)
+    result.refused = refusals(result, head)
 
     if base is None:
         result.status = "added"
@@ -400,6 +410,23 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     if result.policy.head_available and not result.policy.base_available and base is not None:
         result.notes.append("The base plan carries no policy verdicts, so new ones cannot be told apart from old ones.")
     return result
+
+
+def refusals(diff: StackDiff, head: dict[str, Any] | None) -> list[str]:
+    """Replacements a prod stack refuses: each names the resource, why, and the config key that acknowledges it."""
+    if diff.environment != "prod" or head is None:
+        return []
+    acknowledged = set(head.get("acknowledged") or [])
+    out = []
+    for flag in diff.flags:
+        for reason in flag.reasons if flag.action == "replace" else ():
+            key = PROD_ACKNOWLEDGEMENT.get((flag.type, reason))
+            if key and key not in acknowledged:
+                out.append(
+                    f"{flag.kind} {flag.name} would be replaced ({reason} changes) in prod. If that is intended, "
+                    f"acknowledge it: `pulumi config set --path 'tritonfleet:{key}' true` (and remove it after the update)."
+                )
+    return out
 
 
 def error_stack(stack: str, message: str) -> StackDiff:

@@ -157,10 +157,13 @@ def summary(diff: StackDiff) -> str:
         return "\n".join(lines)
     for note in diff.notes:
         lines += [f"> {text(note, 400)}", ""]
+    if diff.refused:
+        lines += ["> [!CAUTION]", "> Refused in prod without an acknowledgement:"]
+        lines += [f"> - {text(r, 400)}" for r in diff.refused] + [""]
     if diff.flags:
         lines += ["> [!WARNING]", f"> {flag_line(diff)} of clusters, node pools or buckets.", ""]
         rows = [
-            [f"**{f.action}**", f.kind, code(f.name), code(f.type), " · ".join([code(r) for r in f.reasons] + [text(n) for n in f.notes]) or "—"]
+            [f"**{f.action}**", f.kind, code(f.name), code(f.type), " · ".join([code(r) for r in f.reasons] + [text(n, 300) for n in f.notes]) or "—"]
             for f in diff.flags
         ]
         lines += _table(["action", "kind", "resource", "type", "why"], rows, what="replacements or deletions") + [""]
@@ -372,6 +375,7 @@ def to_json(diffs: list[StackDiff]) -> dict[str, Any]:
             "region": d.region,
             "environment": d.environment,
             "notes": d.notes,
+            "refused": d.refused,
             "counts": {a: d.count(a) for a in ("add", "change", "remove", "ignored")},
             "flags": [
                 {"action": f.action, "kind": f.kind, "name": f.name, "type": f.type, "urn": f.urn,

@@ -42,7 +42,7 @@ WATCHED: dict[str, Watched] = {
     ),
     "aws:s3/bucket:Bucket": Watched("bucket", replace=("bucket", "bucketPrefix", "objectLockEnabled")),
     "aws:s3/bucketV2:BucketV2": Watched("bucket", replace=("bucket", "bucketPrefix", "objectLockEnabled")),
-    "gcp:container/cluster:Cluster": Watched("cluster", replace=("name", "location", "project")),
+    "gcp:container/cluster:Cluster": Watched("cluster", replace=("name", "location", "project", "datapathProvider")),
     "gcp:container/nodePool:NodePool": Watched(
         "node pool",
         replace=(
@@ -54,6 +54,17 @@ WATCHED: dict[str, Watched] = {
     ),
     "gcp:storage/bucket:Bucket": Watched("bucket", replace=("name", "location", "project")),
 }
+
+
+# Replacements a reviewer might not expect, in words (shown next to the property in the diff).
+EXPLAINED = {
+    ("gcp:container/cluster:Cluster", "datapathProvider"): (
+        "the datapath (Dataplane V2, which enforces NetworkPolicies) is chosen when a GKE cluster is created: changing "
+        "it deletes the cluster, its node pools and every workload, and creates a new one"
+    ),
+}
+# Replacements a prod stack refuses unless its config acknowledges them: (type, property) -> acknowledgement key.
+PROD_ACKNOWLEDGEMENT = {("gcp:container/cluster:Cluster", "datapathProvider"): "cluster.acknowledgeDatapathReplacement"}
 
 
 def path_under(path: str, prefix: str) -> bool:

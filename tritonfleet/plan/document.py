@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tritonfleet.clouds.network_policy import enforcement, ships_network_policies
 from tritonfleet.core.config import StackConfig, load_stack_config
-from tritonfleet.core.conventions import HOURS_PER_MONTH
+from tritonfleet.core.conventions import HOURS_PER_MONTH, TRITON_CHART_NAME
 from tritonfleet.core.cost import stack_cost
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
@@ -74,6 +75,14 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
     }
 
 
+def network_policy_section(resources: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    """Which releases ship NetworkPolicies, and whether each cluster enforces them (and by what)."""
+    return {
+        "shippedBy": ships_network_policies(resources, TRITON_CHART_NAME),
+        "clusters": [{"cluster": e.cluster, "enforced": e.enforced, "by": e.how} for e in enforcement(resources)],
+    }
+
+
 def load_sources() -> dict[str, Any]:
     from tritonfleet.core.catalog import load_catalog
 
@@ -115,6 +124,9 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
         },
         "cost": cost_section(config),
         "sizing": sizing,
+        # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
+        "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
+        "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
         "fingerprint": fingerprint_section(inputs),  # `policy check` reuses a saved plan while this still matches

@@ -138,6 +138,18 @@ def resource_lines(summary: dict[str, Any], width: int) -> list[Line]:
     return lines
 
 
+def network_policy_lines(plan: dict[str, Any], width: int) -> list[Line]:
+    """Whether each cluster enforces the NetworkPolicies the stack ships (red when it would not)."""
+    section = plan.get("networkPolicy") or {}
+    shipped = len(section.get("shippedBy", []))
+    lines = [Line("NetworkPolicy", "bold")] if section.get("clusters") else []
+    for cluster in section.get("clusters", []):
+        state = "enforced" if cluster["enforced"] else "NOT enforced"
+        text = f"cluster {cluster['cluster']}: {state} ({cluster['by']}); {shipped} release(s) ship NetworkPolicies"
+        lines += wrap(text, width, INDENT, INDENT * 2, "" if cluster["enforced"] else "red")
+    return lines
+
+
 def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> list[Line]:
     """The plan's summary (and, with `resources`, the resources by type), policy verdicts excluded."""
     summary, cost = plan["summary"], plan["cost"]
@@ -146,7 +158,12 @@ def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> lis
     )
     more = "" if resources else "; list them by type with --resources"
     lines += wrap(f"{summary['resources']} resources in {summary['components']} components{more}", width)
-    for section in (pool_lines(cost, width), cost_lines(cost, width), deployment_lines(plan, width)):
+    for section in (
+        network_policy_lines(plan, width),
+        pool_lines(cost, width),
+        cost_lines(cost, width),
+        deployment_lines(plan, width),
+    ):
         if section:
             lines += [Line(""), *section]
     if resources:

@@ -13,7 +13,7 @@ import re
 from tritonfleet.clouds.aws.facts import AWS_REGIONS, AWS_ZONE_COUNT
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core import pins
-from tritonfleet.core.config.problems import MISSING
+from tritonfleet.core.config.problems import MISSING, Problem, set_command
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
 
@@ -22,7 +22,7 @@ REGIONS = AWS_REGIONS
 # Cluster keys that only mean something on AWS (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "adminPrincipals": "admin_principals",
-    "existingVpcCidr": "existing_vpc_cidr",
+    "existingLoadBalancerCidrs": "existing_load_balancer_cidrs",
     "amiReleaseVersion": "ami_release_version",
     "existingPrivateSubnets": "existing_private_subnets",
     "existingVpcId": "existing_vpc_id",
@@ -30,6 +30,7 @@ CLOUD_ONLY_CLUSTER_KEYS = {
 NODE_IMAGES = ("al2023", "bottlerocket")
 TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
+PUBLIC_CLIENT_CIDRS = "the ALB's inbound-cidrs"
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
 KMS_KEY_PATTERN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$"
 KMS_KEY_EXAMPLE = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -81,18 +82,21 @@ def _check_zones(ctx: RuleContext, cluster: Cluster, region: str) -> None:
 
 
 def _check_existing_vpc(ctx: RuleContext, cluster: Cluster) -> None:
-    """existingVpcId and existingVpcCidr come together, and the CIDR is an IPv4 network."""
-    if cluster.existing_vpc_id and cluster.existing_vpc_cidr is None:
-        allowed = "the IPv4 CIDR of existingVpcId (see `aws ec2 describe-vpcs`)"
-        ctx.add("cluster.existingVpcCidr", MISSING, allowed, "10.0.0.0/16")
-    if cluster.existing_vpc_cidr is not None:
+    """existingVpcId comes with the CIDRs of its load balancers' subnets, each an IPv4 network."""
+    if cluster.existing_vpc_id and not cluster.existing_load_balancer_cidrs:
+        allowed = (
+            "the IPv4 CIDRs of existingVpcId's load-balancer subnets, which hold no node (see `aws ec2 describe-subnets`); "
+            "not the VPC CIDR, where the VPC CNI gives pods their addresses"
+        )
+        fix = set_command("cluster.existingLoadBalancerCidrs[0]", "10.0.224.0/24", ctx.stack)
+        ctx.problems.append(Problem("cluster.existingLoadBalancerCidrs", MISSING, allowed, fix))
+    for i, cidr in enumerate(cluster.existing_load_balancer_cidrs):
         try:
-            ipaddress.IPv4Network(cluster.existing_vpc_cidr)
-        except ValueError:
-            allowed = "an IPv4 network in CIDR form, such as 10.0.0.0/16"
-            ctx.add("cluster.existingVpcCidr", cluster.existing_vpc_cidr, allowed, "10.0.0.0/16")
-        if not cluster.existing_vpc_id:
-            ctx.add("cluster.existingVpcId", MISSING, "the VPC id the existingVpcCidr belongs to", VPC_EXAMPLE)
+            ipaddress.IPv4Network(cidr)
+        except ValueError as exc:
+            ctx.add(f"cluster.existingLoadBalancerCidrs[{i}]", cidr, f"a CIDR such as 10.0.224.0/24 ({exc})", "10.0.224.0/24")
+    if cluster.existing_load_balancer_cidrs and not cluster.existing_vpc_id:
+        ctx.add("cluster.existingVpcId", MISSING, "the VPC id the existingLoadBalancerCidrs belong to", VPC_EXAMPLE)
 
 
 def _check_existing_subnets(ctx: RuleContext, cluster: Cluster, region: str) -> None:

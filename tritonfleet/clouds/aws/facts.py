@@ -103,3 +103,16 @@ GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
     # EKS Bottlerocket NVIDIA: the AMI also runs the device plugin; a second one would double-advertise GPUs.
     "eks-bottlerocket-nvidia": {"driver": {"enabled": False}, "toolkit": {"enabled": False}, "devicePlugin": {"enabled": False}},
 }
+
+# Kubernetes NetworkPolicy on EKS: the VPC CNI add-on's network-policy agent, off unless its configuration values turn
+# it on; vpc-cni v1.14.0 is the first release with it. The agent needs a 5.10+ kernel with the BPF file system mounted,
+# which the EKS AL2023 and Bottlerocket AMIs have. Source: https://docs.aws.amazon.com/eks/latest/userguide/
+# cni-network-policy-configure.html and https://aws.github.io/amazon-vpc-cni-k8s/docs/network-policy-faq.html
+# (read 2026-12-03). VERIFY: kubelet probes and load-balancer health checks pass with the policies on a live cluster.
+VPC_CNI_ADDON = "vpc-cni"
+# The add-on configuration values that turn the agent on. Source: https://docs.aws.amazon.com/eks/latest/userguide/
+# cni-network-policy-configure.html, step 2 (read 2026-12-03).
+VPC_CNI_NETWORK_POLICY_CONFIGURATION = {"enableNetworkPolicy": "true"}
+# The first vpc-cni release with the network-policy agent. Source: https://aws.github.io/amazon-vpc-cni-k8s/docs/
+# network-policy-faq.html ("VPC CNI release 1.14 or later is required", read 2026-12-03).
+VPC_CNI_NETWORK_POLICY_MINIMUM = (1, 14, 0)

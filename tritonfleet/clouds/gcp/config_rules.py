@@ -19,10 +19,15 @@ from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
 SERVICE_NAME = "GKE"
 REGIONS = GCP_REGIONS
 # Cluster keys that only mean something on GKE (config key -> field name).
-CLOUD_ONLY_CLUSTER_KEYS = {"releaseChannel": "release_channel", "gpuDriver": "gpu_driver"}
+CLOUD_ONLY_CLUSTER_KEYS = {
+    "releaseChannel": "release_channel",
+    "gpuDriver": "gpu_driver",
+    "acknowledgeDatapathReplacement": "acknowledge_datapath_replacement",
+}
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
+PUBLIC_CLIENT_CIDRS = ""  # a GKE Ingress filters sources only through a Cloud Armor policy
 RESERVATION_EXAMPLE = "my-reservation"
 KMS_KEY_PATTERN = (
     r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/[a-z0-9-]+/keyRings/[A-Za-z0-9_-]+/cryptoKeys/[A-Za-z0-9_-]+$"

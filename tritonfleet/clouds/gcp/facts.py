@@ -75,3 +75,9 @@ GCP_REGIONS: tuple[str, ...] = (
     "us-west3",
     "us-west4",
 )
+
+# Kubernetes NetworkPolicy on GKE: Dataplane V2 (datapath provider ADVANCED_DATAPATH, eBPF) enforces it; the legacy
+# datapath only with Calico network policy. The datapath is chosen at cluster creation: changing it replaces the
+# cluster (google_container_cluster datapath_provider is ForceNew). Sources: https://cloud.google.com/kubernetes-engine/
+# docs/reference/rest/v1/DatapathProvider and .../concepts/dataplane-v2 (read 2026-12-03).
+ADVANCED_DATAPATH = "ADVANCED_DATAPATH"

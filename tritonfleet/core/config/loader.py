@@ -28,7 +28,12 @@ from tritonfleet.core.config.problems import (
     set_command,
 )
 from tritonfleet.core.config.rules.buckets import check_buckets
-from tritonfleet.core.config.rules.cluster import check_node_image, check_other_cloud_keys, check_region
+from tritonfleet.core.config.rules.cluster import (
+    check_control_plane,
+    check_node_image,
+    check_other_cloud_keys,
+    check_region,
+)
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.rules.deployments import check_deployments
 from tritonfleet.core.config.rules.pools import check_pools
@@ -76,6 +81,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
     if ctx.cluster is not None and ctx.rules:
         check_other_cloud_keys(ctx)
         check_node_image(ctx)
+        check_control_plane(ctx)
         ctx.rules.check_cluster(ctx, ctx.cluster)
     if ctx.cluster is not None and ctx.region is not None:
         ctx.stack_zones = ctx.rules.stack_zones(ctx.region, ctx.cluster) if ctx.rules else list(ctx.cluster.zones)

@@ -36,10 +36,11 @@ class Cluster(_Section):
     existing_vpc_id: str | None = Field(
         None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="an existing VPC id (vpc-...) to reuse (AWS), or unset"
     )
-    existing_vpc_cidr: str | None = Field(
-        None,
-        description="the IPv4 CIDR of existingVpcId, e.g. 10.20.0.0/16: load balancers send from it, so Triton's "
-        "NetworkPolicies admit it (AWS; required with existingVpcId)",
+    existing_load_balancer_cidrs: list[str] = Field(
+        default_factory=list,
+        description="the IPv4 CIDRs of existingVpcId's subnets where load balancers live (tagged "
+        "kubernetes.io/role/elb and kubernetes.io/role/internal-elb) and no node does: Triton's NetworkPolicies admit "
+        "them as the load balancers' source, never the VPC CIDR, which holds every pod (AWS; required with existingVpcId)",
     )
     existing_private_subnets: dict[str, str] = Field(
         default_factory=dict,
@@ -47,6 +48,20 @@ class Cluster(_Section):
         "(AWS; required with existingVpcId)",
     )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
+    control_plane_cidrs: list[str] | None = Field(
+        None,
+        description="who reaches the Kubernetes API from outside the cluster's network: [] private only, or IPv4 CIDRs "
+        "(EKS public endpoint CIDRs, GKE master authorized networks). Default: [] in prod, 0.0.0.0/0 otherwise; "
+        "0.0.0.0/0 in prod needs acknowledgePublicControlPlane",
+    )
+    acknowledge_public_control_plane: bool = Field(
+        False, description="true to allow controlPlaneCidrs 0.0.0.0/0 in prod (the API server reachable from anywhere)"
+    )
+    acknowledge_datapath_replacement: bool = Field(
+        False,
+        description="GCP: true to let a prod stack replace its GKE cluster to change the datapath to Dataplane V2 "
+        "(tritonfleet diff refuses it otherwise); remove it after the update",
+    )
     admin_principals: list[str] = Field(
         default_factory=list,
         description="IAM role or user ARNs given cluster admin through EKS access entries (AWS; on GKE grant "

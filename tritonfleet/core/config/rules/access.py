@@ -7,7 +7,7 @@ import ipaddress
 import re
 from typing import Any
 
-from tritonfleet.core.config.problems import MISSING
+from tritonfleet.core.config.problems import MISSING, Problem, set_command
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, LABEL_KEY_PATTERN, Access
 from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
@@ -59,6 +59,12 @@ def _check_public(
     if not access.restrict_model_control:
         allowed = "true when exposure is public: anyone on the internet could load and unload models"
         ctx.add(f"{at}.restrictModelControl", False, allowed, True)
+    if access.client_cidrs and ctx.rules is not None and not ctx.rules.PUBLIC_CLIENT_CIDRS:
+        allowed = (
+            f"unset on {ctx.cloud} with exposure public: its Ingress load balancer filters client networks only through "
+            "a Cloud Armor policy, which tritonfleet does not create (use exposure internal for private networks)"
+        )
+        ctx.remove(f"{at}.clientCidrs", access.client_cidrs, allowed)
 
 
 def _check_not_public(ctx: RuleContext, access: Access, at: str) -> None:
@@ -72,6 +78,12 @@ def _check_not_public(ctx: RuleContext, access: Access, at: str) -> None:
             access.client_cidrs,
             "only with exposure internal or public (in-cluster clients are selected by namespace and labels)",
         )
+    if access.exposure == "internal" and not access.client_cidrs:
+        allowed = (
+            "the networks the internal load balancer serves (its source ranges; required when exposure is internal, "
+            "or nobody outside the cluster gets through)"
+        )
+        ctx.problems.append(Problem(f"{at}.clientCidrs", MISSING, allowed, set_command(f"{at}.clientCidrs[0]", "10.0.0.0/8", ctx.stack)))
 
 
 def _check_tls(ctx: RuleContext, access: Access, tls_sources: tuple[str, ...], at: str) -> None:
@@ -99,7 +111,8 @@ def _check_client_namespaces(ctx: RuleContext, access: Access, namespace: str, a
         ctx.add(
             f"{at}.clientNamespaces",
             [],
-            f"at least one namespace: an empty list selects no client (unset it to allow '{namespace}' only)",
+            "at least one namespace: an empty list selects no client (unset it for the default, the pods of "
+            f"'{namespace}' labelled as this deployment's clients)",
             [namespace],
         )
     for i, name in enumerate(access.client_namespaces):

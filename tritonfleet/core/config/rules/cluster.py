@@ -3,8 +3,11 @@ cloud."""
 
 from __future__ import annotations
 
+import ipaddress
+
 from tritonfleet.core.config.problems import choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext
+from tritonfleet.core.exposure import ANYWHERE
 
 
 def check_region(ctx: RuleContext) -> None:
@@ -52,3 +55,21 @@ def check_node_image(ctx: RuleContext) -> None:
     images = ctx.rules.NODE_IMAGES
     if ctx.cluster.gpu_node_image is not None and ctx.cluster.gpu_node_image not in images:
         ctx.add("cluster.gpuNodeImage", ctx.cluster.gpu_node_image, f"on {ctx.cloud}: " + " or ".join(images), images[0])
+
+
+def check_control_plane(ctx: RuleContext) -> None:
+    """Valid CIDRs; the whole internet in prod only when acknowledged."""
+    assert ctx.cluster is not None
+    cidrs = ctx.cluster.control_plane_cidrs or []
+    for i, cidr in enumerate(cidrs):
+        try:
+            ipaddress.IPv4Network(cidr, strict=True)
+        except ValueError as exc:
+            ctx.add(f"cluster.controlPlaneCidrs[{i}]", cidr, f"a CIDR such as 198.51.100.0/24 ({exc})", "198.51.100.0/24")
+            continue
+        if cidr == ANYWHERE and ctx.data.get("environment") == "prod" and not ctx.cluster.acknowledge_public_control_plane:
+            allowed = (
+                "your CI runners' and administrators' networks: prod's API server is not open to the internet unless "
+                "cluster.acknowledgePublicControlPlane is true (or [] for private only)"
+            )
+            ctx.add(f"cluster.controlPlaneCidrs[{i}]", cidr, allowed, "198.51.100.0/24")

@@ -26,6 +26,7 @@ class CloudConfigRules(Protocol):
     NODE_IMAGES: tuple[str, ...]  # values of cluster.gpuNodeImage on this cloud, the default first
     TLS_SOURCES: tuple[str, ...]  # access.tls sources (camelCase) this cloud supports, the suggested one last
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps
+    PUBLIC_CLIENT_CIDRS: str  # how a public load balancer limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
 
     def stack_zones(self, region: str, cluster: Cluster) -> list[str]: ...

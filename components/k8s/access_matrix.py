@@ -1,0 +1,130 @@
+"""Who can reach a Triton deployment's pods, and what they may reach, per cloud and exposure mode, as plain data.
+
+One source for two readers: tests/test_access_connectivity.py proves every cell with a NetworkPolicy engine
+(network-config-analyzer) on the objects the chart renders, and docs/access.md carries the tables `markdown()` writes
+(`python -m components.k8s.access_matrix` rewrites them; a test keeps the document in step). Cells are what the
+NetworkPolicy admits as seen by the pod; what the load balancer itself filters (loadBalancerSourceRanges, the ALB's
+inbound-cidrs) comes before that and is described in docs/access.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from components.aws.exposure import aws_exposure_facts
+from components.gcp.exposure import gcp_exposure_facts
+from tritonfleet.core.exposure import ExposureFacts
+
+EXPOSURES = ("cluster", "internal", "public")
+INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
+METRICS = frozenset({("TCP", 8002)})
+DNS = frozenset({("UDP", 53), ("TCP", 53)})
+HTTPS = frozenset({("TCP", 443)})
+NOTHING: frozenset[tuple[str, int]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Peer:
+    key: str
+    description: str
+
+
+# Sources, in table order.
+INGRESS_PEERS = (
+    Peer("client", "client pods (named namespaces and/or labels; default: labelled pods of the deployment's namespace)"),
+    Peer("same-namespace", "any other pod of the deployment's namespace"),
+    Peer("other-namespace", "pods of a namespace not named as a client"),
+    Peer("prometheus", "Prometheus (`app.kubernetes.io/name: prometheus` in `monitoring`)"),
+    Peer("monitoring-other", "any other pod of `monitoring`"),
+    Peer("load-balancer", "the load balancer's data path and health checks"),
+    Peer("client-network", "a `clientCidrs` address, as the pod sees it"),
+    Peer("elsewhere", "any other address (pod ranges, the VPC, the internet)"),
+)
+# Destinations of Triton's own connections.
+EGRESS_PEERS = (
+    Peer("kube-dns", "cluster DNS (`k8s-app: kube-dns` in `kube-system`)"),
+    Peer("any-address", "any address outside the cluster (object storage, STS, token endpoints)"),
+    Peer("metadata-252", "GKE metadata server 169.254.169.252"),
+    Peer("metadata-254", "metadata server 169.254.169.254"),
+    Peer("pod", "any other pod"),
+)
+
+
+# The facts each cloud adapter hands up (AWS: given the load balancers' subnets).
+_FACTS = {"aws": aws_exposure_facts, "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
+
+
+def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = ("10.0.224.0/24", "10.0.225.0/24")) -> ExposureFacts:
+    """The facts the cloud adapter hands up (AWS default: the public /24s of the VPC tritonfleet creates in two zones)."""
+    return _FACTS[cloud](load_balancer_cidrs)
+
+
+def ingress(facts: ExposureFacts, exposure: str) -> dict[str, frozenset[tuple[str, int]]]:
+    """Source peer -> the (protocol, port) pairs it may open on a Triton pod."""
+    exposed = exposure != "cluster"
+    return {
+        "client": INFERENCE,
+        "same-namespace": NOTHING,
+        "other-namespace": NOTHING,
+        "prometheus": METRICS,
+        "monitoring-other": NOTHING,
+        "load-balancer": INFERENCE if exposed and facts.load_balancer_sources.get(exposure) else NOTHING,
+        "client-network": INFERENCE if exposure in facts.keeps_client_address else NOTHING,
+        "elsewhere": NOTHING,
+    }
+
+
+def egress(facts: ExposureFacts) -> dict[str, frozenset[tuple[str, int]]]:
+    """Destination peer -> the (protocol, port) pairs a Triton pod may open there."""
+    extra = {r.cidr: frozenset({(r.protocol, r.port)}) for r in facts.extra_egress}
+    return {
+        "kube-dns": DNS,
+        "any-address": HTTPS,
+        "metadata-252": HTTPS | extra.get("169.254.169.252/32", NOTHING),
+        "metadata-254": HTTPS | extra.get("169.254.169.254/32", NOTHING),
+        "pod": NOTHING,
+    }
+
+
+def _cell(ports: frozenset[tuple[str, int]]) -> str:
+    if not ports:
+        return "—"
+    by_protocol: dict[str, list[int]] = {}
+    for protocol, port in sorted(ports, key=lambda p: (p[1], p[0])):
+        by_protocol.setdefault(protocol, []).append(port)
+    return ", ".join(
+        f"{protocol} {'/'.join(str(p) for p in ports)}" for protocol, ports in sorted(by_protocol.items(), reverse=True)
+    )
+
+
+def markdown() -> str:
+    """The two tables of docs/access.md: who reaches a Triton pod per cloud and mode, and what a Triton pod reaches."""
+    modes = [(cloud, exposure) for cloud in ("aws", "gcp") for exposure in EXPOSURES]
+    cells = {mode: ingress(cloud_facts(mode[0]), mode[1]) for mode in modes}
+    lines = [
+        "| reaches a Triton pod | " + " | ".join(f"{cloud.upper()} `{exposure}`" for cloud, exposure in modes) + " |",
+        "|---|" + "---|" * len(modes),
+    ]
+    lines += [f"| {p.description} | " + " | ".join(_cell(cells[m][p.key]) for m in modes) + " |" for p in INGRESS_PEERS]
+    clouds = ("aws", "gcp")
+    out = {cloud: egress(cloud_facts(cloud)) for cloud in clouds}
+    lines += ["", "| a Triton pod reaches | AWS | GCP |", "|---|---|---|"]
+    lines += [f"| {p.description} | " + " | ".join(_cell(out[c][p.key]) for c in clouds) + " |" for p in EGRESS_PEERS]
+    return "\n".join(lines) + "\n"
+
+
+BEGIN = "<!-- access-matrix:begin (generated by `python -m components.k8s.access_matrix`) -->"
+END = "<!-- access-matrix:end -->"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "access.md"
+
+
+def with_tables(document: str) -> str:
+    """The document with the text between BEGIN and END replaced by the current tables."""
+    head, rest = document.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{markdown()}{END}{tail}"
+
+
+if __name__ == "__main__":
+    DOC.write_text(with_tables(DOC.read_text()))

@@ -1,0 +1,394 @@
+"""The NetworkPolicies the chart renders, proven with a real NetworkPolicy engine (network-config-analyzer, `nca`).
+
+For every shipped stack: its releases as planned (exposure `cluster`, default clients), then `internal` and `public`
+with a named client namespace. Each case lives in its own namespaces of one simulated cluster, next to peer pods (a
+client, a pod of the same namespace that is no client, a pod of an unnamed namespace, Prometheus and another pod in
+`monitoring`, kube-dns) and addresses (the load balancer's sources, a client network, pod and VPC ranges, the
+internet, the metadata servers). nca computes the connectivity map once; every cell of the expected matrix
+(components/k8s/access_matrix.py, the same data docs/access.md shows) is checked in both directions.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.aws.layout import load_balancer_cidrs, subnet_layout
+from components.gcp.network import NODE_CIDR, POD_CIDR
+from components.k8s.access import access_values, client_label
+from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
+from tests.conftest import ROOT, STACKS, engine_config
+from tests.serving_helpers import planned_values, render, triton_cases
+from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.core.config import TritonDeployment, load_stack_config
+from tritonfleet.core.conventions import triton_release_name
+
+# network-config-analyzer pins PyYAML and networkx exactly (conflicting with the project's pins), so it lives in its
+# own virtualenv (`make test` creates venv-nca/, like venv-checkov/).
+NCA = os.environ.get("NCA") or shutil.which("nca") or str(ROOT / "venv-nca" / "bin" / "nca")
+
+# What each peer is probed on: every port any rule could open, and ports no rule opens.
+PROBES = frozenset(
+    {
+        ("UDP", 53),
+        ("TCP", 53),
+        ("TCP", 80),
+        ("TCP", 443),
+        ("TCP", 988),
+        ("TCP", 8000),
+        ("TCP", 8001),
+        ("TCP", 8002),
+        ("TCP", 22),
+        ("UDP", 8000),
+    }
+)
+INTERNET = "203.0.113.7"
+ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
+CLIENT_NETWORK = "172.20.0.0/16"  # clientCidrs of the internal cases
+
+
+@dataclass
+class Case:
+    """One stack in one exposure mode, in namespaces of its own (prefix) of the simulated cluster."""
+
+    label: str
+    stack: str
+    cloud: str
+    exposure: str
+    prefix: str
+    releases: dict[str, dict[str, Any]]  # release name -> chart values
+    named_namespace: bool
+    objects: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.prefix}-triton"
+
+
+def _stack_config(stack: str):
+    return load_stack_config(engine_config(stack), stack)
+
+
+def _exposed_access(case_prefix: str, cloud: str, exposure: str) -> dict[str, Any]:
+    access: dict[str, Any] = {"exposure": exposure, "clientNamespaces": [f"{case_prefix}-apps"]}
+    if exposure == "internal":
+        access["clientCidrs"] = [CLIENT_NETWORK]
+    if exposure == "public":
+        tls = {"certificateArn": ACM_ARN} if cloud == "aws" else {"preSharedCert": "llm-cert"}
+        access |= {"hostname": "llm.example.com", "tls": tls, "restrictInference": True}
+    return access
+
+
+def _facts(stack: str, cloud: str):
+    return cloud_facts(cloud, load_balancer_cidrs(_stack_config(stack))) if cloud == "aws" else cloud_facts(cloud)
+
+
+@cache
+def cases() -> tuple[Case, ...]:
+    out = []
+    for stack in STACKS:
+        config = _stack_config(stack)
+        releases = [release for s, release in triton_cases() if s == stack]
+        planned = {release: planned_values(stack, release) for release in releases}
+        for exposure in ("cluster", "internal", "public"):
+            prefix = f"c{len(out)}"
+            if exposure == "cluster":  # as the stack ships: no clients named
+                values = planned
+            else:
+                values = {}
+                for deployment in config.triton_deployments:
+                    changed = TritonDeployment.model_validate(
+                        {**deployment.model_dump(by_alias=True), "access": _exposed_access(prefix, config.cloud, exposure)}
+                    )
+                    release = triton_release_name(deployment.name)
+                    values[release] = {**planned[release], **access_values(changed, _facts(stack, config.cloud))}
+            out.append(Case(f"{stack}-{exposure}", stack, config.cloud, exposure, prefix, values, exposure != "cluster"))
+    for case in out:
+        case.objects = [o for release, v in case.releases.items() for o in render(v, name=release, namespace=case.namespace)]
+    return tuple(out)
+
+
+def _pod(name: str, namespace: str, labels: dict[str, str], ports: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": "example", "ports": ports or []}]},
+    }
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+
+
+def world() -> tuple[list[dict], list[dict], list[dict]]:
+    """(namespaces, pods, NetworkPolicies) of the simulated cluster holding every case."""
+    namespaces = [_namespace("monitoring"), _namespace("kube-system")]
+    pods = [
+        _pod("prometheus", "monitoring", {"app.kubernetes.io/name": "prometheus"}),
+        _pod("grafana", "monitoring", {"app.kubernetes.io/name": "grafana"}),
+        _pod("coredns", "kube-system", {"k8s-app": "kube-dns"}),
+    ]
+    policies = []
+    for case in cases():
+        namespaces += [_namespace(case.namespace), _namespace(f"{case.prefix}-other")]
+        for obj in case.objects:
+            if obj["kind"] == "Deployment":
+                template = obj["spec"]["template"]
+                container = template["spec"]["containers"][0]
+                pods.append(_pod(obj["metadata"]["name"], case.namespace, template["metadata"]["labels"], container["ports"]))
+            elif obj["kind"] == "NetworkPolicy":
+                policies.append(obj)
+        if case.named_namespace:
+            namespaces.append(_namespace(f"{case.prefix}-apps"))
+            pods.append(_pod("client", f"{case.prefix}-apps", {"app": "frontend"}))
+        else:  # the default: labelled pods of the deployment's namespace, here a client of every release
+            labels = {client_label(d.name): "true" for d in _stack_config(case.stack).triton_deployments}
+            pods.append(_pod("client", case.namespace, labels))
+        pods.append(_pod("bystander", case.namespace, {"app": "batch-job"}))
+        pods.append(_pod("stranger", f"{case.prefix}-other", {"app": "frontend"}))
+    return namespaces, pods, policies
+
+
+Range = tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]
+
+
+def _endpoints(text: str) -> list[str | Range]:
+    """`ns/pod`, or IPv4 ranges `a-b` (nca may list several, comma-separated)."""
+    out: list[str | Range] = []
+    for part in text.split(","):
+        part = part.strip()
+        if re.fullmatch(r"[\d.]+-[\d.]+", part):
+            low, high = part.split("-")
+            out.append((ipaddress.IPv4Address(low), ipaddress.IPv4Address(high)))
+        elif re.fullmatch(r"[\d.]+(/\d+)?", part):
+            net = ipaddress.IPv4Network(part)
+            out.append((net[0], net[-1]))
+        else:
+            out.append(part)
+    return out
+
+
+def _ports(connection: str) -> frozenset[tuple[str, int]]:
+    """The probed (protocol, port) pairs an nca connection string allows."""
+    if connection.strip() == "All connections":
+        return PROBES
+    allowed = set()
+    for protocols, ports in re.findall(r"\{protocols:([A-Z][A-Z, ]*?),dst_ports:([\d, \-]+)\}", connection):
+        for protocol in protocols.replace(" ", "").split(","):
+            for item in ports.replace(" ", "").split(","):
+                low, _, high = item.partition("-")
+                allowed |= {(p, n) for p, n in PROBES if p == protocol and int(low) <= n <= int(high or low)}
+    assert allowed or "protocols" not in connection, f"unparsed nca connection: {connection}"
+    return frozenset(allowed)
+
+
+@dataclass
+class Connectivity:
+    rules: list[tuple[list[str | Range], list[str | Range], frozenset[tuple[str, int]]]]
+
+    def allowed(self, src: str, dst: str) -> frozenset[tuple[str, int]]:
+        """Probed pairs from src to dst; a peer is `ns/pod` or an IPv4 address."""
+        found: set[tuple[str, int]] = set()
+        for sources, destinations, ports in self.rules:
+            if any(_matches(e, src) for e in sources) and any(_matches(e, dst) for e in destinations):
+                found |= ports
+        return frozenset(found)
+
+
+def _matches(endpoint: str | Range, peer: str) -> bool:
+    if isinstance(endpoint, tuple):
+        if "/" in peer:
+            return False
+        address = ipaddress.IPv4Address(peer)
+        return endpoint[0] <= address <= endpoint[1]
+    return endpoint == peer
+
+
+@pytest.fixture(scope="module")
+def connectivity(tmp_path_factory) -> Connectivity:
+    if not Path(NCA).exists():
+        message = f"network-config-analyzer not installed at {NCA} (`make test` creates venv-nca): connectivity NOT checked"
+        if os.environ.get("TRITONFLEET_REQUIRE_TOOLS") == "1":
+            pytest.fail(message + "; TRITONFLEET_REQUIRE_TOOLS=1 forbids skipping")
+        pytest.skip(message)
+    tmp = tmp_path_factory.mktemp("nca")
+    namespaces, pods, policies = world()
+    (tmp / "ns.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces}))
+    (tmp / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
+    (tmp / "policies.yaml").write_text(yaml.safe_dump_all(policies))
+    result = subprocess.run(
+        [NCA, "--connectivity", str(tmp / "policies.yaml"), "--pod_list", str(tmp / "pods.yaml"), "--ns_list", str(tmp / "ns.yaml"),
+         "--output_format", "txt_no_fw_rules", "--output_endpoints", "pods"],
+        capture_output=True, text=True, timeout=300, cwd=tmp,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    rules = []
+    for line in result.stdout.splitlines():
+        match = re.fullmatch(r"(.+?) => (.+?) : (.+)", line.strip())
+        if match:
+            rules.append((_endpoints(match[1]), _endpoints(match[2]), _ports(match[3])))
+    assert rules, result.stdout
+    return Connectivity(rules)
+
+
+def _address(cidr: str) -> str:
+    return str(ipaddress.IPv4Network(cidr)[10])
+
+
+def _pod_range_addresses(case: Case) -> list[str]:
+    """Addresses where the cloud puts pods and nodes: an ipBlock over them would admit every pod."""
+    if case.cloud == "aws":
+        config = _stack_config(case.stack)
+        return [_address(p.private_cidr) for p in subnet_layout(aws_zones(config.region, config.cluster))]
+    return [_address(POD_CIDR), _address(NODE_CIDR)]
+
+
+def sources(case: Case) -> dict[str, list[str]]:
+    """Concrete peers for each source peer of the matrix."""
+    facts = _facts(case.stack, case.cloud)
+    load_balancer = (
+        [_address(c) for c in facts.load_balancer_sources.get(case.exposure, ())] if case.exposure != "cluster" else []
+    )
+    client_namespace = f"{case.prefix}-apps" if case.named_namespace else case.namespace
+    return {
+        "client": [f"{client_namespace}/client"],
+        "same-namespace": [f"{case.namespace}/bystander"],
+        "other-namespace": [f"{case.prefix}-other/stranger"],
+        "prometheus": ["monitoring/prometheus"],
+        "monitoring-other": ["monitoring/grafana"],
+        "load-balancer": load_balancer,
+        "client-network": [_address(CLIENT_NETWORK)] if case.exposure == "internal" else [],
+        "elsewhere": [INTERNET, *_pod_range_addresses(case)],
+    }
+
+
+def destinations(case: Case) -> dict[str, list[str]]:
+    return {
+        "kube-dns": ["kube-system/coredns"],
+        "any-address": [INTERNET, "52.216.0.10"],  # an S3 address
+        "metadata-252": ["169.254.169.252"],
+        "metadata-254": ["169.254.169.254"],
+        "pod": [f"{case.namespace}/bystander", f"{case.prefix}-other/stranger", "monitoring/prometheus"],
+    }
+
+
+def _case_ids() -> list[str]:
+    return [f"{stack}-{exposure}" for stack in STACKS for exposure in ("cluster", "internal", "public")]
+
+
+def _case(label: str) -> Case:
+    return next(c for c in cases() if c.label == label)
+
+
+def _triton_pods(case: Case) -> list[str]:
+    return [f"{case.namespace}/{o['metadata']['name']}" for o in case.objects if o["kind"] == "Deployment"]
+
+
+@pytest.mark.parametrize("label", _case_ids())
+def test_who_reaches_triton(connectivity, label):
+    case = _case(label)
+    expected = ingress(_facts(case.stack, case.cloud), case.exposure)
+    wrong = []
+    for pod in _triton_pods(case):
+        for peer in INGRESS_PEERS:
+            for source in sources(case)[peer.key]:
+                got = connectivity.allowed(source, pod)
+                if got != expected[peer.key]:
+                    wrong.append(f"{source} -> {pod} ({peer.key}): {sorted(got)}, expected {sorted(expected[peer.key])}")
+    assert not wrong, "\n".join(wrong)
+    # A load-balanced mode always has addresses to check (the load balancer's, or the clients' it keeps); cluster none.
+    peers = sources(case)
+    assert bool(peers["load-balancer"] or peers["client-network"]) == (case.exposure != "cluster")
+
+
+@pytest.mark.parametrize("label", _case_ids())
+def test_what_triton_reaches(connectivity, label):
+    case = _case(label)
+    expected = egress(_facts(case.stack, case.cloud))
+    wrong = []
+    for pod in _triton_pods(case):
+        for peer in EGRESS_PEERS:
+            for destination in destinations(case)[peer.key]:
+                got = connectivity.allowed(pod, destination)
+                if got != expected[peer.key]:
+                    wrong.append(f"{pod} -> {destination} ({peer.key}): {sorted(got)}, expected {sorted(expected[peer.key])}")
+        for other in _triton_pods(case):
+            if other != pod:
+                assert connectivity.allowed(pod, other) == frozenset(), "a Triton release is no client of another"
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("label", _case_ids())
+def test_other_pods_of_the_namespace_are_untouched(connectivity, label):
+    case = _case(label)
+    bystander, stranger = f"{case.namespace}/bystander", f"{case.prefix}-other/stranger"
+    assert connectivity.allowed(bystander, stranger) == PROBES
+    assert connectivity.allowed(stranger, bystander) == PROBES
+    assert connectivity.allowed(bystander, INTERNET) == PROBES
+
+
+@pytest.mark.parametrize("label", _case_ids())
+def test_releases_sharing_a_namespace_render_no_object_twice(label):
+    case = _case(label)
+    keys = [(o["kind"], o["metadata"]["name"]) for o in case.objects]
+    assert len(keys) == len(set(keys)), sorted(keys)
+    for policy in (o for o in case.objects if o["kind"] == "NetworkPolicy"):
+        assert policy["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/instance"] == policy["metadata"]["name"]
+
+
+def test_every_shipped_stack_and_mode_is_a_case():
+    assert {(c.stack, c.exposure) for c in cases()} == {(s, e) for s in STACKS for e in ("cluster", "internal", "public")}
+    assert len({c.cloud for c in cases()}) == 2
+    assert any(len(c.releases) > 1 for c in cases()), "a stack with two releases in one namespace"
+
+
+def test_docs_show_the_matrix_these_tests_assert():
+    from components.k8s.access_matrix import DOC, with_tables
+
+    text = DOC.read_text()
+    assert text == with_tables(text), "docs/access.md is stale: run `venv/bin/python -m components.k8s.access_matrix`"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_shipped_plan_enforces_its_network_policies(stack):
+    from tests.serving_helpers import plan
+    from tritonfleet import cli
+
+    document = plan(stack)
+    resources = document["resources"]
+    if _stack_config(stack).cloud == "aws":
+        (eks,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
+        endpoint = eks["inputs"]["vpcConfig"]
+        assert endpoint["endpointPrivateAccess"] is True
+        assert endpoint["endpointPublicAccess"] is (stack != "prod")  # prod: private only by default
+        assert endpoint.get("publicAccessCidrs", []) == ([] if stack == "prod" else ["0.0.0.0/0"])
+        (cni,) = [r for r in resources if r["type"] == "aws:eks/addon:Addon" and r["inputs"]["addonName"] == "vpc-cni"]
+        assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
+        assert "addonVersion" not in cni["inputs"]  # EKS's default for the cluster version: later than v1.14.0
+    else:
+        (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
+        assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
+        assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
+        prod = _stack_config(stack).environment == "prod"
+        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is prod
+        if prod:  # authorized networks on, none outside the network
+            assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
+        else:
+            assert "masterAuthorizedNetworksConfig" not in cluster["inputs"]
+    section = document["networkPolicy"]
+    assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
+    with cli.out.capture() as captured:
+        cli.print_plan(document)
+    assert "NetworkPolicy" in captured.get() and ": enforced (" in captured.get() and "NOT enforced" not in captured.get()
