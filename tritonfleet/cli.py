@@ -78,15 +78,16 @@ def print_plan(plan: dict, resources: bool = False) -> None:
     monitoring = plan.get("monitoring", {})
     if monitoring.get("enabled"):
         out.print(
-            f"Prometheus: about {monitoring['estimatedSeries']:,} series at the ceiling; memory "
-            f"{monitoring['prometheusMemoryRequestMi']}Mi (limit {monitoring['prometheusMemoryLimitMi']}Mi), retention needs "
-            f"about {monitoring['diskNeededGi']} GiB of retentionSize {monitoring['retentionSizeGi']} GiB."
+            f"Prometheus: ~{monitoring['estimatedSeries']:,} series at the ceiling, memory "
+            f"{monitoring['prometheusMemoryRequestMi']}Mi (limit {monitoring['prometheusMemoryLimitMi']}Mi)"
         )
+        out.print(f"  retention needs ~{monitoring['diskNeededGi']} of {monitoring['retentionSizeGi']} GiB retentionSize")
     for d in plan.get("disruption", {}).get("deployments", []):
         ceiling = d["ceiling"]
+        out.print(f"Triton '{d['deployment']}': PDB maxUnavailable {d['pdbMaxUnavailable']}")
         out.print(
-            f"Triton '{d['deployment']}': PDB maxUnavailable {d['pdbMaxUnavailable']}; at {ceiling['replicas']} replicas "
-            f"one spot reclaim takes {ceiling['lost_per_spot_node']}, losing all spot leaves {ceiling['left_without_spot']}."
+            f"  at {ceiling['replicas']} replicas a spot reclaim costs {ceiling['lost_per_spot_node']}, "
+            f"all spot {ceiling['replicas'] - ceiling['left_without_spot']}"
         )
     sections = ("disruption", "startup")
     for warning in monitoring.get("warnings", []) + [w for s in sections for w in plan.get(s, {}).get("warnings", [])]:
