@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 
+from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import StackConfig, physical_bucket_name
 from tritonfleet.core.conventions import triton_service_account
 from tritonfleet.core.exposure import ExposureFacts
@@ -103,6 +104,8 @@ class ClusterFacts:
     gpu_operator_resource_quota: dict[str, Any] | None = None
     exports: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
     exposure: ExposureFacts = field(default_factory=ExposureFacts)
+    # what the managed cluster hides from an in-cluster Prometheus, and where its logs go
+    monitoring: ClusterMonitoringFacts = field(default_factory=ClusterMonitoringFacts)
 
 
 def bucket_requests(config: StackConfig) -> list[BucketRequest]:

@@ -48,7 +48,7 @@ class Platform(pulumi.ComponentResource):
         if monitoring:
             from components.k8s.monitoring import Monitoring
 
-            self.monitoring = Monitoring(f"{name}-monitoring", config, provider=facts.provider, opts=child)
+            self.monitoring = Monitoring(f"{name}-monitoring", config, facts.monitoring, provider=facts.provider, opts=child)
             crd_providers.append(self.monitoring.release)
         gpu_operator = GpuOperator(
             f"{name}-gpu-operator",

@@ -48,6 +48,12 @@ for crd in podmonitors prometheusrules servicemonitors; do
   copy "$src/charts/crds/crds/crd-$crd.yaml" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/crds/crd-$crd.yaml"
 done
 
+# The default rule templates (rendered by the tests with our values): the helpers they include and every rule group.
+copy "$src/templates/_helpers.tpl" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/templates/_helpers.tpl"
+for rules in "$src"/templates/prometheus/rules-1.14/*.yaml; do
+  copy "$rules" "kube-prometheus-stack-$KUBE_PROMETHEUS_STACK/templates/prometheus/rules-1.14/$(basename "$rules")"
+done
+
 pull https://prometheus-community.github.io/helm-charts prometheus-adapter "$PROMETHEUS_ADAPTER"
 src="$work/prometheus-adapter-$PROMETHEUS_ADAPTER/prometheus-adapter"
 for f in Chart.yaml values.yaml; do copy "$src/$f" "prometheus-adapter-$PROMETHEUS_ADAPTER/$f"; done

@@ -64,3 +64,27 @@ def gpu_node(node: str, pool: str, capacity: str, values: str, gpu: str = "L40S"
 
 def pod_on(namespace: str, pod: str, node: str, values: str) -> dict[str, str]:
     return series("kube_pod_info", {"namespace": namespace, "pod": pod, "node": node}, values)
+
+
+# The chart's default rule templates, vendored with their origin (tests/upstream/README.md).
+VENDORED_RULE_TEMPLATES = UPSTREAM_CHARTS / KPS_CHART / "templates"
+
+
+def chart_rule_groups(values: dict[str, Any], directory: Path) -> list[dict[str, Any]]:
+    """Every PrometheusRule group kube-prometheus-stack (as pinned) renders with these values, by the Helm engine."""
+    import helm_python
+
+    from tritonfleet.core.conventions import KUBE_PROMETHEUS_STACK_RELEASE, MONITORING_NAMESPACE
+
+    chart = directory / "kube-prometheus-stack"
+    shutil.copytree(VENDORED_RULE_TEMPLATES, chart / "templates")
+    meta = yaml.safe_load((upstream_chart(KPS_CHART) / "Chart.yaml").read_text())
+    meta.pop("dependencies", None)  # sub-charts render no rules; the parent's values.yaml carries every rule switch
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(meta))
+    shutil.copy(upstream_chart(KPS_CHART) / "values.yaml", chart / "values.yaml")
+    rendered = helm_python.Chart.load(str(chart)).render(
+        values, name=KUBE_PROMETHEUS_STACK_RELEASE, namespace=MONITORING_NAMESPACE
+    )
+    documents = [d for path, text in sorted(rendered.items()) if path.endswith(".yaml") for d in yaml.safe_load_all(text) if d]
+    assert all(d["kind"] == "PrometheusRule" for d in documents)
+    return [group for d in documents for group in d["spec"]["groups"]]

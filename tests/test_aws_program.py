@@ -121,8 +121,17 @@ def test_cluster_addons_identity_and_logging():
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert len(inputs["vpcConfig"]["subnetIds"]) == 3
     addons = {a.inputs["addonName"]: a for a in by_type["aws:eks/addon:Addon"]}
-    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver"}
+    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability"}
     assert addons["aws-ebs-csi-driver"].inputs["serviceAccountRoleArn"] == outputs["ebsCsiRoleArn"]
+    # Container logs (Triton's model-load errors) reach CloudWatch through the add-on, with an IRSA role for its agent
+    # only, into a log group created first with a retention.
+    roles = {r.name: r for r in by_type["aws:iam/role:Role"]}
+    cloudwatch_role = roles["tf-aws-eks-cloudwatch"]
+    assert "system:serviceaccount:amazon-cloudwatch:cloudwatch-agent" in json.dumps(cloudwatch_role.inputs["assumeRolePolicy"])
+    attached = {(a.name, a.inputs["policyArn"]) for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]}
+    assert ("tf-aws-eks-cloudwatch", "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy") in attached
+    groups = {g.inputs["name"]: g for g in by_type["aws:cloudwatch/logGroup:LogGroup"]}
+    assert groups["/aws/containerinsights/tf-prod/application"].inputs["retentionInDays"] > 0
     (oidc,) = by_type["aws:iam/openIdConnectProvider:OpenIdConnectProvider"]
     assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
     assert oidc.inputs["url"] == outputs["oidcIssuer"]

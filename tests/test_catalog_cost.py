@@ -142,3 +142,24 @@ def test_a_catalog_key_with_a_space_is_refused(old, new, kind):
     with pytest.raises(ValidationError) as error:
         parse_catalog(_catalog_text_with(old, new))
     assert f"{kind} is not a valid Kubernetes label value" in str(error.value)
+
+
+def test_aws_network_bandwidth_is_ec2s_own_figure():
+    """The catalog's AWS bandwidths are network card 0's baseline in moto's copy of EC2 DescribeInstanceTypes."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    import moto
+
+    from tritonfleet.core.catalog import load_catalog
+
+    data = json.loads(gzip.decompress((Path(moto.__file__).parent / "ec2/resources/instance_types.json.gz").read_bytes()))
+    catalog = load_catalog()
+    aws = [i for i in catalog.instance_types if i.cloud == "aws"]
+    assert all(i.network is not None and i.network.source == "MOTO" for i in aws)
+    for itype in aws:
+        cards = data[itype.name]["NetworkInfo"]["NetworkCards"]
+        assert itype.network.gbps == cards[0]["BaselineBandwidthInGbps"], itype.name
+    unknown = [i.name for i in catalog.instance_types if i.network is None]
+    assert unknown == ["a3-highgpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"], "unknown bandwidth stays unknown, never guessed"

@@ -147,6 +147,23 @@ BAD_CONFIGS = [
     ("no-pools", lambda d: (_set(d, "gpuPools", []), _set(d, "tritonDeployments", [])), "gpuPools", "list of GPU pools"),
     ("bad-bucket-name", lambda d: d["config"]["tritonfleet:modelBuckets"][0].update(bucketName="Acme_Models"), "modelBuckets[0].bucketName", "valid on S3 and GCS"),
     ("bad-budget-basis", lambda d: _set(d, "budget", {"monthlyUsd": 10, "basis": "average"}), "budget.basis", "floor"),
+    # Serving under faults: model lists that cannot work, a repository the node disk cannot hold, a useless budget.
+    ("load-models-outside-explicit", lambda d: _deployment(d, loadModels=["resnet"]), "tritonDeployments[0].loadModels", "explicit"),
+    (
+        "required-model-never-loaded",
+        lambda d: _deployment(d, modelControlMode="explicit", loadModels=["resnet"], requiredModels=["resnet", "bert"]),
+        "tritonDeployments[0].requiredModels[1]",
+        "a model in loadModels (resnet)",
+    ),
+    ("bad-model-name", lambda d: _deployment(d, requiredModels=["a b"]), "tritonDeployments[0].requiredModels[0]", "string should match"),
+    ("repository-larger-than-disk", lambda d: _deployment(d, repositoryGi=500), "tritonDeployments[0].repositoryGi", "at most 159: the repository copy must fit"),
+    ("budget-of-zero", lambda d: _deployment(d, maxUnavailable=0), "tritonDeployments[0].maxUnavailable", ">= 1"),
+    (
+        "budget-stops-every-replica",
+        lambda d: _deployment(d, minReplicas=2, maxReplicas=4, maxUnavailable=2),
+        "tritonDeployments[0].maxUnavailable",
+        "below minReplicas (2)",
+    ),
 ]
 
 

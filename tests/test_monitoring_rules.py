@@ -76,7 +76,7 @@ def test_prometheus_rule_matches_the_crd_schema():
 def test_record_and_alert_names_are_unique_and_well_formed():
     for stack in STACKS:
         groups = rules.rule_groups(config_of(stack))
-        records = [r["record"] for g in groups for r in g["rules"] if "record" in r and r["record"] != rules.PRICE]
+        records = [r["record"] for g in groups for r in g["rules"] if "record" in r and r["record"] not in (rules.PRICE, rules.PRICE_UNKNOWN)]
         alerts = [r["alert"] for g in groups for r in g["rules"] if "alert" in r]
         assert len(records) == len(set(records))
         assert len(alerts) == len(set(alerts))
@@ -150,18 +150,20 @@ def _cases(config) -> dict[str, dict[str, Any]]:
     def nodes(count: int, capacity: str = "spot", prefix: str = "node", minutes: int = 90):
         return [gpu_node(f"{prefix}-{i}", "l40s", capacity, f"1x{minutes}") for i in range(count)]
 
-    def gpu(util: float, used: float = 1000, free: float = 40000, minutes: int = 300, xid: str | None = None):
+    def gpu(util: float, used: float | str = 1000, free: float | str = 40000, minutes: int = 300, xid: str | None = None):
+        """One GPU on node-a; `used`/`free` are a constant (MiB) or promtool series notation."""
         out = [
             gpu_node("node-a", "l40s", "spot", f"1x{minutes}"),
             pod_on(DCGM_POD["namespace"], DCGM_POD["pod"], "node-a", f"1x{minutes}"),
             series("DCGM_FI_DEV_GPU_UTIL", GPU, f"{util:g}x{minutes}"),
-            series("DCGM_FI_DEV_FB_USED", GPU, f"{used:g}x{minutes}"),
-            series("DCGM_FI_DEV_FB_FREE", GPU, f"{free:g}x{minutes}"),
+            series("DCGM_FI_DEV_FB_USED", GPU, used if isinstance(used, str) else f"{used:g}x{minutes}"),
+            series("DCGM_FI_DEV_FB_FREE", GPU, free if isinstance(free, str) else f"{free:g}x{minutes}"),
         ]
         if xid is not None:
             out.append(series("DCGM_FI_DEV_XID_ERRORS", GPU, xid))
         return out
 
+    pod_model = {"namespace": "triton", "pod": "resnet-0", "version": "1"}
     traffic = [
         gpu_node("node-a", "l40s", "spot", "1x40"),
         pod_on("triton", "resnet-0", "node-a", "1x40"),
@@ -262,6 +264,24 @@ def _cases(config) -> dict[str, dict[str, Any]]:
             ],
             "alert_rule_test": [_silent("TritonFailureRatioHigh", "25m")],
         },
+        "TritonModelNotReady fires for a model that failed to load": {
+            "input_series": [
+                series("tritonfleet_triton_model_ready", {**pod_model, "model": "resnet", "state": "READY"}, "1x30"),
+                series("tritonfleet_triton_model_ready", {**pod_model, "model": "broken", "state": "UNAVAILABLE"}, "0x30"),
+            ],
+            "promql_expr_test": [
+                _firing(
+                    "TritonModelNotReady",
+                    {"model": "broken", "namespace": "triton", "pod": "resnet-0", "state": "UNAVAILABLE"},
+                    "warning",
+                    "15m",
+                )
+            ],
+        },
+        "TritonModelNotReady stays silent while every model is ready": {
+            "input_series": [series("tritonfleet_triton_model_ready", {**pod_model, "model": "resnet", "state": "READY"}, "1x30")],
+            "alert_rule_test": [_silent("TritonModelNotReady", "15m")],
+        },
         "TritonReplicasNotReady fires": {
             "input_series": [
                 series("kube_deployment_spec_replicas", {"namespace": "triton", "deployment": "resnet"}, "2x60"),
@@ -299,17 +319,23 @@ def _cases(config) -> dict[str, dict[str, Any]]:
             "promql_expr_test": [_value("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 0, "4h")],
             "alert_rule_test": [_silent("GpuUtilizationLow", "4h")],
         },
-        "GpuMemoryNearFull fires": {
-            "input_series": gpu(util=60, used=46_000, free=1_000, minutes=40),
-            "promql_expr_test": [_firing("GpuMemoryNearFull", GPU, "warning", "25m")],
+        "GpuMemoryNearFull fires when nearly full memory keeps growing (a leak)": {
+            "input_series": gpu(util=60, used="44700+1x240", free="2300-1x240", minutes=240),
+            "promql_expr_test": [_firing("GpuMemoryNearFull", GPU, "warning", "200m")],
+            "alert_rule_test": [_silent("GpuMemoryNearFull", "150m")],  # growing, but not yet for the whole 2h
         },
-        "GpuMemoryNearFull stays silent": {
-            "input_series": gpu(util=60, used=20_000, free=27_000, minutes=40),
-            "alert_rule_test": [_silent("GpuMemoryNearFull", "25m")],
+        "GpuMemoryNearFull stays silent on memory pre-allocated at load (a KV cache)": {
+            "input_series": gpu(util=60, used="1000x10 46000x230", free="46000x10 1000x230", minutes=240),
+            "alert_rule_test": [_silent("GpuMemoryNearFull", "70m"), _silent("GpuMemoryNearFull", "200m")],
         },
-        "GpuXidErrors fires": {
-            "input_series": gpu(util=60, minutes=10, xid="0 0 79 0 0 0 0"),
-            "promql_expr_test": [_firing("GpuXidErrors", GPU, "critical", "3m")],
+        "GpuMemoryNearFull stays silent on half-used memory": {
+            "input_series": gpu(util=60, used=20_000, free=27_000, minutes=240),
+            "alert_rule_test": [_silent("GpuMemoryNearFull", "200m")],
+        },
+        "GpuXidErrors fires on a new XID, then resolves although the gauge sticks": {
+            "input_series": gpu(util=60, minutes=60, xid="0x5 79x55"),
+            "promql_expr_test": [_firing("GpuXidErrors", GPU, "critical", "10m")],
+            "alert_rule_test": [_silent("GpuXidErrors", "40m")],
         },
         "GpuXidErrors stays silent": {
             "input_series": gpu(util=60, minutes=10, xid="0x10"),

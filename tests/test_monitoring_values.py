@@ -11,8 +11,10 @@ import yaml
 
 from tests.conftest import STACKS, engine_config
 from tests.monitoring_support import KPS_CHART, run, tool, upstream_chart
+from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.core.config import AlertReceiver, ConfigError, Monitoring, load_stack_config
 from tritonfleet.monitoring import stack_values
+from tritonfleet.monitoring.sizing import RETENTION_SIZE_SHARE, prometheus_sizing
 from tritonfleet.monitoring.stack_values import alertmanager_config, kube_prometheus_stack_values
 
 RECEIVERS = [
@@ -38,7 +40,8 @@ def _paths(values: Any, upstream: Any, prefix: tuple[str, ...] = ()) -> list[tup
 
 def _values(receivers: bool = False, **monitoring: Any) -> dict[str, Any]:
     section = Monitoring(**monitoring, alert_receivers=[AlertReceiver.model_validate(r) for r in RECEIVERS] if receivers else [])
-    return kube_prometheus_stack_values(section)
+    config = load_stack_config(engine_config("prod"), "prod").model_copy(update={"monitoring": section})
+    return kube_prometheus_stack_values(section, aws_monitoring_facts(), prometheus_sizing(config))
 
 
 @pytest.mark.parametrize("receivers", [False, True])
@@ -74,6 +77,31 @@ def test_persistent_storage_and_retention_follow_the_config():
         "storageClassName": "premium-rwo",
     }
     assert "storageClassName" not in _values()["prometheus"]["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]
+    # The volume never fills: retention by size stops short of it, whatever the series estimate said.
+    assert spec["retentionSize"] == f"{int(200 * RETENTION_SIZE_SHARE)}GiB"
+
+
+def test_prometheus_resources_follow_the_series_estimate():
+    prod = load_stack_config(engine_config("prod"), "prod")
+    dev = load_stack_config(engine_config("dev"), "dev")
+    big, small = prometheus_sizing(prod), prometheus_sizing(dev)
+    assert big.series > small.series > 25_000
+    assert big.memory_request_mib > small.memory_request_mib
+    resources = _values()["prometheus"]["prometheusSpec"]["resources"]
+    assert resources["requests"]["memory"] == f"{big.memory_request_mib}Mi"
+    assert resources["limits"]["memory"] == f"{big.memory_limit_mib}Mi"
+    assert big.memory_limit_mib >= 2 * big.memory_request_mib
+
+
+def test_disk_estimate_is_prometheus_formula_and_warns_when_retention_does_not_fit():
+    dev = load_stack_config(engine_config("dev"), "dev")
+    sizing = prometheus_sizing(dev)
+    # retention seconds x samples/s (series / 30 s scrape) x 2 bytes per sample
+    expected = dev.monitoring.retention_days * 86_400 * sizing.series / 30 * 2 / 2**30
+    assert sizing.disk_needed_gib == pytest.approx(expected, abs=0.1)
+    tiny = dev.model_copy(update={"monitoring": Monitoring(retention_days=365, storage_gi=10)})
+    [warning] = prometheus_sizing(tiny).warnings()
+    assert warning.startswith("monitoring.storageGi:") and "pulumi config set --path 'tritonfleet:monitoring.storageGi'" in warning
 
 
 def test_grafana_reads_its_admin_from_a_secret_and_loads_labelled_dashboards():
@@ -180,3 +208,46 @@ def test_bad_storage_settings_are_problems(field, value):
 @pytest.mark.parametrize("stack", STACKS)
 def test_shipped_stacks_have_valid_monitoring(stack):
     assert load_stack_config(engine_config(stack), stack).monitoring.enabled
+
+
+def test_the_plan_shows_the_prometheus_estimate():
+    from tritonfleet.plan.document import monitoring_section
+
+    section = monitoring_section(load_stack_config(engine_config("prod"), "prod"))
+    assert section["estimatedSeries"] > 25_000 and section["retentionSizeGi"] == 170
+    assert section["warnings"] == [], "prod's 200 GiB must hold its 30 days"
+
+
+def test_watchdog_goes_to_the_dead_mans_switch_every_minute_and_passes_amtool(tmp_path):
+    url = "https://hc-ping.example/0000-heartbeat"
+    config = alertmanager_config([AlertReceiver.model_validate(r) for r in RECEIVERS], dead_mans_switch_url=url)
+    first = config["route"]["routes"][0]
+    assert first["receiver"] == stack_values.DEAD_MANS_SWITCH_RECEIVER and first["matchers"] == ['alertname = "Watchdog"']
+    assert first["repeat_interval"] == "1m" and "continue" not in first, "the heartbeat reaches nothing else"
+    switch = next(r for r in config["receivers"] if r["name"] == stack_values.DEAD_MANS_SWITCH_RECEIVER)
+    assert switch["webhook_configs"] == [{"url": url, "send_resolved": False}]
+    without = alertmanager_config([AlertReceiver.model_validate(r) for r in RECEIVERS])
+    assert without["route"]["routes"][0]["receiver"] == stack_values.DISCARD_RECEIVER
+    import shutil
+
+    amtool = shutil.which("amtool")
+    if amtool is None:
+        pytest.skip("amtool (Debian package prometheus-alertmanager) is not installed; the config was not checked by it")
+    path = tmp_path / "alertmanager.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    result = run(amtool, "check-config", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    routed = run(amtool, "config", "routes", "test", "--config.file", str(path), "alertname=Watchdog", "severity=none")
+    assert routed.stdout.strip() == stack_values.DEAD_MANS_SWITCH_RECEIVER, routed.stdout + routed.stderr
+
+
+def test_a_dead_mans_switch_in_clear_text_is_a_problem_that_never_echoes_it():
+    raw = dict(engine_config("dev"))
+    raw["tritonfleet:monitoring"] = json.dumps({"deadMansSwitchUrl": "https://hc-ping.example/secret-uuid"})
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, "dev")
+    assert [p.key for p in caught.value.problems] == ["monitoring.deadMansSwitchUrl"]
+    assert "secret-uuid" not in str(caught.value)
+    assert "pulumi config set --secret --path 'tritonfleet:monitoring.deadMansSwitchUrl'" in str(caught.value)
+    config = load_stack_config(raw, "dev", ["tritonfleet:monitoring"])
+    assert stack_values.has_alertmanager_config(config.monitoring)

@@ -130,6 +130,15 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
     services = {o["metadata"]["name"]: o for o in render(values, name=name) if o["kind"] == "Service"}
     selected = [n for n, o in services.items() if monitor["spec"]["selector"]["matchLabels"].items() <= o["metadata"]["labels"].items()]
     assert selected == [f"{name}-metrics"], "only the ClusterIP metrics Service: 8002 is never on a load balancer"
+    # The model-state exporter's PodMonitor: valid, and pointed at the sidecar's named port.
+    pod_monitor = objects["PodMonitor"]
+    schema = _strict(_crd_schema("PodMonitor"))
+    errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(pod_monitor)]
+    assert errors == []
+    pod = objects["Deployment"]["spec"]["template"]
+    ports = {p["name"] for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+    assert pod_monitor["spec"]["podMetricsEndpoints"][0]["port"] in ports
+    assert pod_monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
 
 
 def test_crd_check_catches_a_typo():
@@ -152,7 +161,7 @@ def test_planned_deployment_shape(stack, name):
     assert pod["tolerations"] == values["tolerations"]
     assert pod["nodeSelector"] == values["nodeSelector"]
     spread = {c["topologyKey"] for c in pod["topologySpreadConstraints"]}
-    assert spread == {"topology.kubernetes.io/zone", "kubernetes.io/hostname"}
+    assert spread == {"topology.kubernetes.io/zone", "kubernetes.io/hostname", conventions.CAPACITY_LABEL}
     # Probes: startup sized to the model load time, ready for readiness, live for liveness.
     startup = container["startupProbe"]
     assert startup["httpGet"]["path"] == container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
@@ -174,7 +183,7 @@ def test_planned_deployment_shape(stack, name):
     assert f"--model-repository={values['modelRepository']}" in container["args"]
     assert f"--model-control-mode={values['modelControlMode']}" in container["args"]
     env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}  # keys come from a Secret
-    assert env == values["env"]
+    assert env == {**values["env"], "HOME": "/home/triton-server"}  # writable HOME under the read-only root fs
     if not stack.startswith("gcp-"):
         assert env["AWS_DEFAULT_REGION"] == "us-east-1"
     assert "AWS_ACCESS_KEY_ID" not in env
@@ -183,7 +192,7 @@ def test_planned_deployment_shape(stack, name):
     assert {p["name"]: p["port"] for p in services[name]["spec"]["ports"]} == {"http": 8000, "grpc": 8001}
     assert {p["name"]: p["port"] for p in services[f"{name}-metrics"]["spec"]["ports"]} == {"metrics": 8002}
     assert objects["ServiceAccount"]["metadata"]["name"] == pod["serviceAccountName"] == name
-    assert objects["PodDisruptionBudget"]["spec"]["maxUnavailable"] == 1
+    assert objects["PodDisruptionBudget"]["spec"]["maxUnavailable"] == values["podDisruptionBudget"]["maxUnavailable"] >= 1
     hpa = objects.get("HorizontalPodAutoscaler")
     if values["replicas"]["max"] > values["replicas"]["min"]:
         assert hpa["apiVersion"] == "autoscaling/v2"

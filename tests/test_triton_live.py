@@ -123,8 +123,12 @@ def s3_repository(container):
         server.stop()
 
 
-def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tuple[dict[str, int], subprocess.Popen]:
-    """Start tritonserver with the rendered args (see the module docstring for the test-only changes); wait until ready."""
+def _start_triton(
+    spec: dict, s3_repository: tuple[str, str], work: Path, launcher: tuple[str, ...] = ()
+) -> tuple[dict[str, int], subprocess.Popen]:
+    """Start tritonserver with the rendered args (see the module docstring for the test-only changes); wait until ready.
+
+    `launcher`: a command that runs the server for the test (e.g. inside the rendered securityContext)."""
     root = pytriton_dir() / "tritonserver"
     rendered_uri, local_uri = s3_repository
     backend = work / "backends" / "python"
@@ -165,6 +169,7 @@ def _start_triton(spec: dict, s3_repository: tuple[str, str], work: Path) -> tup
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
+                *launcher,
                 str(root / "bin" / spec["command"][0]),
                 *args,
                 f"--backend-directory={work / 'backends'}",

@@ -76,6 +76,23 @@ def print_plan(plan: dict, resources: bool = False) -> None:
     from tritonfleet.plan.text import plan_lines
 
     show(plan_lines(plan, out.width, resources=resources))
+    monitoring = plan.get("monitoring", {})
+    if monitoring.get("enabled"):
+        out.print(
+            f"Prometheus: ~{monitoring['estimatedSeries']:,} series at the ceiling, memory "
+            f"{monitoring['prometheusMemoryRequestMi']}Mi (limit {monitoring['prometheusMemoryLimitMi']}Mi)"
+        )
+        out.print(f"  retention needs ~{monitoring['diskNeededGi']} of {monitoring['retentionSizeGi']} GiB retentionSize")
+    for d in plan.get("disruption", {}).get("deployments", []):
+        ceiling = d["ceiling"]
+        out.print(f"Triton '{d['deployment']}': PDB maxUnavailable {d['pdbMaxUnavailable']}")
+        out.print(
+            f"  at {ceiling['replicas']} replicas a spot reclaim costs {ceiling['lost_per_spot_node']}, "
+            f"all spot {ceiling['replicas'] - ceiling['left_without_spot']}"
+        )
+    sections = ("disruption", "startup")
+    for warning in monitoring.get("warnings", []) + [w for s in sections for w in plan.get(s, {}).get("warnings", [])]:
+        err.print(Text.assemble(("warning:", "yellow"), " ", warning))
 
 
 def print_policy(section: dict) -> None:
@@ -418,10 +435,37 @@ def _validated(directory: Path, consequence: str = ""):
     return report
 
 
+def _check_declared(stack: str, deployment: str, available: set[str], project_dir: Path | None, consequence: str) -> None:
+    """Exit 1 when the deployment's requiredModels/loadModels name a model the repository does not have."""
+    from tritonfleet.models.stack import TargetError, declared_models, missing_models
+    from tritonfleet.plan.project import ProjectError, find_project
+
+    try:
+        declared = declared_models(project_dir or find_project(Path.cwd()), stack, deployment)
+    except (ConfigError, ProjectError, TargetError) as error:
+        raise _user_error(error) from None
+    problems = missing_models(declared, available, stack)
+    for problem in problems:
+        error_message(f"{problem}")
+    if problems:
+        err.print(f"{len(problems)} declared model(s) missing{consequence}", soft_wrap=True)
+        raise typer.Exit(EXIT_USER_ERROR)
+
+
 @models_app.command("validate")
-def models_validate(directory: Annotated[Path, typer.Argument(help="the model repository folder")]) -> None:
+def models_validate(
+    directory: Annotated[Path, typer.Argument(help="the model repository folder")],
+    stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: check its declared models too")] = None,
+    deployment: Annotated[str | None, typer.Option(help="with --stack: its requiredModels/loadModels must be here")] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
     """Check a Triton model repository the way Triton reads it; exit 1 on any error."""
     report = _validated(directory)
+    if (stack is None) != (deployment is None):
+        error_message("--stack and --deployment go together")
+        raise typer.Exit(EXIT_USER_ERROR)
+    if stack is not None and deployment is not None:
+        _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
     out.print(f"{directory}: {len(report.models)} model(s) OK ({versions})")
 
@@ -464,6 +508,10 @@ def models_sync(
     except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
         error_message(f"{error}\nNothing was published.")
         raise typer.Exit(EXIT_USER_ERROR) from None
+    if stack is not None and deployment is not None:
+        # The repository after the sync: what is published here plus what the bucket already has.
+        available = {m.model for m in plan.models} | set(plan.remote_only)
+        _check_declared(stack, deployment, available, project_dir, "; nothing was published.")
 
     for model in plan.models:
         before = "unpublished" if model.served_before is None else f"serves {model.served_before}"
@@ -495,6 +543,89 @@ def models_sync(
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
+
+
+def _model_control(action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir) -> None:
+    from components.k8s.access import ADMIN
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
+    from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
+
+    try:
+        raw, _ = stack_config(load_project(project_dir or find_project(Path.cwd())), stack)
+        config = load_stack_config(raw, stack)
+    except (ConfigError, ProjectError) as error:
+        raise _user_error(error) from None
+    found = next((d for d in config.triton_deployments if d.name == deployment), None)
+    if found is None:
+        names = ", ".join(d.name for d in config.triton_deployments) or "none"
+        error_message(f"stack '{stack}' has no Triton deployment '{deployment}' (deployments: {names})")
+        raise typer.Exit(EXIT_USER_ERROR)
+    if found.model_control_mode != "explicit":
+        at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
+        error_message(
+            f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
+            f"requests. Fix: pulumi config set --path 'tritonfleet:{at}.modelControlMode' explicit --stack {stack}"
+        )
+        raise typer.Exit(EXIT_USER_ERROR)
+    headers = {}
+    if found.access.restrict_model_control:
+        key = os.environ.get(ADMIN.env)
+        if not key:
+            error_message(f"set {ADMIN.env} to the deployment's admin key (Secret key '{ADMIN.secret_key}')")
+            raise typer.Exit(EXIT_USER_ERROR)
+        headers[ADMIN.header] = key
+    try:
+        if replica:
+            pairs = [r.partition("=") for r in replica]
+            if any(not name or not url for name, _, url in pairs):
+                raise ControlError("--replica takes NAME=URL, e.g. triton-llm-0=http://127.0.0.1:8000")
+            results = fan_out(action, model, {name: url for name, _, url in pairs}, headers)
+        else:
+            with kubectl_replicas(found.namespace, triton_release_name(found.name)) as replicas:
+                results = fan_out(action, model, replicas, headers)
+    except ControlError as error:
+        error_message(f"{error}")
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    for result in results:
+        mark = ("ok", "green") if result.ok else ("FAILED", "red")
+        out.print(Text.assemble(f"{result.replica}: ", mark, f" {result.detail}"))
+    failed = [r.replica for r in results if not r.ok]
+    if failed:
+        err.print(f"{len(failed)} of {len(results)} replica(s) did not {action} {model}: {', '.join(failed)}", soft_wrap=True)
+        raise typer.Exit(1)
+    out.print(
+        f"{model}: {action}ed on all {len(results)} replica(s). Until a replica restarts: make it lasting with "
+        f"tritonDeployments[].loadModels in the stack config."
+    )
+
+
+_REPLICA_HELP = "NAME=URL of a replica's HTTP endpoint (repeat); default: every running pod, via kubectl port-forward"
+
+
+@models_app.command("load")
+def models_load(
+    model: Annotated[str, typer.Argument(help="the model name")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
+    deployment: Annotated[str, typer.Option(help="the Triton deployment (modelControlMode explicit)")],
+    replica: Annotated[list[str] | None, typer.Option(help=_REPLICA_HELP)] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Load (or reload) a model on EVERY replica of a deployment and report each; exit 1 if any failed."""
+    _model_control("load", model, stack, deployment, replica, project_dir)
+
+
+@models_app.command("unload")
+def models_unload(
+    model: Annotated[str, typer.Argument(help="the model name")],
+    stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
+    deployment: Annotated[str, typer.Option(help="the Triton deployment (modelControlMode explicit)")],
+    replica: Annotated[list[str] | None, typer.Option(help=_REPLICA_HELP)] = None,
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Unload a model from EVERY replica of a deployment and report each; exit 1 if any failed."""
+    _model_control("unload", model, stack, deployment, replica, project_dir)
 
 
 sizing_cli.register(app, out, err)

@@ -42,6 +42,7 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
+from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.exposure import control_plane_access
@@ -246,6 +247,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
             exposure=aws_exposure_facts(load_balancer_cidrs(config)),
+            monitoring=aws_monitoring_facts(),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             exports={
                 "clusterEndpoint": cluster.endpoint,

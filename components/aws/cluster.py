@@ -21,9 +21,19 @@ EBS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
 # Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
 NODE_ADDONS = ("vpc-cni", "kube-proxy")
-WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver")
+WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", "amazon-cloudwatch-observability")
 # The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for; tritonfleet/clouds/aws/facts.py).
 ADDON_CONFIGURATION = {VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION}
+# Container logs to CloudWatch Logs (Fluent Bit of the amazon-cloudwatch-observability add-on, AWS's recommended path:
+# docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-quickstart.html). Its agent runs
+# as this service account, which gets CloudWatch write access through IRSA (never through the node role).
+CLOUDWATCH_SERVICE_ACCOUNT = ("amazon-cloudwatch", "cloudwatch-agent")
+CLOUDWATCH_AGENT_POLICY = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
+
+
+def container_log_group(cluster_name: str) -> str:
+    """Where the add-on's Fluent Bit writes the pods' logs (Triton's model-load errors included)."""
+    return f"/aws/containerinsights/{cluster_name}/application"
 
 
 def irsa_role(
@@ -53,7 +63,7 @@ class EksClusterArgs:
     subnet_ids: list[pulumi.Input[str]]
     """Private subnets for the control plane's interfaces and the system nodes."""
     log_retention_days: int
-    """How long control-plane logs are kept (`layout.log_retention_days`)."""
+    """How long control-plane and container logs are kept (`layout.log_retention_days`)."""
     system_ami_type: str
     """EKS AMI type of the system nodes (`layout.SYSTEM_AMI_TYPE` of the node image)."""
     ami_release_version: str
@@ -207,11 +217,32 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         aws.iam.RolePolicyAttachment(f"{name}-ebs-csi", role=self.ebs_csi_role.name, policy_arn=EBS_CSI_POLICY, opts=child)
-        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group])
+        self.cloudwatch_role = irsa_role(
+            f"{name}-cloudwatch",
+            oidc_provider_arn=self.oidc_provider.arn,
+            issuer_url=self.issuer_url,
+            namespace=CLOUDWATCH_SERVICE_ACCOUNT[0],
+            service_account=CLOUDWATCH_SERVICE_ACCOUNT[1],
+            tags=tags,
+            opts=child,
+        )
+        aws.iam.RolePolicyAttachment(
+            f"{name}-cloudwatch", role=self.cloudwatch_role.name, policy_arn=CLOUDWATCH_AGENT_POLICY, opts=child
+        )
+        # Created first so it has a retention (a group Fluent Bit creates never expires).
+        container_logs = aws.cloudwatch.LogGroup(
+            f"{name}-container-logs",
+            name=container_log_group(cluster_name),
+            retention_in_days=args.log_retention_days,
+            tags=tags,
+            opts=child,
+        )
+        addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, "amazon-cloudwatch-observability": self.cloudwatch_role.arn}
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, container_logs])
         self.addons = [
             *node_addons,
             *(
-                self._addon(name, cluster, addon, after_nodes, self.ebs_csi_role.arn if addon == "aws-ebs-csi-driver" else None)
+                self._addon(name, cluster, addon, after_nodes, addon_roles.get(addon))
                 for addon in WORKLOAD_ADDONS
             ),
         ]

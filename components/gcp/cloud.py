@@ -32,6 +32,7 @@ from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
 from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_nodes_per_zone
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
+from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import resource_name
 from tritonfleet.core.exposure import control_plane_access
@@ -176,6 +177,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             pools=floor.pools,
             **shared_facts(stores, identities),
             exposure=gcp_exposure_facts(),
+            monitoring=gcp_monitoring_facts(),
             gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),
             exports={

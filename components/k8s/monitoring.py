@@ -12,11 +12,13 @@ import pulumi_random as random
 import yaml
 
 from tritonfleet.core import pins
+from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import KUBE_PROMETHEUS_STACK_RELEASE, MONITORING_NAMESPACE, PROMETHEUS_URL
 from tritonfleet.monitoring import stack_values
 from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboards
 from tritonfleet.monitoring.rules import prometheus_rule
+from tritonfleet.monitoring.sizing import prometheus_sizing
 
 RELEASE_TIMEOUT_SECONDS = 900  # CRDs, admission-webhook hook jobs and a PersistentVolume to bind
 
@@ -24,7 +26,15 @@ RELEASE_TIMEOUT_SECONDS = 900  # CRDs, admission-webhook hook jobs and a Persist
 class Monitoring(pulumi.ComponentResource):
     """kube-prometheus-stack, its Grafana admin and Alertmanager secrets, our dashboards and our PrometheusRule."""
 
-    def __init__(self, name: str, config: StackConfig, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        cluster: ClusterMonitoringFacts,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        """`cluster`: what the managed cluster hides from Prometheus (from the cloud adapter's ClusterFacts)."""
         super().__init__("tritonfleet:k8s:Monitoring", name, None, opts)
         monitoring = config.monitoring
         on_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -46,9 +56,10 @@ class Monitoring(pulumi.ComponentResource):
             opts=in_namespace,
         )
         release_needs: list[pulumi.Resource] = [namespace, grafana_admin]
-        if monitoring.alert_receivers:
+        if stack_values.has_alertmanager_config(monitoring):
             # The receivers' URLs and keys are secrets: they go to a Secret, never into the Helm values.
-            alertmanager_yaml = yaml.safe_dump(stack_values.alertmanager_config(monitoring.alert_receivers), sort_keys=False)
+            config_data = stack_values.alertmanager_config(monitoring.alert_receivers, monitoring.dead_mans_switch_url)
+            alertmanager_yaml = yaml.safe_dump(config_data, sort_keys=False)
             release_needs.append(
                 k8s.core.v1.Secret(
                     f"{name}-alertmanager-config",
@@ -67,7 +78,7 @@ class Monitoring(pulumi.ComponentResource):
             version=chart["version"],
             repository_opts={"repo": chart["repo"]},
             namespace=MONITORING_NAMESPACE,
-            values=stack_values.kube_prometheus_stack_values(monitoring),
+            values=stack_values.kube_prometheus_stack_values(monitoring, cluster, prometheus_sizing(config)),
             timeout=RELEASE_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=release_needs),
         )

@@ -13,7 +13,8 @@ import pulumi_kubernetes as k8s
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
-from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
+from tritonfleet.core.conventions import CAPACITY_LABEL, MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
+from tritonfleet.core.disruption import pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import replica_requests
@@ -80,11 +81,19 @@ def triton_values(
         "modelRepository": model_repository_path(bucket_uri, deployment.model_prefix),
         "modelControlMode": deployment.model_control_mode,
         "modelLoadSeconds": deployment.model_load_seconds,
+        "requiredModels": list(deployment.required_models),
+        "loadModels": list(deployment.load_models),
+        "modelLoadThreads": deployment.model_load_threads,
+        "logging": {"verbose": deployment.log_verbose, "format": deployment.log_format},
+        "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,
         "resources": replica_resources(instance_type, deployment.gpus_per_replica),
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
         "nodeSelector": dict(pool.node_selector),
         "tolerations": [taint_toleration(pool.taint)],
+        # Spread over spot and on-demand nodes too (the capacity label every GPU node carries).
+        "topologySpread": {"capacityTypeKey": CAPACITY_LABEL},
+        "podDisruptionBudget": {"maxUnavailable": pdb_max_unavailable(deployment)},
         "spotNoticeSeconds": pool.spot_notice_seconds,
         "shutdown": {
             "preStopSeconds": budget.pre_stop_seconds,

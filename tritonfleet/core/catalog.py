@@ -26,6 +26,14 @@ class Source(_Strict):
     title: str
     as_of: dt.date = Field(alias="asOf")
     date_approximate: bool = Field(False, alias="dateApproximate")
+    verify: bool = False
+
+
+class Network(_Strict):
+    """Sustained (baseline) network bandwidth of a node, for estimates of how long a model download takes."""
+
+    gbps: float = Field(gt=0)
+    source: str
 
 
 class Price(_Strict):
@@ -66,6 +74,7 @@ class InstanceType(_Strict):
     vcpu: int
     memory_gib: int = Field(alias="memoryGib")
     accelerator: str | None = None
+    network: Network | None = None  # None: unknown (no download-time estimate)
     default: bool = False
     verify: bool = False
     purchase_options: tuple[PurchaseOption, ...] = Field(alias="purchaseOptions")
@@ -118,8 +127,11 @@ class Catalog(_Strict):
         for bench in self.benchmarks:
             if bench.source not in self.sources or bench.gpu not in self.gpus:
                 raise ValueError(f"benchmark {bench.gpu}/{bench.model}: unknown source or GPU")
+        for it in self.instance_types:
+            if it.network is not None and it.network.source not in self.sources:
+                raise ValueError(f"{it.name} network: unknown source {it.network.source}")
         cited = {p.source for i in self.instance_types for p in i.prices.values()} | {b.source for b in self.benchmarks}
-        unused = set(self.sources) - cited
+        unused = set(self.sources) - cited - {i.network.source for i in self.instance_types if i.network}
         if unused:
             raise ValueError(f"sources no price cites: {sorted(unused)}")
         for cloud, gpu in {(i.cloud, i.gpu) for i in self.instance_types}:

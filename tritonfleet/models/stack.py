@@ -43,3 +43,30 @@ def stack_repository(
     else:
         chosen = config.model_buckets[0]
     return RepositoryUri(SCHEME[config.cloud], physical_bucket_name(chosen, stack), join_prefix(deployment_prefix, prefix))
+
+
+def declared_models(project_dir: Path, stack: str, deployment: str) -> dict[str, str]:
+    """The model names a deployment's config relies on (requiredModels, loadModels), by their config key."""
+    raw, _ = stack_config(load_project(project_dir), stack)
+    config = load_stack_config(raw, stack)
+    index = next((i for i, d in enumerate(config.triton_deployments) if d.name == deployment), None)
+    if index is None:
+        names = ", ".join(d.name for d in config.triton_deployments) or "none"
+        raise TargetError(f"stack '{stack}' has no Triton deployment '{deployment}' (deployments: {names})")
+    found = config.triton_deployments[index]
+    at = f"tritonDeployments[{index}]"
+    declared = {f"{at}.requiredModels[{j}]": m for j, m in enumerate(found.required_models)}
+    declared.update({f"{at}.loadModels[{j}]": m for j, m in enumerate(found.load_models)})
+    return declared
+
+
+def missing_models(declared: dict[str, str], available: set[str], stack: str) -> list[str]:
+    """One message per declared model the repository does not have, naming the key and the fix."""
+    have = ", ".join(sorted(available)) or "none"
+    return [
+        f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that is "
+        f"missing keeps every replica unready. Fix: add the model, or pulumi config set --path 'tritonfleet:{key}' "
+        f"<model> --stack {stack}"
+        for key, name in declared.items()
+        if name not in available
+    ]

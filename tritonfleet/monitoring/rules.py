@@ -31,8 +31,12 @@ FAILURE_RATIO_HIGH = 0.05  # failed / all requests of a model
 GPU_UTIL_LOW_PERCENT = 10  # DCGM utilisation (0-100) averaged over a pool ...
 GPU_UTIL_LOW_FOR = "3h"  # ... for this long counts as waste
 GPU_IDLE_PERCENT = 5  # a GPU below this DCGM utilisation counts as idle (cost dashboard)
-GPU_MEMORY_FULL_RATIO = 0.95  # framebuffer used / (used + free)
+GPU_MEMORY_FULL_RATIO = 0.95  # framebuffer used / (used + free) ...
+GPU_MEMORY_GROWTH_WINDOW = "1h"  # ... and used memory above what it was this long ago ...
+GPU_MEMORY_GROWING_FOR = "2h"  # ... continuously for this long (longer than the window: one allocation cannot fire it)
+XID_WINDOW = "15m"  # a new XID keeps GpuXidErrors firing this long
 SPOT_NODES_STARTED_PER_HOUR = 3  # more new spot nodes in a pool within an hour means capacity is being reclaimed
+MODEL_NOT_READY_FOR = "10m"  # a model reported not ready by the model-state exporter (a load retry may still succeed)
 NOT_READY_GRACE_SECONDS = 300  # added to the slowest model load time before "replicas not ready" fires
 SECONDS_PER_HOUR = 3600
 
@@ -166,6 +170,7 @@ def triton_rules() -> list[dict[str, Any]]:
 
 
 POOL_INFO = "node:tritonfleet_pool:info"
+PRICE_UNKNOWN = "pool_capacity:tritonfleet_catalog_price:unknown"
 POD_POOL_INFO = "namespace_pod:tritonfleet_pool:info"
 PRICE = "tritonfleet_catalog_usd_per_node_hour"
 
@@ -220,6 +225,12 @@ def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
         )
         for p in node_prices(config)
         if p.usd_per_hour is not None
+    ]
+    # Prices the plan already reported as unknown: their nodes are expected, so they raise no alert.
+    rules += [
+        _record(PRICE_UNKNOWN, "vector(1)", {"pool": p.pool, "capacity": p.capacity})
+        for p in node_prices(config)
+        if p.usd_per_hour is None
     ]
     unpriced = "pool_capacity:tritonfleet_nodes_without_price:count"
     pool_usd = "pool:tritonfleet_usd_per_hour:sum"
@@ -289,6 +300,18 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
             "(see nv_inference_request_failure by reason).",
         ),
     ]
+    alerts.append(
+        _alert(
+            "TritonModelNotReady",
+            "max by (namespace, pod, model, state) (tritonfleet_triton_model_ready == 0)",
+            MODEL_NOT_READY_FOR,
+            "warning",
+            "A Triton model failed to load",
+            "Model {{ $labels.model }} is {{ $labels.state }} on {{ $labels.namespace }}/{{ $labels.pod }}: the replica serves "
+            "its other models (it is not in requiredModels). Triton's log says why: search the pod's logs for "
+            "\"failed to load '{{ $labels.model }}'\" (docs/monitoring.md, Logs).",
+        )
+    )
     if config.triton_deployments:
         namespaces = "|".join(sorted({d.namespace for d in config.triton_deployments}))
         selector = f'{{namespace=~"{namespaces}"}}'
@@ -313,23 +336,33 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
             'GPUs of pool {{ $labels.pool }} averaged {{ $value | printf "%.1f" }}% utilisation for '
             f"{GPU_UTIL_LOW_FOR}: you are paying for idle GPUs; lower the pool's minNodes or the deployments' minReplicas.",
         ),
+        # Backends that pre-allocate GPU memory by design (TensorRT-LLM's and vLLM's KV cache) sit near full all day:
+        # a full framebuffer alone is no fault. What is one: memory that is near full AND kept growing for the whole
+        # window (a leak, an unbounded cache). A one-off allocation at model load stops growing within the hour.
         _alert(
             "GpuMemoryNearFull",
-            f"DCGM_FI_DEV_FB_USED / ((DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0) > {GPU_MEMORY_FULL_RATIO}",
-            "15m",
+            f"DCGM_FI_DEV_FB_USED / ((DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0) > {GPU_MEMORY_FULL_RATIO}"
+            f" and DCGM_FI_DEV_FB_USED - DCGM_FI_DEV_FB_USED offset {GPU_MEMORY_GROWTH_WINDOW} > 0",
+            GPU_MEMORY_GROWING_FOR,
             "warning",
-            "GPU memory is nearly full",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} uses {{ $value | humanizePercentage }} of its memory: "
-            "the next model load or a larger batch will fail with out-of-memory.",
+            "GPU memory is nearly full and still growing",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} uses {{ $value | humanizePercentage }} of its memory and its use "
+            f"has grown over every {GPU_MEMORY_GROWTH_WINDOW} for {GPU_MEMORY_GROWING_FOR}: a leak or an unbounded cache; the "
+            "next model load or a larger batch will fail with out-of-memory. (Memory pre-allocated once at load, such as a KV "
+            "cache, does not fire this.)",
         ),
+        # DCGM_FI_DEV_XID_ERRORS is a sticky gauge: it keeps the last XID until the exporter restarts
+        # (NVIDIA/dcgm-exporter#500), so alert on a new value within the window, not on the value.
         _alert(
             "GpuXidErrors",
-            "max_over_time(DCGM_FI_DEV_XID_ERRORS[10m]) > 0",
+            f"changes(DCGM_FI_DEV_XID_ERRORS[{XID_WINDOW}]) > 0 and DCGM_FI_DEV_XID_ERRORS > 0",
             "0m",
             "critical",
             "GPU reported an XID error",
-            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }}: see NVIDIA's XID catalog; "
-            "hardware XIDs (48, 63, 64, 74, 79, 94, 95) mean the node should be drained and replaced.",
+            "GPU {{ $labels.gpu }} on {{ $labels.Hostname }} reported XID {{ $value }} within the last "
+            f"{XID_WINDOW}: see NVIDIA's XID catalog; hardware XIDs (48, 63, 64, 74, 79, 94, 95) mean the node should be "
+            "drained and replaced. The alert resolves on its own after the window (the gauge keeps the last XID); a repeat "
+            "of the same XID does not change the gauge and is not seen again.",
         ),
         _alert(
             "SpotNodeChurn",
@@ -343,12 +376,13 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
         ),
         _alert(
             "NodesWithoutPrice",
-            "pool_capacity:tritonfleet_nodes_without_price:count > 0",
+            f"pool_capacity:tritonfleet_nodes_without_price:count > 0 unless on (pool, capacity) {PRICE_UNKNOWN}",
             "30m",
             "info",
             "Cost figures are incomplete",
-            "{{ $value }} node(s) of pool {{ $labels.pool }} ({{ $labels.capacity }}) have no catalog price, so cost series "
-            "for that pool and the stack are omitted.",
+            "{{ $value }} node(s) of pool {{ $labels.pool }} ({{ $labels.capacity }}) have no catalog price and the plan did "
+            "not expect them, so cost series for that pool and the stack are omitted. (Prices the plan reported as unknown "
+            "raise no alert: see the PrometheusRule's tritonfleet.io/unknown-prices annotation.)",
         ),
     ]
     budget = config.budget

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import AlertReceiver, Monitoring
 from tritonfleet.core.conventions import (
     CAPACITY_LABEL,
@@ -17,6 +18,7 @@ from tritonfleet.core.conventions import (
     KUBE_PROMETHEUS_STACK_RELEASE,
     POOL_LABEL,
 )
+from tritonfleet.monitoring.sizing import SCRAPE_INTERVAL_SECONDS, PrometheusSizing
 
 GRAFANA_ADMIN_SECRET = "tritonfleet-grafana-admin"
 GRAFANA_ADMIN_USER = "admin"
@@ -29,6 +31,10 @@ ALERTMANAGER_CONFIG_SECRET = f"alertmanager-{KUBE_PROMETHEUS_STACK_RELEASE}-aler
 ALERTMANAGER_CONFIG_KEY = "alertmanager.yaml"
 # Where alerts nobody subscribed to go; the underscore keeps it apart from receiver names users can choose.
 DISCARD_RECEIVER = "tritonfleet_discard"
+# Where the Watchdog heartbeat goes when a dead-man's switch is configured (healthchecks.io, Dead Man's Snitch, ...):
+# the service pages when the heartbeat STOPS, i.e. when Prometheus, Alertmanager or the path between them is down.
+DEAD_MANS_SWITCH_RECEIVER = "tritonfleet_dead_mans_switch"
+HEARTBEAT_REPEAT = "1m"
 
 # Keys of sub-charts whose defaults are not in the parent chart's values.yaml, with where they are defined.
 SUBCHART_KEYS = {
@@ -44,8 +50,11 @@ _SELECTOR_SWITCHES = (
 )
 
 
-def kube_prometheus_stack_values(monitoring: Monitoring) -> dict[str, Any]:
-    """Selectors open to every ServiceMonitor/PodMonitor/PrometheusRule, persistent storage, Grafana from a Secret."""
+def kube_prometheus_stack_values(
+    monitoring: Monitoring, cluster: ClusterMonitoringFacts, sizing: PrometheusSizing
+) -> dict[str, Any]:
+    """Selectors open to every ServiceMonitor/PodMonitor/PrometheusRule, persistent storage bounded by retentionSize,
+    resources from the series estimate, Grafana from a Secret, and nothing scraped that the managed cluster hides."""
     [(dashboard_label, dashboard_label_value)] = GRAFANA_DASHBOARD_LABEL.items()
     volume_spec: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
@@ -61,6 +70,13 @@ def kube_prometheus_stack_values(monitoring: Monitoring) -> dict[str, Any]:
                 # those labelled release=kube-prometheus-stack (the chart's default silently ignores ours).
                 **{switch: False for switch in _SELECTOR_SWITCHES},
                 "retention": f"{monitoring.retention_days}d",
+                # Whichever comes first: the volume never fills, even when the series estimate was low.
+                "retentionSize": f"{sizing.retention_size_gib}GiB",
+                "scrapeInterval": f"{SCRAPE_INTERVAL_SECONDS}s",
+                "resources": {
+                    "requests": {"cpu": f"{sizing.cpu_request_millicores}m", "memory": f"{sizing.memory_request_mib}Mi"},
+                    "limits": {"memory": f"{sizing.memory_limit_mib}Mi"},
+                },
                 "storageSpec": {"volumeClaimTemplate": {"spec": volume_spec}},
             }
         },
@@ -79,9 +95,19 @@ def kube_prometheus_stack_values(monitoring: Monitoring) -> dict[str, Any]:
         # kube_node_labels carries no labels unless allowed: the cost rules need the pool and purchase option.
         "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{POOL_LABEL},{GPU_LABEL},{CAPACITY_LABEL}]"]},
     }
-    if monitoring.alert_receivers:
+    # Scraping a component the cluster hides makes the chart's absent()/TargetDown alerts fire forever.
+    for fact in cluster.hidden:
+        values[fact.chart_key] = {"enabled": False}
+    for fact in cluster.extra:
+        values[fact.chart_key] = {"enabled": True}
+    if has_alertmanager_config(monitoring):
         values["alertmanager"] = {"alertmanagerSpec": {"useExistingSecret": True}}
     return values
+
+
+def has_alertmanager_config(monitoring: Monitoring) -> bool:
+    """Whether the stack writes alertmanager.yaml (receivers or a dead-man's switch); else the chart's default."""
+    return bool(monitoring.alert_receivers or monitoring.dead_mans_switch_url)
 
 
 _RECEIVER_CONFIG = {
@@ -93,13 +119,19 @@ _RECEIVER_CONFIG = {
 }
 
 
-def alertmanager_config(receivers: list[AlertReceiver]) -> dict[str, Any]:
+def alertmanager_config(receivers: list[AlertReceiver], dead_mans_switch_url: str | None = None) -> dict[str, Any]:
     """alertmanager.yaml for the configured receivers (it holds their secrets: keep it in a secret Output).
 
-    Each receiver gets the alerts of its severities; Watchdog (the always-firing heartbeat) and the rest are discarded.
-    Inhibition follows the chart's default: a critical alert mutes warnings and infos of the same name and namespace.
+    Each receiver gets the alerts of its severities. Watchdog (the always-firing heartbeat) goes, every minute, to the
+    dead-man's switch URL when one is set, else it is discarded; nothing else reaches the switch. Inhibition follows
+    the chart's default: a critical alert mutes warnings and infos of the same name and namespace.
     """
-    routes: list[dict[str, Any]] = [{"receiver": DISCARD_RECEIVER, "matchers": ['alertname = "Watchdog"']}]
+    watchdog = ['alertname = "Watchdog"']
+    if dead_mans_switch_url:
+        heartbeat = {"group_wait": "0s", "group_interval": HEARTBEAT_REPEAT, "repeat_interval": HEARTBEAT_REPEAT}
+        routes: list[dict[str, Any]] = [{"receiver": DEAD_MANS_SWITCH_RECEIVER, "matchers": watchdog, **heartbeat}]
+    else:
+        routes = [{"receiver": DISCARD_RECEIVER, "matchers": watchdog}]
     routes += [{"receiver": r.name, "matchers": [f'severity =~ "{"|".join(r.severities)}"'], "continue": True} for r in receivers]
     return {
         "global": {"resolve_timeout": "5m"},
@@ -123,5 +155,11 @@ def alertmanager_config(receivers: list[AlertReceiver]) -> dict[str, Any]:
                 "equal": ["namespace", "alertname"],
             },
         ],
-        "receivers": [{"name": DISCARD_RECEIVER}] + [{"name": r.name, **_RECEIVER_CONFIG[r.kind](r)} for r in receivers],
+        "receivers": [{"name": DISCARD_RECEIVER}]
+        + (
+            [{"name": DEAD_MANS_SWITCH_RECEIVER, "webhook_configs": [{"url": dead_mans_switch_url, "send_resolved": False}]}]
+            if dead_mans_switch_url
+            else []
+        )
+        + [{"name": r.name, **_RECEIVER_CONFIG[r.kind](r)} for r in receivers],
     }

@@ -75,6 +75,56 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
     }
 
 
+def startup_section(config: StackConfig) -> dict[str, Any]:
+    """Per deployment: the repository copy time at the node's bandwidth against modelLoadSeconds; warnings."""
+    from dataclasses import asdict
+
+    from tritonfleet.core.startup import startup_budget, startup_warnings
+
+    return {
+        "deployments": [asdict(startup_budget(config, d)) for d in config.triton_deployments],
+        "warnings": startup_warnings(config),
+    }
+
+
+def disruption_section(config: StackConfig) -> dict[str, Any]:
+    """Per deployment: its PodDisruptionBudget and what a spot reclaim costs at the floor; warnings."""
+    from dataclasses import asdict
+
+    from tritonfleet.core.disruption import disruption_warnings, pdb_max_unavailable, spot_exposure
+
+    return {
+        "deployments": [
+            {
+                "deployment": d.name,
+                "pdbMaxUnavailable": pdb_max_unavailable(d),
+                "floor": asdict(spot_exposure(config, d)),
+                "ceiling": asdict(spot_exposure(config, d, d.max_replicas)),
+            }
+            for d in config.triton_deployments
+        ],
+        "warnings": disruption_warnings(config),
+    }
+
+
+def monitoring_section(config: StackConfig) -> dict[str, Any]:
+    """Prometheus sizing from the series the stack creates at its ceiling, and what it warns about."""
+    if not config.monitoring.enabled:
+        return {"enabled": False}
+    from tritonfleet.monitoring.sizing import prometheus_sizing
+
+    sizing = prometheus_sizing(config)
+    return {
+        "enabled": True,
+        "estimatedSeries": sizing.series,
+        "prometheusMemoryRequestMi": sizing.memory_request_mib,
+        "prometheusMemoryLimitMi": sizing.memory_limit_mib,
+        "diskNeededGi": sizing.disk_needed_gib,
+        "retentionSizeGi": sizing.retention_size_gib,
+        "warnings": sizing.warnings(),
+    }
+
+
 def network_policy_section(resources: list[tuple[str, str, Any]]) -> dict[str, Any]:
     """Which releases ship NetworkPolicies, and whether each cluster enforces them (and by what)."""
     return {
@@ -123,7 +173,10 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
             "byType": dict(sorted(types.items())),
         },
         "cost": cost_section(config),
-        "sizing": sizing,
+        "monitoring": monitoring_section(config),
+        "disruption": disruption_section(config),
+        "startup": startup_section(config),
+__SPLIT__        "sizing": sizing,
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
         "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
         "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),

@@ -6,7 +6,7 @@ Descriptions are the "allowed" text of schema problems and feed Pulumi.yaml and 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel, to_snake
@@ -15,6 +15,8 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
+# A Triton model name as tritonfleet accepts it: a repository folder name that needs no escaping in a URL or a probe.
+MODEL_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
 
 
@@ -282,6 +284,29 @@ class TritonDeployment(_Section):
     )
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
+    required_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
+        default_factory=list,
+        description="models a replica must serve to be ready (a list of model names); empty: every model of the "
+        "repository. A model outside the list that fails to load leaves the replica serving the others",
+    )
+    load_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
+        default_factory=list,
+        description="explicit mode: the models every replica loads at start (a list of model names); empty: all",
+    )
+    repository_gi: int = Field(
+        20, ge=1, le=10000, description="GiB the model repository takes on a node's disk (Triton copies it there), 1..10000"
+    )
+    model_load_threads: int | None = Field(
+        None, ge=1, le=64, description="models Triton loads in parallel, 1..64, or unset for Triton's default (4)"
+    )
+    log_verbose: int = Field(0, ge=0, le=3, description="Triton's --log-verbose level, 0 (off)..3")
+    log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")
+    max_unavailable: int | None = Field(
+        None,
+        ge=1,
+        description="replicas a node drain may stop at once (PodDisruptionBudget), >= 1 and < minReplicas when "
+        "minReplicas > 1; unset: a quarter of minReplicas, at least 1",
+    )
 
 
 class AlertReceiver(_Section):
@@ -312,6 +337,12 @@ class Monitoring(_Section):
     )
     alert_receivers: list[AlertReceiver] = Field(
         default_factory=list, description="Alertmanager receivers (a list; none by default: alerts stay in Alertmanager's UI)"
+    )
+    dead_mans_switch_url: str | None = Field(
+        None,
+        min_length=1,
+        description="a dead-man's-switch URL (healthchecks.io, Dead Man's Snitch, ...) the Watchdog heartbeat calls every "
+        "minute, set as a Pulumi secret; the service pages when the calls stop",
     )
 
 

@@ -28,6 +28,48 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
             ctx.add(f"{at}.bucket", deployment.bucket, allowed, _meant(deployment.bucket, bucket_names))
         check_access(ctx, raw_deployment.get("access", {}), deployment.namespace, f"{at}.access")
         _check_pool(ctx, deployment, pools, at)
+        _check_models(ctx, deployment, at)
+        _check_disruption_budget(ctx, deployment, at)
+
+
+# Besides the repository copy, a node's disk holds Triton's image (10-16 GB), the other images and the system.
+NODE_DISK_RESERVED_GI = 40
+
+
+def _check_models(ctx: RuleContext, deployment: TritonDeployment, at: str) -> None:
+    """loadModels only in explicit mode; a required model must be one the replicas load (else never ready)."""
+    if deployment.load_models and deployment.model_control_mode != "explicit":
+        ctx.remove(
+            f"{at}.loadModels",
+            deployment.load_models,
+            f"only with modelControlMode explicit (this deployment runs {deployment.model_control_mode}: every model loads)",
+        )
+    if deployment.model_control_mode == "explicit" and deployment.load_models:
+        for j, model in enumerate(deployment.required_models):
+            if model not in deployment.load_models:
+                ctx.add(
+                    f"{at}.requiredModels[{j}]",
+                    model,
+                    "a model in loadModels (" + ", ".join(deployment.load_models) + "): a required model that is never "
+                    "loaded keeps every replica unready",
+                    deployment.load_models[0],
+                )
+
+
+def _check_disruption_budget(ctx: RuleContext, deployment: TritonDeployment, at: str) -> None:
+    """A budget that lets a drain stop every replica protects nothing; 0 could never be satisfied (the schema's >= 1)."""
+    budget = deployment.max_unavailable
+    if budget is None:
+        return
+    if deployment.min_replicas == 1 and budget != 1:
+        ctx.add(f"{at}.maxUnavailable", budget, "1 with minReplicas 1 (a drain can only stop the one replica)", 1)
+    elif deployment.min_replicas > 1 and budget >= deployment.min_replicas:
+        ctx.add(
+            f"{at}.maxUnavailable",
+            budget,
+            f"below minReplicas ({deployment.min_replicas}), or a drain may stop every replica",
+            max(1, deployment.min_replicas // 4),
+        )
 
 
 def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPools, at: str) -> None:
@@ -50,6 +92,15 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
             index = next(i for i, raw in enumerate(listed(ctx.data, "gpuPools")) if raw.get("name") == pool.name)
             allowed = f"an enabled pool; pool '{pool.name}' is disabled and no pool is enabled: enable it"
             ctx.add(f"gpuPools[{index}].enabled", False, allowed, True)
+    room = pool.disk_gi - NODE_DISK_RESERVED_GI
+    if deployment.repository_gi + 1 > room:
+        ctx.add(
+            f"{at}.repositoryGi",
+            deployment.repository_gi,
+            f"at most {room - 1}: the repository copy must fit on a {pool.disk_gi} GiB node disk of pool '{pool.name}' next "
+            f"to Triton's image and the system ({NODE_DISK_RESERVED_GI} GiB); or raise that pool's diskGi",
+            max(1, room - 1),
+        )
     if itype is not None and deployment.gpus_per_replica > itype.gpu_count:
         ctx.add(
             f"{at}.gpusPerReplica",

@@ -16,10 +16,14 @@ CREDENTIAL_FIELD = {"webhook": "url", "slack": "url", "pagerduty": "routingKey"}
 def check_receivers(ctx: RuleContext, secret_keys: Collection[str]) -> None:
     """`secret_keys` are the full config keys the engine marks secret; a credential must be under one of them."""
     monitoring = ctx.data.get("monitoring")
+    is_secret = f"{CONFIG_NAMESPACE}:monitoring" in secret_keys
+    if isinstance(monitoring, dict) and monitoring.get("deadMansSwitchUrl") and not is_secret:
+        ctx.set_secret(
+            "monitoring.deadMansSwitchUrl", NOT_SHOWN, "a Pulumi secret (it is stored in clear text in the stack file)"
+        )
     raw_receivers = monitoring.get("alertReceivers") if isinstance(monitoring, dict) else None
     if not isinstance(raw_receivers, list):
         return
-    is_secret = f"{CONFIG_NAMESPACE}:monitoring" in secret_keys
     names: set[str] = set()
     for i, raw_receiver in enumerate(raw_receivers):
         receiver = validate_section(AlertReceiver, raw_receiver)

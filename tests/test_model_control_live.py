@@ -1,0 +1,146 @@
+"""Explicit model control reaches every replica: two real `tritonserver`s started with prod's `llm` rendered args
+(explicit mode, restricted model-control API, the declared --load-model set), then `tritonfleet models load/unload`
+fanning out to both and reporting per replica. A request to one replica (what a load through the Service does) is
+shown to leave the other behind first, so the test can tell the difference."""
+
+from __future__ import annotations
+
+import copy
+import urllib.request
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.serving_helpers import by_kind, planned_values, render
+from tests.test_triton_live import MODEL_CONFIG, MODEL_PY, _get, _start_triton, _stop
+from tritonfleet.core.conventions import triton_release_name
+
+STACK, DEPLOYMENT = "prod", "llm"
+RELEASE = triton_release_name(DEPLOYMENT)
+ADMIN_KEY = "test-admin-key"  # _start_triton's stand-in for the Secret's admin-key
+
+
+@pytest.fixture(scope="module")
+def container():
+    values = copy.deepcopy(planned_values(STACK, RELEASE))
+    values["loadModels"] = ["identity"]  # the declared set (config: tritonDeployments[].loadModels)
+    return by_kind(render(values, name=RELEASE))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+
+
+@pytest.fixture(scope="module")
+def s3_repository(container):
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    uri = next(a for a in container["args"] if a.startswith("--model-repository=")).split("=", 1)[1]
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        # moto keeps one in-memory S3 per process: start clean, and leave nothing for other modules' fixtures.
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
+        s3 = boto3.client(
+            "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+        )
+        s3.create_bucket(Bucket=bucket)
+        for model in ("identity", "other"):
+            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/config.pbtxt", Body=MODEL_CONFIG.replace('"identity"', f'"{model}"').encode())
+            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/1/model.py", Body=MODEL_PY.encode())
+        yield uri, f"s3://{endpoint}/{bucket}/{prefix}"
+    finally:
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def replicas(container, s3_repository, tmp_path_factory):
+    started = {}
+    try:
+        for name in (f"{RELEASE}-a", f"{RELEASE}-b"):
+            ports, process = _start_triton(container, s3_repository, tmp_path_factory.mktemp(name))
+            started[name] = (f"http://127.0.0.1:{ports['http']}", process)
+        yield {name: url for name, (url, _) in started.items()}
+    finally:
+        for _, process in started.values():
+            _stop(process)
+
+
+def _ready(url: str, model: str) -> bool:
+    return _get(f"{url}/v2/models/{model}/ready")[0] == 200
+
+
+@pytest.fixture
+def admin_key(monkeypatch):
+    monkeypatch.setenv("TRITON_ADMIN_KEY", ADMIN_KEY)  # run_cli passes the environment on
+
+
+def _cli(action: str, model: str, replicas: dict[str, str]):
+    args = ["models", action, model, "--stack", STACK, "--deployment", DEPLOYMENT]
+    for name, url in replicas.items():
+        args += ["--replica", f"{name}={url}"]
+    return run_cli(*args)
+
+
+def test_the_declared_set_is_loaded_by_every_replica(container, replicas):
+    assert "--model-control-mode=explicit" in container["args"] and "--load-model=identity" in container["args"]
+    assert all(_ready(url, "identity") and not _ready(url, "other") for url in replicas.values())
+
+
+def test_one_request_changes_one_replica_and_the_fan_out_changes_all(replicas, admin_key):
+    first, second = replicas.values()
+    # What a load through the Service does: one replica, chosen by the Service, changes.
+    status, _ = _get(f"{first}/v2/repository/models/other/load", b"{}")
+    assert status != 200, "the model-control API must need the admin key"
+    import urllib.request
+
+    request = urllib.request.Request(f"{first}/v2/repository/models/other/load", data=b"{}", method="POST")
+    request.add_header("admin-key", ADMIN_KEY)
+    assert urllib.request.urlopen(request, timeout=60).status == 200
+    assert _ready(first, "other") and not _ready(second, "other"), "the replicas now differ"
+
+    result = _cli("load", "other", replicas)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in replicas:
+        assert f"{name}: ok ready" in result.stdout
+    assert all(_ready(url, "other") for url in replicas.values())
+
+    result = _cli("unload", "other", replicas)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any(_ready(url, "other") for url in replicas.values())
+
+
+def test_a_failed_load_is_reported_per_replica_and_exits_1(replicas, admin_key):
+    result = _cli("load", "missing", replicas)
+    assert result.returncode == 1
+    for name in replicas:
+        assert f"{name}: FAILED load refused (HTTP 500): failed to load 'missing'" in result.stdout
+    assert "2 of 2 replica(s) did not load missing" in result.stderr
+
+
+def test_without_the_admin_key_nothing_is_sent(replicas, monkeypatch):
+    monkeypatch.delenv("TRITON_ADMIN_KEY", raising=False)
+    result = _cli("load", "other", replicas)
+    assert result.returncode == 1 and "set TRITON_ADMIN_KEY" in result.stderr
+
+
+def test_a_deployment_without_explicit_mode_is_refused_with_the_fix():
+    result = run_cli("models", "load", "x", "--stack", "dev", "--deployment", "resnet", "--replica", "a=http://127.0.0.1:1")
+    assert result.returncode == 1
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelControlMode' explicit --stack dev" in result.stderr
+
+
+def test_running_pods_are_found_in_kubectl_output():
+    from tritonfleet.models.control import release_pods
+
+    pods = {
+        "items": [
+            {"metadata": {"name": "triton-llm-b"}, "status": {"phase": "Running"}},
+            {"metadata": {"name": "triton-llm-a"}, "status": {"phase": "Running"}},
+            {"metadata": {"name": "triton-llm-c"}, "status": {"phase": "Pending"}},
+        ]
+    }
+    import json
+
+    assert release_pods(json.dumps(pods)) == ["triton-llm-a", "triton-llm-b"]

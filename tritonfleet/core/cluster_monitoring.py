@@ -1,0 +1,31 @@
+"""What a managed Kubernetes cluster lets an in-cluster Prometheus see, in kube-prometheus-stack terms only.
+
+Each cloud's facts fill one `ClusterMonitoringFacts` (tritonfleet/clouds/<cloud>/monitoring.py), which its adapter hands
+up in ClusterFacts; the monitoring values turn them into chart switches without naming a cloud.
+A component the cluster hides must be switched off: the chart's `absent(up{job=...})` alerts (KubeControllerManagerDown,
+KubeSchedulerDown, KubeProxyDown) and TargetDown would otherwise fire forever on a healthy cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ScrapeFact:
+    """One kube-prometheus-stack component (its top-level values key) and why this cluster needs it on or off."""
+
+    chart_key: str
+    why: str
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True)
+class ClusterMonitoringFacts:
+    # Components the managed cluster hides or serves on localhost only: their scraping and rules are switched off.
+    hidden: tuple[ScrapeFact, ...] = ()
+    # Components the chart leaves off by default that this cluster runs instead (kube-dns on GKE).
+    extra: tuple[ScrapeFact, ...] = ()
+    # Where container logs (Triton's model-load errors included) can be searched without `kubectl logs`.
+    log_destination: str = ""
