@@ -106,6 +106,9 @@ def _from_pydantic(error: dict[str, Any], data: Mapping[str, Any], stack: str) -
     suggestion: Any = "<value>"
     if info is not None and error["type"] == "literal_error":
         suggestion = str(error["ctx"]["expected"]).split(" or ")[0].split(",")[0].strip("' ")
+    elif info is not None and info.examples:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        suggestion = f"{value}ms" if number and str(info.examples[0]).endswith("ms") else info.examples[0]
     elif info is not None and not info.is_required() and info.default not in (None, PydanticUndefined) and not callable(info.default):
         suggestion = info.default
     return Problem(key, value, allowed, set_command(key, suggestion, stack))

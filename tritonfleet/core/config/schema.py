@@ -201,6 +201,14 @@ class Access(_Section):
     )
 
 
+LATENCY_PATTERN = r"^\d+(\.\d+)?(ms|s)$"
+
+
+def latency_ms(text: str) -> float:
+    """A validated latency ('50ms', '1.5s') in milliseconds."""
+    return float(text[:-2]) if text.endswith("ms") else float(text[:-1]) * 1000
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -215,6 +223,19 @@ class TritonDeployment(_Section):
     model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
     model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
     throughput_per_replica: float | None = Field(None, gt=0, description="measured inferences/second per replica, > 0")
+    target_utilization: float = Field(
+        0.8,
+        gt=0,
+        le=0.9,
+        description="share of throughputPerReplica the HPA fills before adding a replica, in (0, 0.9] (above 0.9 a "
+        "saturated replica reads within the HPA's 10 % tolerance and it stops scaling up)",
+    )
+    queue_time_target: str | None = Field(
+        None,
+        pattern=LATENCY_PATTERN,
+        examples=["20ms"],
+        description="the HPA's latency guard: mean queue wait per request with its unit, ms or s, such as 20ms or 0.5s",
+    )
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
 
