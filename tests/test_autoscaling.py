@@ -100,12 +100,12 @@ def test_hpa_model_tolerance_and_largest_proposal():
         ({"queueTimeTarget": 20}, "queueTimeTarget", "ms or s", "20ms"),
         ({"queueTimeTarget": "20 minutes"}, "queueTimeTarget", "ms or s", "20ms"),
         ({"throughputPerReplica": 0}, "throughputPerReplica", "> 0", "tritonDeployments[0].throughputPerReplica"),
-        ({"targetUtilization": 1.5}, "targetUtilization", "(0, 1]", "0.8"),
-        ({"targetUtilization": 0}, "targetUtilization", "(0, 1]", "0.8"),
+        ({"targetUtilization": 1.0}, "targetUtilization", "(0, 0.9]", "0.8"),
+        ({"targetUtilization": 0}, "targetUtilization", "(0, 0.9]", "0.8"),
         ({"throughputPerReplica": None}, "throughputPerReplica", "queueTimeTarget", "<inferences/s per replica>"),
         ({"minReplicas": 3, "maxReplicas": 2}, "maxReplicas", ">= minReplicas", "maxReplicas' 3"),
     ],
-    ids=["guard-without-unit", "guard-bad-unit", "capacity-zero", "utilization-over-1", "utilization-zero",
+    ids=["guard-without-unit", "guard-bad-unit", "capacity-zero", "utilization-1", "utilization-zero",
          "autoscaled-without-capacity", "min-over-max"],
 )
 def test_bad_autoscaling_config_names_the_key_and_the_fix(changes, key, expected, fix):

@@ -87,7 +87,7 @@ class TritonPythonModel:
 """
 
 
-def _free_port() -> int:
+def free_port() -> int:
     import socket
 
     with socket.socket() as s:
@@ -95,7 +95,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -105,7 +105,7 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=5)
 
 
-def _backends(tmp: Path) -> Path:
+def backends_folder(tmp: Path) -> Path:
     wheel = pytriton_dir()
     backends = tmp / "backends" / "python"
     backends.mkdir(parents=True)
@@ -119,7 +119,9 @@ def _backends(tmp: Path) -> Path:
     return tmp / "backends"
 
 
-def _start_triton(tmp: Path, backends: Path, case: Case, http_port: int, metrics_port: int, index: int) -> subprocess.Popen:
+def start_triton(
+    tmp: Path, backends: Path, case: Case, http_port: int, metrics_port: int, index: int, grpc_port: int | None = None
+) -> subprocess.Popen:
     wheel = pytriton_dir()
     models = tmp / f"models-{index}"
     (models / "svc" / "1").mkdir(parents=True)
@@ -136,7 +138,7 @@ def _start_triton(tmp: Path, backends: Path, case: Case, http_port: int, metrics
         f"--backend-directory={backends}",
         "--http-address=127.0.0.1",
         f"--http-port={http_port}",
-        "--allow-grpc=false",
+        *(["--grpc-address=127.0.0.1", f"--grpc-port={grpc_port}"] if grpc_port else ["--allow-grpc=false"]),
         "--metrics-address=127.0.0.1",
         f"--metrics-port={metrics_port}",
         "--http-thread-count=8",
@@ -245,9 +247,9 @@ def run(request, tmp_path_factory):
     case: Case = request.param
     prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp(f"autoscale-{case.label}")
-    backends = _backends(tmp)
-    http_ports = [_free_port() for _ in range(SERVERS)]
-    metrics_ports = [_free_port() for _ in range(SERVERS)]
+    backends = backends_folder(tmp)
+    http_ports = [free_port() for _ in range(SERVERS)]
+    metrics_ports = [free_port() for _ in range(SERVERS)]
     pods = [f"triton-svc-{i}" for i in range(SERVERS)]
     # Prometheus Operator's relabelling for a ServiceMonitor endpoint: namespace and pod from the target's metadata.
     scrape = {
@@ -271,12 +273,12 @@ def run(request, tmp_path_factory):
     }
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
     servers = [
-        _start_triton(tmp, backends, case, http, metrics, i) for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports))
+        start_triton(tmp, backends, case, http, metrics, i) for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports))
     ]
     prometheus_log = (tmp / "prometheus.log").open("w")
     prometheus = subprocess.Popen(
         [prometheus_bin, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{(prom_port := _free_port())}"],
+         f"--web.listen-address=127.0.0.1:{(prom_port := free_port())}"],
         stdout=prometheus_log,
         stderr=subprocess.STDOUT,
     )
@@ -339,9 +341,9 @@ def run(request, tmp_path_factory):
     finally:
         if driver is not None:
             driver.stop()
-        _stop(prometheus)
+        stop(prometheus)
         for server in servers:
-            _stop(server)
+            stop(server)
         prometheus_log.close()
 
 
