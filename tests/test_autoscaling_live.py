@@ -262,7 +262,7 @@ def run(request, tmp_path_factory):
                         "targets": [f"127.0.0.1:{port}"],
                         "labels": {"__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": pod},
                     }
-                    for port, pod in zip(metrics_ports, pods)
+                    for port, pod in zip(metrics_ports, pods, strict=True)
                 ],
                 "relabel_configs": [
                     {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
@@ -273,7 +273,7 @@ def run(request, tmp_path_factory):
     }
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
     servers = [
-        start_triton(tmp, backends, case, http, metrics, i) for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports))
+        start_triton(tmp, backends, case, http, metrics, i) for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports, strict=True))
     ]
     prometheus_log = (tmp / "prometheus.log").open("w")
     prometheus = subprocess.Popen(
@@ -389,7 +389,7 @@ def test_no_oscillation_at_steady_load(run):
     """Within a step the replica count never goes up and then down (or down and then up)."""
     for step in run["steps"]:
         counts = [s["replicas"] for s in step["syncs"]]
-        changes = [b - a for a, b in zip(counts, counts[1:]) if b != a]
+        changes = [b - a for a, b in zip(counts, counts[1:], strict=False) if b != a]
         assert all(c > 0 for c in changes) or all(c < 0 for c in changes), _describe(run)
 
 

@@ -71,7 +71,7 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
             for _ in range(20):
                 client.infer("svc", [data])
             client.close()
-            counts = [_served(m) - b for (_, m, _), b in zip(ports, before)]
+            counts = [_served(m) - b for (_, m, _), b in zip(ports, before, strict=True)]
             assert sum(counts) == 20, (policy, counts)
             if policy == "round_robin":
                 assert counts == [10, 10], counts

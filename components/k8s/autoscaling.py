@@ -27,10 +27,11 @@ import pulumi_kubernetes as k8s
 
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, PROMETHEUS_ADAPTER_RELEASE, PROMETHEUS_PORT, PROMETHEUS_SERVICE_URL
+from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW
 
 INFERENCES_PER_SECOND = "triton_inferences_per_second"
 QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
-RATE_WINDOW = "1m"
+RATE_WINDOW = SIGNAL_WINDOW
 # prometheus-adapter's own API server port (its chart's default); the control plane calls it for every HPA sync.
 ADAPTER_PORT = 6443
 
@@ -44,7 +45,7 @@ def _rate(series: str) -> str:
 
 def triton_adapter_rules() -> list[dict[str, Any]]:
     """prometheus-adapter custom rules (templates with <<.Series>>, <<.LabelMatchers>> and <<.GroupBy>>)."""
-    count, queue = "nv_inference_count", "nv_inference_queue_duration_us"
+    count, queue = SIGNAL_COUNTER, "nv_inference_queue_duration_us"
     return [
         {
             "seriesQuery": count + _POD_SERIES,
