@@ -26,3 +26,14 @@ SPOT_NOTICE_SECONDS = 30
 # Source: NVIDIA cloud-native-docs @52dcb7b gpu-operator/google-gke.rst (2026-08-21),
 # https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html.
 GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+
+# A private GKE cluster's own firewall rule (gke-<cluster>-<hash>-master) lets the control plane reach the nodes on
+# tcp 443 and 10250 only; an APIService or webhook served on any other port needs a rule from the control-plane CIDR.
+# Source: https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#add_firewall_rules and
+# https://cloud.google.com/service-mesh/docs/private-cluster-open-port, read 2026-12 (shared cloud-review-2026-12.md).
+GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
+
+
+def control_plane_firewall_ports(called_ports: dict[str, int]) -> list[int]:
+    """The ports the stack's APIServices and webhooks need opened from the control plane (GKE opens the rest)."""
+    return sorted({port for port in called_ports.values() if port not in GKE_CONTROL_PLANE_OPEN_PORTS})
