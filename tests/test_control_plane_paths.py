@@ -44,3 +44,15 @@ def test_eks_node_groups_keep_the_cluster_security_group(stack):
         assert not any(n.get("securityGroups") for n in inputs.get("networkInterfaces", [])), template["name"]
     for group in (r for r in resources if r["type"] == "aws:eks/nodeGroup:NodeGroup"):
         assert not group["inputs"].get("remoteAccess"), group["name"]
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if _cloud(s) == "gcp"])
+def test_gke_plan_opens_the_adapter_port_from_the_control_plane(stack):
+    from components.gcp.network import CONTROL_PLANE_CIDR
+
+    rules = [r for r in plan(stack)["resources"] if r["type"] == "gcp:compute/firewall:Firewall"]
+    webhooks = [r["inputs"] for r in rules if r["inputs"].get("sourceRanges") == [CONTROL_PLANE_CIDR]]
+    assert len(webhooks) == 1, rules
+    rule = webhooks[0]
+    assert rule["direction"] == "INGRESS"
+    assert rule["allows"] == [{"protocol": "tcp", "ports": ["6443"]}]
