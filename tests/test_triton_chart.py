@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import STACKS
 
-from components.k8s.autoscaling import QUEUE_COMPUTE_RATIO
+from components.k8s.autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST
 from components.k8s.triton import CHART_DIR
 from tests.serving_helpers import KPS_CRDS, by_kind, planned_values, render, triton_cases
 from tritonfleet.core import conventions, pins
@@ -30,7 +30,7 @@ EDGE_VALUES: dict[str, dict[str, Any]] = {
         "loadModels": ["llama", "embed"],
         "gpusPerReplica": 8,
         "replicas": {"min": 1, "max": 40},
-        "autoscaling": {"enabled": True, "model": "llama"},
+        "autoscaling": {"enabled": True, "model": "llama", "inferencesPerSecond": {"target": "1600"}, "queueTime": {"targetMs": "20"}},
         "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
         "spotNoticeSeconds": 30,
         "shutdown": {"preStopSeconds": 4, "exitTimeoutSeconds": 16, "terminationGracePeriodSeconds": 25},
@@ -41,7 +41,7 @@ EDGE_VALUES: dict[str, dict[str, Any]] = {
         "modelControlMode": "poll",
         "repositoryPollSeconds": 300,
         "replicas": {"min": 3, "max": 3},
-        "autoscaling": {"enabled": True},
+        "autoscaling": {"enabled": True, "queueTime": {"targetMs": "50"}},
         "topologySpread": {"whenUnsatisfiable": "DoNotSchedule"},
         "securityContext": {"readOnlyRootFilesystem": False},
         "extraArgs": ["--log-verbose=1"],
@@ -73,7 +73,8 @@ def test_helm_lint_is_clean():
 def test_chart_defaults_follow_the_pins():
     values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
     assert (values["image"]["repository"], values["image"]["tag"]) == (pins.TRITON_IMAGE_REPOSITORY, pins.TRITON_IMAGE_TAG)
-    assert values["autoscaling"]["metric"] == QUEUE_COMPUTE_RATIO
+    assert values["autoscaling"]["inferencesPerSecond"]["metric"] == INFERENCES_PER_SECOND
+    assert values["autoscaling"]["queueTime"]["metric"] == QUEUE_MS_PER_REQUEST
 
 
 @pytest.mark.parametrize(("label", "stack", "name", "edge"), RENDERINGS, ids=IDS)
@@ -196,7 +197,13 @@ def test_planned_deployment_shape(stack, name):
     hpa = objects.get("HorizontalPodAutoscaler")
     if values["replicas"]["max"] > values["replicas"]["min"]:
         assert hpa["apiVersion"] == "autoscaling/v2"
-        assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == QUEUE_COMPUTE_RATIO
+        metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"]["averageValue"] for m in hpa["spec"]["metrics"]}
+        auto = values["autoscaling"]
+        wanted = {
+            INFERENCES_PER_SECOND: auto.get("inferencesPerSecond", {}).get("target"),
+            QUEUE_MS_PER_REQUEST: auto.get("queueTime", {}).get("targetMs"),
+        }
+        assert metrics == {name: target for name, target in wanted.items() if target}
         assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (values["replicas"]["min"], values["replicas"]["max"])
         assert "replicas" not in deployment["spec"], "the HPA owns the replica count"
     else:
@@ -255,7 +262,9 @@ BAD_VALUES = [
     ("resources.cpu", "two"),
     ("shutdown.terminationGracePeriodSeconds", -1),
     ("serviceMonitor.labels", {"release": "not a label value!"}),
-    ("autoscaling.targetAverageValue", "lots"),
+    ("autoscaling.inferencesPerSecond.target", "lots"),
+    ("autoscaling.queueTime.targetMs", "20ms"),
+    ("autoscaling.scaleDown.percent", 0),
     ("extraArgs", ["rm -rf /"]),
     ("nodeSelecter", {"a": "b"}),
     ("spotNoticeSeconds", 0),
@@ -278,6 +287,7 @@ def test_schema_rejects_bad_values(path, value):
         ({"shutdown": {"preStopSeconds": 15, "exitTimeoutSeconds": 110, "terminationGracePeriodSeconds": 120}}, "mid-drain"),
         ({"spotNoticeSeconds": 30}, "spot notice"),
         ({"loadModels": ["a"]}, "explicit"),
+        ({"replicas": {"min": 1, "max": 3}, "autoscaling": {"enabled": True}}, "inferencesPerSecond.target"),
     ],
 )
 def test_chart_rejects_inconsistent_values(values, message):

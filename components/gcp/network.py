@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from tritonfleet.core.conventions import resource_name
+from tritonfleet.clouds.gcp.facts import control_plane_firewall_ports
+from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, resource_name
 
 # Address plan of the VPC this stack creates (VPC-native: pods and services come from secondary ranges).
 NODE_CIDR = "10.10.0.0/20"
@@ -75,6 +76,22 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
         region=args.region,
         nat_ip_allocate_option="AUTO_ONLY",
         source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+        opts=opts,
+    )
+    # The private control plane reaches the nodes on 443 and 10250 only: prometheus-adapter's custom metrics API
+    # (6443) needs its own rule, or every HPA stops (tritonfleet/clouds/gcp/facts.py). Source: the control plane's
+    # /28 only, to the instances of this stack's own VPC.
+    gcp.compute.Firewall(
+        f"{name}-control-plane-webhooks",
+        name=resource_name(args.stack, "control-plane-webhooks"),
+        network=network.self_link,
+        direction="INGRESS",
+        source_ranges=[CONTROL_PLANE_CIDR],
+        allows=[
+            gcp.compute.FirewallAllowArgs(
+                protocol="tcp", ports=[str(p) for p in control_plane_firewall_ports(CONTROL_PLANE_CALLED_PORTS)]
+            )
+        ],
         opts=opts,
     )
     return GkeNetwork(network=network, subnet=subnet)

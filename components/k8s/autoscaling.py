@@ -1,14 +1,24 @@
-"""prometheus-adapter: serves Triton's queue-to-compute ratio as a custom metric for the Triton HPAs.
+"""prometheus-adapter: serves the Triton HPAs' load signal and their latency guard as custom Pods metrics.
 
-Triton's counters have no `_total` suffix, so the adapter's default rules would hand the HPA raw cumulative counters.
-Our rules take explicit rates. The ratio is request-weighted: queue and compute microseconds are summed over every
-request of every model of a pod before dividing, so a busy model weighs more than an idle one (averaging per-model
-series would under-report the queue by about the number of loaded models; triton-inference-server/server#8979).
-An HPA can narrow the metric to one model with a `model` label selector.
+Primary signal, `triton_inferences_per_second`: the inferences a pod served per second, from `nv_inference_count`
+(batch rows, so a request of 8 rows counts 8; `nv_inference_request_success` counts it once and would under-read a
+batched model by its batch size). Its target per pod is the deployment's stated capacity (`throughputPerReplica`,
+inferences/s) times `targetUtilization`, so the HPA's `desired = ceil(current × average / target)` becomes
+offered load ÷ usable capacity per replica, which is what an SRE sizes by. Zero traffic reads 0 (→ minReplicas).
+
+Latency guard, `triton_queue_ms_per_request`: the mean time a request waited in Triton's queue. Served throughput
+cannot exceed what the running pods can do, so past saturation the primary signal stops rising with load; queue time
+does, and the HPA takes the larger of the two proposals. The guard is a guard, not the signal: below saturation it
+stays near 0 whatever the load (docs/serving.md, "Why not the queue/compute ratio").
+
+Every rule sums numerators and denominators over the models of a pod before dividing (request-weighted; averaging
+per-model series would under-report; triton-inference-server/server#8979). An HPA narrows to one model with a
+`model` label selector. Triton's counters have no `_total` suffix, so the adapter's default rules are off.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,12 +27,16 @@ import pulumi_kubernetes as k8s
 
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, PROMETHEUS_ADAPTER_RELEASE, PROMETHEUS_PORT, PROMETHEUS_SERVICE_URL
+from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW
 
-QUEUE_COMPUTE_RATIO = "triton_queue_compute_ratio"
-QUEUE_US_PER_REQUEST = "triton_queue_us_per_request"
-RATE_WINDOW = "1m"
+INFERENCES_PER_SECOND = "triton_inferences_per_second"
+QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
+RATE_WINDOW = SIGNAL_WINDOW
+# prometheus-adapter's own API server port (its chart's default); the control plane calls it for every HPA sync.
+ADAPTER_PORT = 6443
 
 _POD_RESOURCES = {"overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}}
+_POD_SERIES = '{namespace!="",pod!=""}'
 
 
 def _rate(series: str) -> str:
@@ -30,23 +44,28 @@ def _rate(series: str) -> str:
 
 
 def triton_adapter_rules() -> list[dict[str, Any]]:
-    """prometheus-adapter custom rules (templates with <<.LabelMatchers>> and <<.GroupBy>>)."""
-    queue = "nv_inference_queue_duration_us"
+    """prometheus-adapter custom rules (templates with <<.Series>>, <<.LabelMatchers>> and <<.GroupBy>>)."""
+    count, queue = SIGNAL_COUNTER, "nv_inference_queue_duration_us"
     return [
         {
-            "seriesQuery": f'{queue}{{namespace!="",pod!=""}}',
+            "seriesQuery": count + _POD_SERIES,
             "resources": _POD_RESOURCES,
-            "name": {"matches": f"^{queue}$", "as": QUEUE_COMPUTE_RATIO},
-            # clamp_min(…, 1): an idle pod (no compute in the window) reads as 0, not NaN.
-            "metricsQuery": f"{_rate(queue)} / clamp_min({_rate('nv_inference_compute_infer_duration_us')}, 1)",
+            "name": {"matches": f"^{count}$", "as": INFERENCES_PER_SECOND},
+            "metricsQuery": _rate("<<.Series>>"),
         },
         {
-            "seriesQuery": f'{queue}{{namespace!="",pod!=""}}',
+            "seriesQuery": queue + _POD_SERIES,
             "resources": _POD_RESOURCES,
-            "name": {"matches": f"^{queue}$", "as": QUEUE_US_PER_REQUEST},
-            "metricsQuery": f"{_rate(queue)} / clamp_min({_rate('nv_inference_request_success')}, 1e-9)",
+            "name": {"matches": f"^{queue}$", "as": QUEUE_MS_PER_REQUEST},
+            # clamp_min(…, 1e-9): an idle pod (no request in the window) reads 0 ms, never NaN.
+            "metricsQuery": f"{_rate('<<.Series>>')} / clamp_min({_rate('nv_inference_request_success')}, 1e-9) / 1000",
         },
     ]
+
+
+def target_inferences_per_second(throughput_per_replica: float, target_utilization: float) -> str:
+    """The HPA's AverageValue for the primary signal, as a Kubernetes quantity (milli-units, never rounded up to 0)."""
+    return f"{max(1, math.floor(throughput_per_replica * target_utilization * 1000))}m"
 
 
 def prometheus_adapter_values() -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.conventions import CAPACITY_LABEL, MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.disruption import pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
@@ -20,7 +21,7 @@ from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import replica_requests
 
 from .access import access_values
-from .autoscaling import QUEUE_COMPUTE_RATIO
+from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
 from .values import taint_toleration
 
 # Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
@@ -65,6 +66,20 @@ def model_repository_path(bucket_uri: str, prefix: str) -> str:
     return f"{bucket_uri.rstrip('/')}/{prefix.strip('/')}".rstrip("/")
 
 
+def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[str, Any]:
+    """The HPA's targets: offered load against the stated per-replica capacity, and the optional queue-time guard."""
+    capacity = deployment.throughput_per_replica
+    guard = deployment.queue_time_target
+    return {
+        "enabled": monitoring and deployment.max_replicas > deployment.min_replicas,
+        "inferencesPerSecond": {
+            "metric": INFERENCES_PER_SECOND,
+            "target": target_inferences_per_second(capacity, deployment.target_utilization) if capacity else "",
+        },
+        "queueTime": {"metric": QUEUE_MS_PER_REQUEST, "targetMs": f"{latency_ms(guard):g}" if guard else ""},
+    }
+
+
 def triton_values(
     deployment: TritonDeployment,
     pool: PoolFacts,
@@ -103,11 +118,8 @@ def triton_values(
         "env": dict(env),
         "serviceAccount": {"annotations": dict(service_account_annotations)},
         "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
-        # The HPA reads a custom metric that only prometheus-adapter (installed with monitoring) serves.
-        "autoscaling": {
-            "enabled": monitoring and deployment.max_replicas > deployment.min_replicas,
-            "metric": QUEUE_COMPUTE_RATIO,
-        },
+        # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.
+        "autoscaling": autoscaling_values(deployment, monitoring),
     }
 
 

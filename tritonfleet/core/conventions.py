@@ -88,6 +88,10 @@ GRAFANA_DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 GRAFANA_DATASOURCE_UID = "prometheus"
 
 PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
+# Ports on the nodes that the API server calls for what the stack installs (APIServices and admission webhooks):
+# prometheus-adapter serves custom.metrics.k8s.io on its chart's listenPort 6443 (tests/upstream/prometheus-adapter-5.3.0),
+# kube-prometheus-stack's operator webhook on 10250 (its values.yaml: prometheusOperator.tls.internalPort).
+CONTROL_PLANE_CALLED_PORTS = {"prometheus-adapter": 6443, "prometheus-operator-webhook": 10250}
 GPU_OPERATOR_RELEASE = "gpu-operator"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 

@@ -22,6 +22,7 @@ from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import split_capacity
+from tritonfleet.monitoring.autoscaling import autoscaling_group
 
 RATE_WINDOW = "5m"
 
@@ -414,6 +415,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
         {"name": "tritonfleet-gpu", "rules": gpu_rules()},
         {"name": "tritonfleet-cost", "rules": cost_rules(config)},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},
+        autoscaling_group(config),
     ]
 
 

@@ -116,3 +116,12 @@ VPC_CNI_NETWORK_POLICY_CONFIGURATION = {"enableNetworkPolicy": "true"}
 # The first vpc-cni release with the network-policy agent. Source: https://aws.github.io/amazon-vpc-cni-k8s/docs/
 # network-policy-faq.html ("VPC CNI release 1.14 or later is required", read 2026-12-03).
 VPC_CNI_NETWORK_POLICY_MINIMUM = (1, 14, 0)
+
+# The control plane reaches APIServices and webhooks on the nodes (prometheus-adapter: 6443) through the cluster
+# security group EKS creates (eks-cluster-sg-<cluster>-<id>): it is on the control plane's ENIs and EKS attaches it to
+# every managed node group's nodes unless their launch template names its own security groups; its inbound rule
+# allows all traffic from itself. So our node groups' launch templates name no security groups (tested on the plan).
+# Sources: https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html ("Default cluster security group":
+# inbound all from self), EKS API VpcConfigResponse.clusterSecurityGroupId ("Managed node groups use this security
+# group for control-plane-to-data-plane communication"), read 2026-12. VERIFY: kubectl get apiservice
+# v1beta1.custom.metrics.k8s.io shows Available=True on the first EKS deploy. Test: tests/test_control_plane_paths.py.

@@ -81,3 +81,14 @@ GCP_REGIONS: tuple[str, ...] = (
 # cluster (google_container_cluster datapath_provider is ForceNew). Sources: https://cloud.google.com/kubernetes-engine/
 # docs/reference/rest/v1/DatapathProvider and .../concepts/dataplane-v2 (read 2026-12-03).
 ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
+
+# A private GKE cluster's own firewall rule (gke-<cluster>-<hash>-master) lets the control plane reach the nodes on
+# tcp 443 and 10250 only; an APIService or webhook served on any other port needs a rule from the control-plane CIDR.
+# Source: https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#add_firewall_rules and
+# https://cloud.google.com/service-mesh/docs/private-cluster-open-port, read 2026-12 (shared cloud-review-2026-12.md).
+GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
+
+
+def control_plane_firewall_ports(called_ports: dict[str, int]) -> list[int]:
+    """The ports the stack's APIServices and webhooks need opened from the control plane (GKE opens the rest)."""
+    return sorted({port for port in called_ports.values() if port not in GKE_CONTROL_PLANE_OPEN_PORTS})

@@ -165,6 +165,9 @@ def _suggestion(error: dict[str, Any], info: Any, value: Any) -> Any:
         fitted = _fit_pattern(value, limits["pattern"])
         if fitted is not None:
             return fitted
+    if info is not None and info.examples:  # a number where a duration is due gets its unit: 20 -> 20ms
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return f"{value}ms" if number and str(info.examples[0]).endswith("ms") else info.examples[0]
     if info is not None and not info.is_required() and info.default not in (None, PydanticUndefined) and not callable(info.default):
         return info.default
     return "<value>"

@@ -282,6 +282,19 @@ class TritonDeployment(_Section):
     latency_target: str | None = Field(
         None, pattern=LATENCY_PATTERN, description="the p99 latency target with a unit, such as 50ms or 1.5s"
     )
+    target_utilization: float = Field(
+        0.8,
+        gt=0,
+        le=0.9,
+        description="share of throughputPerReplica the HPA fills before adding a replica, in (0, 0.9] (above 0.9 a "
+        "saturated replica reads within the HPA's 10 % tolerance and it stops scaling up)",
+    )
+    queue_time_target: str | None = Field(
+        None,
+        pattern=LATENCY_PATTERN,
+        examples=["20ms"],
+        description="the HPA's latency guard: mean queue wait per request with its unit, ms or s, such as 20ms or 0.5s",
+    )
     namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
     required_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(

@@ -1,8 +1,12 @@
-"""Triton deployment rules: unique names, replica bounds, and a bucket and an enabled pool of this stack that fit."""
+"""Triton deployment rules: unique names, replica bounds, something to autoscale on, and a bucket and an enabled pool
+of this stack that fit."""
 
 from __future__ import annotations
 
-from tritonfleet.core.config.problems import choose_from, nearest
+from collections.abc import Mapping
+from typing import Any
+
+from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.access import check_access
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.rules.pools import ValidPools
@@ -23,6 +27,7 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
             ctx.add(
                 f"{at}.maxReplicas", deployment.max_replicas, f">= minReplicas ({deployment.min_replicas})", deployment.min_replicas
             )
+        _check_autoscaling(ctx, deployment, raw_deployment, at)
         if deployment.bucket is not None and bucket_names and deployment.bucket not in bucket_names:
             allowed = "one of the stack's model buckets: " + ", ".join(bucket_names)
             ctx.add(f"{at}.bucket", deployment.bucket, allowed, _meant(deployment.bucket, bucket_names))
@@ -69,6 +74,22 @@ def _check_disruption_budget(ctx: RuleContext, deployment: TritonDeployment, at:
             budget,
             f"below minReplicas ({deployment.min_replicas}), or a drain may stop every replica",
             max(1, deployment.min_replicas // 4),
+        )
+
+
+def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapping[str, Any], at: str) -> None:
+    """An autoscaled deployment (monitoring on, maxReplicas > minReplicas) needs something for its HPA to scale on:
+    the per-replica capacity (the load signal's target) or at least the queue-time guard."""
+    monitoring = ctx.data.get("monitoring") if isinstance(ctx.data.get("monitoring"), Mapping) else {}
+    autoscaled = monitoring.get("enabled", True) is not False and deployment.max_replicas > deployment.min_replicas
+    given = {"throughputPerReplica", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
+    if autoscaled and not given:
+        ctx.add(
+            f"{at}.throughputPerReplica",
+            MISSING,
+            "the inferences/s one replica carries within its latency target (measure it with a load test); the HPA "
+            "scales on offered load against it (or set queueTimeTarget, e.g. 20ms, to scale on queue time alone)",
+            "<inferences/s per replica>",
         )
 
 

@@ -1,0 +1,406 @@
+"""The autoscaling proof: three real tritonservers (CPU, a Python-backend model with a fixed service time), a real
+Prometheus scraping them with the ServiceMonitor's relabelling, open-loop load at 0, ¼, ½, 1× and 2× of the fleet's
+stated capacity, the shipped prometheus-adapter queries templated as the adapter does, and the Kubernetes HPA algorithm
+(tests/hpa_model.py) with the behaviour the chart renders. The load goes only to the replicas the HPA currently runs,
+so a replica it adds really takes traffic. Two models: ~20 ms per request (one row), ~1 ms per request of 4 rows
+(batched: the signal must count rows, not requests).
+
+Time compression, and why: each HPA sync is 15 simulated seconds (the behaviour's windows and periods run on that
+clock) but ~1.5 s of real load, and the adapter's rate window `[1m]` becomes `[4s]` (Prometheus scrapes every 1 s);
+the queries are otherwise the shipped ones. Load is driven by a small bounded open-loop driver (below) until
+`tritonfleet loadtest` (branch sizing) lands in main; then the proof should drive load with it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from components.k8s.autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, RATE_WINDOW, triton_adapter_rules
+from components.k8s.triton import autoscaling_values
+from tests.hpa_model import Hpa
+from tests.monitoring_support import tool
+from tests.serving_helpers import by_kind, render
+from tests.triton_wheel import pytriton_dir
+from tritonfleet.core.config import TritonDeployment
+
+SERVERS = 3
+NAMESPACE = "triton"
+TEST_WINDOW = "4s"
+LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)
+SYNCS_PER_STEP = 3
+SYNC_REAL_SECONDS = 1.5
+MAX_IN_FLIGHT = 64  # the driver's bound: beyond it a request is counted as shed, not sent
+STARTUP_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    service_seconds: float
+    rows: int  # inferences (batch rows) per request
+    throughput_per_replica: float  # the capacity the deployment states, inferences/s
+
+    @property
+    def request_capacity(self) -> float:
+        return self.throughput_per_replica / self.rows
+
+
+# Stated capacities sit below what one CPU replica can serve here (20 ms: 50 requests/s; 1 ms: several hundred),
+# so 2× of the fleet's stated capacity still leaves each of the three servers below saturation.
+CASES = [Case("20ms", 0.020, 1, 20.0), Case("1ms-batched", 0.001, 4, 80.0)]
+
+MODEL_CONFIG = """name: "svc"
+backend: "python"
+max_batch_size: 8
+input [ { name: "X", data_type: TYPE_FP32, dims: [ 1 ] } ]
+output [ { name: "Y", data_type: TYPE_FP32, dims: [ 1 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+MODEL_CODE = """import time
+
+import triton_python_backend_utils as pb_utils
+
+SERVICE_SECONDS = {service}
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        out = []
+        for request in requests:
+            time.sleep(SERVICE_SECONDS)
+            out.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", pb_utils.get_input_tensor_by_name(request, "X").as_numpy())]))
+        return out
+"""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def backends_folder(tmp: Path) -> Path:
+    wheel = pytriton_dir()
+    backends = tmp / "backends" / "python"
+    backends.mkdir(parents=True)
+    for item in (wheel / "tritonserver" / "backends" / "python").iterdir():
+        if item.is_file():
+            (backends / item.name).write_bytes(item.read_bytes())
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    stub = wheel / "tritonserver" / "python_backend_stubs" / version / "triton_python_backend_stub"
+    (backends / stub.name).write_bytes(stub.read_bytes())
+    (backends / stub.name).chmod(0o755)
+    return tmp / "backends"
+
+
+def start_triton(
+    tmp: Path, backends: Path, case: Case, http_port: int, metrics_port: int, index: int, grpc_port: int | None = None
+) -> subprocess.Popen:
+    wheel = pytriton_dir()
+    models = tmp / f"models-{index}"
+    (models / "svc" / "1").mkdir(parents=True)
+    (models / "svc" / "config.pbtxt").write_text(MODEL_CONFIG)
+    (models / "svc" / "1" / "model.py").write_text(MODEL_CODE.format(service=case.service_seconds))
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "LD_LIBRARY_PATH": str(wheel.parent / "nvidia_pytriton.libs"),
+    }
+    command = [
+        str(wheel / "tritonserver" / "bin" / "tritonserver"),
+        f"--model-repository={models}",
+        f"--backend-directory={backends}",
+        "--http-address=127.0.0.1",
+        f"--http-port={http_port}",
+        *(["--grpc-address=127.0.0.1", f"--grpc-port={grpc_port}"] if grpc_port else ["--allow-grpc=false"]),
+        "--metrics-address=127.0.0.1",
+        f"--metrics-port={metrics_port}",
+        "--http-thread-count=8",
+    ]
+    log = (tmp / f"triton-{index}.log").open("w")
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def adapter_query(metric: str, pods: list[str]) -> str:
+    """The shipped rule's metricsQuery as prometheus-adapter templates it for a Pods metric of these pods."""
+    rule = next(r for r in triton_adapter_rules() if r["name"]["as"] == metric)
+    series = rule["name"]["matches"].strip("^$")
+    matchers = f'namespace="{NAMESPACE}",pod=~"{"|".join(pods)}"'
+    query = rule["metricsQuery"].replace("<<.Series>>", series).replace("<<.LabelMatchers>>", matchers)
+    return query.replace("<<.GroupBy>>", "pod").replace(f"[{RATE_WINDOW}]", f"[{TEST_WINDOW}]")
+
+
+class Driver:
+    """Open-loop load: requests at evenly spaced instants, round robin over the replicas the HPA runs, at most
+    MAX_IN_FLIGHT outstanding (past that a request is shed and counted). Stopped by stop(); every wait is bounded."""
+
+    def __init__(self, ports: list[int], rows: int):
+        self.ports, self.rows = ports, rows
+        self.rate, self.replicas = 0.0, 1
+        self.sent = self.shed = self.errors = 0
+        self.in_flight = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT)
+        self._body = json.dumps(
+            {"inputs": [{"name": "X", "shape": [rows, 1], "datatype": "FP32", "data": [1.0] * rows}]}
+        ).encode()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _send(self, port: int) -> None:
+        session = getattr(self._local, "session", None) or requests.Session()
+        self._local.session = session
+        try:
+            response = session.post(f"http://127.0.0.1:{port}/v2/models/svc/infer", data=self._body, timeout=10)
+            if response.status_code != 200:
+                with self._lock:
+                    self.errors += 1
+        except requests.RequestException:
+            with self._lock:
+                self.errors += 1
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _run(self) -> None:
+        next_at, turn = time.monotonic(), 0
+        while not self._stop.is_set():
+            rate = self.rate  # read once: the test thread changes it between steps
+            if rate <= 0:
+                self._stop.wait(0.05)
+                next_at = time.monotonic()
+                continue
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+            next_at += 1 / rate
+            port = self.ports[turn % self.replicas]
+            turn += 1
+            with self._lock:
+                if self.in_flight >= MAX_IN_FLIGHT:
+                    self.shed += 1
+                    continue
+                self.in_flight += 1
+                self.sent += 1
+            self._pool.submit(self._send, port)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _query(prometheus: str, expr: str) -> dict[str, float]:
+    response = requests.get(f"{prometheus}/api/v1/query", params={"query": expr}, timeout=5)
+    response.raise_for_status()
+    return {r["metric"].get("pod", ""): float(r["value"][1]) for r in response.json()["data"]["result"]}
+
+
+def _hpa_spec(case: Case) -> tuple[dict[str, Any], TritonDeployment]:
+    """The HPA the chart renders for a deployment stating this case's capacity (min 1, max SERVERS, guard 50 ms)."""
+    deployment = TritonDeployment(
+        name="svc",
+        pool="cpu",
+        min_replicas=1,
+        max_replicas=SERVERS,
+        throughput_per_replica=case.throughput_per_replica,
+        queue_time_target="50ms",
+    )
+    values = {"modelRepository": "s3://models", "replicas": {"min": 1, "max": SERVERS}}
+    values["autoscaling"] = autoscaling_values(deployment, monitoring=True)
+    return by_kind(render(values))["HorizontalPodAutoscaler"]["spec"], deployment
+
+
+def ideal_replicas(load_inferences: float, deployment: TritonDeployment) -> int:
+    usable = deployment.throughput_per_replica * deployment.target_utilization
+    return min(max(math.ceil(load_inferences / usable - 1e-9), deployment.min_replicas), deployment.max_replicas)
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c.label for c in CASES])
+def run(request, tmp_path_factory):
+    case: Case = request.param
+    prometheus_bin = tool("prometheus")
+    tmp = tmp_path_factory.mktemp(f"autoscale-{case.label}")
+    backends = backends_folder(tmp)
+    http_ports = [free_port() for _ in range(SERVERS)]
+    metrics_ports = [free_port() for _ in range(SERVERS)]
+    pods = [f"triton-svc-{i}" for i in range(SERVERS)]
+    # Prometheus Operator's relabelling for a ServiceMonitor endpoint: namespace and pod from the target's metadata.
+    scrape = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [
+            {
+                "job_name": "serviceMonitor/triton/triton-svc/0",
+                "static_configs": [
+                    {
+                        "targets": [f"127.0.0.1:{port}"],
+                        "labels": {"__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": pod},
+                    }
+                    for port, pod in zip(metrics_ports, pods, strict=True)
+                ],
+                "relabel_configs": [
+                    {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                    {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                ],
+            }
+        ],
+    }
+    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
+    servers = [
+        start_triton(tmp, backends, case, http, metrics, i) for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports, strict=True))
+    ]
+    prometheus_log = (tmp / "prometheus.log").open("w")
+    prometheus = subprocess.Popen(
+        [prometheus_bin, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{(prom_port := free_port())}"],
+        stdout=prometheus_log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{prom_port}"
+    driver = None
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        ready: set[int] = set()
+        while time.monotonic() < deadline and len(ready) < SERVERS:
+            for i, port in enumerate(http_ports):
+                if servers[i].poll() is not None:
+                    pytest.fail(f"tritonserver {i} exited:\n" + (tmp / f"triton-{i}.log").read_text()[-3000:])
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/v2/models/svc/ready", timeout=2).status_code == 200:
+                        ready.add(i)
+                except requests.RequestException:
+                    pass
+            time.sleep(1)
+        if len(ready) < SERVERS:
+            pytest.fail(f"only {len(ready)} of {SERVERS} tritonservers became ready in {STARTUP_SECONDS}s")
+        queries = {m: adapter_query(m, pods) for m in (INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST)}
+        while time.monotonic() < deadline and len(_safe(url, queries[INFERENCES_PER_SECOND])) < SERVERS:
+            time.sleep(1)  # every pod's series exists (0 while idle) before the first sync
+        spec, deployment = _hpa_spec(case)
+        hpa = Hpa(spec)
+        driver = Driver(http_ports, case.rows)
+        steps = []
+        for fraction in LOAD_FRACTIONS:
+            offered = fraction * SERVERS * case.throughput_per_replica  # inferences/s
+            driver.rate = offered / case.rows
+            time.sleep(int(TEST_WINDOW[:-1]) + 1)  # the rate window holds only this step's load
+            syncs = []
+            for _ in range(SYNCS_PER_STEP):
+                driver.replicas = hpa.current
+                served = _query(url, queries[INFERENCES_PER_SECOND])
+                queue = _query(url, queries[QUEUE_MS_PER_REQUEST])
+                # The HPA averages over the pods of the Deployment: the ones it runs (idle extras serve 0).
+                averages = {
+                    INFERENCES_PER_SECOND: sum(served.values()) / hpa.current,
+                    QUEUE_MS_PER_REQUEST: sum(queue.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
+                }
+                syncs.append({"averages": averages, "served": sum(served.values()), "replicas": hpa.sync(averages)})
+                driver.replicas = hpa.current
+                time.sleep(SYNC_REAL_SECONDS)
+            steps.append({"fraction": fraction, "offered": offered, "ideal": ideal_replicas(offered, deployment), "syncs": syncs})
+        # Back to zero: the scale-down window holds the replicas, then they fall to minReplicas.
+        driver.rate = 0
+        time.sleep(int(TEST_WINDOW[:-1]) + 1)
+        down = []
+        for _ in range(40):
+            served = _query(url, queries[INFERENCES_PER_SECOND])
+            queue = _query(url, queries[QUEUE_MS_PER_REQUEST])
+            averages = {
+                INFERENCES_PER_SECOND: sum(served.values()) / hpa.current,
+                QUEUE_MS_PER_REQUEST: sum(queue.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
+            }
+            replicas = hpa.sync(averages)
+            down.append((hpa.now, replicas))
+        yield {"case": case, "steps": steps, "down": down, "spec": spec, "driver": driver, "deployment": deployment}
+    finally:
+        if driver is not None:
+            driver.stop()
+        stop(prometheus)
+        for server in servers:
+            stop(server)
+        prometheus_log.close()
+
+
+def _safe(url: str, expr: str) -> dict[str, float]:
+    try:
+        return _query(url, expr)
+    except requests.RequestException:
+        return {}
+
+
+def _describe(run) -> str:
+    return "\n".join(
+        f"{s['fraction']}x offered {s['offered']:.0f}/s ideal {s['ideal']}: "
+        + ", ".join(f"served {x['served']:.1f}/s → {x['replicas']}" for x in s["syncs"])
+        for s in run["steps"]
+    )
+
+
+def test_the_driver_delivered_the_load(run):
+    driver = run["driver"]
+    assert driver.sent > 0 and driver.errors == 0 and driver.shed == 0, (driver.sent, driver.errors, driver.shed)
+
+
+def test_the_signal_moves_with_offered_load(run):
+    """Served inferences/s across the fleet track the offered load at each step (rows counted for the batched model)."""
+    for step in run["steps"]:
+        served = step["syncs"][-1]["served"]
+        if step["offered"] == 0:
+            assert served == 0, _describe(run)
+        else:
+            assert abs(served - step["offered"]) <= 0.25 * step["offered"], _describe(run)
+
+
+def test_desired_replicas_within_one_of_ideal_at_every_step(run):
+    print(_describe(run))  # shown with -rA: the measured trajectory
+    for step in run["steps"]:
+        assert abs(step["syncs"][-1]["replicas"] - step["ideal"]) <= 1, _describe(run)
+    assert run["steps"][0]["syncs"][-1]["replicas"] == run["deployment"].min_replicas, "zero traffic gives minReplicas"
+    assert run["steps"][-1]["syncs"][-1]["replicas"] == run["deployment"].max_replicas, _describe(run)
+
+
+def test_no_oscillation_at_steady_load(run):
+    """Within a step the replica count never goes up and then down (or down and then up)."""
+    for step in run["steps"]:
+        counts = [s["replicas"] for s in step["syncs"]]
+        changes = [b - a for a, b in zip(counts, counts[1:], strict=False) if b != a]
+        assert all(c > 0 for c in changes) or all(c < 0 for c in changes), _describe(run)
+
+
+def test_scale_down_is_stabilised_then_reaches_min(run):
+    window = run["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"]
+    start = run["down"][0][0] - 15
+    held = [replicas for at, replicas in run["down"] if at - start < window]
+    assert set(held) == {run["deployment"].max_replicas}, run["down"]
+    assert run["down"][-1][1] == run["deployment"].min_replicas, run["down"]
+
+
+def test_no_signal_is_nan_or_missing_when_idle(run):
+    idle = run["steps"][0]["syncs"]
+    assert all(not math.isnan(v) for s in idle for v in s["averages"].values())

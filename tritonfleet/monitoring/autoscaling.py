@@ -1,0 +1,125 @@
+"""Recording rules and alerts on the HPA's own signal: replicas wanted by load against running, and capacity headroom.
+
+The HPA scales on inferences/s per pod (`nv_inference_count`, batch rows) over `SIGNAL_WINDOW` against the stated
+`throughputPerReplica × targetUtilization` (components/k8s/autoscaling.py serves it through prometheus-adapter); these
+rules compute the same figure per deployment, so a dashboard and an alert show what the HPA sees. Deployments without a
+stated capacity (queue-time guard only) get the "scaling inactive" alert but no wanted/headroom series.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tritonfleet.core.config import StackConfig, TritonDeployment
+from tritonfleet.core.conventions import triton_release_name
+
+SIGNAL_COUNTER = "nv_inference_count"  # inferences (batch rows), not requests: see docs/serving.md
+SIGNAL_WINDOW = "1m"  # the adapter's rate window
+
+SERVED = "deployment:tritonfleet_inferences_per_second:rate" + SIGNAL_WINDOW
+WANTED = "deployment:tritonfleet_replicas_wanted:count"
+RUNNING = "deployment:tritonfleet_replicas_running:count"
+HEADROOM = "deployment:tritonfleet_capacity_headroom:ratio"
+HEADROOM_LOW = 0.1  # share of the running replicas' stated capacity still free
+AT_MAXIMUM_FOR = "15m"
+
+
+def _pods_of(deployment: TritonDeployment) -> str:
+    """The label matchers of a Deployment's pods (<release>-<replicaset hash>-<suffix>)."""
+    return f'namespace="{deployment.namespace}",pod=~"{triton_release_name(deployment.name)}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"'
+
+
+def _labels(deployment: TritonDeployment) -> dict[str, str]:
+    return {"deployment": triton_release_name(deployment.name)}
+
+
+def _autoscaled(config: StackConfig) -> list[TritonDeployment]:
+    return [d for d in config.triton_deployments if config.monitoring.enabled and d.max_replicas > d.min_replicas]
+
+
+def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    for d in _autoscaled(config):
+        if d.throughput_per_replica is None:
+            continue
+        name = triton_release_name(d.name)
+        target = d.throughput_per_replica * d.target_utilization
+        selector = f'namespace="{d.namespace}",deployment="{name}"'
+        rules += [
+            {
+                "record": SERVED,
+                "expr": f"sum by (namespace) (rate({SIGNAL_COUNTER}{{{_pods_of(d)}}}[{SIGNAL_WINDOW}]))",
+                "labels": _labels(d),
+            },
+            # What the HPA's load metric asks for before min/max: offered load ÷ usable capacity per replica.
+            {"record": WANTED, "expr": f"ceil({SERVED}{{{selector}}} / {target!r})"},
+            {
+                "record": RUNNING,
+                "expr": f"sum by (namespace, deployment) (kube_deployment_status_replicas_available{{{selector}}})",
+            },
+            {
+                "record": HEADROOM,
+                "expr": f"1 - {SERVED}{{{selector}}} / on (namespace, deployment) "
+                f"(({RUNNING}{{{selector}}} * {d.throughput_per_replica!r}) > 0)",
+            },
+        ]
+    return rules
+
+
+def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
+    deployments = _autoscaled(config)
+    if not deployments:
+        return []
+    namespaces = "|".join(sorted({d.namespace for d in deployments}))
+    hpas = "|".join(sorted(triton_release_name(d.name) for d in deployments))
+    alerts = [
+        {
+            "alert": "TritonAutoscalingInactive",
+            "expr": f'kube_horizontalpodautoscaler_status_condition{{namespace=~"{namespaces}",'
+            f'horizontalpodautoscaler=~"{hpas}",condition="ScalingActive",status="false"}} == 1',
+            "for": "10m",
+            "labels": {"severity": "critical"},
+            "annotations": {
+                "summary": "A Triton HPA cannot read its metrics",
+                "description": "HPA {{ $labels.horizontalpodautoscaler }} in {{ $labels.namespace }} is not scaling: the "
+                "custom metrics API does not answer (prometheus-adapter down, or on GKE the control plane cannot reach "
+                "the adapter on port 6443: check the firewall rule) or Triton's series are missing.",
+            },
+        }
+    ]
+    for d in deployments:
+        if d.throughput_per_replica is None:
+            continue
+        selector = f'{{namespace="{d.namespace}",deployment="{triton_release_name(d.name)}"}}'
+        alerts += [
+            {
+                "alert": "TritonLoadAboveMaxReplicas",
+                "expr": f"{WANTED}{selector} > {d.max_replicas}",
+                "for": AT_MAXIMUM_FOR,
+                "labels": {"severity": "warning"},
+                "annotations": {
+                    "summary": "Offered load needs more Triton replicas than maxReplicas allows",
+                    "description": "{{ $labels.deployment }} in {{ $labels.namespace }} wants {{ $value }} replicas by "
+                    f"its load (capacity {d.throughput_per_replica:g} inferences/s per replica at "
+                    f"{d.target_utilization:g} utilisation); maxReplicas is {d.max_replicas}: raise maxReplicas (and the "
+                    "pool's maxNodes) or the per-replica capacity.",
+                },
+            },
+            {
+                "alert": "TritonCapacityHeadroomLow",
+                "expr": f"{HEADROOM}{selector} < {HEADROOM_LOW}",
+                "for": "10m",
+                "labels": {"severity": "warning"},
+                "annotations": {
+                    "summary": "Triton replicas run near their stated capacity",
+                    "description": "{{ $labels.deployment }} in {{ $labels.namespace }} has {{ $value | humanizePercentage }} "
+                    "of its running replicas' stated capacity free: the HPA is behind (replicas pending, no GPU nodes) "
+                    "or at maxReplicas.",
+                },
+            },
+        ]
+    return alerts
+
+
+def autoscaling_group(config: StackConfig) -> dict[str, Any]:
+    return {"name": "tritonfleet-autoscaling", "rules": autoscaling_rules(config) + autoscaling_alerts(config)}
