@@ -176,7 +176,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
         "monitoring": monitoring_section(config),
         "disruption": disruption_section(config),
         "startup": startup_section(config),
-__SPLIT__        "sizing": sizing,
+        "sizing": sizing,
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
         "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
         "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),
