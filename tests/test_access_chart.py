@@ -117,7 +117,8 @@ def test_one_network_policy_selects_only_the_triton_pods(label, cloud, access):
     assert spec["policyTypes"] == ["Ingress", "Egress"]  # both: whatever is not allowed is denied to these pods
     clients, metrics = spec["ingress"]
     assert [p["port"] for p in clients["ports"]] == ["http", "grpc"]
-    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    # Prometheus scrapes Triton's metrics and the model-state exporter beside it; nothing else reaches either port.
+    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}, {"port": "model-state", "protocol": "TCP"}]
     pods = clients["from"][0]
     namespaces = access.get("clientNamespaces")
     if namespaces:

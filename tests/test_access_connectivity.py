@@ -49,6 +49,7 @@ PROBES = frozenset(
         ("TCP", 8000),
         ("TCP", 8001),
         ("TCP", 8002),
+        ("TCP", 8003),
         ("TCP", 22),
         ("UDP", 8000),
     }
@@ -146,8 +147,8 @@ def world() -> tuple[list[dict], list[dict], list[dict]]:
         for obj in case.objects:
             if obj["kind"] == "Deployment":
                 template = obj["spec"]["template"]
-                container = template["spec"]["containers"][0]
-                pods.append(_pod(obj["metadata"]["name"], case.namespace, template["metadata"]["labels"], container["ports"]))
+                ports = [port for container in template["spec"]["containers"] for port in container.get("ports", [])]
+                pods.append(_pod(obj["metadata"]["name"], case.namespace, template["metadata"]["labels"], ports))
             elif obj["kind"] == "NetworkPolicy":
                 policies.append(obj)
         if case.named_namespace:

@@ -18,7 +18,7 @@ from tritonfleet.core.exposure import ExposureFacts
 
 EXPOSURES = ("cluster", "internal", "public")
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
-METRICS = frozenset({("TCP", 8002)})
+METRICS = frozenset({("TCP", 8002), ("TCP", 8003)})  # Triton's metrics and the model-state exporter
 DNS = frozenset({("UDP", 53), ("TCP", 53)})
 HTTPS = frozenset({("TCP", 443)})
 NOTHING: frozenset[tuple[str, int]] = frozenset()
