@@ -100,7 +100,7 @@ def test_hpa_model_tolerance_and_largest_proposal():
         ({"queueTimeTarget": 20}, "queueTimeTarget", "ms or s", "20ms"),
         ({"queueTimeTarget": "20 minutes"}, "queueTimeTarget", "ms or s", "20ms"),
         ({"throughputPerReplica": 0}, "throughputPerReplica", "> 0", "tritonDeployments[0].throughputPerReplica"),
-        ({"targetUtilization": 1.0}, "targetUtilization", "(0, 0.9]", "0.8"),
+        ({"targetUtilization": 1.0}, "targetUtilization", "(0, 0.9]", "0.9"),  # the nearest valid value
         ({"targetUtilization": 0}, "targetUtilization", "(0, 0.9]", "0.8"),
         ({"throughputPerReplica": None}, "throughputPerReplica", "queueTimeTarget", "<inferences/s per replica>"),
         ({"minReplicas": 3, "maxReplicas": 2}, "maxReplicas", ">= minReplicas", "maxReplicas' 3"),

@@ -76,11 +76,17 @@ def test_prometheus_rule_matches_the_crd_schema():
 def test_record_and_alert_names_are_unique_and_well_formed():
     for stack in STACKS:
         groups = rules.rule_groups(config_of(stack))
-        records = [r["record"] for g in groups for r in g["rules"] if "record" in r and r["record"] not in (rules.PRICE, rules.PRICE_UNKNOWN)]
-        alerts = [r["alert"] for g in groups for r in g["rules"] if "alert" in r]
+        # A name may be recorded once per deployment, told apart by its `deployment` label.
+        records = [
+            (r["record"], tuple(sorted(r.get("labels", {}).items())))
+            for g in groups
+            for r in g["rules"]
+            if "record" in r and r["record"] not in (rules.PRICE, rules.PRICE_UNKNOWN)
+        ]
+        alerts = [(r["alert"], tuple(sorted(r["labels"].items()))) for g in groups for r in g["rules"] if "alert" in r]
         assert len(records) == len(set(records))
         assert len(alerts) == len(set(alerts))
-        assert all(name.count(":") == 2 for name in records), "level:metric:operations"
+        assert all(name.count(":") == 2 for name, _ in records), "level:metric:operations"
         assert all(r["labels"]["severity"] in ("critical", "warning", "info") for g in groups for r in g["rules"] if "alert" in r)
 
 

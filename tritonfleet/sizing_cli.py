@@ -135,22 +135,18 @@ def print_ranking(out: Console, config: Any, deployment: Any, ranking: Any) -> N
         + (f", latency target {deployment.latency_target} p99" if deployment.latency_target else ""),
         markup=True,
     )
-    table = Table(title="Options by $ per 1M inferences at peak (whole nodes)")
-    for column in ("#", "GPU", "type", "buy", "capacity/replica", "nodes", "idle", "$/hour", "$/1M"):
-        table.add_column(column, justify="right" if column not in ("GPU", "type", "buy", "capacity/replica") else "left")
+    out.print("Options by $ per 1M inferences at peak (whole nodes; '-': no known price or over the latency target):")
     for i, option in enumerate(ranking.options, 1):
-        table.add_row(
-            str(i) if option.usd_per_million is not None and option.fits_latency else "-",
-            option.gpu,
-            option.instance_type,
-            option.purchase,
-            f"{option.capacity:,.0f}/s {option.capacity_kind}",
-            str(option.nodes),
-            f"{option.idle_gpus} GPU",
-            "unknown" if option.usd_per_hour is None else f"${option.usd_per_hour:,.2f}",
-            "unknown" if option.usd_per_million is None else f"${option.usd_per_million:,.4f}",
+        rank = f"{i}." if option.usd_per_million is not None and option.fits_latency else "-"
+        per_hour = "unknown" if option.usd_per_hour is None else f"${option.usd_per_hour:,.2f}/h"
+        per_million = "unknown" if option.usd_per_million is None else f"${option.usd_per_million:,.4f}"
+        # Two plain lines per option: nothing is cut at 80 columns (names and money stay whole).
+        out.print(f"{rank:>4} {option.gpu} {option.instance_type} {option.purchase}: $/1M {per_million}, {per_hour}", soft_wrap=True)
+        out.print(
+            f"     {option.nodes} nodes, {option.idle_gpus} idle GPUs; {option.capacity:,.0f}/s per replica "
+            f"({option.capacity_kind})",
+            soft_wrap=True,
         )
-    out.print(table)
     for note in ranking.notes:
         out.print(f"note: {note}", soft_wrap=True)
     winner = ranking.winner
@@ -171,19 +167,26 @@ def sizing_lines(plan: dict, width: int = 80) -> list[str]:
     for d in sizing["deployments"]:
         capacity = d["capacity"]
         source = f"{capacity['kind']} {capacity['inferencesPerSecond']:,.0f}/s" if isinstance(capacity, dict) else capacity
-        lines.append(f"  {d['deployment']} ({d['pool']}): {_replicas(d['replicas'])} replicas; capacity {source}"[:80])
-        lines.append(f"    $/1M peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}"[:80])
+        lines += _wrapped(f"  {d['deployment']} ({d['pool']}): {_replicas(d['replicas'])} replicas; capacity {source}", width)
+        lines += _wrapped(f"    $/1M peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
     for p in sizing["pools"]:
         peak, low = p["peak"], p["minimum"]
-        lines.append(
+        lines += _wrapped(
             f"  pool {p['pool']}: peak {peak['nodes']} nodes {peak['idleGpus']}/{peak['gpusPaid']} GPUs idle; "
-            f"min {low['nodes']} nodes {low['idleGpus']}/{low['gpusPaid']} idle"[:80]
+            f"min {low['nodes']} nodes {low['idleGpus']}/{low['gpusPaid']} idle",
+            width,
         )
-        lines.append(f"    $/1M peak {_per_million(peak['usdPer1M'])}, average {_per_million(p['average']['usdPer1M'])}"[:80])
+        lines += _wrapped(f"    $/1M peak {_per_million(peak['usdPer1M'])}, average {_per_million(p['average']['usdPer1M'])}", width)
     for finding in sizing["findings"]:
         text = f"warning: {finding['key']}: {finding['message']}"
         lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
     return lines
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """A line that never loses text: wrapped between words within `width`, continued four spaces in."""
+    indent = text[: len(text) - len(text.lstrip())]
+    return textwrap.wrap(text.strip(), width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
 
 
 def _replicas(replicas: dict) -> str:

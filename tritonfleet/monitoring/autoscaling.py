@@ -45,6 +45,8 @@ def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
         name = triton_release_name(d.name)
         target = d.throughput_per_replica * d.target_utilization
         selector = f'namespace="{d.namespace}",deployment="{name}"'
+        # One set per deployment under the same names: each rule's `deployment` label tells them apart (promtool
+        # flags same-named rules without one).
         rules += [
             {
                 "record": SERVED,
@@ -52,15 +54,17 @@ def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
                 "labels": _labels(d),
             },
             # What the HPA's load metric asks for before min/max: offered load ÷ usable capacity per replica.
-            {"record": WANTED, "expr": f"ceil({SERVED}{{{selector}}} / {target!r})"},
+            {"record": WANTED, "expr": f"ceil({SERVED}{{{selector}}} / {target!r})", "labels": _labels(d)},
             {
                 "record": RUNNING,
                 "expr": f"sum by (namespace, deployment) (kube_deployment_status_replicas_available{{{selector}}})",
+                "labels": _labels(d),
             },
             {
                 "record": HEADROOM,
                 "expr": f"1 - {SERVED}{{{selector}}} / on (namespace, deployment) "
                 f"(({RUNNING}{{{selector}}} * {d.throughput_per_replica!r}) > 0)",
+                "labels": _labels(d),
             },
         ]
     return rules
@@ -96,7 +100,7 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
                 "alert": "TritonLoadAboveMaxReplicas",
                 "expr": f"{WANTED}{selector} > {d.max_replicas}",
                 "for": AT_MAXIMUM_FOR,
-                "labels": {"severity": "warning"},
+                "labels": {"severity": "warning", **_labels(d)},
                 "annotations": {
                     "summary": "Offered load needs more Triton replicas than maxReplicas allows",
                     "description": "{{ $labels.deployment }} in {{ $labels.namespace }} wants {{ $value }} replicas by "
@@ -109,7 +113,7 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
                 "alert": "TritonCapacityHeadroomLow",
                 "expr": f"{HEADROOM}{selector} < {HEADROOM_LOW}",
                 "for": "10m",
-                "labels": {"severity": "warning"},
+                "labels": {"severity": "warning", **_labels(d)},
                 "annotations": {
                     "summary": "Triton replicas run near their stated capacity",
                     "description": "{{ $labels.deployment }} in {{ $labels.namespace }} has {{ $value | humanizePercentage }} "
