@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPool, GpuPoolArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
@@ -123,6 +124,8 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 ami_release_version=ami_release_version(config),
                 system_instance_type=system_instance_type(config),
                 system_node_count=cluster_config.system_nodes.count,
+                image_volume_device=IMAGE_VOLUME_DEVICE[image],
+                support_type=support_type(config.environment),
                 admin_principals=list(cluster_config.admin_principals),
                 protected=config.protected,
                 tags=config.tags,
