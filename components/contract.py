@@ -89,6 +89,8 @@ class ClusterFacts:
         operator pod is rejected and the release times out). The consumer adds metadata (name, namespace).
     exports: stack outputs the adapter wants users to see (pool names, identity bindings), exported as given.
     exposure: how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources).
+    triton_depends_on: resources every Triton release must wait for (AWS: the Load Balancer Controller, whose webhook
+        admits the Services and Ingresses that `exposure` annotates).
     """
 
     cluster_name: pulumi.Output[str]
@@ -103,6 +105,7 @@ class ClusterFacts:
     gpu_operator_resource_quota: dict[str, Any] | None = None
     exports: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
     exposure: ExposureFacts = field(default_factory=ExposureFacts)
+    triton_depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
 def bucket_requests(config: StackConfig) -> list[BucketRequest]:

@@ -20,6 +20,11 @@ from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPool, GpuPoolArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
+from components.aws.load_balancer_controller import (
+    LoadBalancerController,
+    LoadBalancerControllerArgs,
+    needs_load_balancer_controller,
+)
 from components.aws.layout import (
     AMI_TYPE,
     IMAGE_VOLUME_DEVICE,
@@ -80,6 +85,7 @@ class EksFloor:
     children: pulumi.ResourceOptions  # parent: the adapter; provider: the stack region's AWS provider
     eks: EksCluster
     autoscaler: ClusterAutoscaler
+    load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
     pools: dict[str, PoolFacts]
@@ -104,11 +110,13 @@ class AwsCloud(CloudAdapter[EksFloor]):
             f"{name}-net",
             NetworkArgs(
                 vpc_name=config.cluster_name,
+                region=config.region,
                 zones=aws_zones(config.region, cluster_config),
                 nat_zones=nat_zones(config),
                 protected=config.protected,
                 existing_vpc_id=cluster_config.existing_vpc_id,
                 existing_private_subnets=dict(cluster_config.existing_private_subnets),
+                tag_existing_subnets=needs_load_balancer_controller(config),
                 tags=config.tags,
             ),
             opts=child,
@@ -187,10 +195,29 @@ class AwsCloud(CloudAdapter[EksFloor]):
             opts=child,
             depends_on=eks.addons,
         )
+        load_balancer_controller = (
+            LoadBalancerController(
+                f"{name}-lb-controller",
+                LoadBalancerControllerArgs(
+                    cluster_name=config.cluster_name,
+                    region=config.region,
+                    vpc_id=network.vpc_id,
+                    oidc_provider_arn=eks.oidc_provider.arn,
+                    issuer_url=eks.issuer_url,
+                    provider=k8s_provider,
+                    tags=config.tags,
+                ),
+                opts=child,
+                depends_on=eks.addons,
+            )
+            if needs_load_balancer_controller(config)
+            else None
+        )
         return EksFloor(
             children=child,
             eks=eks,
             autoscaler=autoscaler,
+            load_balancer_controller=load_balancer_controller,
             k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
             pools=pools,
@@ -248,6 +275,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             triton_env={"AWS_DEFAULT_REGION": config.region},
             exposure=aws_exposure_facts(config.cluster.existing_vpc_cidr or VPC_CIDR),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
+            triton_depends_on=[floor.load_balancer_controller.release] if floor.load_balancer_controller else [],
             exports={
                 "clusterEndpoint": cluster.endpoint,
                 "oidcIssuer": eks.issuer_url,
@@ -257,5 +285,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
                 "autoscalerRoleArn": floor.autoscaler.role.arn,
                 "ebsCsiRoleArn": eks.ebs_csi_role.arn,
+                "cniRoleArn": eks.cni_role.arn,
+                **(
+                    {"loadBalancerControllerRoleArn": floor.load_balancer_controller.role.arn}
+                    if floor.load_balancer_controller
+                    else {}
+                ),
             },
         )

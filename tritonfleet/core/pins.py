@@ -26,6 +26,13 @@ PROMETHEUS_ADAPTER_CHART = {
     "version": "5.3.0",
     "repo": "https://prometheus-community.github.io/helm-charts",
 }
+# The AWS Load Balancer Controller (Services of type LoadBalancer as NLBs, Ingresses as ALBs). Chart and app version are
+# equal from 3.0 on; its IAM policy is vendored at the same tag (tritonfleet/clouds/aws/data/README.md).
+AWS_LOAD_BALANCER_CONTROLLER_CHART = {
+    "chart": "aws-load-balancer-controller",
+    "version": "3.5.0",  # appVersion v3.5.0 (kubernetes-sigs/aws-load-balancer-controller tag v3.5.0, 2026-08-03)
+    "repo": "https://aws.github.io/eks-charts",
+}
 
 # EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
 # an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).
