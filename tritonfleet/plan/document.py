@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,14 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
     }
 
 
+def cloud_notes(config: StackConfig) -> dict[str, Any]:
+    """The cloud's own notes for the plan (AWS: the version's support dates, NAT pricing for model pulls), or {}."""
+    from tritonfleet.clouds import cloud_plan_notes
+
+    module = cloud_plan_notes(config.cloud)
+    return module.plan_notes(config, date.today()) if module else {}
+
+
 def load_sources() -> dict[str, Any]:
     from tritonfleet.core.catalog import load_catalog
 
@@ -121,6 +130,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
             "byType": dict(sorted(types.items())),
         },
         "cost": cost_section(config),
+        "cloudNotes": cloud_notes(config),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
         "fingerprint": fingerprint_section(inputs),  # `policy check` reuses a saved plan while this still matches

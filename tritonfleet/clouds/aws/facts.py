@@ -64,18 +64,6 @@ GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
     "eks-bottlerocket-nvidia": {"driver": {"enabled": False}, "toolkit": {"enabled": False}, "devicePlugin": {"enabled": False}},
 }
 
-# ---------------------------------------------------------------------------------------------------------------------
-# EKS Kubernetes versions: the release calendar, one row per minor version.
-# Source: "Amazon EKS Kubernetes release calendar", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
-# (awsdocs/amazon-eks-user-guide @0138560 latest/ug/versioning/kubernetes-versions.adoc for 1.29-1.34, read 2026-12-03);
-# 1.35 from https://endoflife.date/amazon-eks and aws-samples "sample-apex-skills" cluster-lifecycle.md (calendar
-# "last verified 2026-04-24"), both read 2026-12-03. Standard support lasts 14 months from the EKS release, extended
-# support 12 more; extended support is billed per cluster-hour on top of the standard fee and is on by default
-# (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control plane itself.
-# None is a date AWS has not published where we could read it (VERIFY): 1.36's dates. Its EKS release came after
-# 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on), so it is in standard support for as long as 1.35 is.
-
-
 @dataclass(frozen=True)
 class EksVersion:
     """One Kubernetes minor version on EKS: when it came and when its standard and extended support end."""
@@ -94,6 +82,27 @@ class EksVersion:
         return self.end_of_extended is None or on < self.end_of_extended
 
 
+@dataclass(frozen=True)
+class VcpuQuota:
+    """An EC2 vCPU quota (Service Quotas, service code ec2)."""
+
+    code: str
+    name: str
+    verify: bool = False
+
+
+# The EKS Kubernetes release calendar, one row per minor version, and where it was read (the plan cites it).
+# Source: "Amazon EKS Kubernetes release calendar", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+# (awsdocs/amazon-eks-user-guide @0138560 latest/ug/versioning/kubernetes-versions.adoc for 1.29-1.34, read 2026-12-03);
+# 1.35 from https://endoflife.date/amazon-eks and aws-samples "sample-apex-skills" cluster-lifecycle.md (calendar
+# "last verified 2026-04-24"), both read 2026-12-03 (VERIFY against AWS's page). Standard support lasts 14 months from
+# the EKS release, extended support 12 more; extended support is billed per cluster-hour on top of the standard fee and
+# is on by default (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control
+# plane itself, and no new cluster can be created at that version. None is a date we could not read (VERIFY): 1.36's.
+# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on), so it stays in standard
+# support at least as long as 1.35.
+EKS_VERSIONS_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-12-03)"
+# (rows: the calendar above, https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, 2026-12-03)
 EKS_VERSIONS: dict[str, EksVersion] = {
     v.version: v
     for v in (
@@ -108,8 +117,8 @@ EKS_VERSIONS: dict[str, EksVersion] = {
     )
 }
 # Extended support price per cluster-hour, on top of the standard $0.10. Source: https://aws.amazon.com/eks/pricing/
-# as quoted by CloudZero's "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on the
-# pricing page, shared/reference/cloud-review-2026-12.md).
+# as quoted by docs.cloudzero.com "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on
+# the pricing page).
 EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR = 0.60
 
 
@@ -145,36 +154,36 @@ def kubernetes_support(version: str, on: date) -> dict[str, Any]:
     }
 
 
-EKS_VERSIONS_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-12-03)"
-
-# ---------------------------------------------------------------------------------------------------------------------
 # EC2 vCPU quotas (Service Quotas, service code ec2) per instance family and market. On-demand quotas group families
 # by letter (every P family shares "Running On-Demand P instances"); spot quotas split P5 from P4/P3/P2.
 # Source: "Amazon EC2 instance type quotas", https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html
-# (console links name each code; read 2026-12-03) and https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
-# ("All P4, P3 and P2 Spot Instance Requests" and "All P5 Spot Instance Requests" are separate). Which spot quota P6
-# (B200) draws on is not documented there: public tools disagree (VERIFY with `aws service-quotas list-service-quotas
-# --service-code ec2`); the catalog sells p6-b200 only as capacity blocks, which these quotas do not count.
-
-
-@dataclass(frozen=True)
-class VcpuQuota:
-    code: str
-    name: str
-    verify: bool = False
-
-
-_OD_G = VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances")
-_OD_P = VcpuQuota("L-417A185B", "Running On-Demand P instances")
-_SPOT_G = VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests")
-_SPOT_P4 = VcpuQuota("L-7212CCBC", "All P4, P3 and P2 Spot Instance Requests")
-_SPOT_P5 = VcpuQuota("L-C4BD4855", "All P5 Spot Instance Requests")
-
+# (its console links name each code; read 2026-12-03) and https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
+# ("All P4, P3 and P2 Spot Instance Requests" and "All P5 Spot Instance Requests" are separate quotas). Which spot quota
+# P6 (B200) draws on is not documented there and public tools disagree (VERIFY with `aws service-quotas
+# list-service-quotas --service-code ec2`); the catalog sells p6-b200 only as capacity blocks, which these quotas do
+# not count.
 EC2_VCPU_QUOTAS: dict[str, dict[str, VcpuQuota]] = {
-    **{family: {"on-demand": _OD_G, "spot": _SPOT_G} for family in ("g4dn", "g5", "g6", "g6e")},
-    **{family: {"on-demand": _OD_P, "spot": _SPOT_P4} for family in ("p3", "p4d", "p4de")},
-    **{family: {"on-demand": _OD_P, "spot": _SPOT_P5} for family in ("p5", "p5e", "p5en")},
-    "p6-b200": {"on-demand": _OD_P, "spot": VcpuQuota(_SPOT_P5.code, _SPOT_P5.name, verify=True)},
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances"),
+            "spot": VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests"),
+        }
+        for family in ("g4dn", "g5", "g6", "g6e")
+    },
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-417A185B", "Running On-Demand P instances"),
+            "spot": VcpuQuota("L-7212CCBC", "All P4, P3 and P2 Spot Instance Requests"),
+        }
+        for family in ("p3", "p4d", "p4de")
+    },
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-417A185B", "Running On-Demand P instances"),
+            "spot": VcpuQuota("L-C4BD4855", "All P5 Spot Instance Requests", verify=family == "p6-b200"),
+        }
+        for family in ("p5", "p5e", "p5en", "p6-b200")
+    },
 }
 
 
@@ -183,11 +192,11 @@ def vcpu_quota(instance_type: str, market: str) -> VcpuQuota | None:
     return EC2_VCPU_QUOTAS.get(instance_type.split(".")[0], {}).get(market)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
 # NAT gateway data processing, per GB that passes through the gateway (model pulls from S3 without a gateway endpoint).
 # Source: https://aws.amazon.com/vpc/pricing/ (NAT gateway, us-east-1: $0.045 per GB processed), as quoted by
 # basavytix.com/blog/aws-nat-gateway-pricing and cloudburn.io/blog/aws-nat-gateway-pricing (2026), read 2026-12-03
 # (VERIFY on the pricing page; other regions cost more, e.g. ap-southeast-1 $0.059). S3 gateway endpoints carry no
 # hourly or per-GB charge: https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html.
 NAT_USD_PER_GB_PROCESSED = 0.045
+# The region NAT_USD_PER_GB_PROCESSED was read for (https://aws.amazon.com/vpc/pricing/, 2026-12-03); elsewhere unknown.
 NAT_PRICE_REGION = "us-east-1"
