@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from components.aws.load_balancer_controller import controller_values, published_policy
 from tests.conftest import ROOT, engine_config
 from tests.serving_helpers import missing_keys, upstream_values
 from tests.test_aws_program import run
-from components.aws.load_balancer_controller import controller_values, published_policy
 from tritonfleet.core import pins
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -73,14 +73,21 @@ def test_the_controller_role_has_the_published_policy_and_trusts_its_service_acc
 
 def test_values_keys_exist_in_the_pinned_chart():
     values = controller_values("c", "us-east-1", "vpc-1", "arn:aws:iam::123456789012:role/r")
-    assert missing_keys(values, upstream_values(f"aws-load-balancer-controller-{pins.AWS_LOAD_BALANCER_CONTROLLER_CHART['version']}")) == []
+    assert (
+        missing_keys(
+            values, upstream_values(f"aws-load-balancer-controller-{pins.AWS_LOAD_BALANCER_CONTROLLER_CHART['version']}")
+        )
+        == []
+    )
 
 
 def test_vendored_policy_is_the_pinned_versions_and_grants_what_the_controller_calls():
     version = pins.AWS_LOAD_BALANCER_CONTROLLER_CHART["version"]
     (data,) = (ROOT / "tritonfleet" / "clouds" / "aws" / "data").glob("aws-load-balancer-controller-*-iam-policy.json")
     assert data.name == f"aws-load-balancer-controller-v{version}-iam-policy.json"
-    actions = {a for s in published_policy()["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    actions = {
+        a for s in published_policy()["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
     assert {"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "ec2:DescribeSubnets"} <= actions
 
 

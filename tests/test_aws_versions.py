@@ -34,7 +34,11 @@ def test_support_on_the_review_day():
 
 def test_support_note_for_the_plan():
     note = kubernetes_support("1.34", REVIEW_DAY)
-    assert (note["support"], note["endOfStandardSupport"], note["endOfExtendedSupport"]) == ("extended", "2026-12-02", "2027-12-02")
+    assert (note["support"], note["endOfStandardSupport"], note["endOfExtendedSupport"]) == (
+        "extended",
+        "2026-12-02",
+        "2027-12-02",
+    )
     assert kubernetes_support("1.36", REVIEW_DAY)["endOfStandardSupport"] == "unknown (VERIFY)"
     assert kubernetes_support("1.31", REVIEW_DAY)["support"] == "unsupported"
     assert kubernetes_support("1.99", REVIEW_DAY)["support"] == "unknown"

@@ -64,6 +64,7 @@ GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
     "eks-bottlerocket-nvidia": {"driver": {"enabled": False}, "toolkit": {"enabled": False}, "devicePlugin": {"enabled": False}},
 }
 
+
 @dataclass(frozen=True)
 class EksVersion:
     """One Kubernetes minor version on EKS: when it came and when its standard and extended support end."""
