@@ -20,11 +20,6 @@ from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPool, GpuPoolArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
-from components.aws.load_balancer_controller import (
-    LoadBalancerController,
-    LoadBalancerControllerArgs,
-    needs_load_balancer_controller,
-)
 from components.aws.layout import (
     AMI_TYPE,
     IMAGE_VOLUME_DEVICE,
@@ -37,6 +32,11 @@ from components.aws.layout import (
     nat_zones,
     node_group_plans,
     system_instance_type,
+)
+from components.aws.load_balancer_controller import (
+    LoadBalancerController,
+    LoadBalancerControllerArgs,
+    needs_load_balancer_controller,
 )
 from components.aws.network import Network, NetworkArgs
 from components.contract import (
