@@ -20,7 +20,7 @@ from botocore.stub import Stubber
 
 from tests.conftest import ROOT, run_cli
 from tritonfleet.clouds.aws.facts import EC2_VCPU_QUOTAS
-from tritonfleet.clouds.aws.preflight import run_preflight
+from tritonfleet.clouds.aws.preflight import check_s3_endpoint, run_preflight
 
 QUOTA_NAMES = {q.code: q.name for markets in EC2_VCPU_QUOTAS.values() for q in markets.values()}
 
@@ -182,6 +182,25 @@ def test_quota_api_denied_is_unknown_not_passed(moto_endpoint, stack_config):
     quota = [f for f in report.findings if f.check == "quota"]
     assert all(f.status == "unknown" and "AccessDeniedException" in f.detail for f in quota)
     assert not report.blockers
+
+
+def test_existing_vpc_without_an_s3_endpoint_is_a_warning_with_the_nat_price(moto_endpoint, stack_config):
+    ec2, quotas = _clients(moto_endpoint)
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    config = stack_config("dev")
+    subnets = {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}
+    cluster = config.cluster.model_copy(
+        update={"existing_vpc_id": vpc, "existing_vpc_cidr": "10.20.0.0/16", "existing_private_subnets": subnets}
+    )
+    config = config.model_copy(update={"cluster": cluster})
+    (finding,) = check_s3_endpoint(ec2, config)
+    assert finding.status == "warning" and "$0.045/GB NAT processing" in finding.detail
+    assert f"create-vpc-endpoint --vpc-id {vpc} --vpc-endpoint-type Gateway" in finding.detail
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.create_vpc_endpoint(VpcId=vpc, ServiceName="com.amazonaws.us-east-1.s3", VpcEndpointType="Gateway", RouteTableIds=[table])
+    (finding,) = check_s3_endpoint(ec2, config)
+    assert finding.status == "ok" and finding.data["endpoints"][0].startswith("vpce-")
+    assert check_s3_endpoint(ec2, stack_config("dev")) == []  # a VPC tritonfleet creates has one by construction
 
 
 def test_no_credentials_is_said_before_any_call(tmp_path):

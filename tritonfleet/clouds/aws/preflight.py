@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tritonfleet.clouds.aws.facts import VcpuQuota, vcpu_quota
+from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, VcpuQuota, vcpu_quota
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import split_capacity
@@ -28,7 +28,7 @@ OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # zones, offering, quota, spot-price
+    check: str  # zones, offering, quota, spot-price, s3-endpoint
     subject: str
     status: str  # ok, blocker, warning, unknown
     detail: str
@@ -227,12 +227,45 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
     return findings
 
 
+def check_s3_endpoint(ec2, config: StackConfig) -> list[Finding]:
+    """An existing VPC: does it have an S3 gateway endpoint, or do model pulls pay NAT processing per GB?
+
+    A VPC tritonfleet creates always has one (components/aws/network.py), so only existingVpcId is asked about. Whether
+    the endpoint's route tables are the private subnets' is not checked (stated in the finding)."""
+    vpc = config.cluster.existing_vpc_id
+    if not vpc:
+        return []
+    service = f"com.amazonaws.{config.region}.s3"
+    subject = f"S3 gateway endpoint of {vpc}"
+    try:
+        endpoints = ec2.describe_vpc_endpoints(
+            Filters=[
+                {"Name": "vpc-id", "Values": [vpc]},
+                {"Name": "service-name", "Values": [service]},
+                {"Name": "vpc-endpoint-type", "Values": ["Gateway"]},
+            ]
+        )["VpcEndpoints"]
+    except (ClientError, BotoCoreError) as error:
+        return [Finding("s3-endpoint", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})")]
+    if endpoints:
+        ids = [e["VpcEndpointId"] for e in endpoints]
+        detail = f"{', '.join(ids)}: model pulls bypass NAT where its route tables include the private subnets' (not checked)"
+        return [Finding("s3-endpoint", subject, OK, detail, {"endpoints": ids})]
+    price = f"${NAT_USD_PER_GB_PROCESSED}/GB" if config.region == NAT_PRICE_REGION else "NAT's per-GB price"
+    detail = (
+        f"none: every model pull from S3 pays {price} NAT processing; add one: aws ec2 create-vpc-endpoint "
+        f"--vpc-id {vpc} --vpc-endpoint-type Gateway --service-name {service} --route-table-ids <private route tables>"
+    )
+    return [Finding("s3-endpoint", subject, WARNING, detail)]
+
+
 def run_preflight(config: StackConfig, ec2, quotas) -> PreflightReport:
     zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
     findings, _ = check_zones(ec2, config, zones)
     findings += check_offerings(ec2, config)
     findings += check_quotas(quotas, config)
     findings += check_spot_prices(ec2, config)
+    findings += check_s3_endpoint(ec2, config)
     return PreflightReport(config.stack, config.region, zones, findings)
 
 
