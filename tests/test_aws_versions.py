@@ -76,3 +76,30 @@ def test_every_aws_gpu_type_in_the_catalog_has_its_quota_codes(itype):
 def test_quota_families_outside_the_table_are_unknown():
     assert vcpu_quota("p4d.24xlarge", "spot").code == "L-7212CCBC"  # "All P4, P3 and P2 Spot Instance Requests"
     assert vcpu_quota("m6i.xlarge", "spot") is None  # not in the table: preflight says unknown, never passes it
+
+
+def test_plan_notes_version_dates_and_model_pull_pricing(stack_config):
+    from tritonfleet.clouds.aws.plan_notes import plan_notes
+    from tritonfleet.plan.text import cloud_note_lines
+
+    prod = stack_config("prod")
+    notes = plan_notes(prod, REVIEW_DAY)
+    assert notes["kubernetes"]["endOfStandardSupport"] == "2027-03-27"
+    assert notes["modelPulls"]["monthlyUsd"] == 0.0  # a created VPC has the S3 gateway endpoint
+    text = " ".join(line.text.strip() for line in cloud_note_lines(notes, 120))
+    assert "Kubernetes 1.35: standard support now; end of standard support 2027-03-27" in text
+
+    subnets = {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}
+    cluster = prod.cluster.model_copy(
+        update={
+            "existing_vpc_id": "vpc-0123456789abcdef0",
+            "existing_vpc_cidr": "10.0.0.0/16",
+            "existing_private_subnets": subnets,
+        }
+    )
+    pulls = plan_notes(prod.model_copy(update={"cluster": cluster}), REVIEW_DAY)["modelPulls"]
+    assert (pulls["natUsdPerGb"], pulls["monthlyUsd"]) == (0.045, "unknown")  # priced per GB, volume not in the config
+    eu = prod.model_copy(update={"cluster": cluster, "region": "eu-west-1"})
+    assert plan_notes(eu, REVIEW_DAY)["modelPulls"]["natUsdPerGb"] == "unknown"  # only us-east-1's price is sourced
+    text = " ".join(line.text.strip() for line in cloud_note_lines({"modelPulls": pulls}, 120))
+    assert "$0.045/GB" in text and "monthly cost unknown" in text
