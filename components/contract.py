@@ -90,6 +90,8 @@ class ClusterFacts:
         operator pod is rejected and the release times out). The consumer adds metadata (name, namespace).
     exports: stack outputs the adapter wants users to see (pool names, identity bindings), exported as given.
     exposure: how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources).
+    triton_depends_on: resources every Triton release must wait for (AWS: the Load Balancer Controller, whose webhook
+        admits the Services and Ingresses that `exposure` annotates).
     """
 
     cluster_name: pulumi.Output[str]
@@ -106,6 +108,7 @@ class ClusterFacts:
     exposure: ExposureFacts = field(default_factory=ExposureFacts)
     # what the managed cluster hides from an in-cluster Prometheus, and where its logs go
     monitoring: ClusterMonitoringFacts = field(default_factory=ClusterMonitoringFacts)
+    triton_depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
 def bucket_requests(config: StackConfig) -> list[BucketRequest]:

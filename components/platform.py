@@ -62,7 +62,11 @@ class Platform(pulumi.ComponentResource):
         )
         if monitoring:
             PrometheusAdapter(f"{name}-prometheus-adapter", provider=facts.provider, depends_on=crd_providers, opts=child)
-        triton_prerequisites = crd_providers + ([gpu_operator.release] if gpu_operator.release else [])
+        triton_prerequisites = [
+            *crd_providers,
+            *([gpu_operator.release] if gpu_operator.release else []),
+            *facts.triton_depends_on,
+        ]
 
         # One Namespace per namespace the deployments use, so each deployment's key Secret can go in before its release.
         namespaces = {

@@ -15,6 +15,7 @@ GPU_OPERATOR=v26.7.0
 KUBE_PROMETHEUS_STACK=88.5.3
 PROMETHEUS_ADAPTER=5.3.0
 KARPENTER=1.14.1
+AWS_LOAD_BALANCER_CONTROLLER=3.5.0
 
 dest=tests/upstream
 work=$(mktemp -d)
@@ -69,6 +70,13 @@ done
 curl -fsSL "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v$KARPENTER/website/content/en/preview/getting-started/getting-started-with-karpenter/cloudformation.yaml" \
   -o "$work/cloudformation.yaml"
 copy "$work/cloudformation.yaml" "karpenter-$KARPENTER/getting-started-cloudformation.yaml"
+
+pull https://aws.github.io/eks-charts aws-load-balancer-controller "$AWS_LOAD_BALANCER_CONTROLLER"
+src="$work/aws-load-balancer-controller-$AWS_LOAD_BALANCER_CONTROLLER/aws-load-balancer-controller"
+for f in Chart.yaml values.yaml; do copy "$src/$f" "aws-load-balancer-controller-$AWS_LOAD_BALANCER_CONTROLLER/$f"; done
+# The controller's IAM policy of the same tag is product data (the program creates it), kept beside the AWS facts.
+curl -fsSL "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v$AWS_LOAD_BALANCER_CONTROLLER/docs/install/iam_policy.json" \
+  -o "tritonfleet/clouds/aws/data/aws-load-balancer-controller-v$AWS_LOAD_BALANCER_CONTROLLER-iam-policy.json"
 
 echo
 echo "Files for the table in $dest/README.md (bytes, sha256):"

@@ -86,7 +86,22 @@ def test_node_image_and_release():
     found = problems("dev", cluster={"gpuNodeImage": "bottlerocket"})
     assert "none is pinned" in found["cluster.amiReleaseVersion"]
     found = problems("dev", cluster={"amiReleaseVersion": "1.32.1-20250101"})
-    assert "for Kubernetes 1.33" in found["cluster.amiReleaseVersion"]
+    assert "for Kubernetes 1.35" in found["cluster.amiReleaseVersion"]
+
+
+@pytest.mark.parametrize("version", ["1.31", "1.20", "1.99"])
+def test_unsupported_kubernetes_version_is_refused_with_the_supported_list(version):
+    """1.31 left EKS extended support on 2026-11-26; 1.20 and 1.99 are not in the table: none can be created."""
+    raw = engine_config("dev")
+    raw["tritonfleet:cluster"] = json.dumps({"kubernetesVersion": version})
+    with pytest.raises(ConfigError) as info:
+        load_stack_config(raw, "dev")
+    (problem,) = info.value.problems  # one problem: no AMI-pin complaint about a version EKS refuses anyway
+    assert problem.value == version
+    assert "a version EKS supports on" in problem.allowed
+    assert "1.35" in problem.allowed and "1.36" in problem.allowed
+    assert ("ended on 2026-11-26" if version == "1.31" else "not in tritonfleet's EKS version table") in problem.allowed
+    assert problem.fix == "pulumi config set --path 'tritonfleet:cluster.kubernetesVersion' 1.35 --stack dev"
 
 
 def test_admin_principals_are_iam_arns():

@@ -146,7 +146,7 @@ def test_autoscaler_values(stack_config):
     assert values["extraArgs"]["expander"] == "priority"
     assert values["extraArgs"]["skip-nodes-with-local-storage"] is False
     assert values["autoDiscovery"] == {"clusterName": "tf-prod"}
-    assert values["image"]["tag"].startswith("v1.33.")
+    assert values["image"]["tag"].startswith(f"v{config.cluster.kubernetes_version}.")
     assert values["rbac"]["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ca"}
 
 

@@ -19,7 +19,10 @@ import yaml
 from botocore.stub import Stubber
 
 from tests.conftest import ROOT, run_cli
-from tritonfleet.clouds.aws.preflight import QUOTAS, run_preflight
+from tritonfleet.clouds.aws.facts import EC2_VCPU_QUOTAS
+from tritonfleet.clouds.aws.preflight import check_s3_endpoint, run_preflight
+
+QUOTA_NAMES = {q.code: q.name for markets in EC2_VCPU_QUOTAS.values() for q in markets.values()}
 
 MOTO_SERVER = Path(sys.executable).with_name("moto_server")
 
@@ -89,7 +92,8 @@ def test_prod_passes_offerings_and_says_quotas_are_unknown(aws_env, tmp_path):
     assert {f["subject"] for f in offerings} >= {"pool h200: p5en.48xlarge", "pool l40s: g6e.xlarge", "system nodes: m6i.xlarge"}
     quotas = [f for f in report["findings"] if f["check"] == "quota"]
     assert quotas and all(f["status"] == "unknown" and f["detail"].startswith("unknown (not checked") for f in quotas)
-    assert {f["data"]["quotaCode"] for f in quotas} == {code for code, _ in QUOTAS.values()}
+    # p5en spot draws on the P5 spot quota, not "All P4, P3 and P2 Spot Instance Requests"
+    assert {f["data"]["quotaCode"] for f in quotas} == {"L-DB2E81BA", "L-3819A6DF", "L-417A185B", "L-C4BD4855"}
     spot = [f for f in report["findings"] if f["check"] == "spot-price"]
     assert {f["data"]["instanceType"] for f in spot} >= {"p5en.48xlarge", "g6e.xlarge"}
 
@@ -135,7 +139,7 @@ def _quota_response(code: str, value: float) -> dict:
             "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
             "QuotaArn": f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
             "QuotaCode": code,
-            "QuotaName": next(name for c, name in QUOTAS.values() if c == code),
+            "QuotaName": QUOTA_NAMES[code],
             "Value": value,
             "Unit": "None",
             "Adjustable": True,
@@ -153,9 +157,9 @@ def test_over_quota_is_a_blocker_with_code_and_numbers(moto_endpoint, stack_conf
     config = stack_config("prod")
     ec2, quotas = _clients(moto_endpoint)
     # prod at its ceiling: G on-demand 5 x 4, G spot 3 x 16 (largest spot type), P on-demand 1 x 192, P spot 2 x 192
-    values = {"L-DB2E81BA": 64, "L-3819A6DF": 32, "L-417A185B": 192, "L-7212CCBC": 0}
+    values = {"L-DB2E81BA": 64, "L-3819A6DF": 32, "L-417A185B": 192, "L-C4BD4855": 0}
     with Stubber(quotas) as stub:
-        for code in ("L-DB2E81BA", "L-3819A6DF", "L-417A185B", "L-7212CCBC"):  # sorted (family, market) order
+        for code in sorted(values):  # the order preflight asks in
             stub.add_response("get_service_quota", _quota_response(code, values[code]), {"ServiceCode": "ec2", "QuotaCode": code})
         report = run_preflight(config, ec2, quotas)
         stub.assert_no_pending_responses()
@@ -165,8 +169,8 @@ def test_over_quota_is_a_blocker_with_code_and_numbers(moto_endpoint, stack_conf
     assert quota["L-3819A6DF"].status == "blocker" and quota["L-3819A6DF"].data["neededVcpus"] == 48
     assert "32 vCPUs < 48 needed" in quota["L-3819A6DF"].detail
     assert "--quota-code L-3819A6DF --desired-value 48" in quota["L-3819A6DF"].detail
-    assert quota["L-7212CCBC"].status == "blocker" and quota["L-7212CCBC"].data["neededVcpus"] == 384
-    assert {f.subject for f in report.blockers} == {quota["L-3819A6DF"].subject, quota["L-7212CCBC"].subject}
+    assert quota["L-C4BD4855"].status == "blocker" and quota["L-C4BD4855"].data["neededVcpus"] == 384  # P5 spot
+    assert {f.subject for f in report.blockers} == {quota["L-3819A6DF"].subject, quota["L-C4BD4855"].subject}
 
 
 def test_quota_api_denied_is_unknown_not_passed(moto_endpoint, stack_config):
@@ -178,6 +182,25 @@ def test_quota_api_denied_is_unknown_not_passed(moto_endpoint, stack_config):
     quota = [f for f in report.findings if f.check == "quota"]
     assert all(f.status == "unknown" and "AccessDeniedException" in f.detail for f in quota)
     assert not report.blockers
+
+
+def test_existing_vpc_without_an_s3_endpoint_is_a_warning_with_the_nat_price(moto_endpoint, stack_config):
+    ec2, quotas = _clients(moto_endpoint)
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    config = stack_config("dev")
+    subnets = {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}
+    cluster = config.cluster.model_copy(
+        update={"existing_vpc_id": vpc, "existing_vpc_cidr": "10.20.0.0/16", "existing_private_subnets": subnets}
+    )
+    config = config.model_copy(update={"cluster": cluster})
+    (finding,) = check_s3_endpoint(ec2, config)
+    assert finding.status == "warning" and "$0.045/GB NAT processing" in finding.detail
+    assert f"create-vpc-endpoint --vpc-id {vpc} --vpc-endpoint-type Gateway" in finding.detail
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.create_vpc_endpoint(VpcId=vpc, ServiceName="com.amazonaws.us-east-1.s3", VpcEndpointType="Gateway", RouteTableIds=[table])
+    (finding,) = check_s3_endpoint(ec2, config)
+    assert finding.status == "ok" and finding.data["endpoints"][0].startswith("vpce-")
+    assert check_s3_endpoint(ec2, stack_config("dev")) == []  # a VPC tritonfleet creates has one by construction
 
 
 def test_no_credentials_is_said_before_any_call(tmp_path):

@@ -48,7 +48,7 @@ def test_prod_gpu_node_groups():
     for name, group in groups.items():
         inputs = group.inputs
         assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
-        assert inputs["releaseVersion"] == "1.33.5-20251120"
+        assert inputs["releaseVersion"] == "1.35.7-20260903"
         assert inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
         pool, option = name.removeprefix("tf-aws-").split("_")
         assert inputs["labels"]["tritonfleet.io/pool"] == pool
@@ -113,7 +113,8 @@ def test_cluster_addons_identity_and_logging():
     by_type, outputs = run("prod")
     (cluster,) = by_type["aws:eks/cluster:Cluster"]
     inputs = cluster.inputs
-    assert inputs["version"] == "1.33"
+    assert inputs["version"] == "1.35"
+    assert inputs["upgradePolicy"] == {"supportType": "EXTENDED"}  # prod: never upgraded by AWS at a time it picks
     assert cluster.protect is True and inputs["deletionProtection"] is True
     assert inputs["encryptionConfig"]["resources"] == ["secrets"]
     assert set(inputs["enabledClusterLogTypes"]) == {"api", "audit", "authenticator", "controllerManager", "scheduler"}
@@ -132,11 +133,20 @@ def test_cluster_addons_identity_and_logging():
     assert ("tf-aws-eks-cloudwatch", "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy") in attached
     groups = {g.inputs["name"]: g for g in by_type["aws:cloudwatch/logGroup:LogGroup"]}
     assert groups["/aws/containerinsights/tf-prod/application"].inputs["retentionInDays"] > 0
+    # The VPC CNI runs as its own IRSA role; the node role no longer carries its policy.
+    assert addons["vpc-cni"].inputs["serviceAccountRoleArn"] == "arn:aws:iam::123456789012:role/tf-aws-eks-cni"
+    attachments = {a.name: a.inputs["policyArn"] for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]}
+    assert attachments["tf-aws-eks-cni"] == "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
+    assert [n for n, arn in attachments.items() if arn.endswith("AmazonEKS_CNI_Policy")] == ["tf-aws-eks-cni"]
     (oidc,) = by_type["aws:iam/openIdConnectProvider:OpenIdConnectProvider"]
     assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
     assert oidc.inputs["url"] == outputs["oidcIssuer"]
     (system,) = [g for g in by_type[NODE_GROUP] if g.name.endswith("_system")]
     assert system.inputs["capacityType"] == "ON_DEMAND" and "taints" not in system.inputs
+    (template,) = [t for t in by_type["aws:ec2/launchTemplate:LaunchTemplate"] if t.name == "tf-aws-eks-system"]
+    assert system.inputs["launchTemplate"]["version"] == "1"  # the template's latest version
+    # IMDSv2 with hop limit 1: pods outside the host network cannot reach the node role's credentials.
+    assert template.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpPutResponseHopLimit": 1, "httpTokens": "required"}
     assert system.inputs["scalingConfig"]["minSize"] == 3
     (key,) = by_type["aws:kms/key:Key"]
     assert key.protect is True and key.inputs["enableKeyRotation"] is True
@@ -203,12 +213,25 @@ def test_existing_vpc_bottlerocket_and_admins():
     assert group.inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
     assert group.inputs["releaseVersion"] == "1.42.0-a1b2c3d4"
     assert group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
-    (template,) = by_type["aws:ec2/launchTemplate:LaunchTemplate"]
-    assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
+    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the GPU pool's and the system nodes'
+        assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
     (entry,) = by_type["aws:eks/accessEntry:AccessEntry"]
     assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
     (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
     assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
+
+
+def test_the_creator_gets_no_second_access_entry():
+    """The offline plan deploys as assumed-role/deployer: EKS makes that role's entry at creation (bootstrap), so the
+    listed copy and a listed duplicate get none, and the cluster records its creator for later runs."""
+    deployer, ops = "arn:aws:iam::123456789012:role/deployer", "arn:aws:iam::123456789012:role/ops"
+    by_type, _ = run("dev", cluster={"kubernetesVersion": "1.35", "adminPrincipals": [deployer, ops, ops]})
+    entries = {e.name: e.inputs["principalArn"] for e in by_type["aws:eks/accessEntry:AccessEntry"]}
+    assert entries == {"tf-aws-eks-admin-1": ops}  # named by its place in the list, as before the creator was known
+    (cluster,) = by_type["aws:eks/cluster:Cluster"]
+    assert cluster.inputs["tags"]["tritonfleet.io/created-by"] == deployer
+    assert cluster.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+    assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}  # dev: no extended-support fee
 
 
 def test_cluster_facts_for_the_kubernetes_layer(stack_config):

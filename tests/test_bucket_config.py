@@ -28,7 +28,7 @@ def test_kms_key_must_be_an_aws_key_arn_on_aws():
     found = problems("dev", [{"name": "models", "kmsKeyId": "my-key"}])
     problem = found["modelBuckets[0].kmsKeyId"]
     assert problem.value == "my-key"
-    assert "KMS key or alias ARN" in problem.allowed
+    assert "a KMS key ARN such as" in problem.allowed
     assert problem.fix.startswith("pulumi config set --path 'tritonfleet:modelBuckets[0].kmsKeyId' arn:aws:kms:")
     assert problem.fix.endswith("--stack dev")
 
@@ -42,8 +42,17 @@ def test_kms_key_must_be_a_cloud_kms_name_on_gcp():
 def test_valid_kms_keys_are_accepted():
     key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     accepts("dev", [{"name": "models", "kmsKeyId": key_arn}])
-    accepts("dev", [{"name": "models", "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:alias/models"}])
     accepts("gcp-prod", [{"name": "models", "kmsKeyId": "projects/acme-ml-prod/locations/us-central1/keyRings/r/cryptoKeys/k"}])
+
+
+@pytest.mark.parametrize("alias", ["arn:aws:kms:us-east-1:123456789012:alias/models", "alias/models"])
+def test_kms_alias_is_refused_with_the_command_that_finds_its_key(alias):
+    """IAM never matches an alias ARN in the Triton roles' kms:Decrypt Resource, so only key ARNs pass."""
+    problem = problems("dev", [{"name": "models", "kmsKeyId": alias}])["modelBuckets[0].kmsKeyId"]
+    assert problem.value == alias
+    assert "not an alias" in problem.allowed
+    assert f"aws kms describe-key --key-id {alias} --query KeyMetadata.Arn" in problem.allowed
+    assert "arn:aws:kms:us-east-1:123456789012:key/" in problem.fix
 
 
 @pytest.mark.parametrize("days,fixed", [(0, 1), (4000, 3650), ("thirty", 30)])

@@ -6,6 +6,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
+from tritonfleet.core import pins
 from tritonfleet.plan.harness import run_program
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -44,7 +45,7 @@ def test_cluster_is_private_vpc_native_with_workload_identity(prod):
     assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"] == "pods"
     assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
-    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == "1.33"
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == pins.KUBERNETES_VERSION
     assert inputs["enableShieldedNodes"] is True and inputs["removeDefaultNodePool"] is True
     assert inputs["deletionProtection"] is True and cluster["protect"] is True
     assert of_type(prod["resources"], "gcp:compute/routerNat:RouterNat"), "private nodes need NAT to pull nvcr.io images"

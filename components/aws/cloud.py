@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPool, GpuPoolArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
@@ -31,6 +32,11 @@ from components.aws.layout import (
     nat_zones,
     node_group_plans,
     system_instance_type,
+)
+from components.aws.load_balancer_controller import (
+    LoadBalancerController,
+    LoadBalancerControllerArgs,
+    needs_load_balancer_controller,
 )
 from components.aws.network import Network, NetworkArgs
 from components.contract import (
@@ -81,6 +87,7 @@ class EksFloor:
     children: pulumi.ResourceOptions  # parent: the adapter; provider: the stack region's AWS provider
     eks: EksCluster
     autoscaler: ClusterAutoscaler
+    load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
     pools: dict[str, PoolFacts]
@@ -105,6 +112,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             f"{name}-net",
             NetworkArgs(
                 vpc_name=config.cluster_name,
+                region=config.region,
                 zones=aws_zones(config.region, cluster_config),
                 nat_zones=nat_zones(config),
                 protected=config.protected,
@@ -125,6 +133,8 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 ami_release_version=ami_release_version(config),
                 system_instance_type=system_instance_type(config),
                 system_node_count=cluster_config.system_nodes.count,
+                image_volume_device=IMAGE_VOLUME_DEVICE[image],
+                support_type=support_type(config.environment),
                 admin_principals=list(cluster_config.admin_principals),
                 protected=config.protected,
                 tags=config.tags,
@@ -187,10 +197,29 @@ class AwsCloud(CloudAdapter[EksFloor]):
             opts=child,
             depends_on=eks.addons,
         )
+        load_balancer_controller = (
+            LoadBalancerController(
+                f"{name}-lb-controller",
+                LoadBalancerControllerArgs(
+                    cluster_name=config.cluster_name,
+                    region=config.region,
+                    vpc_id=network.vpc_id,
+                    oidc_provider_arn=eks.oidc_provider.arn,
+                    issuer_url=eks.issuer_url,
+                    provider=k8s_provider,
+                    tags=config.tags,
+                ),
+                opts=child,
+                depends_on=eks.addons,
+            )
+            if needs_load_balancer_controller(config)
+            else None
+        )
         return EksFloor(
             children=child,
             eks=eks,
             autoscaler=autoscaler,
+            load_balancer_controller=load_balancer_controller,
             k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
             pools=pools,
@@ -249,6 +278,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             exposure=aws_exposure_facts(load_balancer_cidrs(config)),
             monitoring=aws_monitoring_facts(),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
+            triton_depends_on=[floor.load_balancer_controller.release] if floor.load_balancer_controller else [],
             exports={
                 "clusterEndpoint": cluster.endpoint,
                 "oidcIssuer": eks.issuer_url,
@@ -258,5 +288,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
                 "autoscalerRoleArn": floor.autoscaler.role.arn,
                 "ebsCsiRoleArn": eks.ebs_csi_role.arn,
+                "cniRoleArn": eks.cni_role.arn,
+                **(
+                    {"loadBalancerControllerRoleArn": floor.load_balancer_controller.role.arn}
+                    if floor.load_balancer_controller
+                    else {}
+                ),
             },
         )

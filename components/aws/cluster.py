@@ -1,5 +1,12 @@
 """The EKS control plane and what every node needs: KMS-encrypted secrets, control-plane logs, access entries,
-the IRSA OIDC provider, the node role, a small on-demand system node group and the managed add-ons."""
+the IRSA OIDC provider, the node role, a small on-demand system node group and the managed add-ons.
+
+IMDS: the system nodes' launch template requires IMDSv2 with a hop limit of 1, so no pod outside the host network can
+reach the node role's credentials. What runs there and needs AWS does not need IMDS: the VPC CNI (aws-node) and
+kube-proxy run in the host network, the VPC CNI and the EBS CSI controller take their own IRSA roles (IRSA injects
+AWS_REGION), the EBS CSI node plugin reads its zone from the Kubernetes API when IMDS is out of reach, and the AWS Load
+Balancer Controller gets its region and VPC id as chart values (load_balancer_controller.py).
+"""
 
 from __future__ import annotations
 
@@ -10,15 +17,22 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.exposure import eks_endpoint_access
+from components.aws.cluster_access import CREATOR_TAG, admin_entries, iam_principal
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
 from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+# The VPC CNI's policy is not on the node role: the vpc-cni add-on runs as its own IRSA role (CNI_SERVICE_ACCOUNT).
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryReadOnly")
+CNI_POLICY = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
+CNI_SERVICE_ACCOUNT = ("kube-system", "aws-node")
 EBS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
+SYSTEM_DISK_GI = 100
+# How the AWS provider reports a cluster that does not exist, in the error of the eks getCluster data source.
+CLUSTER_NOT_FOUND = ("ResourceNotFoundException", "couldn't find resource", "No cluster found")
 # Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
 NODE_ADDONS = ("vpc-cni", "kube-proxy")
 WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", "amazon-cloudwatch-observability")
@@ -72,8 +86,12 @@ class EksClusterArgs:
     """Instance type of the system nodes (`layout.system_instance_type`)."""
     system_node_count: int
     """System nodes the group keeps (it may grow to twice as many)."""
+    image_volume_device: str
+    """The system nodes' root (image) volume device (`layout.IMAGE_VOLUME_DEVICE`)."""
+    support_type: str
+    """upgradePolicy.supportType: STANDARD or EXTENDED (`cluster_access.support_type`)."""
     admin_principals: list[str] = field(default_factory=list)
-    """IAM principal ARNs given cluster-admin through access entries."""
+    """IAM principal ARNs given cluster-admin through access entries (the cluster's creator excepted)."""
     protected: bool = False
     """Protect the cluster, its secrets key and its system nodes, and turn on deletion protection."""
     tags: dict[str, str] = field(default_factory=dict)
@@ -99,6 +117,8 @@ class EksCluster(pulumi.ComponentResource):
     """The on-demand node group for system pods (not GPUs)."""
     ebs_csi_role: aws.iam.Role
     """The EBS CSI driver's IRSA role."""
+    cni_role: aws.iam.Role
+    """The VPC CNI's IRSA role (AmazonEKS_CNI_Policy), instead of that policy on the node role."""
     addons: list[aws.eks.Addon]
     """The managed add-ons; cluster add-ons that need working nodes and storage wait for them."""
 
@@ -135,10 +155,12 @@ class EksCluster(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             opts=child,
         )
+        creator = self._creator(cluster_name)
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
             version=args.kubernetes_version,
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=args.support_type),
             role_arn=cluster_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=subnet_ids, **eks_endpoint_access(args.control_plane)),
             access_config=aws.eks.ClusterAccessConfigArgs(
@@ -151,12 +173,12 @@ class EksCluster(pulumi.ComponentResource):
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=secrets_key.arn), resources=["secrets"]
             ),
             deletion_protection=args.protected,
-            tags=tags,
+            tags={**tags, CREATOR_TAG: creator} if creator else tags,
             opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
         )
         cluster = self.cluster
 
-        for i, principal in enumerate(args.admin_principals):
+        for i, principal in admin_entries(args.admin_principals, creator).items():
             entry = aws.eks.AccessEntry(
                 f"{name}-admin-{i}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
             )
@@ -184,7 +206,44 @@ class EksCluster(pulumi.ComponentResource):
             for policy in NODE_POLICIES
         ]
 
-        node_addons = [self._addon(name, cluster, addon, child) for addon in NODE_ADDONS]
+        self.cni_role = irsa_role(
+            f"{name}-cni",
+            oidc_provider_arn=self.oidc_provider.arn,
+            issuer_url=self.issuer_url,
+            namespace=CNI_SERVICE_ACCOUNT[0],
+            service_account=CNI_SERVICE_ACCOUNT[1],
+            tags=tags,
+            opts=child,
+        )
+        cni_policy = aws.iam.RolePolicyAttachment(f"{name}-cni", role=self.cni_role.name, policy_arn=CNI_POLICY, opts=child)
+        # The add-on takes the role once its policy is attached, so aws-node never starts without IP permissions.
+        cni_role_arn = pulumi.Output.all(self.cni_role.arn, cni_policy.id).apply(lambda ids: ids[0])
+        node_addons = [
+            self._addon(name, cluster, addon, child, cni_role_arn if addon == "vpc-cni" else None) for addon in NODE_ADDONS
+        ]
+        system_template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description=f"System nodes of EKS cluster {cluster_name}: encrypted root volume, IMDSv2 with hop limit 1",
+            update_default_version=True,
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=args.image_volume_device,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=SYSTEM_DISK_GI, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                    ),
+                )
+            ],
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
+            ),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags) for kind in ("instance", "volume")
+            ]
+            if tags
+            else None,
+            tags=tags,
+            opts=child,
+        )
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}{GROUP_MARKER['system']}",
             cluster_name=cluster.name,
@@ -198,6 +257,9 @@ class EksCluster(pulumi.ComponentResource):
                 min_size=args.system_node_count, max_size=2 * args.system_node_count, desired_size=args.system_node_count
             ),
             labels=SYSTEM_ROLE_LABEL,
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=system_template.id, version=system_template.latest_version.apply(str)
+            ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             tags=tags,
             opts=pulumi.ResourceOptions.merge(
@@ -255,8 +317,21 @@ class EksCluster(pulumi.ComponentResource):
                 "node_role_arn": self.node_role.arn,
                 "system_node_group": self.system_node_group.node_group_name,
                 "ebs_csi_role_arn": self.ebs_csi_role.arn,
+                "cni_role_arn": self.cni_role.arn,
             }
         )
+
+    def _creator(self, cluster_name: str) -> str | None:
+        """The IAM principal EKS made cluster-admin at creation: the tag it was recorded in, or, while the cluster does
+        not exist yet, the caller (who is about to create it). None for a cluster created before the tag existed."""
+        invoke = pulumi.InvokeOptions(parent=self)
+        try:
+            existing = aws.eks.get_cluster(name=cluster_name, opts=invoke)
+        except Exception as error:  # the provider reports a missing cluster as an error of the data source
+            if not any(marker in str(error) for marker in CLUSTER_NOT_FOUND):
+                raise
+            return iam_principal(aws.get_caller_identity(opts=invoke).arn)
+        return (existing.tags or {}).get(CREATOR_TAG)
 
     @staticmethod
     def _addon(name: str, cluster: aws.eks.Cluster, addon: str, opts: pulumi.ResourceOptions, role_arn=None) -> aws.eks.Addon:

@@ -1,4 +1,11 @@
-"""The network: a new VPC with private subnets behind NAT in every zone, or the private subnets of an existing VPC."""
+"""The network: a new VPC with private subnets behind NAT in every zone, or the private subnets of an existing VPC.
+
+A new VPC gets an S3 gateway endpoint on its private route tables, so model pulls from S3 (same region) bypass NAT and
+its per-GB processing charge (the endpoint itself is free). An existing VPC is left as it is, apart from the internal
+load-balancer tag on its private subnets when the AWS Load Balancer Controller needs it; whether it has an S3 endpoint
+cannot be known offline, so the plan prices NAT processing per GB for it (tritonfleet/clouds/aws/plan_notes.py) and
+`tritonfleet preflight` asks EC2.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.layout import VPC_CIDR, subnet_layout
+from components.aws.load_balancer_controller import INTERNAL_SUBNET_TAG, PUBLIC_SUBNET_TAG
+
+
+def s3_gateway_service(region: str) -> str:
+    """The S3 gateway endpoint's service name in a region (the commercial partition's form)."""
+    return f"com.amazonaws.{region}.s3"
 
 
 @dataclass(frozen=True)
@@ -16,6 +29,8 @@ class NetworkArgs:
 
     vpc_name: str
     """The VPC's Name tag (the cluster's name)."""
+    region: str
+    """The AWS region (the S3 gateway endpoint's service name)."""
     zones: list[str]
     """Availability zones: one private and one public subnet each."""
     nat_zones: list[str]
@@ -76,7 +91,7 @@ class Network(pulumi.ComponentResource):
                 cidr_block=plan.public_cidr,
                 # Load balancers, internal ones included, live here, apart from the nodes and so from every pod
                 # address: Triton's NetworkPolicies admit these subnets as the load balancers' source.
-                tags={**tags, "kubernetes.io/role/elb": "1", "kubernetes.io/role/internal-elb": "1"},
+                tags={**tags, **PUBLIC_SUBNET_TAG, **INTERNAL_SUBNET_TAG},
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(
@@ -96,6 +111,7 @@ class Network(pulumi.ComponentResource):
             )
 
         self.private_subnets = {}
+        private_route_tables = []
         for plan in layout:
             nat = nats.get(plan.zone) or next(iter(nats.values()))
             routes = aws.ec2.RouteTable(
@@ -105,6 +121,7 @@ class Network(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             )
+            private_route_tables.append(routes.id)
             subnet = aws.ec2.Subnet(
                 f"{name}-private-{plan.zone}",
                 vpc_id=vpc.id,
@@ -117,4 +134,13 @@ class Network(pulumi.ComponentResource):
                 f"{name}-private-{plan.zone}", subnet_id=subnet.id, route_table_id=routes.id, opts=child
             )
             self.private_subnets[plan.zone] = subnet.id
+        aws.ec2.VpcEndpoint(
+            f"{name}-s3",
+            vpc_id=vpc.id,
+            service_name=s3_gateway_service(args.region),
+            vpc_endpoint_type="Gateway",
+            route_table_ids=private_route_tables,
+            tags=tags,
+            opts=child,
+        )
         self.register_outputs({"vpc_id": vpc.id, "private_subnets": self.private_subnets})

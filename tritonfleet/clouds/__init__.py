@@ -15,6 +15,7 @@ tests/test_clouds.py checks every registered cloud keeps the contract.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,14 @@ def _module(cloud: str, name: str) -> ModuleType:
 def cloud_facts(cloud: str) -> ModuleType:
     """tritonfleet/clouds/<cloud>/facts.py: the cloud's sourced facts."""
     return _module(cloud, "facts")
+
+
+def cloud_plan_notes(cloud: str) -> ModuleType | None:
+    """tritonfleet/clouds/<cloud>/plan_notes.py (`plan_notes(config, today)`), for clouds that add notes to the plan."""
+    _module(cloud, "facts")  # an unknown cloud fails here, as for the other modules
+    if importlib.util.find_spec(f"tritonfleet.clouds.{cloud}.plan_notes") is None:
+        return None
+    return _module(cloud, "plan_notes")
 
 
 def cloud_rules(cloud: str) -> CloudConfigRules:

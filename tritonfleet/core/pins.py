@@ -1,6 +1,12 @@
-"""Every pinned version the platform deploys: one place each. SDK versions are pinned in pyproject.toml."""
+"""Every pinned version the platform deploys: one place each. SDK versions are pinned in pyproject.toml.
 
-KUBERNETES_VERSION = "1.33"
+Pins that follow the Kubernetes minor version are keyed by it and cover every version EKS supports (standard or
+extended, tritonfleet/clouds/aws/facts.py EKS_VERSIONS): tests/test_aws_versions.py plans each one.
+"""
+
+# The default cluster version: in standard support on EKS (until 2027-03-27) and GKE on 2026-12-03. Shipped stacks
+# set it explicitly, so changing this default never upgrades a running cluster.
+KUBERNETES_VERSION = "1.35"
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
@@ -20,14 +26,29 @@ PROMETHEUS_ADAPTER_CHART = {
     "version": "5.3.0",
     "repo": "https://prometheus-community.github.io/helm-charts",
 }
+# The AWS Load Balancer Controller (Services of type LoadBalancer as NLBs, Ingresses as ALBs). Chart and app version are
+# equal from 3.0 on; its IAM policy is vendored at the same tag (tritonfleet/clouds/aws/data/README.md).
+AWS_LOAD_BALANCER_CONTROLLER_CHART = {
+    "chart": "aws-load-balancer-controller",
+    "version": "3.5.0",  # appVersion v3.5.0 (kubernetes-sigs/aws-load-balancer-controller tag v3.5.0, 2026-08-03)
+    "repo": "https://aws.github.io/eks-charts",
+}
 
 # EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
 # an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).
 # al2023: <k8s>.<patch>-<yyyymmdd> from the amazon-eks-ami releases (the same release covers the STANDARD and
-# NVIDIA variants). Bottlerocket: none pinned yet; set cluster.amiReleaseVersion (VERIFY a current value with
+# NVIDIA variants); each value was seen in public EKS configs for its version (VERIFY it is still offered:
+# `aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/x86_64/nvidia/recommended/release_version`).
+# Bottlerocket: none pinned yet; set cluster.amiReleaseVersion (VERIFY a current value with
 # `aws ssm get-parameter --name /aws/service/bottlerocket/aws-k8s-<k8s>-nvidia/x86_64/latest/image_version`).
 EKS_AMI_RELEASES: dict[str, dict[str, str]] = {
-    "al2023": {"1.33": "1.33.5-20251120"},  # seen in public EKS configs for 1.33 (VERIFY it is still offered)
+    "al2023": {
+        "1.32": "1.32.7-20250807",
+        "1.33": "1.33.5-20251120",
+        "1.34": "1.34.2-20251120",
+        "1.35": "1.35.7-20260903",
+        "1.36": "1.36.3-20260903",
+    },
     "bottlerocket": {},
 }
 EKS_AMI_RELEASE_PATTERN = {"al2023": r"{k8s}\.\d+-\d{{8}}", "bottlerocket": r"\d+\.\d+\.\d+-[0-9a-f]{{8}}"}
@@ -43,4 +64,8 @@ CLUSTER_AUTOSCALER_CHART = {
     "version": "9.50.1",  # appVersion 1.33.0
     "repo": "https://kubernetes.github.io/autoscaler",
 }
-CLUSTER_AUTOSCALER_IMAGE = {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tags": {"1.33": "v1.33.1"}}
+# Tags seen in the autoscaler's release notes and public manifests, one per supported minor version.
+CLUSTER_AUTOSCALER_IMAGE = {
+    "repository": "registry.k8s.io/autoscaling/cluster-autoscaler",
+    "tags": {"1.32": "v1.32.1", "1.33": "v1.33.1", "1.34": "v1.34.3", "1.35": "v1.35.1", "1.36": "v1.36.1"},
+}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,14 @@ def network_policy_section(resources: list[tuple[str, str, Any]]) -> dict[str, A
     }
 
 
+def cloud_notes(config: StackConfig) -> dict[str, Any]:
+    """The cloud's own notes for the plan (AWS: the version's support dates, NAT pricing for model pulls), or {}."""
+    from tritonfleet.clouds import cloud_plan_notes
+
+    module = cloud_plan_notes(config.cloud)
+    return module.plan_notes(config, date.today()) if module else {}
+
+
 def load_sources() -> dict[str, Any]:
     from tritonfleet.core.catalog import load_catalog
 
@@ -180,6 +189,7 @@ def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, poli
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
         "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
         "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),
+        "cloudNotes": cloud_notes(config),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
         "fingerprint": fingerprint_section(inputs),  # `policy check` reuses a saved plan while this still matches

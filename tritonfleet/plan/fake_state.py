@@ -27,6 +27,19 @@ _CALLS: dict[str, dict[str, Any]] = {
 }
 
 
+# The identity the offline plan deploys as (an assumed role, as CI runs usually are).
+_CALLS["aws:index/getCallerIdentity:getCallerIdentity"] = {
+    "accountId": ACCOUNT,
+    "arn": f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/tritonfleet-plan",
+    "userId": "AROAEXAMPLEDEPLOYER:tritonfleet-plan",
+    "id": ACCOUNT,
+}
+# Data sources for things the offline plan's empty account does not have: the provider's not-found error.
+ABSENT_CALLS: dict[str, str] = {
+    "aws:eks/getCluster:getCluster": "ResourceNotFoundException: No cluster found (offline plan: an empty account)",
+}
+
+
 def fake_call(token: str) -> dict[str, Any] | None:
     """The result of a data-source call the offline plan answers, or None when it answers no such call."""
     answer = _CALLS.get(token)

@@ -129,6 +129,34 @@ def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
     return [Line(text, "bold" if i == 0 else "") for i, text in enumerate(sizing_lines(plan, width))]
 
 
+def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
+    """The cluster version's support dates and how model pulls reach the bucket (AWS), when the cloud adds notes."""
+    lines: list[Line] = []
+    version = notes.get("kubernetes")
+    if version:
+        if version["support"] == "unknown":
+            text = f"Kubernetes {version['kubernetesVersion']}: support dates unknown ({version['source']})."
+        else:
+            text = (
+                f"Kubernetes {version['kubernetesVersion']}: {version['support']} support now; end of standard support "
+                f"{version['endOfStandardSupport']}, end of extended support {version['endOfExtendedSupport']} "
+                f"(source: {version['source']})."
+            )
+        lines += wrap(text, width, INDENT, INDENT)
+    pulls = notes.get("modelPulls")
+    if pulls:
+        if pulls["monthlyUsd"] == "unknown":
+            per_gb = pulls["natUsdPerGb"]
+            price = f"${per_gb:.3f}/GB" if not isinstance(per_gb, str) else "an unknown price per GB (not us-east-1)"
+            text = (
+                f"Model pulls: {pulls['path']}; through NAT they cost {price} of {pulls['volume']}: monthly cost unknown."
+            )
+        else:
+            text = f"Model pulls: {pulls['path']}, no NAT processing charge."
+        lines += wrap(text, width, INDENT, INDENT)
+    return [Line("Cluster", "bold"), *lines] if lines else []
+
+
 def resource_lines(summary: dict[str, Any], width: int) -> list[Line]:
     counts = summary["byType"]
     digits = max((len(str(c)) for c in counts.values()), default=1)
@@ -158,12 +186,14 @@ def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> lis
     )
     more = "" if resources else "; list them by type with --resources"
     lines += wrap(f"{summary['resources']} resources in {summary['components']} components{more}", width)
-    for section in (
+    sections = (
+        cloud_note_lines(plan.get("cloudNotes", {}), width),
         network_policy_lines(plan, width),
         pool_lines(cost, width),
         cost_lines(cost, width),
         deployment_lines(plan, width),
-    ):
+    )
+    for section in sections:
         if section:
             lines += [Line(""), *section]
     if resources:

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import date
 
-from tritonfleet.clouds.aws.facts import AWS_REGIONS, AWS_ZONE_COUNT
+from tritonfleet.clouds.aws.facts import (
+    AWS_REGIONS,
+    AWS_ZONE_COUNT,
+    eks_version,
+    standard_eks_versions,
+    supported_eks_versions,
+)
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core import pins
 from tritonfleet.core.config.problems import MISSING, Problem, set_command
@@ -32,7 +39,8 @@ TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
 PUBLIC_CLIENT_CIDRS = "the ALB's inbound-cidrs"
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
-KMS_KEY_PATTERN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$"
+KMS_KEY_PATTERN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9_-]+$"
+KMS_ALIAS_PATTERN = r"^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:)?alias/[A-Za-z0-9/_-]+$"
 KMS_KEY_EXAMPLE = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 SUBNET_EXAMPLE = "subnet-0123456789abcdef0"
 VPC_EXAMPLE = "vpc-0123456789abcdef0"
@@ -49,11 +57,34 @@ def check_stack(ctx: RuleContext) -> None:
 def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
     if ctx.region is None:
         return
+    version_supported = _check_kubernetes_version(ctx, cluster, date.today())
     _check_zones(ctx, cluster, ctx.region)
     _check_existing_vpc(ctx, cluster)
     _check_existing_subnets(ctx, cluster, ctx.region)
     _check_admin_principals(ctx, cluster)
-    _check_ami_release(ctx, cluster)
+    if version_supported:  # an AMI pin for a version EKS refuses would only add a misleading second fix
+        _check_ami_release(ctx, cluster)
+
+
+def _check_kubernetes_version(ctx: RuleContext, cluster: Cluster, today: date) -> bool:
+    """A version EKS supports today (standard or extended support); past that EKS neither creates nor keeps it."""
+    version = cluster.kubernetes_version
+    row = eks_version(version)
+    if row is not None and row.supported(today):
+        return True
+    supported = supported_eks_versions(today)
+    standard = standard_eks_versions(today)
+    why = (
+        f"EKS support for {version} ended on {row.end_of_extended}"
+        if row is not None and row.end_of_extended
+        else f"{version} is not in tritonfleet's EKS version table"
+    )
+    allowed = (
+        f"a version EKS supports on {today}: {', '.join(supported) or 'none known: update EKS_VERSIONS'} "
+        f"({why}; in standard support, without the extended-support fee: {', '.join(standard) or 'none known'})"
+    )
+    ctx.add("cluster.kubernetesVersion", version, allowed, (standard or supported or [pins.KUBERNETES_VERSION])[0])
+    return False
 
 
 def _zone_of(region: str, zone: str) -> bool:
@@ -149,7 +180,7 @@ def _check_ami_release(ctx: RuleContext, cluster: Cluster) -> None:
             "cluster.amiReleaseVersion",
             release,
             f"a {image} release for Kubernetes {version}, like "
-            + ("1.33.5-20251120 (<k8s version>.<patch>-<date>)" if image == "al2023" else "1.42.0-a1b2c3d4"),
+            + ("1.35.7-20260903 (<k8s version>.<patch>-<date>)" if image == "al2023" else "1.42.0-a1b2c3d4"),
             example,
         )
 
@@ -175,6 +206,16 @@ def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
 
 
 def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:
-    if bucket.kms_key_id and not re.match(KMS_KEY_PATTERN, bucket.kms_key_id):
-        allowed = f"a KMS key or alias ARN such as {KMS_KEY_EXAMPLE}, or unset"
-        ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, KMS_KEY_EXAMPLE)
+    """A KMS key ARN. Not an alias: the Triton roles' kms:Decrypt grant names the key as its Resource, and IAM never
+    matches an alias ARN there (the request carries the key ARN); resolving the alias would need a cloud call."""
+    key = bucket.kms_key_id
+    if not key or re.match(KMS_KEY_PATTERN, key):
+        return
+    if re.match(KMS_ALIAS_PATTERN, key):
+        allowed = (
+            "a KMS key ARN, not an alias: an IAM grant on an alias ARN never matches the key; find the key ARN with "
+            f"`aws kms describe-key --key-id {key} --query KeyMetadata.Arn`"
+        )
+    else:
+        allowed = f"a KMS key ARN such as {KMS_KEY_EXAMPLE}, or unset"
+    ctx.add(f"{at}.kmsKeyId", key, allowed, KMS_KEY_EXAMPLE)

@@ -6,6 +6,8 @@ module maps them to the EKS API's spelling. Facts only a real account can confir
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 # Purchase option -> EKS managed node group capacityType (the program writes it, the budget policy reads it back).
@@ -125,3 +127,140 @@ VPC_CNI_NETWORK_POLICY_MINIMUM = (1, 14, 0)
 # inbound all from self), EKS API VpcConfigResponse.clusterSecurityGroupId ("Managed node groups use this security
 # group for control-plane-to-data-plane communication"), read 2026-12. VERIFY: kubectl get apiservice
 # v1beta1.custom.metrics.k8s.io shows Available=True on the first EKS deploy. Test: tests/test_control_plane_paths.py.
+
+@dataclass(frozen=True)
+class EksVersion:
+    """One Kubernetes minor version on EKS: when it came and when its standard and extended support end."""
+
+    version: str
+    released: date | None
+    end_of_standard: date | None
+    end_of_extended: date | None
+    verify: bool = False  # a date is missing or comes only from a secondary source
+
+    def in_standard_support(self, on: date) -> bool:
+        return self.end_of_standard is None or on < self.end_of_standard
+
+    def supported(self, on: date) -> bool:
+        """Creatable and running with AWS support on `on`: in standard or extended support."""
+        return self.end_of_extended is None or on < self.end_of_extended
+
+
+@dataclass(frozen=True)
+class VcpuQuota:
+    """An EC2 vCPU quota (Service Quotas, service code ec2)."""
+
+    code: str
+    name: str
+    verify: bool = False
+
+
+# The EKS Kubernetes release calendar, one row per minor version, and where it was read (the plan cites it).
+# Source: "Amazon EKS Kubernetes release calendar", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+# (awsdocs/amazon-eks-user-guide @0138560 latest/ug/versioning/kubernetes-versions.adoc for 1.29-1.34, read 2026-12-03);
+# 1.35 from https://endoflife.date/amazon-eks and aws-samples "sample-apex-skills" cluster-lifecycle.md (calendar
+# "last verified 2026-04-24"), both read 2026-12-03 (VERIFY against AWS's page). Standard support lasts 14 months from
+# the EKS release, extended support 12 more; extended support is billed per cluster-hour on top of the standard fee and
+# is on by default (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control
+# plane itself, and no new cluster can be created at that version. None is a date we could not read (VERIFY): 1.36's.
+# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on), so it stays in standard
+# support at least as long as 1.35.
+EKS_VERSIONS_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-12-03)"
+# (rows: the calendar above, https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, 2026-12-03)
+EKS_VERSIONS: dict[str, EksVersion] = {
+    v.version: v
+    for v in (
+        EksVersion("1.29", date(2024, 1, 23), date(2025, 3, 23), date(2026, 3, 23)),
+        EksVersion("1.30", date(2024, 5, 23), date(2025, 7, 23), date(2026, 7, 23)),
+        EksVersion("1.31", date(2024, 9, 26), date(2025, 11, 26), date(2026, 11, 26)),
+        EksVersion("1.32", date(2025, 1, 23), date(2026, 3, 23), date(2027, 3, 23)),
+        EksVersion("1.33", date(2025, 5, 29), date(2026, 7, 29), date(2027, 7, 29)),
+        EksVersion("1.34", date(2025, 10, 2), date(2026, 12, 2), date(2027, 12, 2)),
+        EksVersion("1.35", date(2026, 1, 27), date(2027, 3, 27), date(2028, 3, 27), verify=True),
+        EksVersion("1.36", None, None, None, verify=True),
+    )
+}
+# Extended support price per cluster-hour, on top of the standard $0.10. Source: https://aws.amazon.com/eks/pricing/
+# as quoted by docs.cloudzero.com "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on
+# the pricing page).
+EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR = 0.60
+
+
+def eks_version(version: str) -> EksVersion | None:
+    return EKS_VERSIONS.get(version)
+
+
+def supported_eks_versions(on: date) -> list[str]:
+    """Versions EKS creates and supports on `on` (standard or extended), oldest first."""
+    return [v.version for v in EKS_VERSIONS.values() if v.supported(on)]
+
+
+def standard_eks_versions(on: date) -> list[str]:
+    return [v.version for v in EKS_VERSIONS.values() if v.supported(on) and v.in_standard_support(on)]
+
+
+def kubernetes_support(version: str, on: date) -> dict[str, Any]:
+    """The plan's view of a cluster version on `on`: support phase and its end dates ("unknown" where unpublished)."""
+    row = EKS_VERSIONS.get(version)
+    if row is None:
+        return {"kubernetesVersion": version, "support": "unknown", "source": EKS_VERSIONS_SOURCE}
+
+    def shown(day: date | None) -> str:
+        return day.isoformat() if day else "unknown (VERIFY)"
+
+    phase = "standard" if row.in_standard_support(on) else "extended" if row.supported(on) else "unsupported"
+    return {
+        "kubernetesVersion": version,
+        "support": phase,
+        "endOfStandardSupport": shown(row.end_of_standard),
+        "endOfExtendedSupport": shown(row.end_of_extended),
+        "source": EKS_VERSIONS_SOURCE,
+    }
+
+
+# EC2 vCPU quotas (Service Quotas, service code ec2) per instance family and market. On-demand quotas group families
+# by letter (every P family shares "Running On-Demand P instances"); spot quotas split P5 from P4/P3/P2.
+# Source: "Amazon EC2 instance type quotas", https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html
+# (its console links name each code; read 2026-12-03) and https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
+# ("All P4, P3 and P2 Spot Instance Requests" and "All P5 Spot Instance Requests" are separate quotas). Which spot quota
+# P6 (B200) draws on is not documented there and public tools disagree (VERIFY with `aws service-quotas
+# list-service-quotas --service-code ec2`); the catalog sells p6-b200 only as capacity blocks, which these quotas do
+# not count.
+EC2_VCPU_QUOTAS: dict[str, dict[str, VcpuQuota]] = {
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances"),
+            "spot": VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests"),
+        }
+        for family in ("g4dn", "g5", "g6", "g6e")
+    },
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-417A185B", "Running On-Demand P instances"),
+            "spot": VcpuQuota("L-7212CCBC", "All P4, P3 and P2 Spot Instance Requests"),
+        }
+        for family in ("p3", "p4d", "p4de")
+    },
+    **{
+        family: {
+            "on-demand": VcpuQuota("L-417A185B", "Running On-Demand P instances"),
+            "spot": VcpuQuota("L-C4BD4855", "All P5 Spot Instance Requests", verify=family == "p6-b200"),
+        }
+        for family in ("p5", "p5e", "p5en", "p6-b200")
+    },
+}
+
+
+def vcpu_quota(instance_type: str, market: str) -> VcpuQuota | None:
+    """The vCPU quota an instance of this type draws on in this market; None when no row says (never a guess)."""
+    return EC2_VCPU_QUOTAS.get(instance_type.split(".")[0], {}).get(market)
+
+
+# NAT gateway data processing, per GB that passes through the gateway (model pulls from S3 without a gateway endpoint).
+# Source: https://aws.amazon.com/vpc/pricing/ (NAT gateway, us-east-1: $0.045 per GB processed), as quoted by
+# basavytix.com/blog/aws-nat-gateway-pricing and cloudburn.io/blog/aws-nat-gateway-pricing (2026), read 2026-12-03
+# (VERIFY on the pricing page; other regions cost more, e.g. ap-southeast-1 $0.059). S3 gateway endpoints carry no
+# hourly or per-GB charge: https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html.
+NAT_USD_PER_GB_PROCESSED = 0.045
+# The region NAT_USD_PER_GB_PROCESSED was read for (https://aws.amazon.com/vpc/pricing/, 2026-12-03); elsewhere unknown.
+NAT_PRICE_REGION = "us-east-1"

@@ -18,23 +18,17 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, VcpuQuota, vcpu_quota
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import split_capacity
 
-# EC2 vCPU quotas per instance family letter and market (Service Quotas, service code ec2).
-QUOTAS: dict[tuple[str, str], tuple[str, str]] = {
-    ("G", "on-demand"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
-    ("P", "on-demand"): ("L-417A185B", "Running On-Demand P instances"),
-    ("G", "spot"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
-    ("P", "spot"): ("L-7212CCBC", "All P Spot Instance Requests"),
-}
 OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
 
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # zones, offering, quota, spot-price
+    check: str  # zones, offering, quota, spot-price, s3-endpoint
     subject: str
     status: str  # ok, blocker, warning, unknown
     detail: str
@@ -63,36 +57,26 @@ class PreflightReport:
         }
 
 
-def quota_family(instance_type: str) -> str | None:
-    """G (g*, vt*) or P (p*): the GPU families whose vCPU quotas the preflight checks; None for others."""
-    family = instance_type.split(".")[0]
-    if family.startswith(("g", "vt")):
-        return "G"
-    if family.startswith("p"):
-        return "P"
-    return None
+def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:
+    """vCPU quota -> {pool: vCPUs at the pool's maximum}, from the one capacity split and the facts' quota table.
 
-
-def required_vcpus(config: StackConfig) -> dict[tuple[str, str], dict[str, int]]:
-    """(family, market) -> {pool: vCPUs at the pool's maximum}, from the one capacity split.
-
-    Spot groups are counted at the largest of their instance types (the worst case the quota must allow).
-    Capacity-block pools draw on their reservation and are not counted against these quotas.
+    Spot groups are counted at the largest of their instance types (the worst case the quota must allow), against the
+    quota of the pool's own type. Capacity-block pools draw on their reservation and are not counted against these
+    quotas. A type whose family has no row in the table is keyed "<type> <market>" (its quota is unknown).
     """
     from components.aws.layout import spot_instance_types
     from tritonfleet.core.catalog import load_catalog
 
     catalog = load_catalog()
-    needed: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    needed: dict[VcpuQuota | str, dict[str, int]] = defaultdict(dict)
     for pool in config.enabled_pools:
         for market, nodes in split_capacity(pool).purchase.items():
             if market not in ("on-demand", "spot") or nodes.max == 0:
                 continue
             types = spot_instance_types(config, pool) if market == "spot" else [config.instance_type(pool).name]
             vcpus = max(catalog.find("aws", t).vcpu for t in types)  # type: ignore[union-attr]
-            family = quota_family(types[0])
-            if family:
-                needed[(family, market)][pool.name] = nodes.max * vcpus
+            quota = vcpu_quota(types[0], market) or f"{types[0]} {market}"
+            needed[quota][pool.name] = nodes.max * vcpus
     return dict(needed)
 
 
@@ -171,10 +155,17 @@ def check_offerings(ec2, config: StackConfig) -> list[Finding]:
 
 def check_quotas(quotas, config: StackConfig) -> list[Finding]:
     findings = []
-    for (family, market), per_pool in sorted(required_vcpus(config).items()):
-        code, name = QUOTAS[(family, market)]
+    required = required_vcpus(config)
+    for unmapped in sorted(q for q in required if isinstance(q, str)):
+        needed = sum(required[unmapped].values())
+        detail = f"unknown (not checked: no vCPU quota code is known for {unmapped}); needs {needed} vCPUs"
+        findings.append(Finding("quota", unmapped, UNKNOWN, detail, {"neededVcpus": needed, "pools": required[unmapped]}))
+    for quota in sorted((q for q in required if isinstance(q, VcpuQuota)), key=lambda q: q.code):
+        code, name, per_pool = quota.code, quota.name, required[quota]
         needed = sum(per_pool.values())
         data: dict[str, Any] = {"quotaCode": code, "quotaName": name, "neededVcpus": needed, "pools": per_pool}
+        if quota.verify:
+            name = f"{name} (VERIFY: the code this family draws on is unconfirmed)"
         try:
             value = quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
         except (ClientError, BotoCoreError) as error:
@@ -236,12 +227,45 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
     return findings
 
 
+def check_s3_endpoint(ec2, config: StackConfig) -> list[Finding]:
+    """An existing VPC: does it have an S3 gateway endpoint, or do model pulls pay NAT processing per GB?
+
+    A VPC tritonfleet creates always has one (components/aws/network.py), so only existingVpcId is asked about. Whether
+    the endpoint's route tables are the private subnets' is not checked (stated in the finding)."""
+    vpc = config.cluster.existing_vpc_id
+    if not vpc:
+        return []
+    service = f"com.amazonaws.{config.region}.s3"
+    subject = f"S3 gateway endpoint of {vpc}"
+    try:
+        endpoints = ec2.describe_vpc_endpoints(
+            Filters=[
+                {"Name": "vpc-id", "Values": [vpc]},
+                {"Name": "service-name", "Values": [service]},
+                {"Name": "vpc-endpoint-type", "Values": ["Gateway"]},
+            ]
+        )["VpcEndpoints"]
+    except (ClientError, BotoCoreError) as error:
+        return [Finding("s3-endpoint", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})")]
+    if endpoints:
+        ids = [e["VpcEndpointId"] for e in endpoints]
+        detail = f"{', '.join(ids)}: model pulls bypass NAT where its route tables include the private subnets' (not checked)"
+        return [Finding("s3-endpoint", subject, OK, detail, {"endpoints": ids})]
+    price = f"${NAT_USD_PER_GB_PROCESSED}/GB" if config.region == NAT_PRICE_REGION else "NAT's per-GB price"
+    detail = (
+        f"none: every model pull from S3 pays {price} NAT processing; add one: aws ec2 create-vpc-endpoint "
+        f"--vpc-id {vpc} --vpc-endpoint-type Gateway --service-name {service} --route-table-ids <private route tables>"
+    )
+    return [Finding("s3-endpoint", subject, WARNING, detail)]
+
+
 def run_preflight(config: StackConfig, ec2, quotas) -> PreflightReport:
     zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
     findings, _ = check_zones(ec2, config, zones)
     findings += check_offerings(ec2, config)
     findings += check_quotas(quotas, config)
     findings += check_spot_prices(ec2, config)
+    findings += check_s3_endpoint(ec2, config)
     return PreflightReport(config.stack, config.region, zones, findings)
 
 

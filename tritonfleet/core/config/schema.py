@@ -32,7 +32,7 @@ class SystemNodes(_Section):
 class Cluster(_Section):
     name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
     kubernetes_version: str = Field(
-        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.33"
+        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.35 (AWS: one EKS supports today)"
     )
     zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
     existing_vpc_id: str | None = Field(
@@ -77,7 +77,7 @@ class Cluster(_Section):
     )
     ami_release_version: str | None = Field(
         None,
-        description="the EKS AMI release version of every node group, e.g. 1.33.5-20251120 for al2023 "
+        description="the EKS AMI release version of every node group, e.g. 1.35.7-20260903 for al2023 "
         "(default: the one pinned for the Kubernetes version); AWS only",
     )
     # GCP only (a Problem on AWS). None means the GCP default named in the description.

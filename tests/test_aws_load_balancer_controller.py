@@ -1,0 +1,108 @@
+"""The AWS Load Balancer Controller: installed only for internal/public exposure, with AWS's published policy, its
+values keys in the pinned chart, subnets tagged for discovery, and Triton releases waiting for it."""
+
+from __future__ import annotations
+
+import json
+
+from components.aws.load_balancer_controller import controller_values, published_policy
+from tests.conftest import ROOT, engine_config
+from tests.serving_helpers import missing_keys, upstream_values
+from tests.test_aws_program import run
+from tritonfleet.core import pins
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+EXISTING_VPC = {
+    "kubernetesVersion": "1.35",
+    "existingVpcId": "vpc-0123456789abcdef0",
+    "existingVpcCidr": "10.20.0.0/16",
+    "existingPrivateSubnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+}
+
+
+def exposed_dev(exposure: str = "internal") -> list[dict]:
+    deployments = json.loads(engine_config("dev")["tritonfleet:tritonDeployments"])
+    deployments[0]["access"] = (
+        {"exposure": "internal", "clientNamespaces": ["apps"]}
+        if exposure == "internal"
+        else {
+            "exposure": "public",
+            "hostname": "resnet.example.com",
+            "restrictInference": True,
+            "tls": {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"},
+        }
+    )
+    return deployments
+
+
+def releases(by_type) -> dict[str, object]:
+    return {r.inputs["name"]: r for r in by_type[RELEASE]}
+
+
+def test_no_controller_without_internal_or_public_exposure():
+    for stack in ("dev", "prod"):
+        by_type, outputs = run(stack)
+        assert "aws-load-balancer-controller" not in releases(by_type)
+        assert "loadBalancerControllerRoleArn" not in outputs
+        assert "aws:ec2/tag:Tag" not in by_type
+
+
+def test_internal_exposure_installs_the_pinned_controller_before_triton():
+    by_type, outputs = run("dev", tritonDeployments=exposed_dev())
+    found = releases(by_type)
+    controller = found["aws-load-balancer-controller"]
+    chart = pins.AWS_LOAD_BALANCER_CONTROLLER_CHART
+    assert (controller.inputs["chart"], controller.inputs["version"]) == (chart["chart"], chart["version"])
+    assert controller.inputs["repositoryOpts"] == {"repo": chart["repo"]}
+    values = controller.inputs["values"]
+    assert values["region"] == "us-east-1" and values["vpcId"] == "tf-aws-net-vpc-id"  # no IMDS look-up
+    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == outputs["loadBalancerControllerRoleArn"]
+    assert values["nodeSelector"] == {"tritonfleet.io/role": "system"}
+    # The Triton release waits for the controller: its webhook admits the annotated Service.
+    assert controller.urn in found["triton-resnet"].depends_on
+
+
+def test_the_controller_role_has_the_published_policy_and_trusts_its_service_account():
+    by_type, _ = run("dev", tritonDeployments=exposed_dev("public"))
+    (policy,) = [p for p in by_type["aws:iam/policy:Policy"] if p.name == "tf-aws-lb-controller-policy"]
+    assert json.loads(policy.inputs["policy"]) == published_policy()
+    (role,) = [r for r in by_type["aws:iam/role:Role"] if r.name == "tf-aws-lb-controller-role"]
+    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Condition"]["StringEquals"]
+    assert "system:serviceaccount:kube-system:aws-load-balancer-controller" in trust.values()
+
+
+def test_values_keys_exist_in_the_pinned_chart():
+    values = controller_values("c", "us-east-1", "vpc-1", "arn:aws:iam::123456789012:role/r")
+    assert (
+        missing_keys(
+            values, upstream_values(f"aws-load-balancer-controller-{pins.AWS_LOAD_BALANCER_CONTROLLER_CHART['version']}")
+        )
+        == []
+    )
+
+
+def test_vendored_policy_is_the_pinned_versions_and_grants_what_the_controller_calls():
+    version = pins.AWS_LOAD_BALANCER_CONTROLLER_CHART["version"]
+    (data,) = (ROOT / "tritonfleet" / "clouds" / "aws" / "data").glob("aws-load-balancer-controller-*-iam-policy.json")
+    assert data.name == f"aws-load-balancer-controller-v{version}-iam-policy.json"
+    actions = {
+        a for s in published_policy()["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert {"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "ec2:DescribeSubnets"} <= actions
+
+
+def test_existing_vpc_private_subnets_are_tagged_for_internal_load_balancers():
+    by_type, _ = run("dev", cluster=EXISTING_VPC, tritonDeployments=exposed_dev())
+    tags = {(t.inputs["resourceId"], t.inputs["key"], t.inputs["value"]) for t in by_type["aws:ec2/tag:Tag"]}
+    assert tags == {(s, "kubernetes.io/role/internal-elb", "1") for s in EXISTING_VPC["existingPrivateSubnets"].values()}
+
+
+def test_a_new_vpc_has_an_s3_gateway_endpoint_on_its_private_route_tables():
+    by_type, _ = run("prod")
+    (endpoint,) = by_type["aws:ec2/vpcEndpoint:VpcEndpoint"]
+    assert endpoint.inputs["serviceName"] == "com.amazonaws.us-east-1.s3"
+    assert endpoint.inputs["vpcEndpointType"] == "Gateway"
+    private_tables = {f"tf-aws-net-private-{zone}-id" for zone in ("us-east-1a", "us-east-1b", "us-east-1c")}
+    assert set(endpoint.inputs["routeTableIds"]) == private_tables
+    by_type, _ = run("dev", cluster=EXISTING_VPC)
+    assert "aws:ec2/vpcEndpoint:VpcEndpoint" not in by_type  # someone else's VPC: the plan prices NAT instead
