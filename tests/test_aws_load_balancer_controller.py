@@ -15,7 +15,7 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 EXISTING_VPC = {
     "kubernetesVersion": "1.35",
     "existingVpcId": "vpc-0123456789abcdef0",
-    "existingVpcCidr": "10.20.0.0/16",
+    "existingLoadBalancerCidrs": ["10.20.224.0/24", "10.20.225.0/24"],
     "existingPrivateSubnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
 }
 
@@ -23,7 +23,7 @@ EXISTING_VPC = {
 def exposed_dev(exposure: str = "internal") -> list[dict]:
     deployments = json.loads(engine_config("dev")["tritonfleet:tritonDeployments"])
     deployments[0]["access"] = (
-        {"exposure": "internal", "clientNamespaces": ["apps"]}
+        {"exposure": "internal", "clientNamespaces": ["apps"], "clientCidrs": ["10.30.0.0/16"]}
         if exposure == "internal"
         else {
             "exposure": "public",
@@ -91,10 +91,19 @@ def test_vendored_policy_is_the_pinned_versions_and_grants_what_the_controller_c
     assert {"elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "ec2:DescribeSubnets"} <= actions
 
 
-def test_existing_vpc_private_subnets_are_tagged_for_internal_load_balancers():
+def test_load_balancers_go_to_subnets_without_nodes():
+    """Internal and public load balancers live in the public subnets (no node, so no pod address there), which
+    Triton's NetworkPolicy admits; the node subnets carry no load-balancer role tag. An existing VPC's subnets are the
+    user's to tag (docs/aws.md): tritonfleet tags nothing there."""
+    by_type, _ = run("dev", tritonDeployments=exposed_dev())
+    subnets = {s.name: s.inputs.get("tags", {}) for s in by_type["aws:ec2/subnet:Subnet"]}
+    public = {n: t for n, t in subnets.items() if "-public-" in n}
+    private = {n: t for n, t in subnets.items() if "-private-" in n}
+    assert public and private
+    assert all(t.get("kubernetes.io/role/elb") == "1" and t.get("kubernetes.io/role/internal-elb") == "1" for t in public.values())
+    assert not any(k.startswith("kubernetes.io/role/") for t in private.values() for k in t)
     by_type, _ = run("dev", cluster=EXISTING_VPC, tritonDeployments=exposed_dev())
-    tags = {(t.inputs["resourceId"], t.inputs["key"], t.inputs["value"]) for t in by_type["aws:ec2/tag:Tag"]}
-    assert tags == {(s, "kubernetes.io/role/internal-elb", "1") for s in EXISTING_VPC["existingPrivateSubnets"].values()}
+    assert "aws:ec2/tag:Tag" not in by_type
 
 
 def test_a_new_vpc_has_an_s3_gateway_endpoint_on_its_private_route_tables():
