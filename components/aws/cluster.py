@@ -15,8 +15,9 @@ ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAd
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 EBS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
-# Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
-NODE_ADDONS = ("vpc-cni", "kube-proxy")
+# Add-ons nodes need before they can become Ready (and the EKS Pod Identity agent, a DaemonSet that must run on the
+# system nodes before the Karpenter controller starts there), and those that need Ready nodes to become healthy.
+NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver")
 
 
