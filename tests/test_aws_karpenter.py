@@ -13,6 +13,7 @@ import pytest
 import yaml
 from moto import mock_aws
 
+from components.aws.cluster import NODE_POLICIES
 from components.aws.karpenter_iam import (
     CNI_POLICY,
     CONTROLLER_POLICIES,
@@ -319,8 +320,9 @@ def test_the_plans_controller_policies_are_the_published_ones_for_this_cluster()
         for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]
         if a.name.startswith("tf-aws-karpenter-node-")
     }
-    # the cluster's VPC CNI runs on the node role today, so Karpenter's nodes carry its policy as the template does
-    assert attached == {managed_policy_arn("aws", name) for name in node_role_policies(cni_on_node_role=True)}
+    # Karpenter's nodes carry the CNI's policy exactly when the cluster's node role does (a CNI without its own identity)
+    cni_on_node_role = CNI_POLICY in NODE_POLICIES
+    assert attached == {managed_policy_arn("aws", name) for name in node_role_policies(cni_on_node_role)}
     rules = {
         r.name.removeprefix("tf-aws-karpenter-"): json.loads(r.inputs["eventPattern"])
         for r in by_type["aws:cloudwatch/eventRule:EventRule"]
