@@ -9,14 +9,12 @@ import pytest
 
 from components.aws.layout import (
     AMI_TYPE,
-    cluster_autoscaler_values,
-    expander_priorities,
     gpu_operator_values,
     node_group_plans,
     spot_instance_types,
     subnet_layout,
 )
-from components.aws.policies import cluster_autoscaler_policy, irsa_trust_policy, model_read_policy
+from components.aws.policies import irsa_trust_policy, model_read_policy
 from policies._pools import PURCHASE_FROM_EKS
 from tests.conftest import engine_config
 from tritonfleet.core.catalog import load_catalog
@@ -121,35 +119,6 @@ def test_subnets_are_disjoint_and_inside_the_vpc():
     assert not any(a.overlaps(b) for i, a in enumerate(networks) for b in networks[i + 1 :])
 
 
-def test_expander_prefers_capacity_blocks_then_spot_then_on_demand_with_exclusive_patterns():
-    priorities = {int(k): v for k, v in expander_priorities().items()}
-    order = [priorities[k][0] for k in sorted(priorities, reverse=True)]
-    assert order == [".*_capacity-block-.*", ".*_spot-.*", ".*_on-demand-.*", ".*_system-.*"]
-    import re
-
-    asg = "eks-tf-aws-l40s_spot-1a2b3c4-00000000-0000-0000-0000-000000000000"
-    assert [p for p in order if re.fullmatch(p, asg)] == [".*_spot-.*"]
-    # a pool whose name ends in "spot" still lands in the on-demand priority for its on-demand group
-    asg = "eks-tf-aws-x-spot_on-demand-1a2b3c4-00000000-0000-0000-0000-000000000000"
-    assert [p for p in order if re.fullmatch(p, asg)] == [".*_on-demand-.*"]
-
-
-def test_autoscaler_values(stack_config):
-    config = stack_config("prod")
-    values = cluster_autoscaler_values(
-        config.region,
-        config.cluster_name,
-        config.cluster.kubernetes_version,
-        "arn:aws:iam::123456789012:role/ca",
-        "cluster-autoscaler",
-    )
-    assert values["extraArgs"]["expander"] == "priority"
-    assert values["extraArgs"]["skip-nodes-with-local-storage"] is False
-    assert values["autoDiscovery"] == {"clusterName": "tf-prod"}
-    assert values["image"]["tag"].startswith(f"v{config.cluster.kubernetes_version}.")
-    assert values["rbac"]["serviceAccount"]["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ca"}
-
-
 def test_gpu_operator_values_per_node_image():
     assert gpu_operator_values("al2023") == {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
     assert gpu_operator_values("bottlerocket")["devicePlugin"] == {"enabled": False}
@@ -199,15 +168,3 @@ def test_model_read_policy_with_a_kms_key_may_decrypt_through_s3_only():
     assert decrypt["Condition"] == {"StringEquals": {"kms:ViaService": "s3.us-east-1.amazonaws.com"}}
     get = next(s for s in doc["Statement"] if s["Action"] == "s3:GetObject")
     assert get["Resource"] == "arn:aws:s3:::b/*"
-
-
-def test_autoscaler_policy_scopes_writes_to_this_cluster():
-    doc = json.loads(cluster_autoscaler_policy("tf-prod", "arn:aws:eks:us-east-1:123456789012:cluster/tf-prod"))
-    by_sid = {s["Sid"]: s for s in doc["Statement"]}
-    assert by_sid["ScaleOwnGroups"]["Condition"] == {
-        "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/tf-prod": "owned"}
-    }
-    assert by_sid["DescribeNodegroups"]["Resource"] == "arn:aws:eks:us-east-1:123456789012:nodegroup/tf-prod/*/*"
-    assert all(
-        not a.endswith(":*") for s in doc["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
-    )

@@ -122,7 +122,7 @@ def test_cluster_addons_identity_and_logging():
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert len(inputs["vpcConfig"]["subnetIds"]) == 3
     addons = {a.inputs["addonName"]: a for a in by_type["aws:eks/addon:Addon"]}
-    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability"}
+    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability", "eks-pod-identity-agent"}
     assert addons["aws-ebs-csi-driver"].inputs["serviceAccountRoleArn"] == outputs["ebsCsiRoleArn"]
     # Container logs (Triton's model-load errors) reach CloudWatch through the add-on, with an IRSA role for its agent
     # only, into a log group created first with a retention.
@@ -181,17 +181,8 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
         assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 
 
-def test_autoscaler_release_and_scale_from_zero_tags():
-    by_type, outputs = run("prod")
-    (release,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["chart"] == "cluster-autoscaler"]
-    assert release.inputs["version"] == "9.50.1"
-    assert release.inputs["namespace"] == "kube-system"
-    values = release.inputs["values"]
-    assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == outputs["autoscalerRoleArn"]
-    (policy,) = [r for r in by_type["aws:iam/rolePolicy:RolePolicy"] if r.name == "tf-aws-autoscaler-policy"]
-    assert policy.urn in release.depends_on  # it never starts without its permissions
-    assert values["extraArgs"]["expander"] == "priority"
-    assert values["expanderPriorities"]["50"] == [".*_spot-.*"]
+def test_scale_from_zero_tags():
+    by_type, _ = run("prod")
     tags = {r.inputs["tag"]["key"]: r for r in by_type["aws:autoscaling/tag:Tag"] if r.name.startswith("tf-aws-h200_spot")}
     gpu = tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"]
     assert gpu.inputs["tag"]["value"] == "8"
@@ -215,7 +206,7 @@ def test_existing_vpc_bottlerocket_and_admins():
     assert group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
     for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the GPU pool's and the system nodes'
         assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
-    (entry,) = by_type["aws:eks/accessEntry:AccessEntry"]
+    (entry,) = [e for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"]
     assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
     (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
     assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")

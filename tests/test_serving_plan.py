@@ -28,7 +28,7 @@ def test_release_names_are_pinned(stack, stack_config):
         expected |= {conventions.PROMETHEUS_ADAPTER_RELEASE, conventions.KUBE_PROMETHEUS_STACK_RELEASE}
     expected.add(conventions.GPU_OPERATOR_RELEASE)  # on GKE too: DCGM metrics and GPU feature discovery
     if config.cloud == "aws":
-        expected.add("cluster-autoscaler")  # GKE autoscales node pools itself
+        expected.add("karpenter")  # GKE autoscales node pools itself
     assert names == expected
 
 

@@ -1,5 +1,5 @@
-"""The AWS adapter: a VPC, an EKS cluster, GPU node groups, cluster-autoscaler, a default StorageClass, S3 buckets and
-IRSA identities, built through the cloud-adapter contract (components/contract.py).
+"""The AWS adapter: a VPC, an EKS cluster, GPU node groups, the Karpenter controller, a default StorageClass, S3 buckets
+and IRSA identities, built through the cloud-adapter contract (components/contract.py).
 
 The config is read here, once, and each component gets its slice; decisions live in layout.py and policies.py.
 """
@@ -13,13 +13,14 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.bucket import ModelBucket, ModelBucketArgs
-from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
 from components.aws.gpu_pools import GpuPool, GpuPoolArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
+from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
+from components.aws.karpenter_iam import CNI_POLICY
 from components.aws.layout import (
     AMI_TYPE,
     IMAGE_VOLUME_DEVICE,
@@ -86,7 +87,7 @@ class EksFloor:
 
     children: pulumi.ResourceOptions  # parent: the adapter; provider: the stack region's AWS provider
     eks: EksCluster
-    autoscaler: ClusterAutoscaler
+    karpenter: KarpenterController
     load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
@@ -182,15 +183,16 @@ class AwsCloud(CloudAdapter[EksFloor]):
             **default_storage_class(),
             opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=eks.addons),
         )
-        autoscaler = ClusterAutoscaler(
-            f"{name}-autoscaler",
-            ClusterAutoscalerArgs(
-                region=config.region,
-                cluster_name=config.cluster_name,
-                kubernetes_version=cluster_config.kubernetes_version,
+        # Karpenter's nodes get the CNI's policy exactly when the cluster's own node role carries it (the VPC CNI
+        # add-on without an identity of its own).
+        karpenter = KarpenterController(
+            f"{name}-karpenter",
+            KarpenterControllerArgs(
                 cluster=cluster,
-                oidc_provider_arn=eks.oidc_provider.arn,
-                issuer_url=eks.issuer_url,
+                cluster_name=config.cluster_name,
+                region=config.region,
+                system_node_count=cluster_config.system_nodes.count,
+                cni_on_node_role=CNI_POLICY in NODE_POLICIES,
                 provider=k8s_provider,
                 tags=config.tags,
             ),
@@ -218,7 +220,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
         return EksFloor(
             children=child,
             eks=eks,
-            autoscaler=autoscaler,
+            karpenter=karpenter,
             load_balancer_controller=load_balancer_controller,
             k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
@@ -286,7 +288,9 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 "launchTemplates": floor.launch_templates,
                 "systemNodeGroup": eks.system_node_group.node_group_name,
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
-                "autoscalerRoleArn": floor.autoscaler.role.arn,
+                "karpenterRoleArn": floor.karpenter.controller_role.arn,
+                "karpenterNodeRoleName": floor.karpenter.node_role.name,
+                "interruptionQueue": floor.karpenter.interruption_queue.name,
                 "ebsCsiRoleArn": eks.ebs_csi_role.arn,
                 "cniRoleArn": eks.cni_role.arn,
                 **(

@@ -33,8 +33,9 @@ EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
 SYSTEM_DISK_GI = 100
 # How the AWS provider reports a cluster that does not exist, in the error of the eks getCluster data source.
 CLUSTER_NOT_FOUND = ("ResourceNotFoundException", "couldn't find resource", "No cluster found")
-# Add-ons nodes need before they can become Ready, and those that need Ready nodes to become healthy.
-NODE_ADDONS = ("vpc-cni", "kube-proxy")
+# Add-ons nodes need before they can become Ready (and the EKS Pod Identity agent, a DaemonSet that must run on the
+# system nodes before the Karpenter controller starts there), and those that need Ready nodes to become healthy.
+NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", "amazon-cloudwatch-observability")
 # The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for; tritonfleet/clouds/aws/facts.py).
 ADDON_CONFIGURATION = {VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION}

@@ -1,4 +1,4 @@
-"""Plain decisions for the AWS floor: subnets, node groups, autoscaler values. No Pulumi here; tested as data.
+"""Plain decisions for the AWS floor: subnets, node groups. No Pulumi here; tested as data.
 
 The components in this package turn these plans into resources, so every size, name and label is decided once.
 """
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
 
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
@@ -32,8 +31,6 @@ CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "sch
 # Markers in node group names that no pool name can contain ('_' is not allowed in pool names), so the
 # priority expander's regexes are mutually exclusive (kubernetes/autoscaler#4098).
 GROUP_MARKER = {"on-demand": "_on-demand", "spot": "_spot", "capacity-block": "_capacity-block", "system": "_system"}
-EXPANDER_PRIORITY = {"capacity-block": 100, "spot": 50, "on-demand": 10, "system": 1}
-MAX_NODE_PROVISION_TIME = "15m"
 
 
 @dataclass(frozen=True)
@@ -153,48 +150,6 @@ def scale_from_zero_tags(labels: dict[str, str], taint: dict[str, str], gpus: in
     tags[f"{prefix}/taint/{taint['key']}"] = f"{taint['value']}:{taint['effect']}"
     tags[f"{prefix}/resources/nvidia.com/gpu"] = str(gpus)
     return tags
-
-
-def expander_priorities() -> dict[str, list[str]]:
-    """Priority expander config: prepaid capacity blocks, then spot, then on-demand (higher number wins).
-
-    Matches node group (ASG) names, which EKS builds as eks-<node group name>-<uuid>. Keys are strings because
-    Helm values travel as JSON; the chart renders them with `int`.
-    """
-    return {str(priority): [f".*{GROUP_MARKER[option]}-.*"] for option, priority in EXPANDER_PRIORITY.items()}
-
-
-def cluster_autoscaler_values(
-    region: str, cluster_name: str, kubernetes_version: str, role_arn: Any, service_account: str
-) -> dict:
-    """Values for the cluster-autoscaler chart: auto-discovery, IRSA, priority expander, on the system nodes.
-
-    `role_arn` is placed as given (a string, or the program's not-yet-known output)."""
-    return {
-        "cloudProvider": "aws",
-        "awsRegion": region,
-        "autoDiscovery": {"clusterName": cluster_name},
-        "fullnameOverride": service_account,
-        "image": {
-            "repository": pins.CLUSTER_AUTOSCALER_IMAGE["repository"],
-            "tag": pins.CLUSTER_AUTOSCALER_IMAGE["tags"][kubernetes_version],
-        },
-        "rbac": {
-            "serviceAccount": {"create": True, "name": service_account, "annotations": {"eks.amazonaws.com/role-arn": role_arn}}
-        },
-        "expanderPriorities": expander_priorities(),
-        "extraArgs": {
-            "expander": "priority",
-            # Our groups differ on purpose (spot vs on-demand, pool vs pool); balancing would mix them.
-            "balance-similar-node-groups": False,
-            # Triton pods use a memory-backed emptyDir for /dev/shm: without this GPU nodes never scale down.
-            "skip-nodes-with-local-storage": False,
-            # How long a launched node may take to become Ready before its group is backed off (the fallback bound).
-            "max-node-provision-time": MAX_NODE_PROVISION_TIME,
-        },
-        "nodeSelector": SYSTEM_ROLE_LABEL,
-        "priorityClassName": "system-cluster-critical",
-    }
 
 
 def gpu_operator_values(image: str) -> dict:

@@ -1,4 +1,4 @@
-"""IAM policy documents as plain JSON text: trust policies, IRSA, least-privilege S3 reads, cluster-autoscaler.
+"""IAM policy documents as plain JSON text: trust policies, IRSA, least-privilege S3 reads (Karpenter's: karpenter_iam.py).
 
 Every function takes resolved strings (ARNs, the OIDC issuer) so tests can parse and check the documents.
 """
@@ -79,43 +79,3 @@ def model_read_policy(bucket_arn: str, prefix: str, kms_key_arn: str | None = No
             decrypt["Condition"] = {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}}
         statements.append(decrypt)
     return json.dumps({"Version": VERSION, "Statement": statements})
-
-
-def cluster_autoscaler_policy(cluster_name: str, cluster_arn: str) -> str:
-    """cluster-autoscaler's permissions (its AWS README's least-privilege set).
-
-    Describe calls support no resource-level scoping, so they take "*"; changing a group's size or terminating
-    its instances is limited to groups tagged as owned by this cluster; DescribeNodegroup to this cluster's groups.
-    """
-    nodegroups = cluster_arn.replace(":cluster/", ":nodegroup/", 1) + "/*/*"
-    return json.dumps(
-        {
-            "Version": VERSION,
-            "Statement": [
-                {
-                    "Sid": "Describe",
-                    "Effect": "Allow",
-                    "Action": [
-                        "autoscaling:DescribeAutoScalingGroups",
-                        "autoscaling:DescribeAutoScalingInstances",
-                        "autoscaling:DescribeLaunchConfigurations",
-                        "autoscaling:DescribeScalingActivities",
-                        "autoscaling:DescribeTags",
-                        "ec2:DescribeImages",
-                        "ec2:DescribeInstanceTypes",
-                        "ec2:DescribeLaunchTemplateVersions",
-                        "ec2:GetInstanceTypesFromInstanceRequirements",
-                    ],
-                    "Resource": "*",
-                },
-                {"Sid": "DescribeNodegroups", "Effect": "Allow", "Action": "eks:DescribeNodegroup", "Resource": nodegroups},
-                {
-                    "Sid": "ScaleOwnGroups",
-                    "Effect": "Allow",
-                    "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
-                    "Resource": "*",
-                    "Condition": {"StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"}},
-                },
-            ],
-        }
-    )

@@ -58,14 +58,10 @@ def eks_ami_release(image: str, kubernetes_version: str) -> str | None:
     return EKS_AMI_RELEASES.get(image, {}).get(kubernetes_version)
 
 
-# cluster-autoscaler: the image's minor version must match the cluster's Kubernetes minor version.
-CLUSTER_AUTOSCALER_CHART = {
-    "chart": "cluster-autoscaler",
-    "version": "9.50.1",  # appVersion 1.33.0
-    "repo": "https://kubernetes.github.io/autoscaler",
-}
-# Tags seen in the autoscaler's release notes and public manifests, one per supported minor version.
-CLUSTER_AUTOSCALER_IMAGE = {
-    "repository": "registry.k8s.io/autoscaling/cluster-autoscaler",
-    "tags": {"1.32": "v1.32.1", "1.33": "v1.33.1", "1.34": "v1.34.3", "1.35": "v1.35.1", "1.36": "v1.36.1"},
+# Karpenter (AWS node provisioning): the controller chart from AWS's public ECR (an OCI registry, so no repo entry).
+# The chart's values, CRDs and AWS's getting-started CloudFormation for this version are vendored in
+# tests/upstream/karpenter-1.14.1/; the controller IAM policy and interruption queue are built from that CloudFormation.
+KARPENTER_CHART = {
+    "chart": "oci://public.ecr.aws/karpenter/karpenter",
+    "version": "1.14.1",
 }
