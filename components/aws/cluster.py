@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.exposure import eks_endpoint_access
 from components.aws.cluster_access import CREATOR_TAG, admin_entries, iam_principal
+from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
 from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
