@@ -291,6 +291,15 @@ MEANT_FIXES = [
         ["cluster.zones"],
     ),
     ("region-gcp-lacks", "gcp-dev", lambda d: _set(d, "region", "us-central9"), "region", "one of the GCP regions: ", ["cluster.zones"]),
+    # A key an earlier version read: the way forward, never its old value moved into a key of another meaning.
+    (
+        "retired-existing-vpc-cidr",
+        "dev",
+        lambda d: d["config"]["tritonfleet:cluster"].__setitem__("existingVpcCidr", "10.20.0.0/16"),
+        "cluster.existingVpcCidr",
+        "replaced by cluster.existingLoadBalancerCidrs",
+        ["did you mean", "existingVpcId' 10.20.0.0/16"],
+    ),
     # A pool that fails is reported once; the deployment on it is not a second problem.
     ("no-valid-pools", "dev", lambda d: _pool(d, gpu=5), "gpuPools[0].gpu", "valid string", ["no valid pools", "tritonDeployments"]),
 ]

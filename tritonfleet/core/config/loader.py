@@ -185,8 +185,23 @@ def _fit_pattern(value: Any, pattern: str) -> str | None:
     return None
 
 
+# Keys an earlier version read, with what replaced them and why: a stack written for it gets the way forward, not a
+# "did you mean" guess that would move the old value into a key of another meaning.
+RETIRED_KEYS = {
+    "cluster.existingVpcCidr": (
+        "cluster.existingLoadBalancerCidrs[0]",
+        "replaced by cluster.existingLoadBalancerCidrs, the CIDRs of the VPC's load-balancer subnets (Triton's "
+        "NetworkPolicies admit the load balancers from them; the VPC CIDR would admit every pod)",
+        "<load-balancer subnet CIDR>",
+    ),
+}
+
+
 def _unknown_key(key: str, value: Any, known: list[str], parent: str, stack: str) -> Problem:
     """A key the schema does not have: "did you mean" the closest known key, with the rename as the fix."""
+    if key in RETIRED_KEYS:
+        successor, why, placeholder = RETIRED_KEYS[key]
+        return Problem(key, value, f"no such key any more: {why}", f"{rm_command(key, stack)} && {set_command(successor, placeholder, stack)}")
     name = key.rsplit(".", 1)[-1]
     match = nearest(name, known)
     where = f"in {parent}" if parent else "at the top level"
