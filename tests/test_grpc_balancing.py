@@ -64,19 +64,25 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
             pytest.fail("the tritonservers did not become ready in 120 s")
         target = "ipv4:" + ",".join(f"127.0.0.1:{g}" for _, _, g in ports)
         for policy in ("pick_first", "round_robin"):
-            before = [_served(m) for _, m, _ in ports]
             client = grpcclient.InferenceServerClient(target, channel_args=[("grpc.lb_policy_name", policy)])
             data = grpcclient.InferInput("X", [1, 1], "FP32")
             data.set_data_from_numpy(np.ones((1, 1), dtype=np.float32))
+            if policy == "round_robin":
+                # Round robin spreads over the READY subchannels; the second connects a moment after the first (under
+                # load, after 20 calls): warm the channel until both replicas have answered (at most 200 calls).
+                start = [_served(m) for _, m, _ in ports]
+                for _ in range(200):
+                    client.infer("svc", [data])
+                    if all(_served(m) > b for (_, m, _), b in zip(ports, start, strict=True)):
+                        break
+            before = [_served(m) for _, m, _ in ports]
             for _ in range(20):
                 client.infer("svc", [data])
             client.close()
             counts = [_served(m) - b for (_, m, _), b in zip(ports, before, strict=True)]
             assert sum(counts) == 20, (policy, counts)
             if policy == "round_robin":
-                # Round robin over the READY subchannels: until the second one connects, the first takes the calls
-                # (9/11 seen under load), so "spread" means each replica serves a fair share, not exactly half.
-                assert min(counts) >= 5, counts
+                assert counts == [10, 10], counts  # once both are connected: strictly alternating
             else:
                 assert sorted(counts) == [0, 20], counts
     finally:

@@ -41,11 +41,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def http(method: str, url: str, body: dict | None = None) -> tuple[int, str]:
+def http(method: str, url: str, body: dict | None = None, timeout: float = 5) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
@@ -227,7 +227,8 @@ def test_explicit_mode_loads_the_published_version_on_request(triton, moto, sync
         shutil.copytree(repo / MODEL / "1", repo / MODEL / "2")
         sync("explicit")
         assert answer(url) == ("1", [2.0, 3.0, 4.0, 5.0])  # explicit mode changes nothing until asked
-        status, text = http("POST", f"{url}/v2/repository/models/{MODEL}/load", {})
+        # A load answers once the model is loaded (copied from S3, its instance started): seconds on a busy machine.
+        status, text = http("POST", f"{url}/v2/repository/models/{MODEL}/load", {}, timeout=60)
         assert status == 200, text + log_tail(log)
         assert answer(url) == ("2", [3.0, 4.0, 5.0, 6.0])
     finally:
