@@ -136,6 +136,21 @@ def test_the_fingerprint_is_the_same_in_another_folder_and_names_what_changed(tm
     assert input_digests(load_project(copy), "prod").keys() != here.keys()  # each stack has its own file
 
 
+def test_a_measured_capacity_file_is_an_input(tmp_path):
+    """A deployment that sizes from a loadtest result: a new measurement makes the saved plan stale."""
+    project = project_copy(tmp_path / "project")
+    stack_file = project / "stacks" / "Pulumi.dev.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    document["config"]["tritonfleet:tritonDeployments"][0]["loadtestResult"] = {"path": "loadtests/resnet.json", "model": "resnet"}
+    stack_file.write_text(yaml.safe_dump(document))
+    before = input_digests(load_project(project), "dev")
+    assert before["loadtests/resnet.json"] == "missing"
+    (project / "loadtests").mkdir()
+    (project / "loadtests" / "resnet.json").write_text('{"measured": 1}')
+    after = input_digests(load_project(project), "dev")
+    assert changed_parts(fingerprint_section(before), after) == ["loadtests/resnet.json"]
+
+
 def test_a_plan_document_carries_the_fingerprint_of_its_inputs(stock_plan):
     document = stock_plan("gcp-dev")
     assert document["fingerprint"] == fingerprint_section(input_digests(load_project(ROOT), "gcp-dev"))

@@ -1,8 +1,8 @@
 """The fingerprint of what a plan is made from, so a saved plan can be reused only while it is still true.
 
 A plan depends on the stack's config file, Pulumi.yaml, the program (`__main__.py`, `components/`, the charts it
-installs), the policy pack and its configs (`policies/`), tritonfleet itself, and the pinned SDK versions
-(pyproject.toml). Each part is digested by relative path and content, so a clone in another folder has the same
+installs), the policy pack and its configs (`policies/`), tritonfleet itself, the pinned SDK versions
+(pyproject.toml), and the loadtest results the stack's deployments size from (`loadtestResult.path`). Each part is digested by relative path and content, so a clone in another folder has the same
 fingerprint, and a stale plan can say which part changed.
 """
 
@@ -51,6 +51,19 @@ def _package_folder(project_dir: Path, name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _loadtest_results(stack_file: Path) -> list[str]:
+    """The `tritonDeployments[].loadtestResult.path` values of a stack file (none when it does not parse: the plan
+    then fails on the config and is never reused)."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(stack_file.read_text())
+        deployments = document["config"]["tritonfleet:tritonDeployments"]
+        return sorted({d["loadtestResult"]["path"] for d in deployments if isinstance(d.get("loadtestResult"), dict)})
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
+        return []
+
+
 def input_digests(project: Project, stack: str) -> dict[str, str]:
     """Digest of each input of a plan of `stack`, by a name users recognise (a path relative to the project)."""
     directory = project.directory
@@ -65,6 +78,9 @@ def input_digests(project: Project, stack: str) -> dict[str, str]:
     for name in PACKAGES:
         folder = _package_folder(directory, name)
         parts[f"{name}/"] = _folder_digest(folder) if folder else "missing"
+    for relative in _loadtest_results(stack_file):
+        path = directory / str(relative)
+        parts[str(relative)] = _file_digest(path) if path.is_file() else "missing"
     return dict(sorted(parts.items()))
 
 
