@@ -53,7 +53,7 @@ class Platform(pulumi.ComponentResource):
         gpu_operator = GpuOperator(
             f"{name}-gpu-operator",
             profile=facts.gpu_operator_values,
-            gpu_taints=[pool.taint for pool in facts.pools.values()],
+            gpu_taints=[taint for pool in facts.pools.values() for taint in pool.taints],
             monitoring=monitoring,
             provider=facts.provider,
             depends_on=crd_providers,

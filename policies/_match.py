@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tritonfleet.core import pins
-from tritonfleet.core.conventions import POOL_LABEL, TRITON_CHART_NAME
+from tritonfleet.core.conventions import TRITON_CHART_NAME
 
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -119,13 +119,6 @@ def short_name(urn: str) -> str:
     """type::name of a URN, for messages."""
     parts = urn.split("::")
     return f"{parts[-2].rsplit('$', 1)[-1]}::{parts[-1]}" if len(parts) >= 2 else urn
-
-
-def served_pool(props: Any) -> str | None:
-    """The GPU pool a Triton release selects (values.nodeSelector[POOL_LABEL]), or None."""
-    selector = get(props, "values.nodeSelector", {})
-    value = selector.get(POOL_LABEL) if is_mapping(selector) else None
-    return str(value) if value is not None else None
 
 
 def attached(resources: Sequence[Any], bucket: Any, types: tuple[str, ...]) -> list[Any]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies._match import EKS_NODE_GROUP, GKE_NODE_POOL, get, items, number
+from policies._match import EKS_NODE_GROUP, GKE_NODE_POOL, get, is_mapping, items, number
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
 from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
@@ -205,6 +205,25 @@ def gpu_pools(resources: Iterable[Any]) -> list[GpuPool]:
     """Every GPU pool among a stack's PolicyResources."""
     found = (gpu_pool(r.resource_type, r.props, r.urn, r.name) for r in resources)
     return [p for p in found if p is not None]
+
+
+def release_node_selector(props: Any) -> dict[str, str]:
+    """A Triton release's values.nodeSelector ({} when it has none)."""
+    selector = get(props, "values.nodeSelector", {})
+    return {str(k): str(v) for k, v in selector.items()} if is_mapping(selector) else {}
+
+
+def selected_pools(selector: dict[str, str], pools: Iterable[GpuPool]) -> list[GpuPool]:
+    """The GPU pools whose nodes carry every label of `selector` (none for an empty selector): where the release's
+    pods may land (one pool label on EKS; every node pool of the compute class on GKE)."""
+    if not selector:
+        return []
+    return [p for p in pools if all(p.labels.get(key) == value for key, value in selector.items())]
+
+
+def selected_pool_names(pools: Iterable[GpuPool]) -> str:
+    """The configured pools among `pools`, for messages: 'h200' or 'h200', 'h200-spot'."""
+    return ", ".join(f"'{name}'" for name in dict.fromkeys(p.pool for p in pools))
 
 
 @dataclass(frozen=True)

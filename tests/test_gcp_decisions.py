@@ -9,7 +9,7 @@ import yaml
 
 from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.identity import service_account_id, workload_identity_member
-from components.gcp.node_pools import gpu_node_pool_specs, system_pool_nodes_per_zone
+from components.gcp.node_pools import gpu_node_pool_specs, system_pool_layout
 from tests.conftest import UPSTREAM_CHARTS
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
 from tritonfleet.core.config import load_stack_config
@@ -109,7 +109,11 @@ def test_flex_start_pool():
 def test_taint_and_disk():
     config = load(decoded("gcp-dev"))
     spec = gpu_node_pool_specs(config, config.gpu_pools[0])[0]
-    assert spec.taint == {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+    assert spec.taints == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"},
+        {"key": "cloud.google.com/compute-class", "value": "tritonfleet-l4", "effect": "NO_SCHEDULE"},
+    ]
+    assert spec.labels["cloud.google.com/compute-class"] == "tritonfleet-l4"
     assert (spec.disk_size_gb, spec.disk_type) == (100, "pd-balanced")
     assert spec.zones == ["us-central1-a", "us-central1-c"]
 
@@ -120,9 +124,16 @@ def test_longest_node_pool_names_fit_gke():
     assert all(len(s.name) <= 40 and re.fullmatch(r"[a-z][a-z0-9-]*", s.name) for s in gpu_node_pool_specs(config, pool))
 
 
-def test_system_pool_nodes_per_zone():
-    config = load(decoded("gcp-prod"), "gcp-prod")
-    assert system_pool_nodes_per_zone(config) == 1  # 2 nodes over 2 zones
+def test_system_pool_layout_multiplies_to_the_configured_count():
+    """GKE creates initialNodeCount in every zone: per zone x zones is the configured total."""
+    prod = system_pool_layout(load(decoded("gcp-prod"), "gcp-prod"))
+    assert (prod.zones, prod.nodes_per_zone, prod.total) == (["us-central1-a", "us-central1-b"], 1, 2)
+    dev = system_pool_layout(load(decoded("gcp-dev")))  # one system node, two cluster zones: one zone
+    assert (dev.zones, dev.nodes_per_zone, dev.total) == (["us-central1-a"], 1, 1)
+    data = decoded("gcp-prod")
+    data["cluster"]["systemNodes"] = {"count": 4}
+    four = system_pool_layout(load(data, "gcp-prod"))
+    assert (len(four.zones), four.nodes_per_zone, four.total) == (2, 2, 4)
 
 
 def test_operator_values_gke_managed():

@@ -67,7 +67,11 @@ def test_gke_managed_gpu_pools(prod):
         assert node["imageType"] == "COS_CONTAINERD"
         assert "gke-no-default-nvidia-gpu-device-plugin" not in node["labels"]
         assert node["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
-        assert node["taints"] == [{"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"}]
+        klass = node["labels"]["cloud.google.com/compute-class"]
+        assert node["taints"] == [
+            {"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"},
+            {"effect": "NO_SCHEDULE", "key": "cloud.google.com/compute-class", "value": klass},
+        ]
         assert node["spot"] is (node["labels"]["tritonfleet.io/capacity"] == "spot")
         assert not node.get("preemptible"), "legacy preemptible VMs are never used"
         assert r["protect"] is True and r["deleteBeforeReplace"] is True

@@ -95,12 +95,12 @@ GKE_PROGRAM = textwrap.dedent(
 
     provider = k8s.Provider("k8s", kubeconfig="{}")
     crds = k8s.yaml.v2.ConfigGroup("monitoring-crds", yaml="", opts=pulumi.ResourceOptions(provider=provider))
-    pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, gpu_taint("gcp"), True, 30)
+    pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, (gpu_taint("gcp"),), True, 30)
     setup = GpuDriverSetup(mode="operator", image_type="UBUNTU_CONTAINERD", driver_version="INSTALLATION_DISABLED")
     quota = {"hard": {"pods": "100"}, "scopeSelector": {"matchExpressions": [
         {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}]}}
     operator = GpuOperator(
-        "gpu-operator", gke_gpu_operator_values(setup, "1.33"), [pool.taint], True, provider, [crds], quota_spec=quota
+        "gpu-operator", gke_gpu_operator_values(setup, "1.33"), list(pool.taints), True, provider, [crds], quota_spec=quota
     )
     TritonRelease(
         "triton-vision", TritonDeployment(name="vision", pool="l4"), pool, load_catalog().find("gcp", "g2-standard-8"),
@@ -149,7 +149,7 @@ PREVIEW_PROGRAM = textwrap.dedent(
         return pulumi.Output(set(), value, known)
 
     provider = k8s.Provider("k8s", kubeconfig="{}")
-    pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, gpu_taint("gcp"), True, 30)
+    pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, (gpu_taint("gcp"),), True, 30)
     TritonRelease(
         "triton-vision", TritonDeployment(name="vision", pool="l4"), pool, load_catalog().find("gcp", "g2-standard-8"),
         "gs://models", {}, {"iam.gke.io/gcp-service-account": unknown()}, True, provider,

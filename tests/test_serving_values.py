@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.gcp.compute_classes import gke_pool_facts
 from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from components.k8s.autoscaling import prometheus_adapter_values
 from components.k8s.gpu_operator import gpu_operator_values, resource_quota
@@ -12,6 +13,7 @@ from components.k8s.values import deep_merge, key_tolerations, taint_toleration,
 from tests.conftest import STACKS
 from tests.serving_helpers import missing_keys, upstream_values
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
+from tritonfleet.clouds.gcp.facts import SPOT_POD_SHUTDOWN_SECONDS as GKE_SPOT_POD_SECONDS
 from tritonfleet.core import conventions, pins
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.gpu_operator import OPTIONS_KEY, profile_options
@@ -24,10 +26,17 @@ def _pool(cloud: str, spot: bool) -> PoolFacts:
         gpu="L4",
         gpus_per_node=1,
         node_selector={conventions.POOL_LABEL: "p"},
-        taint=conventions.gpu_taint(cloud),
+        taints=(conventions.gpu_taint(cloud),),
         spot=spot,
         spot_notice_seconds=conventions.spot_notice_seconds(cloud) if spot else None,
+        # GKE's graceful node shutdown leaves non-system Pods 15 s of the 30 s notice.
+        spot_pod_shutdown_seconds=GKE_SPOT_POD_SECONDS if spot and cloud == "gcp" else None,
     )
+
+
+def adapter_pool_facts(config, pool) -> PoolFacts:
+    """The PoolFacts the stack's cloud adapter hands up (GKE: the pool's compute class)."""
+    return gke_pool_facts(config, pool) if config.cloud == "gcp" else pool_facts(config, pool)
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp"])
@@ -40,12 +49,13 @@ def test_shutdown_fits_inside_the_spot_notice(cloud, spot):
     assert budget.pre_stop_seconds + budget.exit_timeout_seconds < budget.termination_grace_period_seconds
     if spot:
         assert budget.termination_grace_period_seconds < conventions.spot_notice_seconds(cloud)
+        assert budget.termination_grace_period_seconds <= (pool.spot_pod_shutdown_seconds or 10**6)
 
 
 def test_shutdown_numbers_per_cloud():
     assert shutdown_budget(_pool("aws", True)).termination_grace_period_seconds == 115
-    assert shutdown_budget(_pool("gcp", True)).termination_grace_period_seconds == 25
-    assert shutdown_budget(_pool("gcp", True)).exit_timeout_seconds == 16
+    gcp = shutdown_budget(_pool("gcp", True))
+    assert (gcp.pre_stop_seconds, gcp.exit_timeout_seconds, gcp.termination_grace_period_seconds) == (3, 7, 15)
 
 
 def test_replica_resources_share_the_node_by_gpus():
@@ -70,16 +80,18 @@ def test_model_repository_path(bucket, prefix, expected):
 def test_triton_values_per_stack(stack, stack_config):
     config = stack_config(stack)
     for d in config.triton_deployments:
-        pool = pool_facts(config, config.pool(d.pool))
+        pool = adapter_pool_facts(config, config.pool(d.pool))
         itype = config.instance_type(config.pool(d.pool))
         env = {"AWS_DEFAULT_REGION": config.region} if config.cloud == "aws" else {}
         values = triton_values(d, pool, itype, f"{'s3' if config.cloud == 'aws' else 'gs'}://bucket", env, {"a": "b"}, True)
         assert values["image"] == {"repository": pins.TRITON_IMAGE_REPOSITORY, "tag": d.image_tag}
-        assert values["nodeSelector"] == {conventions.POOL_LABEL: d.pool}
-        assert values["tolerations"] == [{"operator": "Equal", **pool.taint}]
+        assert values["nodeSelector"] == pool.node_selector
+        if config.cloud == "aws":
+            assert pool.node_selector == {conventions.POOL_LABEL: d.pool}
+        assert values["tolerations"] == [{"operator": "Equal", **taint} for taint in pool.taints]
         assert values["gpusPerReplica"] == d.gpus_per_replica
         assert values["modelLoadSeconds"] == d.model_load_seconds
-        assert values["spotNoticeSeconds"] == pool.spot_notice_seconds
+        assert values["spotNoticeSeconds"] == (pool.spot_pod_shutdown_seconds or pool.spot_notice_seconds)
         assert values["env"] == env
         assert values["serviceMonitor"]["labels"] == conventions.MONITOR_SELECTOR_LABELS
         assert values["autoscaling"]["enabled"] == (d.max_replicas > d.min_replicas)
@@ -95,12 +107,12 @@ def test_no_autoscaling_or_servicemonitor_without_monitoring(stack_config):
 
 
 def test_taints_and_tolerations_agree_across_pools_operator_and_triton(stack_config):
-    """One source (PoolFacts.taint, from conventions): every pool's taint is tolerated by the operator's
+    """One source (PoolFacts.taints, from the adapter): every pool's taints are tolerated by the operator's
     DaemonSets, the NFD worker and the pool's Triton pods; Triton tolerates no other pool's taint value."""
     for stack in STACKS:
         config = stack_config(stack)
-        pools = {p.name: pool_facts(config, p) for p in config.enabled_pools}
-        taints = [p.taint for p in pools.values()]
+        pools = {p.name: adapter_pool_facts(config, p) for p in config.enabled_pools}
+        taints = [t for p in pools.values() for t in p.taints]
         for profile in ALL_PROFILES.values():
             values = gpu_operator_values(profile, taints, monitoring=True)
             for taint in taints:
@@ -109,11 +121,11 @@ def test_taints_and_tolerations_agree_across_pools_operator_and_triton(stack_con
         for d in config.triton_deployments:
             pool = pools[d.pool]
             values = triton_values(d, pool, config.instance_type(config.pool(d.pool)), "s3://b", {}, {}, True)
-            assert tolerates(values["tolerations"], pool.taint)
+            assert all(tolerates(values["tolerations"], taint) for taint in pool.taints)
             other = conventions.gpu_taint("gcp" if config.cloud == "aws" else "aws")
             assert not tolerates(values["tolerations"], other), "exactly the pool's taint, not any value"
-        # The node groups carry the same taint (the cloud adapters read PoolFacts.taint).
-        assert all(t == conventions.gpu_taint(config.cloud) for t in taints)
+        # Every pool carries the cloud's GPU taint (the GKE compute-class taint besides).
+        assert all(conventions.gpu_taint(config.cloud) in p.taints for p in pools.values())
     # System workloads do not tolerate GPU nodes.
     assert "tolerations" not in prometheus_adapter_values()
 

@@ -26,17 +26,19 @@ from components.contract import (
 )
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
 from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, kubeconfig
+from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
+from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
-from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_nodes_per_zone
+from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
+from tritonfleet.clouds.gcp.config_rules import node_account_id
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import resource_name
 from tritonfleet.core.exposure import control_plane_access
-from tritonfleet.core.scheduling import PoolFacts, pool_facts
+from tritonfleet.core.scheduling import PoolFacts
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,9 @@ class GcpCloud(CloudAdapter[GkeFloor]):
         )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
 
-        node_account = create_node_account(
+        node_account, node_account_binding = create_node_account(
             name,
-            account_id=resource_name(config.stack, "nodes"),
+            account_id=node_account_id(config.cluster_name),
             display_name=f"GKE nodes of {config.cluster_name}",
             project=config.gcp_project,
             opts=child,
@@ -76,6 +78,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             name, GkeNetworkArgs(stack=config.stack, region=config.region, protected=config.protected), opts=child
         )
         system = config.cluster.system_nodes
+        system_layout = system_pool_layout(config)
         cluster = create_cluster(
             name,
             GkeClusterArgs(
@@ -87,8 +90,11 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 kubernetes_version=config.cluster.kubernetes_version,
                 node_service_account=node_account.email,
                 system_machine_type=system.instance_type or SYSTEM_MACHINE_TYPE,
-                system_node_count=system.count,
-                system_nodes_per_zone=system_pool_nodes_per_zone(config),
+                system_node_count=system_layout.total,
+                system_nodes_per_zone=system_layout.nodes_per_zone,
+                system_zones=system_layout.zones,
+                node_account_binding=node_account_binding,
+                maintenance=maintenance_for(config.environment),
                 protected=config.protected,
                 labels=config.tags,
                 control_plane=control_plane_access(config.cluster.control_plane_cidrs, config.environment),
@@ -98,10 +104,10 @@ class GcpCloud(CloudAdapter[GkeFloor]):
         )
 
         pools = {}
-        node_pool_names: dict[str, list[pulumi.Output[str]]] = {}
+        node_pools: dict[str, list[gcp.container.NodePool]] = {}
         for pool in config.enabled_pools:
-            pools[pool.name] = pool_facts(config, pool)
-            node_pool_names[pool.name] = [
+            pools[pool.name] = gke_pool_facts(config, pool)
+            node_pools[pool.name] = [
                 create_gpu_node_pool(
                     name,
                     GpuNodePoolArgs(
@@ -111,9 +117,10 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                         node_service_account=node_account.email,
                         protected=config.protected,
                         labels=config.tags,
+                        after=[node_account_binding],
                     ),
                     opts=child,
-                ).name
+                )
                 for spec in gpu_node_pool_specs(config, pool)
             ]
 
@@ -122,13 +129,19 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 lambda args: kubeconfig(args[0], args[1], args[2])
             )
         )
+        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+        all_node_pools = [node_pool for group in node_pools.values() for node_pool in group]
+        for spec in compute_class_specs(config):
+            create_compute_class(
+                name, spec, pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=all_node_pools)
+            )
         return GkeFloor(
             children=child,
             cluster=cluster,
-            k8s_provider=k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self)),
+            k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
             pools=pools,
-            node_pool_names=node_pool_names,
+            node_pool_names={pool: [node_pool.name for node_pool in group] for pool, group in node_pools.items()},
             stack=config.stack,
             project=config.gcp_project,
             bucket_location=config.region.upper(),

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.exposure import gke_control_plane_access
+from components.gcp.maintenance import Maintenance
 from components.gcp.network import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE, GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
 from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
@@ -59,7 +60,13 @@ class GkeClusterArgs:
     system_node_count: int = 1
     """System nodes in total (the pool's autoscaling bounds hold it there)."""
     system_nodes_per_zone: int = 1
-    """Initial system nodes per zone (`node_pools.system_pool_nodes_per_zone`)."""
+    """Initial system nodes per zone (`node_pools.system_pool_layout`)."""
+    system_zones: list[str] = field(default_factory=list)
+    """Zones of the system pool (`node_pools.system_pool_layout`); empty: the cluster's."""
+    node_account_binding: pulumi.Resource | None = None
+    """The node account's role binding: every node pool (the temporary default pool too) waits for it."""
+    maintenance: Maintenance | None = None
+    """The maintenance window and exclusion (`maintenance.maintenance_for`); None: GKE's defaults."""
     protected: bool = False
     """Protect the cluster and its pools, and turn on deletion protection."""
     labels: dict[str, str] = field(default_factory=dict)
@@ -70,24 +77,45 @@ class GkeClusterArgs:
 
 def create_node_account(
     name: str, account_id: str, display_name: str, project: str | None, opts: pulumi.ResourceOptions
-) -> gcp.serviceaccount.Account:
-    """The nodes' own service account with only the role GKE documents for nodes (not the Compute default account)."""
+) -> tuple[gcp.serviceaccount.Account, gcp.projects.IAMMember]:
+    """The nodes' own service account with only the role GKE documents for nodes (not the Compute default account),
+    and that role's binding, which node pools must wait for."""
     account = gcp.serviceaccount.Account(
         f"{name}-nodes", account_id=account_id, display_name=display_name, project=project, opts=opts
     )
-    gcp.projects.IAMMember(
+    binding = gcp.projects.IAMMember(
         f"{name}-nodes-role",
         project=project,
         role=NODE_SERVICE_ACCOUNT_ROLE,
         member=account.email.apply(lambda email: f"serviceAccount:{email}"),
         opts=opts,
     )
-    return account
+    return account, binding
+
+
+def maintenance_policy(maintenance: Maintenance | None) -> gcp.container.ClusterMaintenancePolicyArgs | None:
+    if maintenance is None:
+        return None
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+            start_time=maintenance.window_start, end_time=maintenance.window_end, recurrence=maintenance.recurrence
+        ),
+        maintenance_exclusions=[
+            gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                exclusion_name=maintenance.exclusion_name,
+                start_time=maintenance.exclusion_start,
+                exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                    scope=maintenance.exclusion_scope, end_time_behavior=maintenance.exclusion_end_behavior
+                ),
+            )
+        ],
+    )
 
 
 def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: pulumi.ResourceOptions) -> gcp.container.Cluster:
     """A VPC-native regional GKE Standard cluster with private nodes and a system pool (its default pool removed)."""
-    protected = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected))
+    after_binding = [args.node_account_binding] if args.node_account_binding else []
+    protected = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected, depends_on=after_binding))
     control_plane = gke_control_plane_access(args.control_plane)
     cluster = gcp.container.Cluster(
         f"{name}-gke",
@@ -115,6 +143,11 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         enable_shielded_nodes=True,
         remove_default_node_pool=True,
         initial_node_count=1,
+        # The temporary default pool runs as the nodes' own account too, never the Compute Engine default account.
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=args.node_service_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
+        ),
+        maintenance_policy=maintenance_policy(args.maintenance),
         resource_labels=args.labels,
         deletion_protection=args.protected,
         opts=protected,
@@ -124,7 +157,7 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         name="system",
         cluster=cluster.name,
         location=args.region,
-        node_locations=args.zones or None,
+        node_locations=args.system_zones or args.zones or None,
         initial_node_count=args.system_nodes_per_zone,
         autoscaling=gcp.container.NodePoolAutoscalingArgs(
             total_min_node_count=args.system_node_count,

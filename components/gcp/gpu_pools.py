@@ -28,6 +28,8 @@ class GpuNodePoolArgs:
     """Protect the pool."""
     labels: dict[str, str] = field(default_factory=dict)
     """The stack's tags, as resource labels."""
+    after: list[pulumi.Resource] = field(default_factory=list)
+    """What the pool waits for: the node account's role binding (nodes without it cannot pull images or log)."""
 
 
 def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions) -> gcp.container.NodePool:
@@ -50,6 +52,9 @@ def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.Resource
             location_policy=spec.autoscaling.location_policy,
         ),
         management=gcp.container.NodePoolManagementArgs(auto_repair=spec.auto_repair, auto_upgrade=True),
+        upgrade_settings=(
+            gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", **spec.upgrade) if spec.upgrade else None
+        ),
         node_config=gcp.container.NodePoolNodeConfigArgs(
             machine_type=spec.machine_type,
             image_type=spec.driver.image_type,
@@ -59,7 +64,20 @@ def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.Resource
             flex_start=spec.flex_start or None,
             reservation_affinity=reservation,
             labels=spec.labels,
-            taints=[gcp.container.NodePoolNodeConfigTaintArgs(**spec.taint)],
+            taints=[gcp.container.NodePoolNodeConfigTaintArgs(**taint) for taint in spec.taints],
+            kubelet_config=(
+                gcp.container.NodePoolNodeConfigKubeletConfigArgs(
+                    shutdown_grace_period_seconds=spec.shutdown.window_seconds,
+                    shutdown_grace_period_critical_pods_seconds=spec.shutdown.window_seconds - spec.shutdown.pod_seconds,
+                )
+                if spec.shutdown
+                else None
+            ),
+            ephemeral_storage_local_ssd_config=(
+                gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(local_ssd_count=spec.local_ssds)
+                if spec.local_ssds
+                else None
+            ),
             guest_accelerators=[
                 gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
                     type=spec.accelerator,
@@ -79,5 +97,7 @@ def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.Resource
             resource_labels=args.labels,
         ),
         # An explicit name cannot exist twice: a replacement must delete the old pool first.
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protected, delete_before_replace=True)),
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(protect=args.protected, delete_before_replace=True, depends_on=args.after)
+        ),
     )

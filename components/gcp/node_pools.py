@@ -4,24 +4,87 @@ One configured GPU pool becomes one GKE node pool per purchase option of `triton
 (the one formula the cost table uses too): a `mixed` pool becomes an on-demand base pool and a spot pool whose
 autoscaling bounds add up to the configured minNodes/maxNodes; reservation and flex-start pools stay one pool.
 Bounds are GKE's *total* node counts (`total_min_node_count`), not the per-zone counts a regional pool multiplies.
+
+Every GPU node pool joins the compute class of its pool's head (compute_classes.py): label and taint
+`cloud.google.com/compute-class=<class>`, beside the GPU taint. Upgrades, spot shutdown and local SSDs follow the
+purchase option and the machine (docs/gcp.md).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from components.gcp.drivers import GpuDriverSetup, gpu_driver_setup
-from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
+from tritonfleet.clouds.gcp.facts import (
+    BUNDLED_LOCAL_SSDS,
+    COMPUTE_CLASS_LABEL,
+    GKE_DEFAULT_REGION_ZONES,
+    GKE_TAINT_EFFECT,
+    IN_PLACE_UPGRADE,
+    SPOT_CRITICAL_POD_SHUTDOWN_SECONDS,
+    SPOT_EXTENDED_SHUTDOWN_MIN_VERSION,
+    SPOT_EXTENDED_SHUTDOWN_SECONDS,
+    SPOT_NOTICE_SECONDS,
+    SPOT_POD_SHUTDOWN_SECONDS,
+    SURGE_UPGRADE,
+    gke_version_at_least,
+)
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import gpu_taint, pool_node_labels
+from tritonfleet.core.conventions import GPU_TAINT_EFFECT, PROJECT, gpu_taint, pool_node_labels
 from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.scheduling import pool_members
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 SYSTEM_DISK_GB = 100
 # Machine series that boot only from Hyperdisk (no Persistent Disk); VERIFY against the GCE disk-support table.
 HYPERDISK_ONLY_SERIES = ("a3-ultragpu-", "a4-")
+# A machine with this many GPUs is scarce: a surge node needs a second one from stock, quota or the reservation.
+SCARCE_GPUS_PER_NODE = 8
+
+
+def compute_class_name(head: str) -> str:
+    """The ComputeClass of a head pool (a pool that is no other pool's fallback); a valid label value."""
+    return f"{PROJECT}-{head}"
+
+
+def class_taint(class_name: str) -> dict[str, str]:
+    """The taint GKE documents for manually created node pools of a class, in Kubernetes spelling."""
+    return {"key": COMPUTE_CLASS_LABEL, "value": class_name, "effect": GPU_TAINT_EFFECT}
+
+
+@dataclass(frozen=True)
+class SpotShutdown:
+    """Graceful node shutdown of a spot node: the node's window and the non-system Pods' share of it."""
+
+    window_seconds: int
+    pod_seconds: int
+    extended: bool  # the stack sets the window on its spot node pools (kubelet config)
+
+
+def spot_shutdown(kubernetes_version: str) -> SpotShutdown:
+    """GKE's 30 s notice with 15 s for Pods, or the extended 120 s window where the cluster version offers it."""
+    if gke_version_at_least(kubernetes_version, SPOT_EXTENDED_SHUTDOWN_MIN_VERSION):
+        window = SPOT_EXTENDED_SHUTDOWN_SECONDS
+        return SpotShutdown(window, window - SPOT_CRITICAL_POD_SHUTDOWN_SECONDS, extended=True)
+    return SpotShutdown(SPOT_NOTICE_SECONDS, SPOT_POD_SHUTDOWN_SECONDS, extended=False)
+
+
+def upgrade_settings(option: str, gpus_per_node: int) -> dict[str, int] | None:
+    """Surge settings per purchase option: in place (surge 0, unavailable 1) where a surge node would have to come
+    from the reservation or from scarce stock; one surge node otherwise; None for flex-start (GKE's short-lived
+    upgrades)."""
+    if option == "flex-start":
+        return None
+    if option == "reservation" or gpus_per_node >= SCARCE_GPUS_PER_NODE:
+        return dict(IN_PLACE_UPGRADE)
+    return dict(SURGE_UPGRADE)
+
+
+def local_ssd_count(machine_type: str) -> int | None:
+    """Local SSDs the machine comes with, to back the node's ephemeral storage (the Triton model cache)."""
+    bundled = BUNDLED_LOCAL_SSDS.get(machine_type)
+    return bundled[0] if bundled else None
 
 
 @dataclass(frozen=True)
@@ -42,7 +105,8 @@ class GpuNodePoolSpec:
     accelerator_count: int
     driver: GpuDriverSetup
     labels: dict[str, str]
-    taint: dict[str, str]  # key, value, effect in GKE spelling
+    taints: list[dict[str, str]]  # key, value, effect in GKE spelling: the GPU taint and the compute class's
+    compute_class: str
     spot: bool
     flex_start: bool
     reservation_affinity: str  # ANY_RESERVATION, NO_RESERVATION or SPECIFIC_RESERVATION
@@ -52,6 +116,9 @@ class GpuNodePoolSpec:
     disk_type: str
     zones: list[str]
     auto_repair: bool
+    upgrade: dict[str, int] | None  # max_surge / max_unavailable; None: GKE's own (flex-start)
+    shutdown: SpotShutdown | None  # set on spot pools whose cluster version allows the extended window
+    local_ssds: int | None  # local SSDs backing ephemeral storage; None: the boot disk
 
 
 def boot_disk_type(machine_type: str) -> str:
@@ -66,9 +133,14 @@ def node_pool_name(pool: str, option: str) -> str:
 def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolSpec]:
     itype = config.instance_type(pool)
     driver = gpu_driver_setup(config)
-    taint = gpu_taint("gcp")
+    class_name = compute_class_name(pool_members(config, pool)[0].name)
+    taints = [gpu_taint("gcp"), class_taint(class_name)]
+    shutdown = spot_shutdown(config.cluster.kubernetes_version)
     specs = []
     for option, nodes in split_capacity(pool).purchase.items():
+        labels = pool_node_labels(
+            pool.name, pool.gpu, option, {**pool.node_labels, **driver.node_labels}, pool.assumed_usd_per_hour
+        )
         specs.append(
             GpuNodePoolSpec(
                 pool=pool.name,
@@ -78,10 +150,9 @@ def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolS
                 accelerator=itype.accelerator or "",
                 accelerator_count=itype.gpu_count,
                 driver=driver,
-                labels=pool_node_labels(
-                    pool.name, pool.gpu, option, {**pool.node_labels, **driver.node_labels}, pool.assumed_usd_per_hour
-                ),
-                taint={**taint, "effect": GKE_TAINT_EFFECT[taint["effect"]]},
+                labels={**labels, COMPUTE_CLASS_LABEL: class_name},
+                taints=[{**taint, "effect": GKE_TAINT_EFFECT[taint["effect"]]} for taint in taints],
+                compute_class=class_name,
                 spot=option == "spot",
                 flex_start=option == "flex-start",
                 reservation_affinity={"reservation": "SPECIFIC_RESERVATION", "on-demand": "ANY_RESERVATION"}.get(
@@ -94,12 +165,29 @@ def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolS
                 zones=pool.zones or config.cluster.zones,
                 # Flex-start nodes are not repaired (GKE flex-start docs create them with --no-enable-autorepair).
                 auto_repair=option != "flex-start",
+                upgrade=upgrade_settings(option, itype.gpu_count),
+                shutdown=shutdown if option == "spot" and shutdown.extended else None,
+                local_ssds=local_ssd_count(itype.name),
             )
         )
     return specs
 
 
-def system_pool_nodes_per_zone(config: StackConfig) -> int:
-    """Initial nodes per zone of the system pool; its total autoscaling bounds keep it at the configured count."""
-    zones = len(config.cluster.zones) or 1
-    return math.ceil(config.cluster.system_nodes.count / zones)
+@dataclass(frozen=True)
+class SystemPoolLayout:
+    zones: list[str]  # node locations of the system pool; empty: GKE's default zones of the region
+    nodes_per_zone: int  # initial_node_count (GKE creates this many in each zone)
+    total: int  # nodes in all: nodes_per_zone x zones, the pool's total autoscaling bounds
+
+
+def system_pool_layout(config: StackConfig) -> SystemPoolLayout:
+    """Where the system nodes go so that per-zone x zones is the configured count.
+
+    Fewer nodes than zones: one node in each of the first `count` zones. Otherwise the count is spread evenly (the
+    config check `gcp.config_rules.check_system_nodes` refuses a count that is not a multiple of the zones).
+    """
+    count, zones = config.cluster.system_nodes.count, list(config.cluster.zones)
+    if zones and count < len(zones):
+        return SystemPoolLayout(zones[:count], 1, count)
+    per_zone = max(1, count // (len(zones) or GKE_DEFAULT_REGION_ZONES))
+    return SystemPoolLayout(zones, per_zone, per_zone * (len(zones) or GKE_DEFAULT_REGION_ZONES))

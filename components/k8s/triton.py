@@ -44,13 +44,18 @@ class ShutdownBudget:
 
 
 def shutdown_budget(pool: PoolFacts) -> ShutdownBudget:
-    """preStop + Triton's drain + margin = grace period, which fits inside the spot notice when the pool has spot nodes.
+    """preStop + Triton's drain + margin = grace period, which fits inside what a spot reclaim leaves a pod.
 
-    AWS spot (120 s notice): 15 + 95 + 5 = 115. GCP spot (30 s): 4 + 16 + 5 = 25. On-demand: 15 + 100 + 5 = 120.
+    That is the notice less the margin, or the pods' share of the node's own shutdown where it is shorter
+    (`PoolFacts.spot_pod_shutdown_seconds`). AWS spot (120 s notice): 15 + 95 + 5 = 115. GKE spot (30 s notice, 15 s
+    for pods): 3 + 7 + 5 = 15; with GKE's extended 120 s window (105 s for pods): 15 + 85 + 5 = 105.
+    On-demand: 15 + 100 + 5 = 120.
     """
     grace = ON_DEMAND_SHUTDOWN_SECONDS
     if pool.spot and pool.spot_notice_seconds:
         grace = pool.spot_notice_seconds - KILL_MARGIN_SECONDS
+        if pool.spot_pod_shutdown_seconds is not None:
+            grace = min(grace, pool.spot_pod_shutdown_seconds)
     pre_stop = max(3, min(15, grace // 6))
     return ShutdownBudget(pre_stop, grace - pre_stop - KILL_MARGIN_SECONDS, grace)
 
@@ -105,11 +110,11 @@ def triton_values(
         "resources": replica_resources(instance_type, deployment.gpus_per_replica),
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
         "nodeSelector": dict(pool.node_selector),
-        "tolerations": [taint_toleration(pool.taint)],
+        "tolerations": [taint_toleration(taint) for taint in pool.taints],
         # Spread over spot and on-demand nodes too (the capacity label every GPU node carries).
         "topologySpread": {"capacityTypeKey": CAPACITY_LABEL},
         "podDisruptionBudget": {"maxUnavailable": pdb_max_unavailable(deployment)},
-        "spotNoticeSeconds": pool.spot_notice_seconds,
+        "spotNoticeSeconds": pool.spot_pod_shutdown_seconds or pool.spot_notice_seconds,
         "shutdown": {
             "preStopSeconds": budget.pre_stop_seconds,
             "exitTimeoutSeconds": budget.exit_timeout_seconds,

@@ -2,8 +2,8 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import is_triton_release, served_pool
-from policies._pools import gpu_pools
+from policies._match import is_triton_release
+from policies._pools import gpu_pools, release_node_selector, selected_pool_names, selected_pools
 from policies._settings import schema, settings
 
 SCHEMA = schema(
@@ -22,12 +22,11 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
     for release in args.resources:
         if not is_triton_release(release.resource_type, release.props):
             continue
-        name = served_pool(release.props)
-        if name is None:  # a pool-less release is triton-release-tolerate-pool-taint's finding
-            continue
-        groups = [p for p in pools if p.pool == name]
+        # Every node pool the release may land on (a pool-less release is triton-release-tolerate-pool-taint's).
+        groups = selected_pools(release_node_selector(release.props), pools)
         if not groups:
             continue
+        name = selected_pool_names(groups).strip("'")
         unknown = [p for p in groups if p.guaranteed and p.min_nodes is None]
         if unknown:
             report_violation(

@@ -1,4 +1,8 @@
-"""Per-pool scheduling facts: what the Kubernetes layer needs to know about a GPU pool, for any cloud."""
+"""Per-pool scheduling facts: what the Kubernetes layer needs to know about a GPU pool, for any cloud.
+
+`pool_facts` gives the neutral default (select the pool label, tolerate the GPU taint); a cloud adapter may hand up
+another scheduling target for a pool (GKE: the pool's compute class, which also reaches its fallback pool's nodes).
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,21 @@ class PoolFacts:
     name: str
     gpu: str
     gpus_per_node: int
-    node_selector: dict[str, str]
-    taint: dict[str, str]  # Kubernetes spelling: key, value, effect
-    spot: bool  # some nodes of the pool can be spot
-    spot_notice_seconds: int | None  # None when the pool has no spot nodes
+    node_selector: dict[str, str]  # what a pod of this pool selects: it reaches every node pool of the pool's target
+    taints: tuple[dict[str, str], ...]  # every taint on those nodes, Kubernetes spelling (key, value, effect)
+    spot: bool  # some nodes the selector reaches can be spot
+    spot_notice_seconds: int | None  # the spot node's life after its notice; None when no node is spot
+    # The longest grace period a pod gets when a spot node goes, where the node's own shutdown gives pods less than
+    # the notice (GKE: the non-system share of graceful node shutdown); None: the notice alone bounds it.
+    spot_pod_shutdown_seconds: int | None = None
+
+
+def pool_members(config: StackConfig, pool: GpuPool) -> list[GpuPool]:
+    """The enabled pools whose nodes a pod of `pool` may use: the pool's head (itself, or the pool it is the
+    fallback of) first, then the head's fallback pool (`gpuPools[].fallbackPool`)."""
+    head = next((p for p in config.enabled_pools if p.fallback_pool == pool.name), pool)
+    fallback = [p for p in config.enabled_pools if p.name == head.fallback_pool]
+    return [head, *fallback]
 
 
 def pool_facts(config: StackConfig, pool: GpuPool) -> PoolFacts:
@@ -27,7 +42,7 @@ def pool_facts(config: StackConfig, pool: GpuPool) -> PoolFacts:
         gpu=pool.gpu,
         gpus_per_node=config.instance_type(pool).gpu_count,
         node_selector={POOL_LABEL: pool.name},
-        taint=gpu_taint(config.cloud),
+        taints=(gpu_taint(config.cloud),),
         spot=spot,
         spot_notice_seconds=spot_notice_seconds(config.cloud) if spot else None,
     )

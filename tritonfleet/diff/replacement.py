@@ -46,9 +46,10 @@ WATCHED: dict[str, Watched] = {
     "gcp:container/nodePool:NodePool": Watched(
         "node pool",
         replace=(
-            "name", "namePrefix", "cluster", "location", "project",
+            "name", "namePrefix", "cluster", "location", "project", "initialNodeCount",
             "nodeConfig.guestAccelerators", "nodeConfig.spot", "nodeConfig.preemptible", "nodeConfig.reservationAffinity",
             "nodeConfig.serviceAccount", "nodeConfig.oauthScopes", "nodeConfig.localSsdCount", "nodeConfig.metadata",
+            "nodeConfig.ephemeralStorageLocalSsdConfig",
         ),
         rolls_nodes=("nodeConfig.machineType", "nodeConfig.diskSizeGb", "nodeConfig.diskType", "nodeConfig.imageType", "version"),
     ),
@@ -58,6 +59,10 @@ WATCHED: dict[str, Watched] = {
 
 # Replacements a reviewer might not expect, in words (shown next to the property in the diff).
 EXPLAINED = {
+    ("gcp:container/nodePool:NodePool", "initialNodeCount"): (
+        "GKE sets a node pool's initial node count (per zone) only when it creates the pool: changing it (e.g. the "
+        "system node count, or its zones) deletes the pool and creates it again, evicting every pod on it"
+    ),
     ("gcp:container/cluster:Cluster", "datapathProvider"): (
         "the datapath (Dataplane V2, which enforces NetworkPolicies) is chosen when a GKE cluster is created: changing "
         "it deletes the cluster, its node pools and every workload, and creates a new one"

@@ -39,6 +39,8 @@ TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
 PUBLIC_CLIENT_CIDRS = "the ALB's inbound-cidrs"
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
+# fallbackPool: EKS has no compute classes; a mixed pool (onDemandBase + spotShare) is one node group set
+POOL_FALLBACK = False
 KMS_KEY_PATTERN = r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9_-]+$"
 KMS_ALIAS_PATTERN = r"^(arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:)?alias/[A-Za-z0-9/_-]+$"
 KMS_KEY_EXAMPLE = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -192,6 +194,11 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
 
 def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """No AWS rule on node labels beyond the neutral ones."""
+
+
+def node_local_ssd_gi(instance_type: str) -> int | None:
+    """EKS nodes keep ephemeral storage on the root volume (diskGi)."""
+    return None
 
 
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:

@@ -11,7 +11,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tritonfleet.clouds.gcp.facts import GCP_REGIONS, GKE_NO_DEVICE_PLUGIN_LABEL
+from tritonfleet.clouds.gcp.facts import (
+    BUNDLED_LOCAL_SSDS,
+    COMPUTE_CLASS_MIN_VERSION,
+    GCP_REGIONS,
+    GKE_DEFAULT_REGION_ZONES,
+    GKE_NO_DEVICE_PLUGIN_LABEL,
+    SERVICE_ACCOUNT_ID_MAX,
+    SERVICE_ACCOUNT_ID_PATTERN,
+    gke_version_at_least,
+)
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
@@ -29,6 +38,8 @@ TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
 PUBLIC_CLIENT_CIDRS = ""  # a GKE Ingress filters sources only through a Cloud Armor policy
 RESERVATION_EXAMPLE = "my-reservation"
+# fallbackPool: a pool's GKE compute class lists the fallback pool's node pools after its own
+POOL_FALLBACK = True
 KMS_KEY_PATTERN = (
     r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/[a-z0-9-]+/keyRings/[A-Za-z0-9_-]+/cryptoKeys/[A-Za-z0-9_-]+$"
 )
@@ -67,7 +78,18 @@ def _check_tags_as_labels(ctx: RuleContext, tags: Mapping[Any, Any]) -> None:
             ctx.add(f"tags.{key}", value, LABEL_RULE, re.sub(r"[^a-z0-9_-]", "-", str(value).lower())[:63])
 
 
+NODE_ACCOUNT_SUFFIX = "-nodes"
+
+
+def node_account_id(cluster_name: str) -> str:
+    """The id of the nodes' service account: <cluster name>-nodes (tf-<stack>-nodes by default)."""
+    return f"{cluster_name}{NODE_ACCOUNT_SUFFIX}"
+
+
 def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
+    _check_node_account_id(ctx, cluster)
+    _check_system_nodes(ctx, cluster)
+    _check_compute_class_version(ctx, cluster)
     if ctx.region is not None:
         region = ctx.region
         for i, zone in enumerate(cluster.zones):
@@ -82,6 +104,42 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
             "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD",
             "UBUNTU_CONTAINERD",
         )
+
+
+def _check_node_account_id(ctx: RuleContext, cluster: Cluster) -> None:
+    """The node account id derives from the cluster name; GCP refuses an id over 30 characters at `pulumi up`."""
+    cluster_name = cluster.name or f"tf-{ctx.stack}"
+    account_id = node_account_id(cluster_name)
+    if re.match(SERVICE_ACCOUNT_ID_PATTERN, account_id):
+        return
+    room = SERVICE_ACCOUNT_ID_MAX - len(NODE_ACCOUNT_SUFFIX)
+    allowed = (
+        f"a cluster name of at most {room} characters: the nodes' service account id {account_id!r} "
+        f"({len(account_id)} characters) must have 6-{SERVICE_ACCOUNT_ID_MAX} (lower-case letters, digits, '-'). "
+        "Set it before the first `pulumi up`: renaming the cluster later replaces it"
+    )
+    ctx.add("cluster.name", cluster.name or MISSING, allowed, cluster_name[:room].rstrip("-"))
+
+
+def _check_system_nodes(ctx: RuleContext, cluster: Cluster) -> None:
+    """GKE creates a regional pool's initial nodes in every zone: the count must split evenly over its zones."""
+    count, zones = cluster.system_nodes.count, len(cluster.zones) or GKE_DEFAULT_REGION_ZONES
+    if cluster.zones and count < zones:
+        return  # one node in each of the first `count` zones
+    if count % zones:
+        where = f"{zones} zones" if cluster.zones else f"GKE's {zones} default zones (cluster.zones is empty)"
+        allowed = f"a multiple of the zone count ({where}; GKE creates the same number of system nodes in each zone)"
+        ctx.add("cluster.systemNodes.count", count, allowed, count + zones - count % zones)
+
+
+def _check_compute_class_version(ctx: RuleContext, cluster: Cluster) -> None:
+    """Each GPU pool is scheduled through a custom compute class, which needs COMPUTE_CLASS_MIN_VERSION."""
+    if not gke_version_at_least(cluster.kubernetes_version, COMPUTE_CLASS_MIN_VERSION):
+        allowed = (
+            f"a GKE version of at least {COMPUTE_CLASS_MIN_VERSION}: tritonfleet schedules each GPU pool through a "
+            "custom compute class"
+        )
+        ctx.add("cluster.kubernetesVersion", cluster.kubernetes_version, allowed, COMPUTE_CLASS_MIN_VERSION.split(".")[0] + ".31")
 
 
 def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
@@ -104,6 +162,12 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
             "without this label, or gpuDriver operator on UBUNTU_CONTAINERD (tritonfleet then sets the label itself)",
             fix_key=f"{at}.nodeLabels.{GKE_NO_DEVICE_PLUGIN_LABEL}",
         )
+
+
+def node_local_ssd_gi(instance_type: str) -> int | None:
+    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that)."""
+    bundled = BUNDLED_LOCAL_SSDS.get(instance_type)
+    return bundled[1] if bundled else None
 
 
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:

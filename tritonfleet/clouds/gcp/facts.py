@@ -92,3 +92,92 @@ GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 def control_plane_firewall_ports(called_ports: dict[str, int]) -> list[int]:
     """The ports the stack's APIServices and webhooks need opened from the control plane (GKE opens the rest)."""
     return sorted({port for port in called_ports.values() if port not in GKE_CONTROL_PLANE_OPEN_PORTS})
+
+
+
+def gke_version_at_least(version: str, minimum: str) -> bool:
+    """Whether GKE `version` (1.35, 1.35.1 or 1.35.0-gke.1171000) is at least `minimum`.
+
+    A version given without its patch or GKE build counts as the first one of its line (1.35 = 1.35.0-gke.0): a
+    cluster asking for "1.35" may get any 1.35 build, so only what every one of them offers is relied on.
+    """
+
+    def parts(text: str) -> tuple[int, ...]:
+        release, _, build = text.partition("-gke.")
+        numbers = [int(n) for n in release.split(".")] + [0, 0]
+        return (*numbers[:3], int(build or 0))
+
+    return parts(version) >= parts(minimum)
+
+
+# ---- Custom compute classes (one scheduling target per GPU pool; components/gcp/compute_classes.py) ----
+# A ComputeClass is the cluster-scoped custom resource cloud.google.com/v1 ComputeClass: `priorities[].nodepools` orders
+# existing node pools, `whenUnsatisfiable` says what the autoscaler does when no priority has capacity,
+# `nodePoolAutoCreation.enabled: false` keeps GKE from creating pools of its own. Source:
+# https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass, read 2026-12-03.
+COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
+# Kind of the resource above (same source: https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass,
+# read 2026-12-03).
+COMPUTE_CLASS_KIND = "ComputeClass"
+# Pods select a class with the node selector cloud.google.com/compute-class: <name>; a manually created node pool joins
+# the class when its nodes carry that label and the taint cloud.google.com/compute-class=<name>:NoSchedule. Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes, read 2026-12-03 (VERIFY on a
+# cluster that such a pool shows in the class's status).
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# "Custom compute classes are available to use in GKE Autopilot mode and GKE Standard mode in version
+# 1.30.3-gke.1451000 and later": https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes,
+# read 2026-12-03.
+COMPUTE_CLASS_MIN_VERSION = "1.30.3-gke.1451000"
+
+# Of a Spot VM's 30 s preemption notice (SPOT_NOTICE_SECONDS), GKE's graceful node shutdown gives the first 15 s to
+# non-system Pods and the last 15 s to critical system Pods. Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms ("Termination and graceful shutdown of Spot VMs"),
+# read 2026-12-03 (shared cloud-review-2026-12.md).
+SPOT_POD_SHUTDOWN_SECONDS = 15
+# The critical system Pods' part of the window, same source (https://cloud.google.com/kubernetes-engine/docs/concepts/
+# spot-vms, read 2026-12-03); kept when the window is extended.
+SPOT_CRITICAL_POD_SHUTDOWN_SECONDS = 15
+# From control plane 1.35.0-gke.1171000 a Standard spot node pool may extend the window up to 120 s through its node
+# system config (kubelet shutdownGracePeriodSeconds / shutdownGracePeriodCriticalPodsSeconds). Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms, read 2026-12-03. VERIFY on a real spot GPU node
+# that Compute Engine keeps the VM for the extended window.
+SPOT_EXTENDED_SHUTDOWN_SECONDS = 120
+# The version from which that holds (same source, https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms,
+# read 2026-12-03).
+SPOT_EXTENDED_SHUTDOWN_MIN_VERSION = "1.35.0-gke.1171000"
+
+# Surge upgrades create max_surge extra nodes before draining old ones: without spare quota, reservation or stock the
+# upgrade stalls. Source: https://cloud.google.com/kubernetes-engine/docs/how-to/node-upgrades-quota and
+# .../concepts/node-pool-upgrade-strategies, read 2026-12-03. GKE's default (one surge node) is tritonfleet's choice
+# where a spare node can be had: small on-demand and spot GPU pools.
+SURGE_UPGRADE = {"max_surge": 1, "max_unavailable": 0}
+# In place, one node at a time (no spare node needed; the node's capacity is missing meanwhile): tritonfleet's choice
+# for reservation and scarce (8-GPU) pools, following https://cloud.google.com/kubernetes-engine/docs/how-to/
+# node-upgrades-quota (read 2026-12-03). Flex-start nodes get GKE's short-lived upgrades instead (no surge settings).
+IN_PLACE_UPGRADE = {"max_surge": 0, "max_unavailable": 1}
+
+# A service account id: 6-30 characters, a lower-case letter first, lower-case letters, digits and hyphens, no hyphen
+# last. Source: https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts/create (accountId),
+# read 2026-12-03.
+SERVICE_ACCOUNT_ID_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
+# The longest id (same source: https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts/create,
+# read 2026-12-03).
+SERVICE_ACCOUNT_ID_MAX = 30
+
+# Machine type -> (local SSD disks of 375 GB it comes with, their total GiB as Google lists it). GKE backs a node's
+# ephemeral storage (emptyDir, writable layers: Triton's model copy) with them through
+# ephemeral_storage_local_ssd_config(local_ssd_count=N). Sources: https://cloud.google.com/compute/docs/accelerator-
+# optimized-machines (A3 High/Mega/Ultra, A4 "attached Local SSD") and https://cloud.google.com/kubernetes-engine/docs/
+# how-to/persistent-volumes/local-ssd, written down on 2026-12-03 without network access to those pages: VERIFY the
+# counts on the machine-type pages.
+BUNDLED_LOCAL_SSDS: dict[str, tuple[int, int]] = {
+    "a3-highgpu-8g": (16, 6000),
+    "a3-megagpu-8g": (16, 6000),
+    "a3-ultragpu-8g": (32, 12000),
+    "a4-highgpu-8g": (32, 12000),
+}
+
+# A regional cluster (or node pool) without node locations gets nodes in GKE's default zones of the region: three.
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters, read 2026-12-03; VERIFY for
+# regions with another zone count.
+GKE_DEFAULT_REGION_ZONES = 3

@@ -152,6 +152,11 @@ class GpuPool(_Section):
         description="extra Kubernetes labels on the pool's nodes as key: value "
         "(no keys under kubernetes.io, k8s.io or tritonfleet.io)",
     )
+    fallback_pool: str | None = Field(
+        None,
+        description="GCP: another pool of the same instanceType whose nodes take this pool's pods when this pool has "
+        "no capacity (e.g. a spot pool behind a reservation): the later priorities of this pool's compute class",
+    )
 
 
     @property

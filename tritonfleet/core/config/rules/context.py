@@ -28,6 +28,7 @@ class CloudConfigRules(Protocol):
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps
     PUBLIC_CLIENT_CIDRS: str  # how a public load balancer limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
+    POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
 
     def stack_zones(self, region: str, cluster: Cluster) -> list[str]: ...
 
@@ -42,6 +43,10 @@ class CloudConfigRules(Protocol):
     def check_pool_zones(self, ctx: RuleContext, pool: GpuPool, at: str) -> None: ...
 
     def check_bucket(self, ctx: RuleContext, bucket: ModelBucket, at: str) -> None: ...
+
+    def node_local_ssd_gi(self, instance_type: str) -> int | None:
+        """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
+        ...
 
 
 @dataclass

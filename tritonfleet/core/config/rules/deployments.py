@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.access import check_access
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.rules.pools import ValidPools
-from tritonfleet.core.config.schema import TritonDeployment
+from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 
 
 def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[str]) -> None:
@@ -113,21 +114,45 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
             index = next(i for i, raw in enumerate(listed(ctx.data, "gpuPools")) if raw.get("name") == pool.name)
             allowed = f"an enabled pool; pool '{pool.name}' is disabled and no pool is enabled: enable it"
             ctx.add(f"gpuPools[{index}].enabled", False, allowed, True)
-    room = pool.disk_gi - NODE_DISK_RESERVED_GI
-    if deployment.repository_gi + 1 > room:
-        ctx.add(
-            f"{at}.repositoryGi",
-            deployment.repository_gi,
-            f"at most {room - 1}: the repository copy must fit on a {pool.disk_gi} GiB node disk of pool '{pool.name}' next "
-            f"to Triton's image and the system ({NODE_DISK_RESERVED_GI} GiB); or raise that pool's diskGi",
-            max(1, room - 1),
-        )
+    _check_ephemeral_room(ctx, deployment, pool, itype, at)
     if itype is not None and deployment.gpus_per_replica > itype.gpu_count:
         ctx.add(
             f"{at}.gpusPerReplica",
             deployment.gpus_per_replica,
             f"at most {itype.gpu_count}: a replica must fit on one {itype.name} node of pool '{pool.name}'",
             itype.gpu_count,
+        )
+
+
+def _check_ephemeral_room(
+    ctx: RuleContext, deployment: TritonDeployment, pool: GpuPool, itype: InstanceType | None, at: str
+) -> None:
+    """The repository copy (the chart's ephemeral-storage request: repositoryGi + 1) fits the node's ephemeral
+    storage: the boot disk less what the image and the system take, or the machine's local SSDs where the cloud
+    backs ephemeral storage with them (GKE a3/a4) — there for every replica a node holds."""
+    local_gi = ctx.rules.node_local_ssd_gi(itype.name) if ctx.rules is not None and itype is not None else None
+    if local_gi is None:
+        room = pool.disk_gi - NODE_DISK_RESERVED_GI
+        if deployment.repository_gi + 1 > room:
+            ctx.add(
+                f"{at}.repositoryGi",
+                deployment.repository_gi,
+                f"at most {room - 1}: the repository copy must fit on a {pool.disk_gi} GiB node disk of pool "
+                f"'{pool.name}' next to Triton's image and the system ({NODE_DISK_RESERVED_GI} GiB); or raise that "
+                "pool's diskGi",
+                max(1, room - 1),
+            )
+        return
+    assert itype is not None
+    per_node = max(1, itype.gpu_count // max(1, deployment.gpus_per_replica))
+    if per_node * (deployment.repository_gi + 1) > local_gi:
+        most = local_gi // per_node - 1
+        ctx.add(
+            f"{at}.repositoryGi",
+            deployment.repository_gi,
+            f"at most {most}: {per_node} replicas per {itype.name} node each copy the repository to the node's "
+            f"{local_gi} GiB of local SSD",
+            max(1, most),
         )
 
 

@@ -18,6 +18,7 @@ ValidPools = dict[str, tuple[GpuPool, InstanceType | None]]
 def check_pools(ctx: RuleContext) -> ValidPools:
     """Check every pool; return the pools that parse, by name, with their instance type when it resolves."""
     pools: ValidPools = {}
+    where: dict[str, str] = {}  # pool name -> its config path
     for i, raw_pool in enumerate(listed(ctx.data, "gpuPools")):
         pool = validate_section(GpuPool, raw_pool)
         if pool is None:
@@ -31,7 +32,51 @@ def check_pools(ctx: RuleContext) -> ValidPools:
         _check_labels(ctx, pool, at)
         _check_zones(ctx, pool, at)
         pools[pool.name] = (pool, itype)
+        where[pool.name] = at
+    for name, (pool, _) in pools.items():
+        if pool.fallback_pool is not None:
+            _check_fallback(ctx, pools, pool, where[name])
     return pools
+
+
+def _check_fallback(ctx: RuleContext, pools: ValidPools, pool: GpuPool, at: str) -> None:
+    """A fallback pool: another pool of this stack, same instance type, enabled with it, one level, one taker."""
+    key, wanted = f"{at}.fallbackPool", pool.fallback_pool
+    if ctx.rules is not None and not ctx.rules.POOL_FALLBACK:
+        ctx.remove(
+            key,
+            wanted,
+            f"unset: {ctx.rules.SERVICE_NAME} has no fallback between pools; give the pool an on-demand base and a "
+            "spot share (onDemandBase, spotShare) instead",
+        )
+        return
+    others = [name for name in pools if name != pool.name]
+    if wanted not in others:
+        allowed = "the name of another pool of this stack" + (f": {', '.join(others)}" if others else " (there is none)")
+        if others:
+            ctx.add(key, wanted, allowed, nearest(str(wanted), others) or others[0])
+        else:
+            ctx.remove(key, wanted, allowed)
+        return
+    fallback, fallback_type = pools[wanted]
+    own_type = pools[pool.name][1]
+    if own_type is not None and fallback_type is not None and own_type.name != fallback_type.name:
+        ctx.add(
+            key,
+            wanted,
+            f"a pool of the same instanceType as this one ({own_type.name}; {wanted} is {fallback_type.name}): "
+            "replicas are sized for one machine shape",
+            "<a pool of the same instanceType>",
+        )
+    if fallback.fallback_pool is not None:
+        ctx.remove(
+            key, wanted, f"a pool without a fallbackPool of its own ({wanted} falls back to {fallback.fallback_pool})"
+        )
+    takers = [p.name for p, _ in pools.values() if p.fallback_pool == wanted]
+    if takers[0] != pool.name:
+        ctx.remove(key, wanted, f"a pool that is no other pool's fallback ({wanted} is already {takers[0]}'s)")
+    if pool.enabled and not fallback.enabled:
+        ctx.add(key, wanted, f"an enabled pool ({wanted} has enabled: false)", "<an enabled pool>")
 
 
 def _check_sizes(ctx: RuleContext, pool: GpuPool, at: str) -> None:
