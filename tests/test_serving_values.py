@@ -55,7 +55,7 @@ def test_shutdown_fits_inside_the_spot_notice(cloud, spot):
 def test_shutdown_numbers_per_cloud():
     assert shutdown_budget(_pool("aws", True)).termination_grace_period_seconds == 115
     gcp = shutdown_budget(_pool("gcp", True))
-    assert (gcp.pre_stop_seconds, gcp.exit_timeout_seconds, gcp.termination_grace_period_seconds) == (3, 7, 15)
+    assert (gcp.pre_stop_seconds, gcp.exit_timeout_seconds, gcp.termination_grace_period_seconds) == (3, 10, 15)
 
 
 def test_replica_resources_share_the_node_by_gpus():

@@ -48,7 +48,7 @@ def shutdown_budget(pool: PoolFacts) -> ShutdownBudget:
 
     That is the notice less the margin, or the pods' share of the node's own shutdown where it is shorter
     (`PoolFacts.spot_pod_shutdown_seconds`). AWS spot (120 s notice): 15 + 95 + 5 = 115. GKE spot (30 s notice, 15 s
-    for pods): 3 + 7 + 5 = 15; with GKE's extended 120 s window (105 s for pods): 15 + 85 + 5 = 105.
+    for pods): 3 + 10 + 2 = 15; with GKE's extended 120 s window (105 s for pods): 15 + 85 + 5 = 105.
     On-demand: 15 + 100 + 5 = 120.
     """
     grace = ON_DEMAND_SHUTDOWN_SECONDS
@@ -57,7 +57,8 @@ def shutdown_budget(pool: PoolFacts) -> ShutdownBudget:
         if pool.spot_pod_shutdown_seconds is not None:
             grace = min(grace, pool.spot_pod_shutdown_seconds)
     pre_stop = max(3, min(15, grace // 6))
-    return ShutdownBudget(pre_stop, grace - pre_stop - KILL_MARGIN_SECONDS, grace)
+    margin = min(KILL_MARGIN_SECONDS, grace // 6)  # a short budget keeps 10 s for the drain
+    return ShutdownBudget(pre_stop, grace - pre_stop - margin, grace)
 
 
 def replica_resources(instance_type: InstanceType, gpus_per_replica: int) -> dict[str, str]:
