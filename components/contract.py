@@ -91,7 +91,7 @@ class ClusterFacts:
     exports: stack outputs the adapter wants users to see (pool names, identity bindings), exported as given.
     exposure: how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources).
     triton_depends_on: resources every Triton release must wait for (AWS: the Load Balancer Controller, whose webhook
-        admits the Services and Ingresses that `exposure` annotates).
+        admits the Services and Ingresses that `exposure` annotates; GKE: the compute classes its pods select).
     """
 
     cluster_name: pulumi.Output[str]

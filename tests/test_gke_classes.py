@@ -98,6 +98,14 @@ def test_compute_classes_validate_and_list_exactly_their_node_pools(stack, stock
         assert {f"{p['urn']}" for p in pools if p["inputs"]["name"] in members} <= set(klass["dependsOn"])
 
 
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_triton_releases_wait_for_the_compute_classes(stack, stock_plan):
+    plan = stock_plan(stack)
+    classes = {c["urn"] for c in of_type(plan, COMPUTE_CLASS)}
+    for release in triton_releases(plan):
+        assert classes <= set(release["dependsOn"]), release["name"]
+
+
 def test_the_h200_class_prefers_the_reservation_then_the_spot_pool(stock_plan):
     [klass] = [c for c in of_type(stock_plan("gcp-prod"), COMPUTE_CLASS) if c["inputs"]["metadata"]["name"] == "tritonfleet-h200"]
     spec = klass["inputs"]["spec"]

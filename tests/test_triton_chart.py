@@ -173,8 +173,8 @@ def test_planned_deployment_shape(stack, name):
     pre_stop = int(container["lifecycle"]["preStop"]["exec"]["command"][-1])
     exit_timeout = int(next(a for a in container["args"] if a.startswith("--exit-timeout-secs=")).split("=")[1])
     assert pre_stop + exit_timeout < grace
-    if values["spotNoticeSeconds"]:
-        assert grace < values["spotNoticeSeconds"]
+    if values["spotNoticeSeconds"]:  # what a spot reclaim leaves the pod (GKE: its 15 s share of the notice)
+        assert grace <= values["spotNoticeSeconds"]
     # Security and /dev/shm.
     assert pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["allowPrivilegeEscalation"] is False

@@ -51,6 +51,7 @@ class GkeFloor:
     kubeconfig: pulumi.Output[str]  # secret
     pools: dict[str, PoolFacts]
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
+    compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
     stack: str
     project: str | None
     bucket_location: str  # the region, as GCS spells a regional location
@@ -131,10 +132,12 @@ class GcpCloud(CloudAdapter[GkeFloor]):
         )
         k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
         all_node_pools = [node_pool for group in node_pools.values() for node_pool in group]
-        for spec in compute_class_specs(config):
+        compute_classes = [
             create_compute_class(
                 name, spec, pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=all_node_pools)
             )
+            for spec in compute_class_specs(config)
+        ]
         return GkeFloor(
             children=child,
             cluster=cluster,
@@ -142,6 +145,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             kubeconfig=kubeconfig_text,
             pools=pools,
             node_pool_names={pool: [node_pool.name for node_pool in group] for pool, group in node_pools.items()},
+            compute_classes=compute_classes,
             stack=config.stack,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
@@ -193,6 +197,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             monitoring=gcp_monitoring_facts(),
             gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),
+            triton_depends_on=list(floor.compute_classes),
             exports={
                 "gkeNodePools": floor.node_pool_names,
                 "tritonServiceAccounts": {deployment: identity.export for deployment, identity in identities.items()},
