@@ -131,10 +131,18 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             )
         )
         k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
-        all_node_pools = [node_pool for group in node_pools.values() for node_pool in group]
+        by_gke_name = {
+            spec.name: node_pool
+            for pool in config.enabled_pools
+            for spec, node_pool in zip(gpu_node_pool_specs(config, pool), node_pools[pool.name], strict=True)
+        }
         compute_classes = [
             create_compute_class(
-                name, spec, pulumi.ResourceOptions(parent=self, provider=k8s_provider, depends_on=all_node_pools)
+                name,
+                spec,
+                pulumi.ResourceOptions(
+                    parent=self, provider=k8s_provider, depends_on=[by_gke_name[n] for n in spec.node_pools]
+                ),
             )
             for spec in compute_class_specs(config)
         ]
