@@ -306,3 +306,12 @@ def test_compute_classes_need_their_gke_version():
     data = decoded("gcp-prod")
     data["cluster"]["kubernetesVersion"] = "1.30"
     assert "1.30.3-gke.1451000" in problems(data)
+
+
+def test_the_plan_says_which_pool_falls_back_to_which(stock_plan):
+    from tritonfleet.plan.text import pool_lines
+
+    cost = stock_plan("gcp-prod")["cost"]
+    assert {p["pool"]: p.get("fallbackPool") for p in cost["pools"]} == {"l4": None, "h200": "h200-spot", "h200-spot": None}
+    text = " ".join(line.text for line in pool_lines(cost, 200))
+    assert "h200: reservation 1..1 at unknown price; its pods fall back to pool h200-spot" in text

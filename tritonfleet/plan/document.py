@@ -54,6 +54,8 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                      "purchaseOptions": list(pc.assumed_prices)}
                     if (pool := config.pool(pc.pool)).assumed_price else "none"
                 ),
+                # Only where set: the pool's pods go on to this pool's nodes when its own have no capacity.
+                **({"fallbackPool": pool.fallback_pool} if pool.fallback_pool else {}),
             }
         )
     return {

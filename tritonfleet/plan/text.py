@@ -76,6 +76,10 @@ def _purchase(pool: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _fallback(pool: dict[str, Any]) -> str:
+    return f"; its pods fall back to pool {pool['fallbackPool']}" if pool.get("fallbackPool") else ""
+
+
 def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     """One row per pool (disabled ones too), or one block per pool where the row does not fit."""
     pools, disabled = cost["pools"], cost.get("disabledPools", [])
@@ -90,11 +94,11 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     if as_table is not None:
         lines += as_table
         for p in pools:
-            lines += wrap(f"{p['pool']}: {_purchase(p)}", width, INDENT, INDENT * 2)
+            lines += wrap(f"{p['pool']}: {_purchase(p)}{_fallback(p)}", width, INDENT, INDENT * 2)
     else:
         for p in pools:
             lines += wrap(f"{p['pool']}: {p['gpu']} on {p['instanceType']}", width, INDENT, INDENT * 2)
-            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p)}; up to {p['maxGpus']} GPUs", width, INDENT * 2)
+            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p)}; up to {p['maxGpus']} GPUs{_fallback(p)}", width, INDENT * 2)
             lines += wrap(
                 f"monthly {usd(p['monthlyFloorUsd'])} floor, {usd(p['monthlyCeilingUsd'])} ceiling", width, INDENT * 2
             )
