@@ -73,7 +73,9 @@ class ClusterFacts:
     """What the Kubernetes layer may rely on. Each field states who fills it and what the consumer must do with it.
 
     cluster_name: the cluster's name in the cloud (exported as clusterName).
-    pools: configured GPU pool name -> its scheduling target (node selector, taint, GPUs per node, spot notice).
+    pools: configured GPU pool name -> its scheduling target, as the adapter builds it (node selector, every taint
+        of the nodes it reaches, GPUs per node, spot notice and the pods' share of it). The consumer selects and
+        tolerates exactly these; GKE's selector is the pool's compute class, which may reach a fallback pool too.
     model_repositories: configured bucket name -> s3://bucket or gs://bucket.
     service_account_annotations: deployment name -> annotations for that Triton deployment's Kubernetes
         ServiceAccount. The cloud adapter grants read on the deployment's bucket (and nothing else) to the
