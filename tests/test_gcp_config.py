@@ -68,7 +68,7 @@ def test_reserved_label_keys_are_rejected(key):
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("gpuDriver", "nvidia"), ("gpuNodeImage", "UBUNTU"), ("releaseChannel", "EXTENDED")],
+    [("gpuDriver", "nvidia"), ("gpuNodeImage", "UBUNTU"), ("releaseChannel", "LTS")],
 )
 def test_bad_gke_values_name_the_allowed_ones(key, value):
     data = decoded("gcp-dev")

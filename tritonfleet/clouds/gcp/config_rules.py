@@ -14,13 +14,16 @@ from typing import Any
 from tritonfleet.clouds.gcp.facts import (
     BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_MIN_VERSION,
+    EXTENDED_CHANNEL,
     GCP_REGIONS,
     GKE_DEFAULT_REGION_ZONES,
     GKE_NO_DEVICE_PLUGIN_LABEL,
+    KUBERNETES_SUPPORT,
     SERVICE_ACCOUNT_ID_MAX,
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
 )
+from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
@@ -95,6 +98,7 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
         for i, zone in enumerate(cluster.zones):
             if not zone.startswith(f"{region}-"):
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
+    _check_kubernetes_version(ctx, cluster)
     if cluster.gke_gpu_driver == "operator" and cluster.gke_gpu_node_image != "UBUNTU_CONTAINERD":
         ctx.add(
             "cluster.gpuNodeImage",
@@ -140,6 +144,41 @@ def _check_compute_class_version(ctx: RuleContext, cluster: Cluster) -> None:
             "custom compute class"
         )
         ctx.add("cluster.kubernetesVersion", cluster.kubernetes_version, allowed, COMPUTE_CLASS_MIN_VERSION.split(".")[0] + ".31")
+
+
+def kubernetes_version_support(cluster: Cluster) -> kubernetes_support.StackKubernetes:
+    """The stack's GKE version, channel and support window (the plan prints its end)."""
+    version, channel = cluster.gke_kubernetes_version, cluster.gke_release_channel
+    return kubernetes_support.StackKubernetes(
+        service="GKE",
+        version=version,
+        channel=channel,
+        extended=channel == EXTENDED_CHANNEL,
+        support=kubernetes_support.find(KUBERNETES_SUPPORT, version),
+    )
+
+
+def _check_kubernetes_version(ctx: RuleContext, cluster: Cluster) -> None:
+    """A minor version GKE supports today on the stack's channel (extended support only on the Extended channel)."""
+    choice = kubernetes_version_support(cluster)
+    version, extended, support = choice.version, choice.extended, choice.support
+    day = kubernetes_support.today()
+    if support is not None and support.supported_on(day, extended):
+        return
+    supported = kubernetes_support.supported_minors(KUBERNETES_SUPPORT, day, extended)
+    scope = "extended" if extended else "standard"
+    if support is None:
+        why = "not in tritonfleet's GKE version table"
+    else:
+        why = f"its GKE {scope} support ended {support.support_ends(extended).isoformat()}"
+        if not extended and support.supported_on(day, extended=True):
+            why += f"; its extended support, until {support.support_ends(True).isoformat()}, needs releaseChannel EXTENDED"
+    allowed = (
+        f"a GKE minor version in {scope} support on {day.isoformat()}: {', '.join(supported) or 'none known'} "
+        f"({why}; GKE release schedule https://cloud.google.com/kubernetes-engine/docs/release-schedule)"
+    )
+    suggestion = pins.GKE_KUBERNETES_VERSION if pins.GKE_KUBERNETES_VERSION in supported else (supported or ["<version>"])[-1]
+    ctx.add("cluster.kubernetesVersion", version, allowed, suggestion)
 
 
 def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:

@@ -6,6 +6,10 @@ API's spelling. Facts only a real account can confirm are marked VERIFY (README 
 
 from __future__ import annotations
 
+import datetime as dt
+
+from tritonfleet.core.kubernetes_support import KubernetesSupport
+
 # Kubernetes taint effect -> GKE API NodeTaint effect. Source: GKE API reference NodeTaint.Effect,
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig, and the Pulumi GCP
 # NodePoolNodeConfigTaint docs (NO_SCHEDULE | PREFER_NO_SCHEDULE | NO_EXECUTE), read 2026 (shared reference
@@ -181,3 +185,36 @@ BUNDLED_LOCAL_SSDS: dict[str, tuple[int, int]] = {
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters, read 2026-12-03; VERIFY for
 # regions with another zone count.
 GKE_DEFAULT_REGION_ZONES = 3
+
+# GKE's support window per Kubernetes minor version: the date it reached the Regular channel, the end of standard support
+# (about 14 months later; every channel) and of extended support (about 24 months after Regular, on the Extended channel
+# only, billed extra). Source: GKE release schedule, https://cloud.google.com/kubernetes-engine/docs/release-schedule,
+# as transcribed in endoflife-date/endoflife.date @00fa52a products/google-kubernetes-engine.md ("releaseDate is the
+# availability date of the Regular release channel, eol is the End of standard support"), read 2026-12-03; the policy:
+# https://cloud.google.com/kubernetes-engine/versioning ("up to a total of 24 months of support ... around 14 months
+# of standard support and approximately an additional 10 months of extended support"), read 2026-12-03. The
+# Regular channel's default for new clusters has been 1.35 since 2026-09-17 (GKE Regular channel release notes,
+# https://cloud.google.com/kubernetes-engine/docs/release-notes-regular, 2026-R39).
+# Extended-support ends are derived (Regular date + 24 months) and marked verify; so is 1.34's standard end (the
+# transcription gives 12 months, not 14) and every 1.36 date (1.36 is listed in the Regular channel by mid-2026,
+# release notes "Available minor versions 1.33 to 1.36"; its dates are estimates). README VERIFY list.
+_SCHEDULE = "GKE release schedule via endoflife.date @00fa52a, read 2026-12-03"
+_DERIVED = "extended end derived: Regular + 24 months (GKE versioning policy), read 2026-12-03"
+_EXTENDED, _BOTH = ("extended",), ("standard", "extended")
+KUBERNETES_SUPPORT: tuple[KubernetesSupport, ...] = (
+    KubernetesSupport("1.30", dt.date(2024, 7, 31), dt.date(2025, 9, 30), dt.date(2026, 7, 31), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
+    KubernetesSupport("1.31", dt.date(2024, 10, 25), dt.date(2026, 1, 16), dt.date(2026, 10, 25), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
+    KubernetesSupport("1.32", dt.date(2025, 2, 11), dt.date(2026, 4, 11), dt.date(2027, 2, 11), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
+    KubernetesSupport("1.33", dt.date(2025, 6, 3), dt.date(2026, 8, 3), dt.date(2027, 6, 3), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
+    KubernetesSupport(
+        "1.34", dt.date(2025, 9, 30), dt.date(2026, 10, 1), dt.date(2027, 9, 30),
+        f"{_SCHEDULE} (standard end as transcribed, 12 months after Regular); {_DERIVED}", _BOTH,
+    ),
+    KubernetesSupport("1.35", dt.date(2026, 2, 11), dt.date(2027, 4, 11), dt.date(2028, 2, 11), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
+    KubernetesSupport(
+        "1.36", None, dt.date(2027, 8, 31), dt.date(2028, 6, 30),
+        "estimate: in the Regular channel by mid-2026 (GKE release notes), Regular + 14 / 24 months", _BOTH,
+    ),
+)
+# The channel on which a version past standard support stays supported (GKE API ReleaseChannel.Channel EXTENDED).
+EXTENDED_CHANNEL = "EXTENDED"

@@ -32,7 +32,8 @@ class SystemNodes(_Section):
 class Cluster(_Section):
     name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
     kubernetes_version: str = Field(
-        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.35 (AWS: one EKS supports today)"
+        pins.KUBERNETES_VERSION, pattern=r"^1\.\d{2}$", description="a Kubernetes minor version such as 1.35 (AWS: one EKS supports today; GCP: one GKE "
+        "supports today, past standard support only with releaseChannel EXTENDED)"
     )
     zones: list[str] = Field(default_factory=list, description="availability zones of the region (AWS: at least two)")
     existing_vpc_id: str | None = Field(
@@ -81,8 +82,10 @@ class Cluster(_Section):
         "(default: the one pinned for the Kubernetes version); AWS only",
     )
     # GCP only (a Problem on AWS). None means the GCP default named in the description.
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] | None = Field(
-        None, description="GCP: the GKE release channel, RAPID, REGULAR or STABLE (default REGULAR)"
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] | None = Field(
+        None,
+        description="GCP: the GKE release channel, RAPID, REGULAR, STABLE or EXTENDED (extended support, billed "
+        "extra; default REGULAR)",
     )
     gpu_driver: Literal["gke-managed", "operator"] | None = Field(
         None,
@@ -103,6 +106,11 @@ class Cluster(_Section):
     @property
     def gke_gpu_node_image(self) -> str:
         return self.gpu_node_image or ("UBUNTU_CONTAINERD" if self.gke_gpu_driver == "operator" else "COS_CONTAINERD")
+
+    @property
+    def gke_kubernetes_version(self) -> str:
+        """The GKE minor version: the one configured, else GKE's own pin (the shared default is EKS's)."""
+        return self.kubernetes_version if "kubernetes_version" in self.model_fields_set else pins.GKE_KUBERNETES_VERSION
 
     @property
     def gke_release_channel(self) -> str:
