@@ -42,7 +42,7 @@ def test_known_prices_stay_known(key, usd):
 def test_unpublished_prices_are_unknown_not_zero():
     catalog = load_catalog()
     assert catalog.find("aws", "p6-b200.48xlarge").price("capacity-block") is None
-    assert catalog.find("gcp", "a3-ultragpu-8g").price("spot") is None
+    assert catalog.find("gcp", "a4-highgpu-8g").price("spot") is None
 
 
 def test_catalog_covers_the_product_gpus():
@@ -86,22 +86,32 @@ def test_prod_cost_matches_catalog_prices(stack_config):
     assert cost.max_gpus == 3 * 8 + 8 * 1
 
 
-def _without_assumed_prices(config):
-    return config.model_copy(update={"gpu_pools": [p.model_copy(update={"assumed_price": None}) for p in config.gpu_pools]})
+def test_unknown_price_makes_the_total_unknown():
+    from tests.gcp_helpers import decoded, encoded
+    from tritonfleet.core.config import load_stack_config
 
-
-def test_unknown_price_makes_the_total_unknown(stack_config):
-    cost = stack_cost(_without_assumed_prices(stack_config("gcp-prod")))
+    data = decoded("gcp-prod")
+    b200 = next(p for p in data["gpuPools"] if p["name"] == "b200")
+    b200.update(enabled=True, capacity="mixed", spotShare=1)  # a4-highgpu-8g has no known price
+    data["gpuLimit"] = 48
+    cost = stack_cost(load_stack_config(encoded(data), "gcp-prod"))
     assert cost.monthly_ceiling_usd is None
-    spot_only = next(p for p in cost.pools if p.pool == "h200-spot")
+    spot_only = next(p for p in cost.pools if p.pool == "b200")
     assert spot_only.monthly_floor_usd == 0  # no nodes at the floor: known to be zero
     assert spot_only.monthly_ceiling_usd is None and spot_only.unknown_prices == ("spot",)
 
 
-def test_an_acknowledged_assumed_price_prices_what_the_catalog_cannot(stack_config):
-    """gcp-prod states assumedPrice on every pool (no GCP prices in the catalog yet): its cost is known, and says so."""
-    cost = stack_cost(stack_config("gcp-prod"))
-    spot_only = next(p for p in cost.pools if p.pool == "h200-spot")
+def test_an_acknowledged_assumed_price_prices_what_the_catalog_cannot():
+    """gcp-prod with its B200 pool on (a4-highgpu-8g has no published price) and an assumedPrice: known, and said."""
+    from tests.gcp_helpers import decoded, encoded
+    from tritonfleet.core.config import load_stack_config
+
+    data = decoded("gcp-prod")
+    b200 = next(p for p in data["gpuPools"] if p["name"] == "b200")
+    b200.update(enabled=True, capacity="mixed", spotShare=1, maxNodes=2, assumedPrice={"usdPerHour": 27.2, "note": "quote Q-1"})
+    data["gpuLimit"] = 48
+    cost = stack_cost(load_stack_config(encoded(data), "gcp-prod"))
+    spot_only = next(p for p in cost.pools if p.pool == "b200")
     assert spot_only.monthly_ceiling_usd == round(2 * 27.20 * 730, 2)
     assert spot_only.unknown_prices == () and spot_only.assumed_prices == ("spot",)
     assert cost.monthly_ceiling_usd is not None

@@ -330,9 +330,20 @@ def test_wrong_usage_exits_1(tmp_path):
     assert unknown.returncode == 1 and "no plan for stack nope" in unknown.stderr
 
 
-def test_policy_verdicts_of_real_plans_are_compared(stock_plan):
-    """The verdicts as `tritonfleet plan` writes them (gcp-prod has an advisory one: unpriced GCP pools)."""
-    head = stock_plan("gcp-prod")
+def test_policy_verdicts_of_real_plans_are_compared(stock_plan, tmp_path):
+    """The verdicts as `tritonfleet plan` writes them: gcp-prod with its B200 pool on (a4-highgpu-8g is unpriced)."""
+    from tritonfleet.plan.document import build_plan
+
+    for item in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / item, tmp_path)
+    for folder in ("stacks", "policies"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    stack_file = tmp_path / "stacks" / "Pulumi.gcp-prod.yaml"
+    doc = yaml.safe_load(stack_file.read_text())
+    b200 = next(p for p in doc["config"]["tritonfleet:gpuPools"] if p["name"] == "b200")
+    b200.update(enabled=True, capacity="mixed", spotShare=1)
+    stack_file.write_text(yaml.safe_dump(doc))
+    head = build_plan(tmp_path, "gcp-prod", with_policy=True)
     base = stock_plan("gcp-prod")
     base["policy"]["verdicts"] = []
     policy = compare_stack(base, head).policy

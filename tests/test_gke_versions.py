@@ -62,8 +62,12 @@ def test_shipped_gcp_stacks_get_a_supported_version(on_review_day):
         assert choice.support is not None and choice.support.supported_on(REVIEWED_ON, choice.extended)
 
 
-def test_the_eks_default_is_untouched_by_the_gke_pin():
-    assert load(decoded("gcp-prod")).cluster.kubernetes_version == pins.KUBERNETES_VERSION
+def test_gke_has_its_own_default_and_the_eks_default_is_untouched():
+    data = decoded("gcp-prod")
+    data["cluster"].pop("kubernetesVersion")
+    cluster = load(data).cluster
+    assert cluster.gke_kubernetes_version == pins.GKE_KUBERNETES_VERSION
+    assert cluster.kubernetes_version == pins.KUBERNETES_VERSION  # the shared field's default stays EKS's
 
 
 def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_the_extended_way(on_review_day):

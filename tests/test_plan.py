@@ -183,11 +183,12 @@ def test_an_unknown_total_shows_only_the_priced_part_as_a_lower_bound(tmp_path: 
     stack = tmp_path / "stacks" / "Pulumi.gcp-dev.yaml"
     doc = yaml.safe_load(stack.read_text())
     h100 = {"name": "h100", "gpu": "H100", "instanceType": "a3-highgpu-8g", "minNodes": 1, "maxNodes": 1}
-    doc["config"]["tritonfleet:gpuPools"].append(h100)  # priced; the L4 spot pool (0..2 nodes) is not
+    b200 = {"name": "b200", "gpu": "B200", "instanceType": "a4-highgpu-8g", "maxNodes": 1, "spotShare": 1}
+    doc["config"]["tritonfleet:gpuPools"] += [h100, b200]  # priced, and unpriced (a4-highgpu-8g has no known price)
     stack.write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", "gcp-dev", "--project-dir", str(tmp_path))
     lines = result.stdout.splitlines()
     floor = next(line for line in lines if line.startswith("  floor (every pool at minNodes)"))
     ceiling = next(line for line in lines if line.startswith("  ceiling (every pool at maxNodes)"))
-    assert floor.endswith(" $64,115.90")  # one a3-highgpu-8g at $87.83/h, L4 at 0 nodes
-    assert ceiling.endswith(" unknown (≥ $64,115.90 priced)")
+    assert floor.endswith(" $64,115.90")  # one a3-highgpu-8g at $87.83/h, L4 and B200 at 0 nodes
+    assert ceiling.endswith(" unknown (≥ $64,613.13 priced)")  # plus two spot g2-standard-8 at $0.34057/h
