@@ -30,17 +30,10 @@ def test_operator_defaults_to_ubuntu():
     assert load(data).cluster.gke_gpu_node_image == "UBUNTU_CONTAINERD"
 
 
-def test_operator_drivers_on_cos_are_rejected_with_both_valid_choices():
+def test_operator_drivers_on_cos_are_nvidias_google_installer_path():
     data = decoded("gcp-dev")
     data["cluster"]["gpuNodeImage"] = "COS_CONTAINERD"
-    found, message = problems(data)
-    assert [p.key for p in found] == ["cluster.gpuNodeImage"]
-    assert (
-        "gpuDriver gke-managed" in found[0].allowed
-        and "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD" in found[0].allowed
-    )
-    assert "pulumi config set --path 'tritonfleet:cluster.gpuNodeImage' UBUNTU_CONTAINERD --stack gcp-dev" in message
-    assert "Traceback" not in message
+    assert load(data).cluster.gke_gpu_node_image == "COS_CONTAINERD"
 
 
 def test_device_plugin_label_while_gke_installs_the_driver_is_rejected():
@@ -48,7 +41,7 @@ def test_device_plugin_label_while_gke_installs_the_driver_is_rejected():
     data["gpuPools"][0]["nodeLabels"] = {"gke-no-default-nvidia-gpu-device-plugin": "true"}
     found, message = problems(data, "gcp-prod")
     assert [p.key for p in found] == ["gpuPools[0].nodeLabels"]
-    assert "device plugin" in found[0].allowed and "gpuDriver operator on UBUNTU_CONTAINERD" in found[0].allowed
+    assert "device plugin" in found[0].allowed and "gpuDriver operator (COS with Google's driver installer" in found[0].allowed
     assert "pulumi config rm --path 'tritonfleet:gpuPools[0].nodeLabels.gke-no-default-nvidia-gpu-device-plugin'" in message
 
 

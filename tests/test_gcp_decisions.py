@@ -7,13 +7,14 @@ import re
 import pytest
 import yaml
 
-from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
+from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.identity import service_account_id, workload_identity_member
 from components.gcp.node_pools import gpu_node_pool_specs, system_pool_layout
 from tests.conftest import UPSTREAM_CHARTS
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.gpu_operator import chart_overrides
 
 UPSTREAM_OPERATOR_VALUES = UPSTREAM_CHARTS / "gpu-operator-v26.7.0" / "values.yaml"
 
@@ -136,13 +137,9 @@ def test_system_pool_layout_multiplies_to_the_configured_count():
     assert (len(four.zones), four.nodes_per_zone, four.total) == (2, 2, 4)
 
 
-def test_operator_values_gke_managed():
-    values = gke_gpu_operator_values(gpu_driver_setup(load(decoded("gcp-prod"), "gcp-prod")), "1.33")
-    assert values["driver"] == {"enabled": False}
-    assert values["devicePlugin"] == {"enabled": False}
-    assert values["hostPaths"]["driverInstallDir"] == "/home/kubernetes/bin/nvidia"
-    assert values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
-    assert values["toolkit"]["env"] == [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+def test_gke_managed_drivers_install_no_gpu_operator_only_dcgm_exporter():
+    values = gke_gpu_operator_values(gpu_driver_setup(load(decoded("gcp-prod"), "gcp-prod")), "1.35")
+    assert values == {"tritonfleet": {"install": False, "dcgmExporter": {"driverHostDir": "/home/kubernetes/bin/nvidia"}}}
 
 
 def test_operator_values_operator_mode_and_version_gate():
@@ -154,6 +151,39 @@ def test_operator_values_operator_mode_and_version_gate():
     assert gke_gpu_operator_values(setup, "1.32") == {"driver": {"enabled": True}, "toolkit": {}}
 
 
+def test_operator_on_cos_follows_nvidias_google_driver_installer_path():
+    data = decoded("gcp-dev")
+    data["cluster"]["gpuNodeImage"] = "COS_CONTAINERD"
+    setup = gpu_driver_setup(load(data))
+    assert (setup.driver_version, setup.installer, setup.secure_boot) == ("INSTALLATION_DISABLED", "google-installer", True)
+    assert setup.node_labels == {"gke-no-default-nvidia-gpu-device-plugin": "true"}
+    values = gke_gpu_operator_values(setup, "1.35")
+    assert values["driver"] == {"enabled": False} and "devicePlugin" not in values  # the operator's own device plugin
+    assert values["cdi"] == {"enabled": True}
+    assert values["hostPaths"]["driverInstallDir"] == values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
+
+
+@pytest.mark.parametrize(("image", "version"), [("COS_CONTAINERD", "LATEST"), ("UBUNTU_CONTAINERD", "DEFAULT")])
+def test_gke_managed_driver_version_per_image(image, version):
+    data = decoded("gcp-prod")
+    data["cluster"]["gpuNodeImage"] = image
+    config = load(data, "gcp-prod")
+    assert gpu_driver_setup(config).driver_version == version
+    spec = gpu_node_pool_specs(config, config.gpu_pools[0])[0]
+    assert spec.driver.driver_version == version and spec.driver.image_type == image
+
+
+def test_the_pinned_cos_driver_installer_is_googles_daemonset():
+    installer = cos_driver_installer()
+    assert (installer["kind"], installer["metadata"]["name"], installer["metadata"]["namespace"]) == (
+        "DaemonSet", "nvidia-driver-installer", "kube-system"
+    )
+    terms = installer["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    keys = {e["key"]: e["operator"] for e in terms["nodeSelectorTerms"][0]["matchExpressions"]}
+    # Only nodes where GKE installed no driver (INSTALLATION_DISABLED pools carry no driver-version label).
+    assert keys == {"cloud.google.com/gke-accelerator": "Exists", "cloud.google.com/gke-gpu-driver-version": "DoesNotExist"}
+
+
 def _paths(values, prefix=()):
     for key, value in values.items():
         if isinstance(value, dict) and value:
@@ -162,10 +192,14 @@ def _paths(values, prefix=()):
             yield (*prefix, key)
 
 
-@pytest.mark.parametrize("stack", ["gcp-prod", "gcp-dev"])
-def test_operator_values_exist_in_the_pinned_chart(stack):
+@pytest.mark.parametrize(("stack", "image"), [("gcp-prod", None), ("gcp-dev", None), ("gcp-dev", "COS_CONTAINERD")])
+def test_operator_values_exist_in_the_pinned_chart(stack, image):
     upstream = yaml.safe_load(UPSTREAM_OPERATOR_VALUES.read_text())
-    for path in _paths(gke_gpu_operator_values(gpu_driver_setup(load(decoded(stack), stack)), "1.33")):
+    data = decoded(stack)
+    if image:
+        data["cluster"]["gpuNodeImage"] = image
+    profile = gke_gpu_operator_values(gpu_driver_setup(load(data, stack)), "1.35")
+    for path in _paths(chart_overrides(profile)):
         node = upstream
         for key in path:
             assert isinstance(node, dict) and key in node, f"{'.'.join(path)} is not a value of gpu-operator v26.7.0"

@@ -175,3 +175,37 @@ def test_outputs(prod):
 def test_plan_shows_pools_and_costs(prod):
     assert [p["pool"] for p in prod["cost"]["pools"]] == ["l4", "h200", "h200-spot"]
     assert prod["cost"]["pools"][0]["nodes"] == {"on-demand": {"min": 2, "max": 5}, "spot": {"min": 0, "max": 3}}
+
+
+def test_operator_on_cos_gets_googles_installer_and_an_operator_without_driver():
+    data = decoded("gcp-dev")
+    data["cluster"]["gpuNodeImage"] = "COS_CONTAINERD"
+    run = run_program(ROOT, "tritonfleet", "gcp-dev", encoded(data), [])
+    resources = [r.document() for r in run.resources]
+    [installer] = [r for r in of_type(resources, "kubernetes:apps/v1:DaemonSet") if r["inputs"]["metadata"]["name"] == "nvidia-driver-installer"]
+    assert installer["inputs"]["metadata"]["namespace"] == "kube-system"
+    for pool in gpu_pools(resources):
+        node = pool["inputs"]["nodeConfig"]
+        assert node["imageType"] == "COS_CONTAINERD" and node["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+        assert node["guestAccelerators"][0]["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "INSTALLATION_DISABLED"
+    [operator] = [r for r in of_type(resources, "kubernetes:helm.sh/v3:Release") if r["inputs"]["name"] == "gpu-operator"]
+    values = operator["inputs"]["values"]
+    assert values["driver"]["enabled"] is False and values["cdi"] == {"enabled": True}
+    assert values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
+
+
+def test_gke_managed_on_ubuntu_asks_for_the_default_driver(prod):
+    data = decoded("gcp-prod")
+    data["cluster"]["gpuNodeImage"] = "UBUNTU_CONTAINERD"
+    run = run_program(ROOT, "tritonfleet", "gcp-prod", encoded(data), [])
+    versions = {
+        a["gpuDriverInstallationConfig"]["gpuDriverVersion"]
+        for pool in gpu_pools([r.document() for r in run.resources])
+        for a in pool["inputs"]["nodeConfig"]["guestAccelerators"]
+    }
+    assert versions == {"DEFAULT"}  # LATEST is documented for COS only
+    assert {
+        a["gpuDriverInstallationConfig"]["gpuDriverVersion"]
+        for pool in gpu_pools(prod["resources"])
+        for a in pool["inputs"]["nodeConfig"]["guestAccelerators"]
+    } == {"LATEST"}

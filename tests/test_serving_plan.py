@@ -26,7 +26,8 @@ def test_release_names_are_pinned(stack, stack_config):
     expected = {conventions.triton_release_name(d.name) for d in config.triton_deployments}
     if config.monitoring.enabled:
         expected |= {conventions.PROMETHEUS_ADAPTER_RELEASE, conventions.KUBE_PROMETHEUS_STACK_RELEASE}
-    expected.add(conventions.GPU_OPERATOR_RELEASE)  # on GKE too: DCGM metrics and GPU feature discovery
+    if config.cloud == "aws" or config.cluster.gke_gpu_driver == "operator":
+        expected.add(conventions.GPU_OPERATOR_RELEASE)  # gke-managed: GKE's own GPU stack, no operator
     if config.cloud == "aws":
         expected.add("karpenter")  # GKE autoscales node pools itself
     assert names == expected
@@ -48,13 +49,20 @@ def test_gpu_operator_release(stack):
     assert not any(r["type"] == "kubernetes:core/v1:ResourceQuota" for r in resources.values()), "EKS needs no quota"
 
 
-def test_gke_managed_drivers_get_an_operator_without_driver_or_device_plugin():
-    release = releases("gcp-prod")[conventions.GPU_OPERATOR_RELEASE]
-    values = release["inputs"]["values"]
-    assert values["driver"]["enabled"] is False and values["devicePlugin"] == {"enabled": False}
+def test_gke_managed_drivers_get_no_operator_only_a_dcgm_exporter_under_the_quota():
     resources = _by_urn("gcp-prod")
-    quotas = [resources[u] for u in release["dependsOn"] if resources[u]["type"] == "kubernetes:core/v1:ResourceQuota"]
-    assert len(quotas) == 1, "GKE admits system-*-critical operator pods only under a ResourceQuota"
+    assert conventions.GPU_OPERATOR_RELEASE not in releases("gcp-prod")
+    exporter = {r["type"]: r for r in resources.values() if r["inputs"].get("metadata", {}).get("name") == "nvidia-dcgm-exporter"}
+    assert set(exporter) == {"kubernetes:apps/v1:DaemonSet", "kubernetes:core/v1:Service", "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"}
+    daemonset = exporter["kubernetes:apps/v1:DaemonSet"]
+    volumes = daemonset["inputs"]["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "nvidia-install-dir-host", "hostPath": {"path": "/home/kubernetes/bin/nvidia"}} in volumes
+    needs = {resources[u]["type"] for u in daemonset["dependsOn"]}
+    assert "kubernetes:core/v1:ResourceQuota" in needs, "GKE admits system-node-critical pods only under a ResourceQuota"
+    assert exporter["kubernetes:monitoring.coreos.com/v1:ServiceMonitor"]["inputs"]["metadata"]["labels"]["release"] == (
+        conventions.KUBE_PROMETHEUS_STACK_RELEASE
+    )
+    assert not any(r["inputs"].get("metadata", {}).get("name") == "nvidia-driver-installer" for r in resources.values())
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -96,7 +104,7 @@ GKE_PROGRAM = textwrap.dedent(
     provider = k8s.Provider("k8s", kubeconfig="{}")
     crds = k8s.yaml.v2.ConfigGroup("monitoring-crds", yaml="", opts=pulumi.ResourceOptions(provider=provider))
     pool = PoolFacts("l4", "L4", 1, {"tritonfleet.io/pool": "l4"}, (gpu_taint("gcp"),), True, 30)
-    setup = GpuDriverSetup(mode="operator", image_type="UBUNTU_CONTAINERD", driver_version="INSTALLATION_DISABLED")
+    setup = GpuDriverSetup("operator", "UBUNTU_CONTAINERD", "INSTALLATION_DISABLED", "gpu-operator")
     quota = {"hard": {"pods": "100"}, "scopeSelector": {"matchExpressions": [
         {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}]}}
     operator = GpuOperator(

@@ -158,12 +158,12 @@ def test_bottlerocket_profile_leaves_the_device_plugin_to_the_ami():
     assert values["dcgmExporter"]["serviceMonitor"]["enabled"] is False
 
 
-GKE_OPERATOR_DRIVER = GpuDriverSetup(mode="operator", image_type="UBUNTU_CONTAINERD", driver_version="INSTALLATION_DISABLED")
-GKE_MANAGED_DRIVER = GpuDriverSetup(mode="gke-managed", image_type="COS_CONTAINERD", driver_version="LATEST")
+GKE_OPERATOR_DRIVER = GpuDriverSetup("operator", "UBUNTU_CONTAINERD", "INSTALLATION_DISABLED", "gpu-operator")
+GKE_OPERATOR_COS = GpuDriverSetup("operator", "COS_CONTAINERD", "INSTALLATION_DISABLED", "google-installer")
 ALL_PROFILES = {
     **PROFILES,
-    "gke-operator-driver": gke_gpu_operator_values(GKE_OPERATOR_DRIVER, pins.KUBERNETES_VERSION),
-    "gke-managed-driver": gke_gpu_operator_values(GKE_MANAGED_DRIVER, pins.KUBERNETES_VERSION),
+    "gke-operator-driver": gke_gpu_operator_values(GKE_OPERATOR_DRIVER, pins.GKE_KUBERNETES_VERSION),
+    "gke-operator-cos": gke_gpu_operator_values(GKE_OPERATOR_COS, pins.GKE_KUBERNETES_VERSION),
 }
 
 
@@ -175,10 +175,27 @@ def test_operator_managed_driver_upgrades_one_node_at_a_time():
 
 
 def test_profile_options_default_to_install_and_reject_unknown_keys():
-    assert profile_options(PROFILES["eks-al2023-nvidia"]) == {"install": True}
-    assert profile_options({OPTIONS_KEY: {"install": False}}) == {"install": False}
+    assert profile_options(PROFILES["eks-al2023-nvidia"]) == {"install": True, "dcgmExporter": None}
+    assert profile_options({OPTIONS_KEY: {"install": False}}) == {"install": False, "dcgmExporter": None}
     with pytest.raises(ValueError, match="unknown"):
         profile_options({OPTIONS_KEY: {"instal": False}})
+    with pytest.raises(ValueError, match="install: false"):
+        profile_options({OPTIONS_KEY: {"dcgmExporter": {"driverHostDir": "/x"}}})
+
+
+@pytest.mark.parametrize("monitoring", [True, False])
+def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
+    import kubernetes_validate
+
+    from tritonfleet.core.gpu_operator import standalone_dcgm_exporter
+
+    objects = standalone_dcgm_exporter("gpu-operator", "/home/kubernetes/bin/nvidia", [conventions.gpu_taint("gcp")], monitoring)
+    assert [o["kind"] for o in objects] == ["DaemonSet", "Service"] + (["ServiceMonitor"] if monitoring else [])
+    for obj in objects[:2]:
+        assert kubernetes_validate.validate(obj, pins.GKE_KUBERNETES_VERSION, strict=True)
+    pod = objects[0]["spec"]["template"]["spec"]
+    assert pod["tolerations"] == [conventions.gpu_taint("gcp")]
+    assert pod["priorityClassName"] == "system-node-critical"  # admitted by the GKE quota, like the operator's pods
 
 
 def test_gke_quota_is_a_valid_resource_quota(stack_config):

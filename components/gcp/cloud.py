@@ -27,7 +27,7 @@ from components.contract import (
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
 from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, kubeconfig
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
-from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
+from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
 from components.gcp.maintenance import maintenance_for
@@ -146,6 +146,14 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             )
             for spec in compute_class_specs(config)
         ]
+        if gpu_driver_setup(config).installer == "google-installer":
+            installer = cos_driver_installer()
+            k8s.apps.v1.DaemonSet(
+                f"{name}-nvidia-driver-installer",
+                metadata=installer["metadata"],
+                spec=installer["spec"],
+                opts=pulumi.ResourceOptions(parent=self, provider=k8s_provider),
+            )
         return GkeFloor(
             children=child,
             cluster=cluster,

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_RELEASE, MONITOR_SELECTOR_LABELS
-from tritonfleet.core.gpu_operator import chart_overrides, profile_options
+from tritonfleet.core.gpu_operator import chart_overrides, profile_options, standalone_dcgm_exporter
 
 from .values import deep_merge, key_tolerations
 
@@ -48,7 +48,8 @@ def resource_quota(namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 class GpuOperator(pulumi.ComponentResource):
-    """gpu-operator in its own privileged namespace; nothing when the profile says the cloud owns the GPU stack."""
+    """gpu-operator in its own privileged namespace. When the profile says the cloud owns the GPU stack: nothing, or
+    only NVIDIA's dcgm-exporter (profile option dcgmExporter) so DCGM metrics still reach Prometheus."""
 
     def __init__(
         self,
@@ -64,15 +65,16 @@ class GpuOperator(pulumi.ComponentResource):
         super().__init__("tritonfleet:k8s:GpuOperator", name, None, opts)
         options = profile_options(profile)
         self.release: k8s.helm.v3.Release | None = None
-        if not options["install"]:
+        self.dcgm_exporter: list[pulumi.Resource] = []
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        if not options["install"] and options["dcgmExporter"] is None:
             self.register_outputs({})
             return
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
         namespace = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata={
                 "name": GPU_OPERATOR_NAMESPACE,
-                # Driver, toolkit and device-plugin pods are privileged by design.
+                # Driver, toolkit, device-plugin and DCGM pods are privileged by design.
                 "labels": {"pod-security.kubernetes.io/enforce": "privileged"},
             },
             opts=child,
@@ -88,6 +90,27 @@ class GpuOperator(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
                 )
             )
+        if not options["install"]:
+            objects = standalone_dcgm_exporter(
+                GPU_OPERATOR_NAMESPACE, options["dcgmExporter"]["driverHostDir"], key_tolerations(gpu_taints), monitoring
+            )
+            for obj in objects:
+                kind = obj["kind"]
+                # The ServiceMonitor CRD comes with the monitoring release, the quota admits system-node-critical pods.
+                after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before_release))
+                resource_name = f"{name}-dcgm-{kind.lower()}"
+                if kind == "DaemonSet":
+                    resource = k8s.apps.v1.DaemonSet(resource_name, metadata=obj["metadata"], spec=obj["spec"], opts=after)
+                elif kind == "Service":
+                    resource = k8s.core.v1.Service(resource_name, metadata=obj["metadata"], spec=obj["spec"], opts=after)
+                else:
+                    resource = k8s.apiextensions.CustomResource(
+                        resource_name, api_version=obj["apiVersion"], kind=kind, metadata=obj["metadata"], spec=obj["spec"],
+                        opts=after,
+                    )
+                self.dcgm_exporter.append(resource)
+            self.register_outputs({})
+            return
         self.release = k8s.helm.v3.Release(
             name,
             name=GPU_OPERATOR_RELEASE,

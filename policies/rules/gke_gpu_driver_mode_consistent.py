@@ -1,10 +1,12 @@
 """On GKE, the node pool's driver setting, node image, device-plugin label and GPU Operator values agree.
 
-Two combinations work (shared/reference/gpu-kubernetes-facts.md §3.2, §4.2):
-  GKE-managed: gpuDriverVersion DEFAULT or LATEST, no device-plugin label, and any GPU Operator with
-               driver.enabled=false and devicePlugin.enabled=false (GKE installs the driver and runs the plugin);
-  operator-managed: gpuDriverVersion INSTALLATION_DISABLED, label gke-no-default-nvidia-gpu-device-plugin=true,
-               imageType UBUNTU_CONTAINERD and a GPU Operator that installs the driver (driver.enabled true).
+The documented combinations (components/gcp/drivers.py cites them):
+  GKE-managed: gpuDriverVersion LATEST (COS only) or DEFAULT, no device-plugin label, and no GPU Operator driver or
+               device plugin (GKE installs the driver and runs the plugin);
+  operator on COS: gpuDriverVersion INSTALLATION_DISABLED, label gke-no-default-nvidia-gpu-device-plugin=true, Google's
+               driver-installer DaemonSet, and a GPU Operator with driver.enabled=false (NVIDIA's GKE guide);
+  operator on Ubuntu: INSTALLATION_DISABLED, the label, imageType UBUNTU_CONTAINERD and a GPU Operator that installs
+               the driver (driver.enabled true).
 Anything else leaves nodes with no driver, two drivers or two device plugins, and no GPU pod schedules.
 """
 
@@ -16,15 +18,20 @@ from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
 
 GKE_MANAGED = ("DEFAULT", "LATEST")
 OPERATOR_MANAGED = "INSTALLATION_DISABLED"
+LATEST_IMAGES = ("COS_CONTAINERD",)  # the GKE API documents LATEST for COS only
+DRIVER_INSTALLER = ("kubernetes:apps/v1:DaemonSet", "nvidia-driver-installer")  # Google's COS installer
 CHOICES = (
-    "either GKE-managed drivers (gpuDriverVersion DEFAULT/LATEST, no device-plugin label, operator driver and device "
-    f"plugin off) or operator-managed drivers (INSTALLATION_DISABLED, {GKE_NO_DEVICE_PLUGIN_LABEL}=true, "
-    "imageType UBUNTU_CONTAINERD, operator driver on)"
+    "GKE-managed drivers (gpuDriverVersion LATEST on COS or DEFAULT, no device-plugin label, no operator driver or "
+    f"device plugin), or operator-managed drivers (INSTALLATION_DISABLED, {GKE_NO_DEVICE_PLUGIN_LABEL}=true; on COS "
+    "Google's driver-installer DaemonSet and operator driver off, on UBUNTU_CONTAINERD operator driver on)"
 )
 
 
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     operators = [r for r in args.resources if is_gpu_operator_release(r.resource_type, r.props)]
+    installer = any(
+        (r.resource_type, get(r.props, "metadata.name", "")) == DRIVER_INSTALLER for r in args.resources
+    )
     for resource in args.resources:
         if (
             resource.resource_type != GKE_NODE_POOL
@@ -46,6 +53,8 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         label = str((get(props, "nodeConfig.labels", {}) or {}).get(GKE_NO_DEVICE_PLUGIN_LABEL, "")).lower() == "true"
         image = str(get(props, "nodeConfig.imageType", "COS_CONTAINERD")).upper()
         if version in GKE_MANAGED:
+            if version == "LATEST" and image not in LATEST_IMAGES:
+                report(f"gpuDriverVersion LATEST is documented for COS only, not imageType {image}: use DEFAULT")
             if label:
                 report(
                     f"gpuDriverVersion {version} asks GKE to install the driver, but the label {GKE_NO_DEVICE_PLUGIN_LABEL}=true "
@@ -68,18 +77,25 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
                     f"gpuDriverVersion {OPERATOR_MANAGED} without the label {GKE_NO_DEVICE_PLUGIN_LABEL}=true keeps GKE's "
                     "device plugin on a node with no GKE driver"
                 )
-            if image != "UBUNTU_CONTAINERD":
-                report(f"the GPU Operator can only install its driver on UBUNTU_CONTAINERD, not imageType {image}")
             if not operators:
-                report(
-                    f"gpuDriverVersion {OPERATOR_MANAGED} leaves driver installation to a GPU Operator, and the stack has none"
-                )
+                report(f"gpuDriverVersion {OPERATOR_MANAGED} needs a GPU Operator for the device plugin, and the stack has none")
             for operator in operators:
-                if get(operator.props, "values.driver.enabled", True) is False:
+                operator_driver = get(operator.props, "values.driver.enabled", True) is not False
+                if image == "UBUNTU_CONTAINERD" and not operator_driver:
                     report(
-                        f"gpuDriverVersion {OPERATOR_MANAGED} and GPU Operator release '{operator.name}' with "
-                        "driver.enabled=false: nothing installs the driver"
+                        f"gpuDriverVersion {OPERATOR_MANAGED} on UBUNTU_CONTAINERD and GPU Operator release "
+                        f"'{operator.name}' with driver.enabled=false: nothing installs the driver"
                     )
+                elif image != "UBUNTU_CONTAINERD" and operator_driver:
+                    report(
+                        f"the GPU Operator's driver container does not run on imageType {image}; on COS, Google's driver "
+                        f"installer builds the driver and GPU Operator release '{operator.name}' needs driver.enabled=false"
+                    )
+            if image != "UBUNTU_CONTAINERD" and not installer:
+                report(
+                    f"gpuDriverVersion {OPERATOR_MANAGED} on imageType {image} needs Google's driver-installer DaemonSet "
+                    "(kube-system/nvidia-driver-installer), and the stack has none: nothing installs the driver"
+                )
         else:
             shown = "/".join(v or "unset" for v in versions) or "unset"
             report(

@@ -99,8 +99,10 @@ def with_config_map(plan):
     add(plan, "kubernetes:core/v1:ConfigMap", "leak", {"data": {"notes": "key AKIAIOSFODNN7EXAMPLE for the bucket"}})
 
 
-def gke_operator_mode(label=True, image="UBUNTU_CONTAINERD", driver=True, operator=True):
+def gke_operator_mode(label=True, image="UBUNTU_CONTAINERD", driver=True, operator=True, installer=False):
     def mutate(plan):
+        if installer:  # Google's COS driver installer (NVIDIA's operator-on-COS path)
+            add(plan, "kubernetes:apps/v1:DaemonSet", "installer", {"metadata": {"name": "nvidia-driver-installer"}})
         for pool in [r for r in plan["resources"] if r["type"] == NP and "guestAccelerators" in r["inputs"]["nodeConfig"]]:
             node = pool["inputs"]["nodeConfig"]
             for accelerator in node["guestAccelerators"]:
@@ -438,9 +440,21 @@ CASES = {
     ),
     "gke-operator-driver-on-cos": (
         "gcp-prod",
-        gke_operator_mode(image="COS_CONTAINERD"),
+        gke_operator_mode(image="COS_CONTAINERD", installer=True),
         None,
-        {"gke-gpu-driver-mode-consistent": "not imageType COS_CONTAINERD"},
+        {"gke-gpu-driver-mode-consistent": "does not run on imageType COS_CONTAINERD"},
+    ),
+    "gke-operator-on-cos-without-installer": (
+        "gcp-prod",
+        gke_operator_mode(image="COS_CONTAINERD", driver=False),
+        None,
+        {"gke-gpu-driver-mode-consistent": "needs Google's driver-installer DaemonSet"},
+    ),
+    "gke-latest-driver-on-ubuntu": (
+        "gcp-prod",
+        _set((NP, "h200-reservation", "nodeConfig.imageType", "UBUNTU_CONTAINERD")),
+        None,
+        {"gke-gpu-driver-mode-consistent": "LATEST is documented for COS only"},
     ),
     "gke-operator-without-label": (
         "gcp-prod",
@@ -502,6 +516,7 @@ COMPLIANT_VARIANTS = {
         ),
     ),
     "gke-operator-managed": ("gcp-prod", gke_operator_mode()),
+    "gke-operator-on-cos": ("gcp-prod", gke_operator_mode(image="COS_CONTAINERD", driver=False, installer=True)),
     "gke-managed-with-plugin-less-operator": (
         "gcp-prod",
         lambda plan: add_gpu_operator(plan, {"driver": {"enabled": False}, "devicePlugin": {"enabled": False}}),

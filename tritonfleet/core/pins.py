@@ -17,6 +17,9 @@ GPU_OPERATOR_CHART = {
     "version": "v26.7.0",  # the chart version carries a leading v
     "repo": "https://helm.ngc.nvidia.com/nvidia",
 }
+# NVIDIA's dcgm-exporter, run alone where the cloud's GPU stack owns driver and device plugin (GKE gke-managed mode).
+# <DCGM exporter>-<DCGM> tag from https://github.com/NVIDIA/dcgm-exporter releases (VERIFY it is still the newest).
+DCGM_EXPORTER_IMAGE = {"repository": "nvcr.io/nvidia/k8s/dcgm-exporter", "tag": "4.2.3-4.1.3-ubuntu22.04"}
 KUBE_PROMETHEUS_STACK_CHART = {
     "chart": "kube-prometheus-stack",
     "version": "88.5.3",

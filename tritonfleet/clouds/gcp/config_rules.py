@@ -1,5 +1,5 @@
-"""GCP config rules, beside the GCP facts: the project, tags as GCP labels, zones of the region, the GPU driver mode
-with its node image and device-plugin label, purchase options and Cloud KMS keys.
+"""GCP config rules, beside the GCP facts: the project, tags as GCP labels, zones of the region, the GKE version on its
+channel, the GPU driver mode's device-plugin label, purchase options and Cloud KMS keys.
 
 Called by the neutral loader (tritonfleet/core/config) through the registry in tritonfleet/clouds; the contract is
 `tritonfleet.core.config.rules.context.CloudConfigRules`.
@@ -99,15 +99,6 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
             if not zone.startswith(f"{region}-"):
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
     _check_kubernetes_version(ctx, cluster)
-    if cluster.gke_gpu_driver == "operator" and cluster.gke_gpu_node_image != "UBUNTU_CONTAINERD":
-        ctx.add(
-            "cluster.gpuNodeImage",
-            cluster.gpu_node_image,
-            "UBUNTU_CONTAINERD: the GPU Operator's driver container does not run on Container-Optimized OS. "
-            "The two valid choices are gpuDriver gke-managed (any image; GKE installs the driver) or "
-            "gpuDriver operator with gpuNodeImage UBUNTU_CONTAINERD",
-            "UBUNTU_CONTAINERD",
-        )
 
 
 def _check_node_account_id(ctx: RuleContext, cluster: Cluster) -> None:
@@ -197,8 +188,9 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
             f"{at}.nodeLabels",
             pool.node_labels,
             f"no {GKE_NO_DEVICE_PLUGIN_LABEL} label while GKE installs the driver: it switches off GKE's device "
-            "plugin, so no pod can request nvidia.com/gpu. The two valid choices are gpuDriver gke-managed "
-            "without this label, or gpuDriver operator on UBUNTU_CONTAINERD (tritonfleet then sets the label itself)",
+            "plugin, so no pod can request nvidia.com/gpu. The valid choices are gpuDriver gke-managed without this "
+            "label, or gpuDriver operator (COS with Google's driver installer, or UBUNTU_CONTAINERD with the GPU "
+            "Operator's driver; tritonfleet then sets the label itself)",
             fix_key=f"{at}.nodeLabels.{GKE_NO_DEVICE_PLUGIN_LABEL}",
         )
 

@@ -89,9 +89,10 @@ class Cluster(_Section):
     )
     gpu_driver: Literal["gke-managed", "operator"] | None = Field(
         None,
-        description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE installs the LATEST driver and "
-        "runs its device plugin; the GPU Operator adds no driver) or operator (the GPU Operator installs the driver "
-        "and device plugin; needs gpuNodeImage UBUNTU_CONTAINERD). Default gke-managed",
+        description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE's driver, LATEST on COS or DEFAULT "
+        "on Ubuntu, and GKE's device plugin; no GPU Operator, NVIDIA's dcgm-exporter alone for metrics) or operator "
+        "(NVIDIA's GKE paths: on COS Google's driver installer plus the GPU Operator with CDI, on UBUNTU_CONTAINERD "
+        "the GPU Operator installs the driver too). Default gke-managed",
     )
 
     @property
