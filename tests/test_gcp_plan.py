@@ -209,3 +209,38 @@ def test_gke_managed_on_ubuntu_asks_for_the_default_driver(prod):
         for pool in gpu_pools(prod["resources"])
         for a in pool["inputs"]["nodeConfig"]["guestAccelerators"]
     } == {"LATEST"}
+
+
+SERVICE = "gcp:projects/service:Service"
+
+
+def test_the_stack_enables_its_project_apis_and_never_disables_them(prod):
+    services = of_type(prod["resources"], SERVICE)
+    assert {s["inputs"]["service"] for s in services} == {
+        "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com",
+        "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com",
+    }
+    for s in services:
+        assert s["inputs"]["project"] == "acme-ml-prod"
+        assert s["inputs"]["disableOnDestroy"] is False and s["inputs"]["disableDependentServices"] is False
+
+
+def test_every_gcp_resource_waits_for_the_apis(prod):
+    urns = {s["urn"] for s in of_type(prod["resources"], SERVICE)}
+    by_urn = {r["urn"]: r for r in prod["resources"]}
+
+    def waits(resource, seen=()):
+        deps = set(resource.get("dependsOn", []))
+        parent = resource.get("parent")
+        return urns <= deps or (parent in by_urn and parent not in seen and waits(by_urn[parent], (*seen, parent)))
+
+    gcp = [r for r in prod["resources"] if r["type"].startswith("gcp:") and r["type"] != SERVICE]
+    assert gcp and [r["urn"] for r in gcp if not waits(r)] == []
+
+
+def test_a_kms_key_enables_cloud_kms():
+    data = decoded("gcp-prod")
+    data["modelBuckets"][0]["kmsKeyId"] = "projects/acme-ml-prod/locations/us-central1/keyRings/models/cryptoKeys/models"
+    run = run_program(ROOT, "tritonfleet", "gcp-prod", encoded(data), [])
+    services = {r.document()["inputs"]["service"] for r in run.resources if r.type == SERVICE}
+    assert "cloudkms.googleapis.com" in services

@@ -25,7 +25,7 @@ from components.contract import (
     shared_facts,
 )
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
-from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, kubeconfig
+from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, enable_project_apis, kubeconfig
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
@@ -66,7 +66,14 @@ class GcpCloud(CloudAdapter[GkeFloor]):
         provider = gcp.Provider(
             f"{name}-gcp", project=config.gcp_project, region=config.region, opts=pulumi.ResourceOptions(parent=self)
         )
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        apis = enable_project_apis(
+            name,
+            config.gcp_project,
+            uses_kms=any(b.kms_key_id for b in config.model_buckets),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        # Everything else waits for the project's APIs.
+        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=apis)
 
         node_account, node_account_binding = create_node_account(
             name,

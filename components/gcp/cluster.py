@@ -16,6 +16,22 @@ from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# Project APIs the stack calls, enabled by the stack itself (a new project has most of them off). container: GKE;
+# compute: VPC, subnets, NAT, node VMs; iam: service accounts and their bindings; iamcredentials: Workload Identity's
+# token exchange for Triton's pods; storage: model buckets; logging and monitoring: GKE's default system logs and
+# metrics; cloudkms only where a bucket names a KMS key. Source: GKE quickstart / "Enable the Google Kubernetes Engine
+# API" and the Workload Identity Federation for GKE how-to (https://cloud.google.com/kubernetes-engine/docs/how-to/
+# workload-identity, "enable the IAM Service Account Credentials API"), read 2026-12-03.
+PROJECT_APIS = (
+    "container.googleapis.com",
+    "compute.googleapis.com",
+    "iam.googleapis.com",
+    "iamcredentials.googleapis.com",
+    "storage.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+)
+KMS_API = "cloudkms.googleapis.com"
 # The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
@@ -73,6 +89,28 @@ class GkeClusterArgs:
     """The stack's tags, as resource labels."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
+
+
+def project_apis(uses_kms: bool) -> list[str]:
+    """The APIs the stack enables in its project."""
+    return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]
+
+
+def enable_project_apis(
+    name: str, project: str | None, uses_kms: bool, opts: pulumi.ResourceOptions
+) -> list[gcp.projects.Service]:
+    """One projects.Service per API. Never disabled on destroy: other workloads in the project may use them."""
+    return [
+        gcp.projects.Service(
+            f"{name}-api-{api.split('.')[0]}",
+            project=project,
+            service=api,
+            disable_on_destroy=False,
+            disable_dependent_services=False,
+            opts=opts,
+        )
+        for api in project_apis(uses_kms)
+    ]
 
 
 def create_node_account(
