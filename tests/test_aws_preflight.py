@@ -125,12 +125,6 @@ def test_zone_the_region_does_not_have_is_a_blocker(aws_env, tmp_path):
     assert any(f["check"] == "zones" and f["subject"] == "us-east-1z" and f["status"] == "blocker" for f in report["findings"])
 
 
-def test_gcp_stack_is_refused_clearly():
-    result = run_cli("preflight", "--stack", "gcp-prod")
-    assert result.returncode == 1
-    assert "AWS stacks" in result.stderr
-
-
 def _quota_response(code: str, value: float) -> dict:
     """GetServiceQuota's response shape (botocore validates it against the service model)."""
     return {

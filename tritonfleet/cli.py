@@ -362,19 +362,67 @@ def _aws_credentials_found(region: str) -> bool:
     return boto3.session.Session(region_name=region).get_credentials() is not None
 
 
+def _aws_preflight(config):
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    from tritonfleet.clouds.aws.preflight import aws_clients, run_preflight
+
+    if not _aws_credentials_found(config.region):
+        error_message(NO_AWS_CREDENTIALS)
+        raise typer.Exit(EXIT_USER_ERROR)
+    try:
+        return run_preflight(config, *aws_clients(config.region))
+    except NoCredentialsError:
+        error_message(NO_AWS_CREDENTIALS)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    except (ClientError, BotoCoreError) as error:
+        error_message(f"the AWS API did not answer the preflight: {error}")
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+
+NO_GCP_CREDENTIALS = (
+    "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
+    "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
+    "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
+    "compute.reservations.get)."
+)
+
+
+def _gcp_preflight(config):
+    import warnings
+
+    # google.api_core warns about Python versions on import: not the user's business here.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.")
+    import google.auth
+    from google.api_core.exceptions import GoogleAPICallError
+    from google.auth.exceptions import DefaultCredentialsError
+
+    from tritonfleet.clouds.gcp.preflight import gcp_clients, run_preflight
+
+    try:
+        google.auth.default()
+        return run_preflight(config, gcp_clients())
+    except DefaultCredentialsError:
+        error_message(NO_GCP_CREDENTIALS)
+        raise typer.Exit(EXIT_USER_ERROR) from None
+    except GoogleAPICallError as error:
+        error_message(f"the Compute Engine API did not answer the preflight for project {config.gcp_project}: {error}")
+        raise typer.Exit(EXIT_USER_ERROR) from None
+
+
 @app.command()
 def preflight(
     stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
     json_file: Annotated[Path | None, typer.Option("--json", help="write the findings (JSON) here, for CI")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
-    """Before `pulumi up`: check with the AWS APIs that the stack's instance types are offered in its zones, that
-    the EC2 GPU vCPU quotas cover its ceiling, and show current spot prices. Exit 1 on any blocker."""
+    """Before `pulumi up`: check with the cloud's APIs that the stack's instance/machine types (and GCP accelerators)
+    are offered in its zones and that the GPU quotas cover its ceiling; AWS also shows current spot prices, GCP checks
+    the pools' reservations. Exit 1 on any blocker."""
     import json
 
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
     from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.preflight import BLOCKER
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
@@ -383,23 +431,7 @@ def preflight(
         config = load_stack_config(raw, stack)
     except (ConfigError, ProjectError) as error:
         raise _user_error(error) from None
-    if config.cloud != "aws":
-        error_message(f"preflight checks AWS stacks; stack '{stack}' is on {config.cloud}")
-        raise typer.Exit(EXIT_USER_ERROR)
-
-    from tritonfleet.clouds.aws.preflight import BLOCKER, aws_clients, run_preflight
-
-    if not _aws_credentials_found(config.region):
-        error_message(NO_AWS_CREDENTIALS)
-        raise typer.Exit(EXIT_USER_ERROR)
-    try:
-        report = run_preflight(config, *aws_clients(config.region))
-    except NoCredentialsError:
-        error_message(NO_AWS_CREDENTIALS)
-        raise typer.Exit(EXIT_USER_ERROR) from None
-    except (ClientError, BotoCoreError) as error:
-        error_message(f"the AWS API did not answer the preflight: {error}")
-        raise typer.Exit(EXIT_USER_ERROR) from None
+    report = _gcp_preflight(config) if config.cloud == "gcp" else _aws_preflight(config)
     table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
     for column in ("check", "subject", "status", "detail"):
         table.add_column(column)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -22,39 +21,7 @@ from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCES
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import split_capacity
-
-OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
-
-
-@dataclass(frozen=True)
-class Finding:
-    check: str  # zones, offering, quota, spot-price, s3-endpoint
-    subject: str
-    status: str  # ok, blocker, warning, unknown
-    detail: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class PreflightReport:
-    stack: str
-    region: str
-    zones: list[str]
-    findings: list[Finding]
-
-    @property
-    def blockers(self) -> list[Finding]:
-        return [f for f in self.findings if f.status == BLOCKER]
-
-    def document(self) -> dict[str, Any]:
-        counts = {status: sum(1 for f in self.findings if f.status == status) for status in (OK, WARNING, UNKNOWN, BLOCKER)}
-        return {
-            "stack": self.stack,
-            "region": self.region,
-            "zones": self.zones,
-            "summary": counts,
-            "findings": [asdict(f) for f in self.findings],
-        }
+from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 
 def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:

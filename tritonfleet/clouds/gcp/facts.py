@@ -218,3 +218,17 @@ KUBERNETES_SUPPORT: tuple[KubernetesSupport, ...] = (
 )
 # The channel on which a version past standard support stays supported (GKE API ReleaseChannel.Channel EXTENDED).
 EXTENDED_CHANNEL = "EXTENDED"
+
+# Compute Engine GPU quota metrics (regional), per catalog GPU: on-demand and preemptible (spot; flex-start draws on
+# the preemptible quota too, VERIFY). Project-wide, GPUS_ALL_REGIONS caps every GPU. Source: Compute Engine "GPU quota"
+# (https://cloud.google.com/compute/resource-usage#gpu_quota) and the metric names `gcloud compute regions describe`
+# prints, read 2026-12-03; the H200 and B200 names are VERIFY (the pages list them for A3 Ultra / A4 requests).
+GPU_QUOTA_METRICS: dict[str, dict[str, str]] = {
+    "L4": {"on-demand": "NVIDIA_L4_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_L4_GPUS"},
+    "H100": {"on-demand": "NVIDIA_H100_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_H100_GPUS"},
+    "H200": {"on-demand": "NVIDIA_H200_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_H200_GPUS"},
+    "B200": {"on-demand": "NVIDIA_B200_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_B200_GPUS"},
+}
+GLOBAL_GPU_QUOTA_METRIC = "GPUS_ALL_REGIONS"
+# Which quota a purchase option draws on; reservations consume quota when they are created, not when nodes use them.
+QUOTA_KIND_BY_OPTION = {"on-demand": "on-demand", "spot": "preemptible", "flex-start": "preemptible"}
