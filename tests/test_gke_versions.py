@@ -121,3 +121,30 @@ def test_the_plan_prints_the_end_of_standard_support():
     assert "GKE REGULAR channel" in line
 
 
+# ---- machine types in zones that do not offer them (tritonfleet/clouds/gcp/facts.py MACHINE_TYPE_ZONES) ----
+
+
+def test_a_machine_type_in_a_zone_that_does_not_offer_it_is_refused_with_the_zones_that_do():
+    data = decoded("gcp-prod")
+    data["gpuPools"][2]["zones"] = ["us-central1-a", "us-central1-b"]  # h200-spot: a3-ultragpu-8g is in -b only
+    found, message = problems(data)
+    assert [p.key for p in found] == ["gpuPools[2].zones[0]"]
+    assert "zones that offer a3-ultragpu-8g in us-central1: us-central1-b (us-central1-a does not" in found[0].allowed
+    assert "pulumi config rm --path 'tritonfleet:gpuPools[2].zones[0]' --stack gcp-prod" in message
+
+
+def test_a_pool_spanning_the_cluster_zones_is_checked_too():
+    data = decoded("gcp-prod")
+    data["gpuPools"][1].pop("zones")  # the h200 reservation pool would span us-central1-a and -b
+    found, message = problems(data)
+    assert [p.key for p in found] == ["gpuPools[1].zones[0]"]
+    assert "pulumi config set --path 'tritonfleet:gpuPools[1].zones[0]' us-central1-b --stack gcp-prod" in message
+
+
+def test_unknown_regions_are_left_to_preflight():
+    data = decoded("gcp-prod")
+    data.update(region="europe-west4")
+    data["cluster"]["zones"] = ["europe-west4-a", "europe-west4-b"]
+    for pool in data["gpuPools"]:
+        pool.pop("zones", None)
+    assert load(data).region == "europe-west4"

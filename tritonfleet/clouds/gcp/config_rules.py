@@ -19,6 +19,7 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_DEFAULT_REGION_ZONES,
     GKE_NO_DEVICE_PLUGIN_LABEL,
     KUBERNETES_SUPPORT,
+    MACHINE_TYPE_ZONES,
     SERVICE_ACCOUNT_ID_MAX,
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
@@ -202,12 +203,39 @@ def node_local_ssd_gi(instance_type: str) -> int | None:
 
 
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
-    """Without cluster zones, a pool's zones must still be zones of the region."""
-    if ctx.stack_zones or ctx.region is None:
+    """Without cluster zones, a pool's zones must still be zones of the region; and where we know which zones offer
+    the pool's machine type, every zone its node pool spans must offer it."""
+    if ctx.region is None:
         return
-    for i, zone in enumerate(pool.zones):
-        if not zone.startswith(f"{ctx.region}-"):
-            ctx.add(f"{at}.zones[{i}]", zone, f"a zone of {ctx.region}, such as {ctx.region}-b", f"{ctx.region}-b")
+    if not ctx.stack_zones:
+        for i, zone in enumerate(pool.zones):
+            if not zone.startswith(f"{ctx.region}-"):
+                ctx.add(f"{at}.zones[{i}]", zone, f"a zone of {ctx.region}, such as {ctx.region}-b", f"{ctx.region}-b")
+    _check_machine_type_zones(ctx, pool, at)
+
+
+def _check_machine_type_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    itype = ctx.catalog.find("gcp", pool.instance_type) if pool.instance_type else ctx.catalog.default_type("gcp", pool.gpu)
+    offered = MACHINE_TYPE_ZONES.get(ctx.region or "", {}).get(itype.name) if itype else None
+    zones = list(pool.zones or ctx.stack_zones)
+    if offered is None or not zones:
+        return  # not known offline, or GKE's default zones: `tritonfleet preflight` checks those
+    # Zones outside the region or the cluster are reported by their own rules; only the valid ones are checked here.
+    valid = [z for z in zones if z.startswith(f"{ctx.region}-") and (not ctx.stack_zones or z in ctx.stack_zones)]
+    missing = [z for z in valid if z not in offered]
+    if not missing:
+        return
+    allowed = (
+        f"zones that offer {itype.name} in {ctx.region}: {', '.join(offered)} ({', '.join(missing)} does not; "
+        "GCP machine-type zones, tritonfleet/clouds/gcp/facts.py; `tritonfleet preflight` asks Compute Engine)"
+    )
+    if pool.zones:  # drop the zones that do not offer it
+        for i, zone in enumerate(pool.zones):
+            if zone in missing:
+                ctx.remove(f"{at}.zones[{i}]", zone, allowed)
+    else:  # the pool spans the cluster's zones: give it its own
+        keep = [z for z in valid if z in offered] or list(offered[:1])
+        ctx.add(f"{at}.zones[0]", f"unset (the cluster's zones {', '.join(zones)})", allowed, keep[0])
 
 
 def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:

@@ -232,3 +232,17 @@ GPU_QUOTA_METRICS: dict[str, dict[str, str]] = {
 GLOBAL_GPU_QUOTA_METRIC = "GPUS_ALL_REGIONS"
 # Which quota a purchase option draws on; reservations consume quota when they are created, not when nodes use them.
 QUOTA_KIND_BY_OPTION = {"on-demand": "on-demand", "spot": "preemptible", "flex-start": "preemptible"}
+
+# Zones that offer each GPU machine type, for regions we ship stacks in; a config naming other zones for a pool is
+# refused before anything is planned. Regions or machine types not listed are not checked offline (`tritonfleet
+# preflight` asks Compute Engine). Source: skypilot-org/skypilot-catalog catalogs/v7/gcp/vms.csv @017e2502 (one row
+# per offering zone), read 2026-12-03; zones are added over time (VERIFY with preflight before relying on a refusal).
+MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
+    "us-central1": {
+        "g2-standard-8": ("us-central1-a", "us-central1-b", "us-central1-c"),
+        "g2-standard-16": ("us-central1-a", "us-central1-b", "us-central1-c"),
+        "g2-standard-48": ("us-central1-a", "us-central1-b", "us-central1-c"),
+        "a3-highgpu-8g": ("us-central1-a", "us-central1-b", "us-central1-c"),
+        "a3-ultragpu-8g": ("us-central1-b",),
+    },
+}
