@@ -186,6 +186,15 @@ BUNDLED_LOCAL_SSDS: dict[str, tuple[int, int]] = {
 # regions with another zone count.
 GKE_DEFAULT_REGION_ZONES = 3
 
+# Row sources of KUBERNETES_SUPPORT: GKE release schedule (https://cloud.google.com/kubernetes-engine/docs/release-schedule)
+# as transcribed by endoflife.date, read 2026-12-03.
+_SCHEDULE = "GKE release schedule via endoflife.date @00fa52a, read 2026-12-03"
+# Extended-support ends derived from https://cloud.google.com/kubernetes-engine/versioning (24 months), read 2026-12-03.
+_DERIVED = "extended end derived: Regular + 24 months (GKE versioning policy), read 2026-12-03"
+# Which dates of a row are estimates (https://cloud.google.com/kubernetes-engine/docs/release-schedule, 2026-12-03).
+_EXTENDED = ("extended",)
+# Both dates estimated (https://cloud.google.com/kubernetes-engine/docs/release-schedule, 2026-12-03).
+_BOTH = ("standard", "extended")
 # GKE's support window per Kubernetes minor version: the date it reached the Regular channel, the end of standard support
 # (about 14 months later; every channel) and of extended support (about 24 months after Regular, on the Extended channel
 # only, billed extra). Source: GKE release schedule, https://cloud.google.com/kubernetes-engine/docs/release-schedule,
@@ -198,9 +207,6 @@ GKE_DEFAULT_REGION_ZONES = 3
 # Extended-support ends are derived (Regular date + 24 months) and marked verify; so is 1.34's standard end (the
 # transcription gives 12 months, not 14) and every 1.36 date (1.36 is listed in the Regular channel by mid-2026,
 # release notes "Available minor versions 1.33 to 1.36"; its dates are estimates). README VERIFY list.
-_SCHEDULE = "GKE release schedule via endoflife.date @00fa52a, read 2026-12-03"
-_DERIVED = "extended end derived: Regular + 24 months (GKE versioning policy), read 2026-12-03"
-_EXTENDED, _BOTH = ("extended",), ("standard", "extended")
 KUBERNETES_SUPPORT: tuple[KubernetesSupport, ...] = (
     KubernetesSupport("1.30", dt.date(2024, 7, 31), dt.date(2025, 9, 30), dt.date(2026, 7, 31), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
     KubernetesSupport("1.31", dt.date(2024, 10, 25), dt.date(2026, 1, 16), dt.date(2026, 10, 25), f"{_SCHEDULE}; {_DERIVED}", _EXTENDED),
@@ -216,7 +222,8 @@ KUBERNETES_SUPPORT: tuple[KubernetesSupport, ...] = (
         "estimate: in the Regular channel by mid-2026 (GKE release notes), Regular + 14 / 24 months", _BOTH,
     ),
 )
-# The channel on which a version past standard support stays supported (GKE API ReleaseChannel.Channel EXTENDED).
+# The channel on which a version past standard support stays supported (GKE API ReleaseChannel.Channel EXTENDED,
+# https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#channel, read 2026-12-03).
 EXTENDED_CHANNEL = "EXTENDED"
 
 # Compute Engine GPU quota metrics (regional), per catalog GPU: on-demand and preemptible (spot; flex-start draws on
@@ -229,14 +236,16 @@ GPU_QUOTA_METRICS: dict[str, dict[str, str]] = {
     "H200": {"on-demand": "NVIDIA_H200_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_H200_GPUS"},
     "B200": {"on-demand": "NVIDIA_B200_GPUS", "preemptible": "PREEMPTIBLE_NVIDIA_B200_GPUS"},
 }
+# The project-wide GPU cap (https://cloud.google.com/compute/resource-usage#gpu_quota, read 2026-12-03).
 GLOBAL_GPU_QUOTA_METRIC = "GPUS_ALL_REGIONS"
-# Which quota a purchase option draws on; reservations consume quota when they are created, not when nodes use them.
+# Which quota a purchase option draws on; reservations consume quota when they are created, not when nodes use them
+# (https://cloud.google.com/compute/docs/instances/reservations-overview, read 2026-12-03; flex-start VERIFY).
 QUOTA_KIND_BY_OPTION = {"on-demand": "on-demand", "spot": "preemptible", "flex-start": "preemptible"}
 
 # Zones that offer each GPU machine type, for regions we ship stacks in; a config naming other zones for a pool is
 # refused before anything is planned. Regions or machine types not listed are not checked offline (`tritonfleet
-# preflight` asks Compute Engine). Source: skypilot-org/skypilot-catalog catalogs/v7/gcp/vms.csv @017e2502 (one row
-# per offering zone), read 2026-12-03; zones are added over time (VERIFY with preflight before relying on a refusal).
+# preflight` asks Compute Engine). Source: https://github.com/skypilot-org/skypilot-catalog catalogs/v7/gcp/vms.csv
+# @017e2502 (one row per offering zone), read 2026-12-03; zones are added over time (VERIFY with preflight).
 MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
     "us-central1": {
         "g2-standard-8": ("us-central1-a", "us-central1-b", "us-central1-c"),
