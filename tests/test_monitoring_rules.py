@@ -54,9 +54,15 @@ def test_rule_prices_are_the_plans_prices(stack):
 
 
 def test_unknown_prices_are_named_and_omitted():
-    config = config_of("gcp-prod")
+    from tests.gcp_helpers import decoded, encoded
+
+    data = decoded("gcp-prod")
+    b200 = next(p for p in data["gpuPools"] if p["name"] == "b200")
+    b200.update(enabled=True, capacity="mixed", spotShare=1)  # a4-highgpu-8g has no known price
+    data["gpuLimit"] = 48
+    config = load_stack_config(encoded(data), "gcp-prod")
     unknown = rules.unknown_prices(config)
-    assert unknown, "gcp-prod has GCP prices the catalog does not know; this test needs one"
+    assert unknown == ["b200/spot"], "a pool whose machine type the catalog has no price for"
     manifest = rules.prometheus_rule(config, "monitoring")
     assert manifest["metadata"]["annotations"]["tritonfleet.io/unknown-prices"] == ", ".join(unknown)
     priced = {(r["labels"]["pool"], r["labels"]["capacity"]) for r in rules.cost_rules(config) if r.get("record") == rules.PRICE}
