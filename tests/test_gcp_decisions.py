@@ -38,7 +38,7 @@ def one_pool_config(gpu, machine_type, capacity="mixed", **extra):
         ("L4", "g2-standard-8", "nvidia-l4", 1, "mixed", {"spotShare": 1}),
         ("L4", "g2-standard-48", "nvidia-l4", 4, "mixed", {}),
         ("H100", "a3-highgpu-8g", "nvidia-h100-80gb", 8, "mixed", {"onDemandBase": 1, "spotShare": 1}),
-        ("H200", "a3-ultragpu-8g", "nvidia-h200-141gb", 8, "reservation", {"reservationId": "r1"}),
+        ("H200", "a3-ultragpu-8g", "nvidia-h200-141gb", 8, "reservation", {"reservationId": "r1", "zones": ["us-central1-b"]}),
         ("B200", "a4-highgpu-8g", "nvidia-b200", 8, "flex-start", {}),
     ],
 )
@@ -139,7 +139,12 @@ def test_system_pool_layout_multiplies_to_the_configured_count():
 
 def test_gke_managed_drivers_install_no_gpu_operator_only_dcgm_exporter():
     values = gke_gpu_operator_values(gpu_driver_setup(load(decoded("gcp-prod"), "gcp-prod")), "1.35")
-    assert values == {"tritonfleet": {"install": False, "dcgmExporter": {"driverHostDir": "/home/kubernetes/bin/nvidia"}}}
+    assert values == {
+        "tritonfleet": {
+            "install": False,
+            "dcgmExporter": {"driverHostDir": "/home/kubernetes/bin/nvidia", "gpuNodeLabel": "cloud.google.com/gke-accelerator"},
+        }
+    }
 
 
 def test_operator_values_operator_mode_and_version_gate():

@@ -180,7 +180,7 @@ def test_profile_options_default_to_install_and_reject_unknown_keys():
     with pytest.raises(ValueError, match="unknown"):
         profile_options({OPTIONS_KEY: {"instal": False}})
     with pytest.raises(ValueError, match="install: false"):
-        profile_options({OPTIONS_KEY: {"dcgmExporter": {"driverHostDir": "/x"}}})
+        profile_options({OPTIONS_KEY: {"dcgmExporter": {"driverHostDir": "/x", "gpuNodeLabel": "gpu"}}})
 
 
 @pytest.mark.parametrize("monitoring", [True, False])
@@ -189,7 +189,10 @@ def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
 
     from tritonfleet.core.gpu_operator import standalone_dcgm_exporter
 
-    objects = standalone_dcgm_exporter("gpu-operator", "/home/kubernetes/bin/nvidia", [conventions.gpu_taint("gcp")], monitoring)
+    objects = standalone_dcgm_exporter(
+        "gpu-operator", "/home/kubernetes/bin/nvidia", "cloud.google.com/gke-accelerator", [conventions.gpu_taint("gcp")],
+        monitoring,
+    )
     assert [o["kind"] for o in objects] == ["DaemonSet", "Service"] + (["ServiceMonitor"] if monitoring else [])
     for obj in objects[:2]:
         assert kubernetes_validate.validate(obj, pins.GKE_KUBERNETES_VERSION, strict=True)

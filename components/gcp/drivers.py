@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
+from tritonfleet.clouds.gcp.facts import GKE_GPU_NODE_LABEL, GKE_NO_DEVICE_PLUGIN_LABEL
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.gpu_operator import OPTIONS_KEY
 
@@ -79,7 +79,7 @@ def _minor(kubernetes_version: str) -> tuple[int, int]:
 def gke_gpu_operator_values(setup: GpuDriverSetup, kubernetes_version: str) -> dict[str, Any]:
     """The GPU Operator profile (tritonfleet/core/gpu_operator.py) that agrees with how the GPU nodes get their driver."""
     if setup.mode == "gke-managed":
-        return {OPTIONS_KEY: {"install": False, "dcgmExporter": {"driverHostDir": GKE_NVIDIA_DIR}}}
+        return {OPTIONS_KEY: {"install": False, "dcgmExporter": {"driverHostDir": GKE_NVIDIA_DIR, "gpuNodeLabel": GKE_GPU_NODE_LABEL}}}
     values: dict[str, Any]
     if setup.installer == "google-installer":
         values = {

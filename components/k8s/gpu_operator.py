@@ -91,8 +91,10 @@ class GpuOperator(pulumi.ComponentResource):
                 )
             )
         if not options["install"]:
+            exporter = options["dcgmExporter"]
             objects = standalone_dcgm_exporter(
-                GPU_OPERATOR_NAMESPACE, options["dcgmExporter"]["driverHostDir"], key_tolerations(gpu_taints), monitoring
+                GPU_OPERATOR_NAMESPACE, exporter["driverHostDir"], exporter["gpuNodeLabel"], key_tolerations(gpu_taints),
+                monitoring,
             )
             for obj in objects:
                 kind = obj["kind"]

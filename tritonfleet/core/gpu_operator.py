@@ -3,8 +3,9 @@
 A profile is a dict of gpu-operator chart value overrides, plus one key of ours, `OPTIONS_KEY`, that the Kubernetes
 layer removes before the values reach the chart:
   install  bool, default True - False when the cloud's own GPU stack owns driver, device plugin and monitoring
-  dcgmExporter  {driverHostDir: <host path>} or absent - with install False: run NVIDIA's dcgm-exporter alone (the
-           cloud's driver under <host path>), the way the cloud documents it, so DCGM metrics still reach Prometheus
+  dcgmExporter  {driverHostDir: <host path>, gpuNodeLabel: <label key>} or absent - with install False: run NVIDIA's
+           dcgm-exporter alone on the nodes carrying <label key> (the cloud's driver under <host path>), the way the
+           cloud documents it, so DCGM metrics still reach Prometheus
 The EKS profiles are AWS facts (tritonfleet/clouds/aws/facts.py GPU_OPERATOR_PROFILES); GKE's depend on the stack's
 driver mode and Kubernetes version and are built by components/gcp/drivers.py.
 """
@@ -29,15 +30,16 @@ def profile_options(profile: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"unknown GPU Operator profile options: {sorted(unknown)}")
     install = bool(options.get("install", True))
     exporter = options.get("dcgmExporter")
-    if exporter is not None and (install or set(exporter) != {"driverHostDir"}):
-        raise ValueError("dcgmExporter needs install: false and exactly one key, driverHostDir")
+    if exporter is not None and (install or set(exporter) != {"driverHostDir", "gpuNodeLabel"}):
+        raise ValueError("dcgmExporter needs install: false and exactly the keys driverHostDir and gpuNodeLabel")
     return {"install": install, "dcgmExporter": exporter}
 
 
 def standalone_dcgm_exporter(
-    namespace: str, driver_host_dir: str, tolerations: list[dict[str, str]], monitoring: bool
+    namespace: str, driver_host_dir: str, gpu_node_label: str, tolerations: list[dict[str, str]], monitoring: bool
 ) -> list[dict[str, Any]]:
-    """NVIDIA's dcgm-exporter as a DaemonSet on GPU nodes whose driver the cloud installed (no GPU Operator).
+    """NVIDIA's dcgm-exporter as a DaemonSet on the GPU nodes (those with `gpu_node_label`) whose driver the cloud
+    installed (no GPU Operator).
 
     Shape: Google's DCGM exporter manifest for GKE (driver libraries mounted from the host at /usr/local/nvidia,
     https://cloud.google.com/stackdriver/docs/managed-prometheus/exporters/nvidia-dcgm, read 2026-12-03), scraped by
@@ -76,7 +78,7 @@ def standalone_dcgm_exporter(
                     "spec": {
                         "priorityClassName": "system-node-critical",
                         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}]}
+                            {"matchExpressions": [{"key": gpu_node_label, "operator": "Exists"}]}
                         ]}}},
                         "tolerations": tolerations,
                         "containers": [container],
@@ -103,7 +105,9 @@ def standalone_dcgm_exporter(
                 "metadata": {**meta, "labels": {**labels, **MONITOR_SELECTOR_LABELS}},
                 "spec": {
                     "selector": {"matchLabels": labels},
-                    "endpoints": [{"port": "metrics", "interval": "15s", "honorLabels": True}],
+                    # honorLabels off, as the operator's ServiceMonitor: the pool rules join DCGM series on the
+                    # exporter pod's own namespace/pod (the GPU workload's labels come as exported_namespace/_pod).
+                    "endpoints": [{"port": "metrics", "interval": "15s"}],
                 },
             }
         )

@@ -186,6 +186,11 @@ BUNDLED_LOCAL_SSDS: dict[str, tuple[int, int]] = {
 # regions with another zone count.
 GKE_DEFAULT_REGION_ZONES = 3
 
+# The node label GKE puts on every GPU node (value: the accelerator type); node agents select GPU nodes by it.
+# Source: https://cloud.google.com/kubernetes-engine/docs/how-to/gpus ("cloud.google.com/gke-accelerator"), and
+# Google's driver-installer DaemonSet (container-engine-accelerators @068b15a), read 2026-12-03.
+GKE_GPU_NODE_LABEL = "cloud.google.com/gke-accelerator"
+
 # Row sources of KUBERNETES_SUPPORT: GKE release schedule (https://cloud.google.com/kubernetes-engine/docs/release-schedule)
 # as transcribed by endoflife.date, read 2026-12-03.
 _SCHEDULE = "GKE release schedule via endoflife.date @00fa52a, read 2026-12-03"
