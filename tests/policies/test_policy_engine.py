@@ -236,11 +236,11 @@ CASES = {
         },
     ),
     "gcp-prod-without-acknowledgement": (
-        "gcp-prod",
-        assumed_price(NP, "h200-spot", "nodeConfig.labels", None),
+        "gcp-prod",  # the spot pool moved to a4-highgpu-8g, which has no published price, and no assumedPrice label
+        _set((NP, "h200-spot", "nodeConfig.machineType", "a4-highgpu-8g")),
         None,
         {
-            "cost-stack-warn-monthly-budget": "no published spot price for a3-ultragpu-8g",
+            "cost-stack-warn-monthly-budget": "no published spot price for a4-highgpu-8g",
             "cost-stack-enforce-monthly-budget": "This environment does not accept an unknown price",
         },
     ),
