@@ -47,7 +47,7 @@ def test_the_table_is_ordered_dated_and_sourced():
 
 
 def test_default_is_in_standard_support_on_the_review_day_and_133_is_not():
-    default = kubernetes_support.find(KUBERNETES_SUPPORT, pins.GKE_KUBERNETES_VERSION)
+    default = kubernetes_support.find(KUBERNETES_SUPPORT, pins.KUBERNETES_VERSION)
     assert default is not None and default.supported_on(REVIEWED_ON, extended=False)
     assert "standard" not in default.estimated
     old = kubernetes_support.find(KUBERNETES_SUPPORT, "1.33")
@@ -62,12 +62,10 @@ def test_shipped_gcp_stacks_get_a_supported_version(on_review_day):
         assert choice.support is not None and choice.support.supported_on(REVIEWED_ON, choice.extended)
 
 
-def test_gke_has_its_own_default_and_the_eks_default_is_untouched():
+def test_the_shared_default_is_in_gke_standard_support():
     data = decoded("gcp-prod")
     data["cluster"].pop("kubernetesVersion")
-    cluster = load(data).cluster
-    assert cluster.gke_kubernetes_version == pins.GKE_KUBERNETES_VERSION
-    assert cluster.kubernetes_version == pins.KUBERNETES_VERSION  # the shared field's default stays EKS's
+    assert load(data).cluster.kubernetes_version == pins.KUBERNETES_VERSION == "1.35"
 
 
 def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_the_extended_way(on_review_day):
@@ -78,7 +76,7 @@ def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_
     allowed = found[0].allowed
     assert "standard support on 2026-12-03: 1.35, 1.36" in allowed
     assert "ended 2026-08-03" in allowed and "needs releaseChannel EXTENDED" in allowed
-    assert f"pulumi config set --path 'tritonfleet:cluster.kubernetesVersion' {pins.GKE_KUBERNETES_VERSION} --stack gcp-prod" in message
+    assert f"pulumi config set --path 'tritonfleet:cluster.kubernetesVersion' {pins.KUBERNETES_VERSION} --stack gcp-prod" in message
     assert "Traceback" not in message
 
 

@@ -162,8 +162,8 @@ GKE_OPERATOR_DRIVER = GpuDriverSetup("operator", "UBUNTU_CONTAINERD", "INSTALLAT
 GKE_OPERATOR_COS = GpuDriverSetup("operator", "COS_CONTAINERD", "INSTALLATION_DISABLED", "google-installer")
 ALL_PROFILES = {
     **PROFILES,
-    "gke-operator-driver": gke_gpu_operator_values(GKE_OPERATOR_DRIVER, pins.GKE_KUBERNETES_VERSION),
-    "gke-operator-cos": gke_gpu_operator_values(GKE_OPERATOR_COS, pins.GKE_KUBERNETES_VERSION),
+    "gke-operator-driver": gke_gpu_operator_values(GKE_OPERATOR_DRIVER, pins.KUBERNETES_VERSION),
+    "gke-operator-cos": gke_gpu_operator_values(GKE_OPERATOR_COS, pins.KUBERNETES_VERSION),
 }
 
 
@@ -195,7 +195,7 @@ def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
     )
     assert [o["kind"] for o in objects] == ["DaemonSet", "Service"] + (["ServiceMonitor"] if monitoring else [])
     for obj in objects[:2]:
-        assert kubernetes_validate.validate(obj, pins.GKE_KUBERNETES_VERSION, strict=True)
+        assert kubernetes_validate.validate(obj, pins.KUBERNETES_VERSION, strict=True)
     pod = objects[0]["spec"]["template"]["spec"]
     assert pod["tolerations"] == [conventions.gpu_taint("gcp")]
     assert pod["priorityClassName"] == "system-node-critical"  # admitted by the GKE quota, like the operator's pods

@@ -95,7 +95,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 zones=list(config.cluster.zones),
                 release_channel=config.cluster.gke_release_channel,
-                kubernetes_version=config.cluster.gke_kubernetes_version,
+                kubernetes_version=config.cluster.kubernetes_version,
                 node_service_account=node_account.email,
                 system_machine_type=system.instance_type or SYSTEM_MACHINE_TYPE,
                 system_node_count=system_layout.total,
@@ -218,7 +218,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             **shared_facts(stores, identities),
             exposure=gcp_exposure_facts(),
             monitoring=gcp_monitoring_facts(),
-            gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.gke_kubernetes_version),
+            gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),
             triton_depends_on=list(floor.compute_classes),
             exports={

@@ -7,7 +7,6 @@ extended, tritonfleet/clouds/aws/facts.py EKS_VERSIONS): tests/test_aws_versions
 # The default cluster version: in standard support on EKS (until 2027-03-27) and GKE on 2026-12-03. Shipped stacks
 # set it explicitly, so changing this default never upgrades a running cluster.
 KUBERNETES_VERSION = "1.35"
-GKE_KUBERNETES_VERSION = KUBERNETES_VERSION  # GKE's default (tritonfleet/clouds/gcp/facts.py KUBERNETES_SUPPORT)
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0

@@ -140,7 +140,7 @@ def _check_compute_class_version(ctx: RuleContext, cluster: Cluster) -> None:
 
 def kubernetes_version_support(cluster: Cluster) -> kubernetes_support.StackKubernetes:
     """The stack's GKE version, channel and support window (the plan prints its end)."""
-    version, channel = cluster.gke_kubernetes_version, cluster.gke_release_channel
+    version, channel = cluster.kubernetes_version, cluster.gke_release_channel
     return kubernetes_support.StackKubernetes(
         service="GKE",
         version=version,
@@ -169,7 +169,7 @@ def _check_kubernetes_version(ctx: RuleContext, cluster: Cluster) -> None:
         f"a GKE minor version in {scope} support on {day.isoformat()}: {', '.join(supported) or 'none known'} "
         f"({why}; GKE release schedule https://cloud.google.com/kubernetes-engine/docs/release-schedule)"
     )
-    suggestion = pins.GKE_KUBERNETES_VERSION if pins.GKE_KUBERNETES_VERSION in supported else (supported or ["<version>"])[-1]
+    suggestion = pins.KUBERNETES_VERSION if pins.KUBERNETES_VERSION in supported else (supported or ["<version>"])[-1]
     ctx.add("cluster.kubernetesVersion", version, allowed, suggestion)
 
 

@@ -109,11 +109,6 @@ class Cluster(_Section):
         return self.gpu_node_image or ("UBUNTU_CONTAINERD" if self.gke_gpu_driver == "operator" else "COS_CONTAINERD")
 
     @property
-    def gke_kubernetes_version(self) -> str:
-        """The GKE minor version: the one configured, else GKE's own pin (the shared default is EKS's)."""
-        return self.kubernetes_version if "kubernetes_version" in self.model_fields_set else pins.GKE_KUBERNETES_VERSION
-
-    @property
     def gke_release_channel(self) -> str:
         return self.release_channel or "REGULAR"
 
