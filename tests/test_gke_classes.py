@@ -314,4 +314,4 @@ def test_the_plan_says_which_pool_falls_back_to_which(stock_plan):
     cost = stock_plan("gcp-prod")["cost"]
     assert {p["pool"]: p.get("fallbackPool") for p in cost["pools"]} == {"l4": None, "h200": "h200-spot", "h200-spot": None}
     text = " ".join(line.text for line in pool_lines(cost, 200))
-    assert "h200: reservation 1..1 at unknown price; its pods fall back to pool h200-spot" in text
+    assert "h200: reservation 1..1 at $86.76/h; its pods fall back to pool h200-spot" in text

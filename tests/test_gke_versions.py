@@ -100,7 +100,8 @@ def test_unknown_or_ended_versions_are_refused(on_review_day, version, channel, 
     if channel:
         data["cluster"]["releaseChannel"] = channel
     found, _ = problems(data)
-    assert [p.key for p in found] == ["cluster.kubernetesVersion"] and why in found[0].allowed
+    assert {p.key for p in found} == {"cluster.kubernetesVersion"}  # 1.29 is also below the compute-class minimum
+    assert any(why in p.allowed for p in found)
 
 
 def test_a_version_is_refused_once_the_table_says_its_support_ended(monkeypatch):
