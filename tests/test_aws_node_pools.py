@@ -21,6 +21,8 @@ from components.aws.node_pools import (
     ephemeral_storage_gi,
     node_class_spec,
     node_pool_specs,
+    node_storage_gi,
+    nvme_room_gi,
     placeholder_deployment,
     placeholder_priority_class,
 )
@@ -256,13 +258,12 @@ def test_tritons_model_copies_fit_the_nvme_raid(stack, stack_config):
         assert needed <= available, (pool.name, needed, available)
 
 
-def test_a_repository_too_large_for_the_nvme_is_seen():
-    config = aws_config(
-        {"name": "l40s", "gpu": "L40S", "instanceType": "g6e.xlarge", "maxNodes": 1, "spotShare": 1, "diskGi": 400},
-        deployments=[{"name": "big", "pool": "l40s", "modelPrefix": "big/", "repositoryGi": 250}],
-    )
-    needed, available = ephemeral_storage_gi(config, config.gpu_pools[0])
-    assert (needed, available) == (282.0, 209.5)  # 250 + 2 + 30 GiB against 250 GB (232.8 GiB) less 10 %
+def test_the_nvme_arithmetic():
+    """A node full of one deployment's replicas against the smallest array (the config rule refuses more)."""
+    assert node_storage_gi(1, 250, 1) == 30 + 252  # images + (repositoryGi + 2)
+    assert node_storage_gi(8, 100, 2) == 30 + 4 * 102
+    assert nvme_room_gi(["g6e.xlarge", "g6e.2xlarge"]) == 209.5  # 250 GB = 232.8 GiB, less 10 %
+    assert nvme_room_gi(["p5en.48xlarge"]) == round(30400e9 / 2**30 * 0.9, 1)
 
 
 def test_limits_match_the_cost_model(stack_config):

@@ -213,7 +213,9 @@ def test_existing_vpc_bottlerocket_and_admins():
     # The existing private subnets get the discovery tag Karpenter selects them by (and nothing else of theirs changes).
     tags = {t.inputs["resourceId"]: t.inputs["key"] for t in by_type["aws:ec2/tag:Tag"] if str(t.inputs.get("resourceId", "")).startswith("subnet-")}
     assert tags == {"subnet-0123456789abcdef0": "karpenter.sh/discovery", "subnet-0123456789abcdef1": "karpenter.sh/discovery"}
-    (entry,) = by_type["aws:eks/accessEntry:AccessEntry"]
+    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the system nodes'
+        assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
+    (entry,) = [e for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"]
     assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
     (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
     assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
