@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from components.aws.layout import IMAGE_VOLUME_DEVICE
 from tritonfleet.clouds.aws.facts import (
     AMI_ALIAS_FAMILY,
     INSTANCE_STORE_GB,
@@ -58,9 +59,9 @@ EXPIRE_AFTER = "720h"
 TERMINATION_GRACE_PERIOD = "1h"
 TERMINATION_GRACE_SECONDS = 3600
 
-# Root volume of a GPU node. With instanceStorePolicy RAID0 the kubelet, containerd (images) and pods' ephemeral
-# storage (Triton's model copy) live on the instance-store NVMe array, so the EBS root only holds the OS.
-ROOT_DEVICE = {"al2023": "/dev/xvda", "bottlerocket": "/dev/xvdb"}  # Bottlerocket: its data volume
+# The EBS volume of a GPU node is layout.IMAGE_VOLUME_DEVICE (AL2023's root, Bottlerocket's data volume). With
+# instanceStorePolicy RAID0 the kubelet, containerd (images) and pods' ephemeral storage (Triton's model copy) live on
+# the instance-store NVMe array instead, so that volume mostly holds the OS.
 # What the NVMe array keeps for itself besides pods' ephemeral storage: the Triton image (about 20 GiB unpacked) and
 # the kubelet's default hard eviction threshold (nodefs.available 10%).
 NODE_IMAGES_GI = 30
@@ -218,7 +219,7 @@ def node_class_spec(config: StackConfig, pool: GpuPool, cluster_name: str) -> di
         },
         "blockDeviceMappings": [
             {
-                "deviceName": ROOT_DEVICE[image],
+                "deviceName": IMAGE_VOLUME_DEVICE[image],
                 "ebs": {"volumeSize": f"{pool.disk_gi}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
             }
         ],
