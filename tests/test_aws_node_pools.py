@@ -238,6 +238,7 @@ def test_warm_capacity_placeholders_hold_min_nodes(stack_config):
     h200 = config.pool("h200")
     deployment = placeholder_deployment(config, h200)
     assert deployment["spec"]["replicas"] == h200.min_nodes == 1
+    assert deployment["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}  # `up` never waits for GPU boots
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert container["resources"]["requests"]["nvidia.com/gpu"] == "8"  # a whole p5en node

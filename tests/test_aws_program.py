@@ -290,3 +290,10 @@ def test_the_cluster_has_one_encrypted_default_storage_class_for_unnamed_claims(
     (kps,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "kube-prometheus-stack"]
     claim = kps.inputs["values"]["prometheus"]["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]
     assert "storageClassName" not in claim  # so it is the default class above that provisions it
+
+
+def test_triton_releases_wait_for_the_gpu_node_pools():
+    by_type, _ = run("prod")
+    node_pools = {r.urn for r in by_type[NODE_POOL]}
+    tritons = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.name.startswith("tf-triton-")]
+    assert tritons and all(node_pools <= set(r.depends_on) for r in tritons)

@@ -89,6 +89,7 @@ class EksFloor:
     eks: EksCluster
     karpenter: KarpenterController
     load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
+    gpu_node_pools: GpuNodePools  # the pools' NodePools and EC2NodeClasses (Triton releases wait for them)
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
     pools: dict[str, PoolFacts]
@@ -207,7 +208,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             )
             for pool in config.enabled_pools
         ]
-        GpuNodePools(
+        gpu = GpuNodePools(
             f"{name}-gpu",
             GpuNodePoolsArgs(
                 pools=gpu_node_pools,
@@ -225,6 +226,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             eks=eks,
             karpenter=karpenter,
             load_balancer_controller=load_balancer_controller,
+            gpu_node_pools=gpu,
             k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
             pools=pools,
@@ -282,7 +284,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
             exposure=aws_exposure_facts(load_balancer_cidrs(config)),
             monitoring=aws_monitoring_facts(),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
-            triton_depends_on=[floor.load_balancer_controller.release] if floor.load_balancer_controller else [],
+            # Triton's pods need GPU nodes: the NodePools that launch them exist first (and, exposed, the LB controller).
+            triton_depends_on=[
+                floor.gpu_node_pools,
+                *([floor.load_balancer_controller.release] if floor.load_balancer_controller else []),
+            ],
             exports={
                 "clusterEndpoint": cluster.endpoint,
                 "oidcIssuer": eks.issuer_url,

@@ -248,7 +248,13 @@ def placeholder_deployment(config: StackConfig, pool: GpuPool) -> dict[str, Any]
     labels = {"app.kubernetes.io/name": "warm-capacity", "app.kubernetes.io/instance": name, POOL_LABEL: pool.name}
     taint = gpu_taint("aws")
     return {
-        "metadata": {"name": name, "namespace": PLACEHOLDER_NAMESPACE, "labels": labels},
+        # Pulumi does not wait for GPU nodes to boot (minutes) before it goes on: the pods are Pending until then.
+        "metadata": {
+            "name": name,
+            "namespace": PLACEHOLDER_NAMESPACE,
+            "labels": labels,
+            "annotations": {"pulumi.com/skipAwait": "true"},
+        },
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app.kubernetes.io/instance": name}},
