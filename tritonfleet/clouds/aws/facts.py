@@ -273,14 +273,14 @@ NAT_PRICE_REGION = "us-east-1"
 # attempt to provision on-demand instances, generally within milliseconds." Source: https://karpenter.sh/docs/concepts/
 # nodepools/ (spec.template.spec.requirements, karpenter.sh/capacity-type), read 2026-12-03.
 SPOT_FALLS_BACK_TO_ON_DEMAND = True
-KARPENTER_ICE_CACHE_SECONDS = 180  # the 3-minute unavailable-offering cache quoted above
 # Karpenter's capacity types (label karpenter.sh/capacity-type); `reserved` is capacity from the EC2NodeClass's
 # capacityReservationSelectorTerms (feature gate reservedCapacity, beta and on by default in chart 1.14.1:
 # tests/upstream/karpenter-1.14.1/values.yaml). Source: https://karpenter.sh/docs/concepts/nodeclasses/
 # (spec.capacityReservationSelectorTerms), read 2026-12-03. Purchase option -> capacity types of its NodePool.
 KARPENTER_CAPACITY_TYPES = {"on-demand": ("on-demand",), "spot": ("spot",), "capacity-block": ("reserved",), "reservation": ("reserved",)}
 # An EC2 capacity reservation id (ODCR or capacity block), as the pinned EC2NodeClass CRD validates it
-# (capacityReservationSelectorTerms[].id, tests/upstream/karpenter-1.14.1/crds/karpenter.k8s.aws_ec2nodeclasses.yaml).
+# (capacityReservationSelectorTerms[].id, tests/upstream/karpenter-1.14.1/crds/karpenter.k8s.aws_ec2nodeclasses.yaml,
+# from https://github.com/aws/karpenter-provider-aws tag v1.14.1, read 2026-12-03).
 CAPACITY_RESERVATION_ID_PATTERN = r"^cr-[0-9a-z]+$"
 # Subnets and security groups Karpenter's EC2NodeClass selects by this tag (value: the cluster name), as in AWS's
 # getting-started guide. Source: https://karpenter.sh/docs/getting-started/getting-started-with-karpenter/ (tagging
@@ -293,8 +293,9 @@ AMI_ALIAS_FAMILY = {"al2023": "al2023", "bottlerocket": "bottlerocket"}
 
 # Instance-store NVMe per GPU type, GB (decimal) in total: what the EC2NodeClass's instanceStorePolicy RAID0 turns into
 # the node's ephemeral storage (kubelet, containerd, and Triton's model copy under /tmp). Source: moto 5.2.5
-# ec2/resources/instance_types.json.gz, InstanceStorageInfo.TotalSizeInGB (its copy of EC2 DescribeInstanceTypes),
-# read 2026-12-03 (catalog source MOTO). VERIFY on the account: `aws ec2 describe-instance-types`.
+# ec2/resources/instance_types.json.gz, InstanceStorageInfo.TotalSizeInGB (its copy of EC2 DescribeInstanceTypes,
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypes.html), read 2026-12-03 (catalog
+# source MOTO). VERIFY on the account: `aws ec2 describe-instance-types`.
 INSTANCE_STORE_GB: dict[str, int] = {
     "g6e.xlarge": 250,
     "g6e.2xlarge": 450,
