@@ -15,6 +15,9 @@ from tritonfleet.core.conventions import TRITON_CHART_NAME
 
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 S3_BUCKET = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")

@@ -1,4 +1,11 @@
-"""GPU pools as the policies see them: read back from EKS node group / GKE node pool properties.
+"""GPU pools as the policies see them: read back from Karpenter NodePool (AWS), GKE node pool and, should one
+appear, EKS managed node group properties.
+
+A Karpenter NodePool is one tier of a pool (reserved, on-demand base, or burst: spot preferred with on-demand
+fallback). Its node maximum is its `nvidia.com/gpu` limit over the GPUs per node; Karpenter keeps no minimum, so a
+pool's minimum is its warm-capacity placeholder Deployment's replicas, assigned to its NodePools by weight (the order
+Karpenter fills them). A burst NodePool that falls back is priced on-demand on both bases, the case of spot being
+unavailable, as the plan's ceiling is.
 
 Counts, GPUs per node and prices come from the shared catalog and cost model (`tritonfleet.core`), so the budget
 policy prices a plan exactly as `tritonfleet plan` does. A bound or price that cannot be known is None, never 0.
@@ -8,14 +15,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from policies._match import EKS_NODE_GROUP, GKE_NODE_POOL, get, is_mapping, items, number
+from policies._match import (
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    K8S_DEPLOYMENT,
+    KARPENTER_NODE_POOL,
+    get,
+    is_mapping,
+    items,
+    number,
+)
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
 from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL, HOURS_PER_MONTH, POOL_LABEL
+from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL, CAPACITY_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import nodes_monthly_usd
 
 # Instance families that carry NVIDIA GPUs even when our catalog does not list the exact type.
@@ -44,6 +60,9 @@ class GpuPool:
     gpus_per_node: int | None
     taints: tuple[tuple[str, str, str], ...]  # (key, value, Kubernetes effect)
     labels: dict[str, str] = field(default_factory=dict)
+    on_demand_fallback: bool = False  # a spot NodePool that launches on-demand when spot is unavailable
+    weight: int = 0  # Karpenter NodePool weight (higher is filled first)
+    priced_by_first_type: bool = False  # a NodePool: priced at its first (the pool's own, cheapest on-demand) type
 
     @property
     def catalog_entries(self) -> list[InstanceType | None]:
@@ -70,8 +89,14 @@ class GpuPool:
             return None
         return value if value > 0 else None
 
+    @property
+    def priced_purchase(self) -> str:
+        """The purchase option the budget prices: on-demand for a burst that falls back (spot unavailable)."""
+        return "on-demand" if self.on_demand_fallback else self.purchase
+
     def _costs(self, nodes: int) -> list[float | None]:
-        return [nodes_monthly_usd(entry, self.purchase, nodes) if entry else None for entry in self.catalog_entries]
+        entries = self.catalog_entries[:1] if self.priced_by_first_type else self.catalog_entries
+        return [nodes_monthly_usd(entry, self.priced_purchase, nodes) if entry else None for entry in entries]
 
     def priced_by_assumption(self, basis: str) -> bool:
         """Whether this pool's cost on this basis uses the assumed price because the catalog has none."""
@@ -127,6 +152,57 @@ def _eks_pool(props: Any, urn: str, name: str) -> GpuPool | None:
         gpus_per_node=max(per_node) if types and len(per_node) == len(types) else None,
         taints=_taints(get(props, "taints")),
         labels=labels,
+    )
+
+
+def _requirement(props: Any, key: str) -> tuple[str, ...]:
+    for requirement in items(get(props, "spec.template.spec.requirements")):
+        if get(requirement, "key") == key and get(requirement, "operator") == "In":
+            return tuple(str(v) for v in items(get(requirement, "values")))
+    return ()
+
+
+def _karpenter_pool(props: Any, urn: str, name: str) -> GpuPool | None:
+    types = _requirement(props, "node.kubernetes.io/instance-type")
+    catalog = load_catalog()
+    limits = get(props, "spec.limits", {}) or {}
+    gpu_limit = limits.get("nvidia.com/gpu") if hasattr(limits, "get") else None
+    if gpu_limit is None and not any(catalog.find("aws", t) or AWS_GPU_FAMILY.match(t) for t in types):
+        return None
+    per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
+    gpus_per_node = per_node[0] if types and len(per_node) == len(types) and len(set(per_node)) == 1 else None
+    try:
+        gpus = int(str(gpu_limit)) if gpu_limit is not None else None
+    except ValueError:
+        gpus = None
+    high = gpus // gpus_per_node if gpus is not None and gpus_per_node else None
+    note = "" if high is not None else (
+        "spec.limits['nvidia.com/gpu'] is not set" if gpus is None else "its instance types differ in GPUs per node"
+    )
+    capacity = set(_requirement(props, "karpenter.sh/capacity-type"))
+    labels = {str(k): str(v) for k, v in (get(props, "spec.template.metadata.labels", {}) or {}).items()}
+    if "spot" in capacity:
+        purchase = "spot"
+    elif "reserved" in capacity:
+        purchase = labels.get(CAPACITY_LABEL) if labels.get(CAPACITY_LABEL) in ("capacity-block", "reservation") else "reservation"
+    else:
+        purchase = "on-demand" if capacity else "unrestricted"
+    return GpuPool(
+        urn=urn,
+        name=name,
+        cloud="aws",
+        pool=labels.get(POOL_LABEL, name),
+        instance_types=types,
+        purchase=purchase,
+        min_nodes=0,
+        max_nodes=high,
+        bounds_note=note,
+        gpus_per_node=gpus_per_node,
+        taints=_taints(get(props, "spec.template.spec.taints")),
+        labels=labels,
+        on_demand_fallback="spot" in capacity and "on-demand" in capacity,
+        weight=number(get(props, "spec.weight")) or 0,
+        priced_by_first_type=True,
     )
 
 
@@ -194,6 +270,8 @@ def _gke_pool(props: Any, urn: str, name: str) -> GpuPool | None:
 
 def gpu_pool(resource_type: str, props: Any, urn: str, name: str) -> GpuPool | None:
     """The GPU pool a node group / node pool describes, or None when it is not a GPU pool."""
+    if resource_type == KARPENTER_NODE_POOL:
+        return _karpenter_pool(props, urn, name)
     if resource_type == EKS_NODE_GROUP:
         return _eks_pool(props, urn, name)
     if resource_type == GKE_NODE_POOL:
@@ -201,10 +279,33 @@ def gpu_pool(resource_type: str, props: Any, urn: str, name: str) -> GpuPool | N
     return None
 
 
+WARM_CAPACITY_NAME = "warm-capacity"  # app.kubernetes.io/name of the placeholder Deployments (node_pools.py)
+
+
+def _warm_nodes(resources: list[Any]) -> dict[str, int]:
+    """pool -> nodes its warm-capacity placeholder Deployment keeps up (one pod per node)."""
+    warm: dict[str, int] = {}
+    for r in resources:
+        labels = get(r.props, "metadata.labels", {}) or {}
+        if r.resource_type == K8S_DEPLOYMENT and labels.get("app.kubernetes.io/name") == WARM_CAPACITY_NAME:
+            pool = str(labels.get(POOL_LABEL, ""))
+            warm[pool] = warm.get(pool, 0) + (number(get(r.props, "spec.replicas")) or 0)
+    return warm
+
+
 def gpu_pools(resources: Iterable[Any]) -> list[GpuPool]:
-    """Every GPU pool among a stack's PolicyResources."""
-    found = (gpu_pool(r.resource_type, r.props, r.urn, r.name) for r in resources)
-    return [p for p in found if p is not None]
+    """Every GPU pool among a stack's PolicyResources; Karpenter NodePools get their pool's warm nodes by weight."""
+    resources = list(resources)
+    found = [p for r in resources if (p := gpu_pool(r.resource_type, r.props, r.urn, r.name)) is not None]
+    warm = _warm_nodes(resources)
+    karpenter = sorted((p for p in found if p.priced_by_first_type), key=lambda p: -p.weight)
+    assigned: dict[str, GpuPool] = {}
+    for node_pool in karpenter:
+        left = warm.get(node_pool.pool, 0)
+        take = left if node_pool.max_nodes is None else min(left, node_pool.max_nodes)
+        warm[node_pool.pool] = left - take
+        assigned[node_pool.urn] = replace(node_pool, min_nodes=take)
+    return [assigned.get(p.urn, p) for p in found]
 
 
 def release_node_selector(props: Any) -> dict[str, str]:
@@ -244,12 +345,14 @@ def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
     known, unpriced, assumed = 0.0, [], []
     for pool in pools:
         if pool.priced_by_assumption(basis):
-            assumed.append(f"{pool.name}: assumed ${pool.assumed_usd_per_hour:,.2f}/node-hour ({pool.purchase})")
+            assumed.append(f"{pool.name}: assumed ${pool.assumed_usd_per_hour:,.2f}/node-hour ({pool.priced_purchase})")
         usd = pool.monthly_usd(basis)
         if usd is not None:
             known += usd
         elif pool.bounds_note:
             unpriced.append(f"{pool.name}: {pool.bounds_note}")
         else:
-            unpriced.append(f"{pool.name}: no published {pool.purchase} price for {', '.join(pool.instance_types) or 'its type'}")
+            unpriced.append(
+                f"{pool.name}: no published {pool.priced_purchase} price for {', '.join(pool.instance_types) or 'its type'}"
+            )
     return StackSpend(basis, round(known, 2), tuple(unpriced), tuple(assumed))

@@ -132,7 +132,7 @@ def type_token(node: ast.ClassDef) -> str | None:
 
 def test_the_source_has_the_components_we_expect():
     names = {node.name for _, node in component_classes()}
-    assert {"Platform", "AwsCloud", "GcpCloud", "EksCluster", "Network", "GpuPool", "TritonRelease"} <= names
+    assert {"Platform", "AwsCloud", "GcpCloud", "EksCluster", "Network", "GpuNodePools", "TritonRelease"} <= names
 
 
 @pytest.mark.parametrize("path, node", component_classes(), ids=lambda v: getattr(v, "name", ""))

@@ -127,3 +127,79 @@ def test_problem_message_has_the_fix_command():
     with pytest.raises(ConfigError) as info:
         load_stack_config(raw, "dev")
     assert "pulumi config set --path 'tritonfleet:cluster.zones'" in str(info.value)
+
+
+def fixes(stack: str, **overrides) -> dict[str, str]:
+    raw = engine_config(stack)
+    for key, value in overrides.items():
+        raw[f"tritonfleet:{key}"] = value if isinstance(value, str) else json.dumps(value)
+    with pytest.raises(ConfigError) as info:
+        load_stack_config(raw, stack)
+    return {p.key: p.fix for p in info.value.problems}
+
+
+def test_an_odcr_id_must_be_a_capacity_reservation_id():
+    odcr = {"capacity": "reservation", "reservationId": "odcr-h200", "onDemandBase": None, "spotShare": None}
+    found = problems("prod", gpuPools=prod_pools(h200=odcr))
+    assert list(found) == ["gpuPools[0].reservationId"]
+    assert "On-Demand Capacity Reservation: cr- followed by" in found["gpuPools[0].reservationId"]
+    assert "pulumi config set --path 'tritonfleet:gpuPools[0].reservationId' cr-0123456789abcdef0" in fixes(
+        "prod", gpuPools=prod_pools(h200=odcr)
+    )["gpuPools[0].reservationId"]
+
+
+def test_an_odcr_pool_loads_as_a_reserved_pool():
+    raw = engine_config("prod")
+    raw["tritonfleet:gpuPools"] = json.dumps(
+        prod_pools(h200={"capacity": "reservation", "reservationId": "cr-0abc123", "onDemandBase": None, "spotShare": None})
+    )
+    config = load_stack_config(raw, "prod")
+    assert config.pool("h200").capacity == "reservation"
+
+
+def test_a_reservation_on_a_spot_only_pool():
+    found = problems("dev", gpuPools=[{"name": "l40s", "gpu": "L40S", "maxNodes": 2, "spotShare": 1, "reservationId": "cr-0abc123"}])
+    assert list(found) == ["gpuPools[0].reservationId"]
+    assert "a spot-only pool cannot draw from a reservation" in found["gpuPools[0].reservationId"]
+
+
+def test_a_node_pool_limit_below_the_on_demand_base():
+    found = problems("prod", gpuPools=prod_pools(h200={"maxNodes": 1, "minNodes": 1, "onDemandBase": 2}))
+    assert list(found) == ["gpuPools[0].maxNodes"]
+    assert ">= onDemandBase (2): maxNodes is the pool's node limit (on AWS its NodePools' limits)" in found["gpuPools[0].maxNodes"]
+    assert "'tritonfleet:gpuPools[0].maxNodes' 2" in fixes(
+        "prod", gpuPools=prod_pools(h200={"maxNodes": 1, "minNodes": 1, "onDemandBase": 2})
+    )["gpuPools[0].maxNodes"]
+
+
+def test_an_instance_type_of_another_gpu_names_the_types_that_carry_it():
+    found = problems("dev", gpuPools=[{"name": "l40s", "gpu": "L40S", "instanceType": "p5en.48xlarge", "maxNodes": 1}])
+    assert list(found) == ["gpuPools[0].instanceType"]
+    assert "type that carries L40S (it carries H200): g6e.xlarge" in found["gpuPools[0].instanceType"]
+
+
+def test_no_fallback_means_spot_only():
+    pool = {"name": "l40s", "gpu": "L40S", "maxNodes": 4, "spotShare": 0.5, "onDemandFallback": False}
+    found = problems("dev", gpuPools=[pool])
+    assert list(found) == ["gpuPools[0].spotShare"]
+    assert "spot only" in found["gpuPools[0].spotShare"]
+
+
+def test_on_demand_fallback_is_refused_on_gcp():
+    pools = json.loads(engine_config("gcp-dev")["tritonfleet:gpuPools"])
+    pools[0]["onDemandFallback"] = True
+    found = problems("gcp-dev", gpuPools=pools)
+    assert "spot never falls back to on-demand" in found["gpuPools[0].onDemandFallback"]
+
+
+def test_model_copies_must_fit_the_instance_store_nvme():
+    deployments = json.loads(engine_config("dev")["tritonfleet:tritonDeployments"])
+    deployments[0]["repositoryGi"] = 190
+    pools = json.loads(engine_config("dev")["tritonfleet:gpuPools"])
+    pools[0]["diskGi"] = 400  # the root disk no longer bounds it on AWS: the RAID0 array of g6e.xlarge does
+    found = problems("dev", tritonDeployments=deployments, gpuPools=pools)
+    assert list(found) == ["tritonDeployments[0].repositoryGi"]
+    # 250 GB of NVMe = 232.8 GiB, less the 10 % eviction threshold and 30 GiB of images
+    assert found["tritonDeployments[0].repositoryGi"] == (
+        "at most 178: 1 replicas per g6e.xlarge node each copy the repository to the node's 179 GiB of local SSD"
+    )

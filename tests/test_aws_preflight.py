@@ -150,20 +150,21 @@ def _clients(endpoint: str):
 def test_over_quota_is_a_blocker_with_code_and_numbers(moto_endpoint, stack_config):
     config = stack_config("prod")
     ec2, quotas = _clients(moto_endpoint)
-    # prod at its ceiling: G on-demand 5 x 4, G spot 3 x 16 (largest spot type), P on-demand 1 x 192, P spot 2 x 192
-    values = {"L-DB2E81BA": 64, "L-3819A6DF": 32, "L-417A185B": 192, "L-C4BD4855": 0}
+    # prod at its ceiling, each NodePool tier once per market it may buy: G on-demand 2 x 4 (base) + 6 x 16 (burst
+    # fallback, largest listed type), G spot 6 x 16, P on-demand 1 x 192 + 2 x 192 (fallback), P spot 2 x 192
+    values = {"L-DB2E81BA": 128, "L-3819A6DF": 32, "L-417A185B": 576, "L-C4BD4855": 0}
     with Stubber(quotas) as stub:
         for code in sorted(values):  # the order preflight asks in
             stub.add_response("get_service_quota", _quota_response(code, values[code]), {"ServiceCode": "ec2", "QuotaCode": code})
         report = run_preflight(config, ec2, quotas)
         stub.assert_no_pending_responses()
     quota = {f.data["quotaCode"]: f for f in report.findings if f.check == "quota"}
-    assert quota["L-DB2E81BA"].status == "ok" and quota["L-DB2E81BA"].data["neededVcpus"] == 20
-    assert quota["L-417A185B"].status == "ok"
-    assert quota["L-3819A6DF"].status == "blocker" and quota["L-3819A6DF"].data["neededVcpus"] == 48
-    assert "32 vCPUs < 48 needed" in quota["L-3819A6DF"].detail
-    assert "--quota-code L-3819A6DF --desired-value 48" in quota["L-3819A6DF"].detail
-    assert quota["L-C4BD4855"].status == "blocker" and quota["L-C4BD4855"].data["neededVcpus"] == 384  # P5 spot
+    assert quota["L-DB2E81BA"].status == "ok" and quota["L-DB2E81BA"].data["neededVcpus"] == 104
+    assert quota["L-417A185B"].status == "ok" and quota["L-417A185B"].data["neededVcpus"] == 576
+    assert quota["L-3819A6DF"].status == "blocker" and quota["L-3819A6DF"].data["neededVcpus"] == 96
+    assert "32 vCPUs < 96 needed" in quota["L-3819A6DF"].detail
+    assert "--quota-code L-3819A6DF --desired-value 96" in quota["L-3819A6DF"].detail
+    assert quota["L-C4BD4855"].status == "blocker" and quota["L-C4BD4855"].data["neededVcpus"] == 384
     assert {f.subject for f in report.blockers} == {quota["L-3819A6DF"].subject, quota["L-C4BD4855"].subject}
 
 

@@ -12,6 +12,8 @@ from tests.plan_cache import stock_plan
 from tritonfleet.plan.harness import ProgramRun, Recorded, run_program
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 
 
 @cache
@@ -33,61 +35,74 @@ def run(stack: str, **overrides):
     return by_type, result.outputs
 
 
-def gpu_groups(by_type):
-    return {r.name: r for r in by_type[NODE_GROUP] if not r.name.endswith("_system")}
+def node_pools(by_type):
+    return {r.inputs["metadata"]["name"]: r for r in by_type.get(NODE_POOL, [])}
 
 
 def pools_of(stack: str) -> list[dict]:
     return json.loads(engine_config(stack)["tritonfleet:gpuPools"])
 
 
-def test_prod_gpu_node_groups():
-    by_type, _ = run("prod")
-    groups = gpu_groups(by_type)
-    assert set(groups) == {"tf-aws-h200_on-demand", "tf-aws-h200_spot", "tf-aws-l40s_on-demand", "tf-aws-l40s_spot"}
-    for name, group in groups.items():
-        inputs = group.inputs
-        assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
-        assert inputs["releaseVersion"] == "1.35.7-20260903"
-        assert inputs["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
-        pool, option = name.removeprefix("tf-aws-").split("_")
-        assert inputs["labels"]["tritonfleet.io/pool"] == pool
-        assert inputs["labels"]["tritonfleet.io/capacity"] == option
-        assert inputs["capacityType"] == {"on-demand": "ON_DEMAND", "spot": "SPOT"}[option]
-        assert group.ignore_changes == ["scalingConfig.desiredSize"]
-        assert group.protect is True
-        assert inputs["launchTemplate"]["id"] == f"tf-aws-{pool}-id"
-    assert len(groups["tf-aws-l40s_spot"].inputs["instanceTypes"]) > 1
-    assert groups["tf-aws-l40s_on-demand"].inputs["instanceTypes"] == ["g6e.xlarge"]
-    # h200 is limited to the zones that offer p5en
-    assert groups["tf-aws-h200_spot"].inputs["subnetIds"] == [
-        "tf-aws-net-private-us-east-1a-id",
-        "tf-aws-net-private-us-east-1c-id",
-    ]
+def test_prod_gpu_pools_are_karpenter_node_pools_with_no_gpu_node_group():
+    by_type, outputs = run("prod")
+    groups = [r.name for r in by_type[NODE_GROUP]]
+    assert groups == ["tf-aws-eks-system"] or all(name.endswith("system") for name in groups)  # GPU groups are gone
+    templates = [t.name for t in by_type.get("aws:ec2/launchTemplate:LaunchTemplate", [])]
+    assert templates == ["tf-aws-eks-system"] and "aws:autoscaling/tag:Tag" not in by_type  # no GPU launch template
+    pools = node_pools(by_type)
+    assert set(pools) == {"h200-base", "h200-burst", "l40s-base", "l40s-burst"}
+    assert outputs["nodePools"] == {"h200": ["h200-base", "h200-burst"], "l40s": ["l40s-base", "l40s-burst"]}
+    (controller_dependency,) = {
+        urn for r in pools.values() for urn in r.depends_on if urn.endswith("kubernetes:helm.sh/v3:Release::tf-aws-karpenter")
+    }
+    for name, resource in pools.items():
+        spec = resource.inputs["spec"]
+        pool, tier = name.split("-")
+        assert spec["template"]["metadata"]["labels"]["tritonfleet.io/pool"] == pool
+        assert spec["template"]["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+        assert spec["template"]["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool}
+        assert resource.protect is True
+        assert controller_dependency in resource.depends_on  # created after the controller release
+    zones = [r for r in pools["h200-burst"].inputs["spec"]["template"]["spec"]["requirements"]
+             if r["key"] == "topology.kubernetes.io/zone"]
+    assert zones[0]["values"] == ["us-east-1a", "us-east-1c"]  # h200 is limited to the zones that offer p5en
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_group_sizes_add_up_to_each_pool(stack):
+def test_node_pool_limits_add_up_to_each_pool(stack):
     by_type, _ = run(stack)
-    groups = gpu_groups(by_type)
+    pools = node_pools(by_type)
     for pool in pools_of(stack):
+        mine = [p for name, p in pools.items() if name.startswith(f"{pool['name']}-")]
         if pool.get("enabled") is False:
-            assert not any(n.startswith(f"tf-aws-{pool['name']}_") for n in groups)
+            assert not mine
             continue
-        mine = [g for n, g in groups.items() if n.startswith(f"tf-aws-{pool['name']}_")]
-        assert sum(g.inputs["scalingConfig"]["minSize"] for g in mine) == pool.get("minNodes", 0)
-        assert sum(g.inputs["scalingConfig"]["maxSize"] for g in mine) == pool["maxNodes"]
+        gpus = sum(int(p.inputs["spec"]["limits"]["nvidia.com/gpu"]) for p in mine)
+        per_node = {"l40s": 1, "h200": 8}[pool["name"]]
+        assert gpus == pool["maxNodes"] * per_node
 
 
-def test_launch_template_disk_and_imds():
+def test_node_classes_imds_storage_discovery_and_node_role():
+    by_type, outputs = run("prod")
+    for node_class in by_type[NODE_CLASS]:
+        spec = node_class.inputs["spec"]
+        assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1 and spec["metadataOptions"]["httpTokens"] == "required"
+        assert spec["instanceStorePolicy"] == "RAID0"
+        assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20260903"}]  # pins: 1.35 -> 1.35.7-20260903
+        assert spec["role"] == outputs["karpenterNodeRoleName"]  # the role the controller's access entry admits
+        assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "tf-prod"}}]
+    (sg_tag,) = by_type["aws:ec2/tag:Tag"]
+    assert (sg_tag.inputs["key"], sg_tag.inputs["value"]) == ("karpenter.sh/discovery", "tf-prod")
+    private = [s for s in by_type["aws:ec2/subnet:Subnet"] if "-private-" in s.name]
+    assert private and all(s.inputs["tags"]["karpenter.sh/discovery"] == "tf-prod" for s in private)
+
+
+def test_warm_capacity_placeholders_in_the_plan():
     by_type, _ = run("prod")
-    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:
-        (mapping,) = template.inputs["blockDeviceMappings"]
-        assert mapping["deviceName"] == "/dev/xvda"
-        assert mapping["ebs"]["volumeSize"] >= 100
-        assert mapping["ebs"]["encrypted"] == "true"
-        assert template.inputs["metadataOptions"]["httpTokens"] == "required"
-        assert "instanceMarketOptions" not in template.inputs
+    warm = {d.name: d for d in by_type["kubernetes:apps/v1:Deployment"] if d.name.startswith("tf-aws-gpu-warm-")}
+    assert {name: d.inputs["spec"]["replicas"] for name, d in warm.items()} == {"tf-aws-gpu-warm-h200": 1, "tf-aws-gpu-warm-l40s": 2}
+    (priority,) = by_type["kubernetes:scheduling.k8s.io/v1:PriorityClass"]
+    assert priority.inputs["value"] < 0
 
 
 def test_capacity_block_pool_when_enabled():
@@ -96,17 +111,15 @@ def test_capacity_block_pool_when_enabled():
         if pool["name"] == "b200":
             pool["enabled"] = True
     by_type, outputs = run("prod", gpuPools=pools, gpuLimit=64, budget={"monthlyUsd": 500000})
-    group = gpu_groups(by_type)["tf-aws-b200_capacity-block"]
-    assert group.inputs["capacityType"] == "CAPACITY_BLOCK"
-    assert group.inputs["instanceTypes"] == ["p6-b200.48xlarge"]
-    assert group.inputs["subnetIds"] == ["tf-aws-net-private-us-east-1c-id"]
-    assert (group.inputs["scalingConfig"]["minSize"], group.inputs["scalingConfig"]["maxSize"]) == (0, 1)
-    template = next(t for t in by_type["aws:ec2/launchTemplate:LaunchTemplate"] if t.name == "tf-aws-b200")
-    assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
-    assert template.inputs["capacityReservationSpecification"] == {
-        "capacityReservationTarget": {"capacityReservationId": "cr-0b200example0000"}
-    }
-    assert outputs["nodeGroups"]["b200"] == {"capacity-block": "tf-aws-b200_capacity-block-0000000"}
+    reserved = node_pools(by_type)["b200-reserved"].inputs["spec"]
+    requirements = {r["key"]: r["values"] for r in reserved["template"]["spec"]["requirements"]}
+    assert requirements["karpenter.sh/capacity-type"] == ["reserved"]
+    assert requirements["node.kubernetes.io/instance-type"] == ["p6-b200.48xlarge"]
+    assert requirements["topology.kubernetes.io/zone"] == ["us-east-1c"]
+    assert reserved["limits"]["nvidia.com/gpu"] == "8"
+    (node_class,) = [c for c in by_type[NODE_CLASS] if c.inputs["metadata"]["name"] == "b200"]
+    assert node_class.inputs["spec"]["capacityReservationSelectorTerms"] == [{"id": "cr-0b200example0000"}]
+    assert outputs["nodePools"]["b200"] == ["b200-reserved"]
 
 
 def test_cluster_addons_identity_and_logging():
@@ -181,12 +194,6 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
         assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 
 
-def test_scale_from_zero_tags():
-    by_type, _ = run("prod")
-    tags = {r.inputs["tag"]["key"]: r for r in by_type["aws:autoscaling/tag:Tag"] if r.name.startswith("tf-aws-h200_spot")}
-    gpu = tags["k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"]
-    assert gpu.inputs["tag"]["value"] == "8"
-    assert gpu.inputs["autoscalingGroupName"].startswith("eks-tf-aws-h200_spot-")
 
 
 def test_existing_vpc_bottlerocket_and_admins():
@@ -200,11 +207,13 @@ def test_existing_vpc_bottlerocket_and_admins():
     }
     by_type, _ = run("dev", cluster=cluster)
     assert "aws:ec2/vpc:Vpc" not in by_type and "aws:ec2/natGateway:NatGateway" not in by_type
-    (group,) = gpu_groups(by_type).values()
-    assert group.inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
-    assert group.inputs["releaseVersion"] == "1.42.0-a1b2c3d4"
-    assert group.inputs["subnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
-    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the GPU pool's and the system nodes'
+    (node_class,) = by_type[NODE_CLASS]
+    assert node_class.inputs["spec"]["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.42.0"}]
+    assert node_class.inputs["spec"]["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's data volume
+    # The existing private subnets get the discovery tag Karpenter selects them by (and nothing else of theirs changes).
+    tags = {t.inputs["resourceId"]: t.inputs["key"] for t in by_type["aws:ec2/tag:Tag"] if str(t.inputs.get("resourceId", "")).startswith("subnet-")}
+    assert tags == {"subnet-0123456789abcdef0": "karpenter.sh/discovery", "subnet-0123456789abcdef1": "karpenter.sh/discovery"}
+    for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the system nodes'
         assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
     (entry,) = [e for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"]
     assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
@@ -281,3 +290,10 @@ def test_the_cluster_has_one_encrypted_default_storage_class_for_unnamed_claims(
     (kps,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "kube-prometheus-stack"]
     claim = kps.inputs["values"]["prometheus"]["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]
     assert "storageClassName" not in claim  # so it is the default class above that provisions it
+
+
+def test_triton_releases_wait_for_the_gpu_node_pools():
+    by_type, _ = run("prod")
+    node_pools = {r.urn for r in by_type[NODE_POOL]}
+    tritons = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.name.startswith("tf-triton-")]
+    assert tritons and all(node_pools <= set(r.depends_on) for r in tritons)

@@ -79,11 +79,29 @@ def test_split_adds_up_to_the_pool(pool, expected):
 def test_prod_cost_matches_catalog_prices(stack_config):
     cost = stack_cost(stack_config("prod"))
     h200 = next(p for p in cost.pools if p.pool == "h200")
-    # floor: 1 on-demand p5en; ceiling: 1 on-demand + 2 spot
+    # floor: 1 on-demand p5en; ceiling: spot unavailable, so the 2 burst nodes run on-demand (Karpenter falls back);
+    # expected beside it: 1 on-demand + 2 spot
     assert h200.monthly_floor_usd == round(63.296 * 730, 2)
-    assert h200.monthly_ceiling_usd == round((63.296 + 2 * 27.20) * 730, 2)
+    assert h200.monthly_ceiling_usd == round(3 * 63.296 * 730, 2)
+    assert h200.monthly_expected_ceiling_usd == round((63.296 + 2 * 27.20) * 730, 2)
+    assert [(t.name, t.nodes, t.purchase) for t in h200.tiers] == [("base", 1, ("on-demand",)), ("burst", 2, ("spot", "on-demand"))]
+    base, burst = h200.tiers
+    assert (base.monthly_expected_usd, base.monthly_fallback_usd) == (round(63.296 * 730, 2),) * 2
+    assert (burst.monthly_expected_usd, burst.monthly_fallback_usd) == (round(2 * 27.20 * 730, 2), round(2 * 63.296 * 730, 2))
     assert all(p.pool != "b200" for p in cost.pools)  # disabled pools cost nothing
-    assert cost.max_gpus == 3 * 8 + 8 * 1
+    assert cost.max_gpus == 3 * 8 + 8 * 1  # each pool's maximum counted once
+
+
+def test_the_ceiling_counts_each_pools_max_once_and_only_aws_falls_back(stack_config):
+    for stack in ("dev", "staging", "prod", "gcp-dev", "gcp-prod"):
+        config = stack_config(stack)
+        for pc in stack_cost(config).pools:
+            pool = config.pool(pc.pool)
+            assert sum(t.nodes for t in pc.tiers) == pc.max_nodes == pool.max_nodes
+            assert pc.monthly_ceiling_usd is None or pc.monthly_ceiling_usd >= pc.monthly_expected_ceiling_usd
+            if config.cloud == "gcp" or pool.on_demand_fallback is False:
+                # GKE node pools never fall back (and dev opts out): the ceiling is the expected mix, as before
+                assert not pc.falls_back and pc.monthly_ceiling_usd == pc.monthly_expected_ceiling_usd
 
 
 def test_unknown_price_makes_the_total_unknown():

@@ -75,7 +75,7 @@ BAD_CONFIGS = [
     ("type-without-that-gpu", lambda d: _pool(d, instanceType="g6.xlarge"), "gpuPools[0].instanceType", "carries L4"),
     ("type-not-in-catalog", lambda d: _pool(d, instanceType="m5.large"), "gpuPools[0].instanceType", "g6e.xlarge"),
     ("min-above-max", lambda d: _pool(d, minNodes=3, maxNodes=2), "gpuPools[0].minNodes", "<= maxNodes"),
-    ("base-above-max", lambda d: _pool(d, onDemandBase=5, spotShare=0.5), "gpuPools[0].onDemandBase", "<= maxNodes"),
+    ("base-above-max", lambda d: _pool(d, onDemandBase=5, spotShare=0.5), "gpuPools[0].maxNodes", ">= onDemandBase"),
     ("spot-share-above-1", lambda d: _pool(d, spotShare=1.5), "gpuPools[0].spotShare", "0..1"),
     ("spot-share-negative", lambda d: _pool(d, spotShare=-0.1), "gpuPools[0].spotShare", "0..1"),
     ("negative-budget", lambda d: _set(d, "budget", {"monthlyUsd": -5}), "budget.monthlyUsd", ">= 0"),
@@ -156,7 +156,7 @@ BAD_CONFIGS = [
         "a model in loadModels (resnet)",
     ),
     ("bad-model-name", lambda d: _deployment(d, requiredModels=["a b"]), "tritonDeployments[0].requiredModels[0]", "string should match"),
-    ("repository-larger-than-disk", lambda d: _deployment(d, repositoryGi=500), "tritonDeployments[0].repositoryGi", "at most 159: the repository copy must fit"),
+    ("repository-larger-than-nvme", lambda d: _deployment(d, repositoryGi=500), "tritonDeployments[0].repositoryGi", "at most 178: 1 replicas per g6e.xlarge node"),
     ("budget-of-zero", lambda d: _deployment(d, maxUnavailable=0), "tritonDeployments[0].maxUnavailable", ">= 1"),
     (
         "budget-stops-every-replica",

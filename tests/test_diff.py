@@ -16,7 +16,7 @@ from conftest import ROOT, run_cli
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, stack_comment, to_json
 from tritonfleet.diff.compare import flatten
-from tritonfleet.diff.replacement import WATCHED, replace_reasons
+from tritonfleet.diff.replacement import WATCHED, node_roll_reasons, replace_reasons
 
 GOLDEN = ROOT / "tests" / "data" / "diff"
 AWS = "tritonfleet:aws:AwsCloud"
@@ -177,7 +177,7 @@ def test_flatten_uses_pulumi_property_paths():
 
 
 def test_replacement_table_is_small_and_matches_paths_with_indices():
-    assert len(WATCHED) <= 8 and {w.kind for w in WATCHED.values()} == {"cluster", "node pool", "bucket"}
+    assert len(WATCHED) <= 10 and {w.kind for w in WATCHED.values()} == {"cluster", "node pool", "node class", "bucket"}
     pool = "gcp:container/nodePool:NodePool"
     assert replace_reasons(pool, ["nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion"]) == [
         "nodeConfig.guestAccelerators"
@@ -185,6 +185,14 @@ def test_replacement_table_is_small_and_matches_paths_with_indices():
     assert replace_reasons(pool, ["autoscaling.maxNodeCount"]) == []
     assert replace_reasons("aws:eks/nodeGroup:NodeGroup", ["launchTemplate.name"]) == ["launchTemplate.name"]
     assert replace_reasons("aws:eks/nodeGroup:NodeGroup", ["launchTemplate.version"]) == []
+    # Karpenter: a renamed NodePool is replaced (its nodes drained); a new template drifts its nodes; limits do neither.
+    knp = "kubernetes:karpenter.sh/v1:NodePool"
+    assert replace_reasons(knp, ["metadata.name"]) == ["metadata.name"]
+    assert node_roll_reasons(knp, ["spec.template.spec.requirements[0].values[1]"]) == ["spec.template.spec.requirements"]
+    assert replace_reasons(knp, ["spec.limits.nvidia.com/gpu"]) == node_roll_reasons(knp, ["spec.limits.cpu", "spec.weight"]) == []
+    assert node_roll_reasons("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", ["spec.amiSelectorTerms[0].alias"]) == [
+        "spec.amiSelectorTerms"
+    ]
 
 
 # ---------------------------------------------------------------- size bound, marker, JSON
@@ -275,10 +283,13 @@ def test_real_plans_show_gpu_and_cost_deltas_replacements_and_deletions(project_
     assert (l40s.max_gpus.before, l40s.max_gpus.after) == (2, 4) and diff.max_gpus.delta == 2
     assert l40s.instance_type.after == "g6e.2xlarge"
     assert isinstance(diff.monthly_ceiling.delta, float) and diff.monthly_ceiling.delta > 0
-    flags = {(f.action, f.kind) for f in diff.flags}
-    assert ("replace", "node pool") in flags and ("delete", "bucket") in flags
-    replaced = next(f for f in diff.flags if f.action == "replace")
-    assert "instanceTypes" in replaced.reasons
+    flags = {(f.action, f.kind, f.name) for f in diff.flags}
+    # A new instance type drifts the Karpenter NodePool: its nodes are replaced, the NodePool itself is not.
+    assert ("roll nodes", "node pool", "tf-aws-gpu-l40s-burst") in flags and ("delete", "bucket", "tf-aws-archive") in {
+        (f.action, f.kind, f.name.split("$")[-1]) for f in diff.flags
+    }
+    rolled = next(f for f in diff.flags if f.action == "roll nodes" and f.name == "tf-aws-gpu-l40s-burst")
+    assert "spec.template.spec.requirements" in rolled.reasons
     comment = stack_comment(diff)
     assert comment.startswith("<!-- tritonfleet-plan:dev -->") and "node pool" in comment and len(comment) <= COMMENT_LIMIT
 

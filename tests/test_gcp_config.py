@@ -136,3 +136,19 @@ def test_aws_keeps_its_own_tag_rules():
     raw = engine_config("prod")
     raw["tritonfleet:tags"] = json.dumps({"team": "ml-platform", "cost-center": "ml-prod", "Owner": "ML Platform"})
     assert load_stack_config(raw, "prod").tags["Owner"] == "ML Platform"
+
+
+def test_on_gcp_the_model_copy_must_fit_the_node_disk():
+    """GKE nodes keep the model copy on the boot disk (diskGi), so the neutral node-disk rule applies there."""
+    data = decoded("gcp-dev")
+    data["tritonDeployments"][0]["repositoryGi"] = 500
+    found, _ = problems(data)
+    [problem] = [p for p in found if p.key == "tritonDeployments[0].repositoryGi"]
+    assert problem.allowed.startswith("at most 59: the repository copy must fit on a 100 GiB node disk")
+
+
+def test_on_demand_fallback_is_not_a_gcp_key():
+    data = decoded("gcp-dev")
+    data["gpuPools"][0]["onDemandFallback"] = False
+    found, _ = problems(data)
+    assert [p.key for p in found] == ["gpuPools[0].onDemandFallback"]

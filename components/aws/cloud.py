@@ -1,5 +1,5 @@
-"""The AWS adapter: a VPC, an EKS cluster, GPU node groups, the Karpenter controller, a default StorageClass, S3 buckets
-and IRSA identities, built through the cloud-adapter contract (components/contract.py).
+"""The AWS adapter: a VPC, an EKS cluster, the Karpenter controller and the GPU pools' NodePools, a default
+StorageClass, S3 buckets and IRSA identities, built through the cloud-adapter contract (components/contract.py).
 
 The config is read here, once, and each component gets its slice; decisions live in layout.py and policies.py.
 """
@@ -17,12 +17,11 @@ from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
 from components.aws.exposure import aws_exposure_facts
-from components.aws.gpu_pools import GpuPool, GpuPoolArgs
+from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
 from components.aws.karpenter_iam import CNI_POLICY
 from components.aws.layout import (
-    AMI_TYPE,
     IMAGE_VOLUME_DEVICE,
     SYSTEM_AMI_TYPE,
     ami_release_version,
@@ -31,7 +30,6 @@ from components.aws.layout import (
     load_balancer_cidrs,
     log_retention_days,
     nat_zones,
-    node_group_plans,
     system_instance_type,
 )
 from components.aws.load_balancer_controller import (
@@ -40,6 +38,7 @@ from components.aws.load_balancer_controller import (
     needs_load_balancer_controller,
 )
 from components.aws.network import Network, NetworkArgs
+from components.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
 from components.contract import (
     BucketRequest,
     CloudAdapter,
@@ -49,6 +48,7 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
@@ -89,17 +89,17 @@ class EksFloor:
     eks: EksCluster
     karpenter: KarpenterController
     load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
+    gpu_node_pools: GpuNodePools  # the pools' NodePools and EC2NodeClasses (Triton releases wait for them)
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
     pools: dict[str, PoolFacts]
-    node_groups: dict[str, dict[str, pulumi.Output[str]]]  # pool -> purchase option -> node group name
-    launch_templates: dict[str, pulumi.Output[str]]  # pool -> launch template id
+    node_pools: dict[str, list[str]]  # pool -> its Karpenter NodePools, highest weight first
     region: str
     tags: dict[str, str]
 
 
 class AwsCloud(CloudAdapter[EksFloor]):
-    """The AWS floor: EKS with managed GPU node groups, S3 model buckets and IRSA identities."""
+    """The AWS floor: EKS with Karpenter GPU NodePools, S3 model buckets and IRSA identities."""
 
     cloud = "aws"
 
@@ -145,33 +145,15 @@ class AwsCloud(CloudAdapter[EksFloor]):
         )
         cluster = eks.cluster
 
-        pools = {}
-        node_groups: dict[str, dict[str, pulumi.Output[str]]] = {}
-        launch_templates: dict[str, pulumi.Output[str]] = {}
-        for pool in config.enabled_pools:
-            pools[pool.name] = pool_facts(config, pool)
-            pool_name = f"{name}-{pool.name}"
-            groups = GpuPool(
-                pool_name,
-                GpuPoolArgs(
-                    pool=pool.name,
-                    plans=node_group_plans(config, pool, pool_name),
-                    ami_type=AMI_TYPE[image],
-                    ami_release_version=ami_release_version(config),
-                    image_volume_device=IMAGE_VOLUME_DEVICE[image],
-                    disk_gi=pool.disk_gi,
-                    cluster_name=cluster.name,
-                    node_role_arn=eks.node_role.arn,
-                    private_subnets=network.private_subnets,
-                    capacity_block_id=pool.reservation_id if pool.capacity == "capacity-block" else None,
-                    protected=config.protected,
-                    tags=config.tags,
-                ),
-                opts=child,
-                depends_on=[*eks.node_policies, eks.system_node_group],
-            )
-            node_groups[pool.name] = {option: group.node_group_name for option, group in groups.node_groups.items()}
-            launch_templates[pool.name] = groups.launch_template.id
+        # Karpenter's EC2NodeClasses find the nodes' security group by this tag (the private subnets carry it too).
+        aws.ec2.Tag(
+            f"{name}-cluster-sg-discovery",
+            resource_id=cluster.vpc_config.cluster_security_group_id,
+            key=KARPENTER_DISCOVERY_TAG,
+            value=config.cluster_name,
+            opts=child,
+        )
+        pools = {pool.name: pool_facts(config, pool) for pool in config.enabled_pools}
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
@@ -217,16 +199,38 @@ class AwsCloud(CloudAdapter[EksFloor]):
             if needs_load_balancer_controller(config)
             else None
         )
+        gpu_node_pools = [
+            GpuNodePoolArgs(
+                pool=pool.name,
+                node_class=node_class_spec(config, pool, config.cluster_name),
+                node_pools=node_pool_specs(config, pool),
+                placeholders=placeholder_deployment(config, pool),
+            )
+            for pool in config.enabled_pools
+        ]
+        gpu = GpuNodePools(
+            f"{name}-gpu",
+            GpuNodePoolsArgs(
+                pools=gpu_node_pools,
+                cluster_name=config.cluster_name,
+                node_role_name=karpenter.node_role.name,
+                provider=k8s_provider,
+                # The controller (its CRDs and webhooks) first: nothing GPU-bound before it and its NodePools exist.
+                depends_on=[karpenter.release],
+                protected=config.protected,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         return EksFloor(
             children=child,
             eks=eks,
             karpenter=karpenter,
             load_balancer_controller=load_balancer_controller,
+            gpu_node_pools=gpu,
             k8s_provider=k8s_provider,
             kubeconfig=kubeconfig_text,
             pools=pools,
-            node_groups=node_groups,
-            launch_templates=launch_templates,
+            node_pools={p.pool: [spec.name for spec in p.node_pools] for p in gpu_node_pools},
             region=config.region,
             tags=config.tags,
         )
@@ -280,12 +284,15 @@ class AwsCloud(CloudAdapter[EksFloor]):
             exposure=aws_exposure_facts(load_balancer_cidrs(config)),
             monitoring=aws_monitoring_facts(),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
-            triton_depends_on=[floor.load_balancer_controller.release] if floor.load_balancer_controller else [],
+            # Triton's pods need GPU nodes: the NodePools that launch them exist first (and, exposed, the LB controller).
+            triton_depends_on=[
+                floor.gpu_node_pools,
+                *([floor.load_balancer_controller.release] if floor.load_balancer_controller else []),
+            ],
             exports={
                 "clusterEndpoint": cluster.endpoint,
                 "oidcIssuer": eks.issuer_url,
-                "nodeGroups": floor.node_groups,
-                "launchTemplates": floor.launch_templates,
+                "nodePools": floor.node_pools,
                 "systemNodeGroup": eks.system_node_group.node_group_name,
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
                 "karpenterRoleArn": floor.karpenter.controller_role.arn,

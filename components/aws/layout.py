@@ -1,4 +1,5 @@
-"""Plain decisions for the AWS floor: subnets, node groups. No Pulumi here; tested as data.
+"""Plain decisions for the AWS floor: subnets, the system node group. No Pulumi here; tested as data.
+GPU capacity (Karpenter NodePools and EC2NodeClasses) is decided in node_pools.py.
 
 The components in this package turn these plans into resources, so every size, name and label is decided once.
 """
@@ -6,27 +7,19 @@ The components in this package turn these plans into resources, so every size, n
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
-from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
+from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core import pins
-from tritonfleet.core.catalog import InstanceType, load_catalog
-from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import gpu_taint, pool_node_labels
-from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.config import StackConfig
 
 VPC_CIDR = "10.0.0.0/16"
-AMI_TYPE = {"al2023": "AL2023_x86_64_NVIDIA", "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA"}
 SYSTEM_AMI_TYPE = {"al2023": "AL2023_x86_64_STANDARD", "bottlerocket": "BOTTLEROCKET_x86_64"}
 # The volume that holds container images: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
 IMAGE_VOLUME_DEVICE = {"al2023": "/dev/xvda", "bottlerocket": "/dev/xvdb"}
 DEFAULT_SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
 SYSTEM_ROLE_LABEL = {"tritonfleet.io/role": "system"}
-# cluster-autoscaler's AWS provider treats nodes with this label as GPU nodes, so it waits for their GPUs to become
-# allocatable instead of scaling up again while the device plugin starts (autoscaler PR #461, gpu-operator#708).
-CA_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # Markers in node group names that no pool name can contain ('_' is not allowed in pool names), so the
 # priority expander's regexes are mutually exclusive (kubernetes/autoscaler#4098).
@@ -72,84 +65,6 @@ def ami_release_version(config: StackConfig) -> str:
     return release
 
 
-def spot_instance_types(config: StackConfig, pool: GpuPool) -> list[str]:
-    """The pool's type first, then catalog types with the same GPU and GPU count, at least its vCPUs and memory,
-    sold as spot, whose spot price is known and not above the pool type's on-demand price.
-
-    Several types let the spot group draw from more capacity pools (price-capacity-optimized); the size floor
-    keeps every node able to run what fits on the pool's type (cluster-autoscaler plans with the first type);
-    the price ceiling means diversity never costs more than the on-demand node it replaces.
-    """
-    itype = config.instance_type(pool)
-    on_demand = itype.price("on-demand")
-    ceiling = on_demand.usd if on_demand else None
-
-    def fits(other: InstanceType) -> bool:
-        spot = other.price("spot")
-        return (
-            other.name != itype.name
-            and other.gpu_count == itype.gpu_count
-            and other.vcpu >= itype.vcpu
-            and other.memory_gib >= itype.memory_gib
-            and "spot" in other.purchase_options
-            and spot is not None
-            and ceiling is not None
-            and spot.usd <= ceiling
-        )
-
-    others = sorted((t for t in load_catalog().types_for("aws", pool.gpu) if fits(t)), key=lambda t: (t.vcpu, t.name))
-    return [itype.name, *(t.name for t in others)]
-
-
-@dataclass(frozen=True)
-class NodeGroupPlan:
-    pool: str
-    option: str  # on-demand, spot or capacity-block
-    logical_name: str  # Pulumi name; the engine appends a random suffix, EKS puts it into the ASG name
-    capacity_type: str
-    instance_types: list[str]
-    min_size: int
-    max_size: int
-    zones: list[str]
-    labels: dict[str, str]
-    taint: dict[str, str]  # EKS API spelling
-    gpus_per_node: int
-    autoscaler_tags: dict[str, str] = field(default_factory=dict)
-
-
-def node_group_plans(config: StackConfig, pool: GpuPool, prefix: str) -> list[NodeGroupPlan]:
-    """The managed node groups of one pool: sizes from the one capacity split, so their min/max add up to the pool's."""
-    itype = config.instance_type(pool)
-    taint = gpu_taint("aws")
-    plans = []
-    for option, nodes in split_capacity(pool).purchase.items():
-        labels = {**pool_node_labels(pool.name, pool.gpu, option, pool.node_labels, pool.assumed_usd_per_hour), CA_GPU_LABEL: f"nvidia-{pool.gpu.lower()}"}
-        plans.append(
-            NodeGroupPlan(
-                pool=pool.name,
-                option=option,
-                logical_name=f"{prefix}{GROUP_MARKER[option]}",
-                capacity_type=EKS_CAPACITY_TYPE[option],
-                instance_types=spot_instance_types(config, pool) if option == "spot" else [itype.name],
-                min_size=nodes.min,
-                max_size=nodes.max,
-                zones=pool_zones(config, pool),
-                labels=labels,
-                taint={"key": taint["key"], "value": taint["value"], "effect": EKS_TAINT_EFFECT[taint["effect"]]},
-                gpus_per_node=itype.gpu_count,
-                autoscaler_tags=scale_from_zero_tags(labels, taint, itype.gpu_count),
-            )
-        )
-    return plans
-
-
-def scale_from_zero_tags(labels: dict[str, str], taint: dict[str, str], gpus: int) -> dict[str, str]:
-    """ASG tags cluster-autoscaler reads to build a node template for a group with no nodes (scale from zero)."""
-    prefix = "k8s.io/cluster-autoscaler/node-template"
-    tags = {f"{prefix}/label/{key}": value for key, value in sorted(labels.items())}
-    tags[f"{prefix}/taint/{taint['key']}"] = f"{taint['value']}:{taint['effect']}"
-    tags[f"{prefix}/resources/nvidia.com/gpu"] = str(gpus)
-    return tags
 
 
 def gpu_operator_values(image: str) -> dict:

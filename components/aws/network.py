@@ -16,6 +16,7 @@ import pulumi_aws as aws
 
 from components.aws.layout import VPC_CIDR, subnet_layout
 from components.aws.load_balancer_controller import INTERNAL_SUBNET_TAG, PUBLIC_SUBNET_TAG
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 
 
 def s3_gateway_service(region: str) -> str:
@@ -28,7 +29,7 @@ class NetworkArgs:
     """The slice of the stack config the network is built from."""
 
     vpc_name: str
-    """The VPC's Name tag (the cluster's name)."""
+    """The VPC's Name tag (the cluster's name, also the karpenter.sh/discovery tag of the private subnets)."""
     region: str
     """The AWS region (the S3 gateway endpoint's service name)."""
     zones: list[str]
@@ -56,9 +57,19 @@ class Network(pulumi.ComponentResource):
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        discovery = {KARPENTER_DISCOVERY_TAG: args.vpc_name}
         if args.existing_vpc_id:
             self.vpc_id = args.existing_vpc_id
             self.private_subnets = dict(args.existing_private_subnets)
+            # Karpenter's EC2NodeClasses select the nodes' subnets by tag: tag the existing ones (only this key).
+            for zone, subnet_id in self.private_subnets.items():
+                aws.ec2.Tag(
+                    f"{name}-private-{zone}-discovery",
+                    resource_id=subnet_id,
+                    key=KARPENTER_DISCOVERY_TAG,
+                    value=args.vpc_name,
+                    opts=child,
+                )
             self.register_outputs({"vpc_id": self.vpc_id, "private_subnets": self.private_subnets})
             return
 
@@ -127,7 +138,8 @@ class Network(pulumi.ComponentResource):
                 vpc_id=vpc.id,
                 availability_zone=plan.zone,
                 cidr_block=plan.private_cidr,
-                tags=tags,
+                # Karpenter's EC2NodeClasses launch GPU nodes into the subnets carrying this tag.
+                tags={**tags, **discovery},
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(

@@ -16,7 +16,7 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
         found = ", ".join(f"{k}={v}:{e}" for k, v, e in pool.taints) or "none"
         report_violation(
             f"GPU pool '{args.name}' lacks the GPU taint {want['key']}={want['value']}:{want['effect']} (taints: {found}); "
-            "without it any pod can land on GPU nodes and hold them. Add that taint to the node group/node pool.",
+            "without it any pod can land on GPU nodes and hold them. Add that taint to the NodePool template / node pool.",
             None,
         )
 
@@ -28,7 +28,7 @@ POLICY = ResourceValidationPolicy(
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.HIGH,
     remediation_steps=(
-        "Give the node group/node pool the taint from tritonfleet.core.conventions.gpu_taint(cloud): "
+        "Give the Karpenter NodePool (spec.template.spec.taints) / GKE node pool the taint from tritonfleet.core.conventions.gpu_taint(cloud): "
         "nvidia.com/gpu=true:NoSchedule on AWS, nvidia.com/gpu=present:NoSchedule on GCP (API effect NO_SCHEDULE)."
     ),
 )

@@ -7,7 +7,15 @@ from policies._pools import gpu_pool
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     pool = gpu_pool(args.resource_type, args.props, args.urn, args.name)
-    if pool is None or pool.purchase == "spot":
+    if pool is None or (pool.purchase == "spot" and not pool.on_demand_fallback):
+        return
+    if pool.on_demand_fallback:
+        report_violation(
+            f"GPU pool '{args.name}' prefers spot but falls back to on-demand ({pool.max_nodes if pool.max_nodes is not None else '?'} "
+            "nodes at most, karpenter.sh/capacity-type spot and on-demand); this environment runs GPUs on spot only. "
+            "Set onDemandFallback: false on the pool.",
+            None,
+        )
         return
     report_violation(
         f"GPU pool '{args.name}' buys {pool.purchase} capacity ({pool.max_nodes if pool.max_nodes is not None else '?'} "
@@ -23,5 +31,7 @@ POLICY = ResourceValidationPolicy(
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.MEDIUM,
-    remediation_steps="Set tritonfleet:gpuPools[].onDemandBase to 0 and spotShare to 1 (capacity: mixed).",
+    remediation_steps=(
+        "Set tritonfleet:gpuPools[].onDemandBase to 0, spotShare to 1 and onDemandFallback to false (capacity: mixed)."
+    ),
 )

@@ -1,15 +1,34 @@
-"""Clusters, GPU node pools and buckets are protected, so no `pulumi up` or destroy can delete them by accident."""
+"""Clusters, GPU node pools (Karpenter NodePools and EC2NodeClasses on AWS) and buckets are protected, so no `pulumi up` or destroy can delete them by accident."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import EKS_CLUSTER, EKS_NODE_GROUP, GCS_BUCKET, GKE_CLUSTER, GKE_NODE_POOL, S3_BUCKET, get
+from policies._match import (
+    EKS_CLUSTER,
+    EKS_NODE_GROUP,
+    GCS_BUCKET,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+    KARPENTER_NODE_CLASS,
+    KARPENTER_NODE_POOL,
+    S3_BUCKET,
+    get,
+)
 from policies._settings import schema, settings
 
 SCHEMA = schema(
     resourceTypes={
         "type": "array",
         "items": {"type": "string"},
-        "default": [EKS_CLUSTER, EKS_NODE_GROUP, *S3_BUCKET, GKE_CLUSTER, GKE_NODE_POOL, GCS_BUCKET],
+        "default": [
+            EKS_CLUSTER,
+            EKS_NODE_GROUP,
+            KARPENTER_NODE_POOL,  # deleting one drains and terminates its GPU nodes
+            KARPENTER_NODE_CLASS,
+            *S3_BUCKET,
+            GKE_CLUSTER,
+            GKE_NODE_POOL,
+            GCS_BUCKET,
+        ],
         "description": "resource type tokens that must be protected",
     }
 )

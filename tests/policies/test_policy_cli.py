@@ -91,7 +91,7 @@ def _crafted_plan(edit):
 
 CRAFTED_PLANS = {
     "untainted": (
-        lambda p: find(p, "aws:eks/nodeGroup:NodeGroup", "h200_spot")["inputs"].update(taints=[]),
+        lambda p: find(p, "kubernetes:karpenter.sh/v1:NodePool", "h200-burst")["inputs"]["spec"]["template"]["spec"].update(taints=[]),
         "gpu-pool-require-gpu-taint",
     ),
     "public-bucket": (

@@ -14,6 +14,7 @@ from tritonfleet.policycheck.engine import PackProcess, analyze
 from tritonfleet.policycheck.pack_config import PackConfigError, reconcile
 
 NG = "aws:eks/nodeGroup:NodeGroup"
+KNP = "kubernetes:karpenter.sh/v1:NodePool"
 NP = "gcp:container/nodePool:NodePool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
@@ -58,6 +59,28 @@ def _set(path_value):
 
 
 DELETE = object()
+
+
+def requirement(name_part, key, values):
+    """Set the `In` values of one requirement of a Karpenter NodePool's template."""
+
+    def mutate(plan):
+        requirements = inputs(plan, KNP, name_part)["spec"]["template"]["spec"]["requirements"]
+        (found,) = [r for r in requirements if r["key"] == key]
+        found["values"] = values
+
+    return mutate
+
+
+def gpu_limit(name_part, gpus):
+    def mutate(plan):
+        inputs(plan, KNP, name_part)["spec"]["limits"]["nvidia.com/gpu"] = str(gpus)
+
+    return mutate
+
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
 
 
 def drop(resource_type, name_part=""):
@@ -154,13 +177,13 @@ def config_change(policy, **properties):
 CASES = {
     "disallowed-instance-type": (
         "prod",
-        _set((NG, "h200_spot", "instanceTypes", ["p5.48xlarge"])),
+        requirement("h200-burst", INSTANCE_TYPE, ["p5.48xlarge"]),
         None,
         {"gpu-pool-allowed-instance-types": "uses instance type p5.48xlarge"},
     ),
-    "untainted-node-group": (
+    "untainted-node-pool": (
         "prod",
-        _set((NG, "l40s_spot", "taints", [])),
+        _set((KNP, "l40s-burst", "spec.template.spec.taints", [])),
         None,
         {"gpu-pool-require-gpu-taint": "lacks the GPU taint nvidia.com/gpu=true:NoSchedule"},
     ),
@@ -175,15 +198,15 @@ CASES = {
     ),
     "too-many-gpus": (
         "prod",
-        _set((NG, "h200_spot", "scalingConfig.maxSize", 4)),
-        None,
+        gpu_limit("l40s-burst", 22),
+        config_change("cost-stack-warn-monthly-budget", monthlyUsd=400000),  # 16 more L40S cost money too
         {"gpu-stack-limit-total-gpus": "can run 48 GPUs"},
     ),
     "over-budget": (
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=90000),
-        {"cost-stack-enforce-monthly-budget": "$95,356.25/month on the ceiling basis, over the budget of $90,000.00"},
+        {"cost-stack-enforce-monthly-budget": "$149,486.48/month on the ceiling basis, over the budget of $90,000.00"},
     ),
     "over-budget-floor": (
         "prod",
@@ -194,30 +217,32 @@ CASES = {
     "near-budget": (
         "prod",
         None,
-        config_change("cost-stack-warn-monthly-budget", monthlyUsd=110000),
-        {"cost-stack-warn-monthly-budget": "87% of the $110,000.00 budget"},
+        config_change("cost-stack-warn-monthly-budget", monthlyUsd=160000),
+        {"cost-stack-warn-monthly-budget": "93% of the $160,000.00 budget"},
     ),
     "unpriced-type": (
         "prod",
-        _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])),
+        requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
         None,
         {
             "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
-            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-h200_spot",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-gpu-h200-burst",
         },
     ),
     "unpriced-type-acknowledged": (
         "prod",
         both_of(
-            _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])), assumed_price(NG, "h200_spot", "labels", 90)
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 90),
         ),
         None,
-        {"cost-stack-warn-monthly-budget": "rests on acknowledged assumed prices, not published ones: tf-aws-h200_spot"},
+        {"cost-stack-warn-monthly-budget": "rests on acknowledged assumed prices, not published ones: tf-aws-gpu-h200-burst"},
     ),
     "unpriced-type-acknowledged-over-budget": (
         "prod",
         both_of(
-            _set((NG, "h200_spot", "instanceTypes", ["p6-b200.48xlarge"])), assumed_price(NG, "h200_spot", "labels", 200)
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 200),
         ),
         None,
         {
@@ -227,7 +252,7 @@ CASES = {
     ),
     "unpriced-type-in-dev": (
         "dev",
-        _set((NG, "l40s_spot", "instanceTypes", ["p6-b200.48xlarge"])),
+        both_of(requirement("l40s-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]), gpu_limit("l40s-burst", 16)),
         None,
         {  # reported, not blocked, outside prod (dev also refuses the type and its GPUs, as before)
             "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
@@ -246,13 +271,22 @@ CASES = {
     ),
     "on-demand-in-dev": (
         "dev",
-        _set((NG, "l40s_spot", "capacityType", "ON_DEMAND")),
+        requirement("l40s-burst", CAPACITY_TYPE, ["on-demand"]),
         None,
-        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$4,386.19/month"},
+        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$2,717.06/month"},
+    ),
+    "fallback-in-dev": (
+        "dev",
+        requirement("l40s-burst", CAPACITY_TYPE, ["spot", "on-demand"]),
+        None,
+        {  # and its ceiling is priced for the fallback: the whole burst on-demand
+            "spot-pool-require-spot-only": "prefers spot but falls back to on-demand",
+            "cost-stack-enforce-monthly-budget": "$2,717.06/month",
+        },
     ),
     "spot-only-serving-pool": (
         "prod",
-        _set((NG, "h200_on-demand", "capacityType", "SPOT")),
+        requirement("h200-base", CAPACITY_TYPE, ["spot"]),
         None,
         {"spot-serving-pool-require-on-demand-base": "Pool 'h200' serves Triton release 'tf-triton-llm' with 0 non-spot"},
     ),
@@ -402,11 +436,11 @@ CASES = {
         None,
         {"k8s-image-require-pinned-tag": "busybox has no tag (means latest)"},
     ),
-    "unprotected-node-group": (
+    "unprotected-node-pool": (
         "prod",
-        unprotect(NG, "l40s_on-demand"),
+        unprotect(KNP, "l40s-base"),
         None,
-        {"stateful-resource-require-protect": "'tf-aws-l40s_on-demand' (aws:eks/nodeGroup:NodeGroup) is not protected"},
+        {"stateful-resource-require-protect": "'tf-aws-gpu-l40s-base' (kubernetes:karpenter.sh/v1:NodePool) is not protected"},
     ),
     "gke-deletable": (
         "gcp-prod",
@@ -476,10 +510,10 @@ CASES = {
     ),
     "unknown-in-preview": (
         "prod",
-        _set((NG, "l40s_spot", "instanceTypes", "<unknown>")),
+        _set((KNP, "l40s-burst", "spec.template.spec.requirements", "<unknown>")),
         None,
         {
-            p: "cannot run during preview: string value at .instanceTypes"
+            p: "cannot run during preview: string value at .spec.template.spec.requirements"
             for p in (
                 "gpu-pool-allowed-instance-types",
                 "gpu-pool-require-gpu-taint",
@@ -582,7 +616,7 @@ def test_every_policy_has_a_violation_case():
 
 def test_disabled_and_overridden_levels_are_applied_like_the_engine(pack, bases):
     plan = copy.deepcopy(bases["prod"])
-    _set((NG, "h200_spot", "instanceTypes", ["p5.48xlarge"]))(plan)
+    requirement("h200-burst", INSTANCE_TYPE, ["p5.48xlarge"])(plan)
     config = stack_policy_config("prod")
     config["gpu-pool-allowed-instance-types"]["enforcementLevel"] = "advisory"
     assert {(v.policy, v.enforcement) for v in both(pack, plan, config)} == {("gpu-pool-allowed-instance-types", "advisory")}

@@ -144,3 +144,73 @@ def test_protect_reads_the_resource_option_and_the_configured_types():
     [message] = run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, protect=False, name="gpu")
     assert "'gpu' (aws:eks/nodeGroup:NodeGroup) is not protected (protect: false)" in message
     assert run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, {"resourceTypes": []}) == []
+
+
+KNP = "kubernetes:karpenter.sh/v1:NodePool"
+KARPENTER_POOL = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "h200-burst"},
+    "spec": {
+        "weight": 10.0,
+        "limits": {"nvidia.com/gpu": "16", "cpu": "384"},
+        "template": {
+            "metadata": {"labels": {POOL_LABEL: "h200", "tritonfleet.io/capacity": "spot"}},
+            "spec": {
+                "requirements": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5en.48xlarge"]},
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
+                ],
+                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+            },
+        },
+    },
+}
+
+
+def test_a_karpenter_node_pool_reads_as_one_tier_priced_for_its_fallback():
+    pool = gpu_pool(KNP, KARPENTER_POOL, "urn", "h200-burst")
+    assert (pool.pool, pool.max_nodes, pool.max_gpus, pool.purchase, pool.on_demand_fallback) == ("h200", 2, 16, "spot", True)
+    assert not pool.guaranteed
+    assert pool.monthly_usd("ceiling") == round(2 * 63.296 * 730, 2)  # spot unavailable: on-demand
+    without_limit = changed(KARPENTER_POOL, "spec.limits", {"cpu": "384"})
+    assert gpu_pool(KNP, without_limit, "urn", "x").max_gpus is None
+    assert gpu_pool(KNP, without_limit, "urn", "x").bounds_note == "spec.limits['nvidia.com/gpu'] is not set"
+    system = changed(KARPENTER_POOL, "spec.template.spec.requirements", [])
+    system = changed(system, "spec.limits", {"cpu": "100"})
+    assert gpu_pool(KNP, system, "urn", "general") is None  # a NodePool for CPU work is no GPU pool
+
+
+def test_node_pool_taint_and_allowed_types_are_checked():
+    from policies.rules import gpu_pool_require_gpu_taint
+
+    assert run_resource(gpu_pool_require_gpu_taint.POLICY, KNP, KARPENTER_POOL) == []
+    untainted = changed(KARPENTER_POOL, "spec.template.spec.taints", [])
+    [message] = run_resource(gpu_pool_require_gpu_taint.POLICY, KNP, untainted)
+    assert "lacks the GPU taint nvidia.com/gpu=true:NoSchedule" in message
+    [message] = run_resource(gpu_pool_allowed_instance_types.POLICY, KNP, KARPENTER_POOL, {"allowedInstanceTypes": ["g6e.xlarge"]})
+    assert "uses instance type p5en.48xlarge" in message
+
+
+def test_warm_placeholders_give_node_pools_their_minimum_by_weight():
+    from policies._pools import gpu_pools
+
+    base = changed(KARPENTER_POOL, "spec.weight", 50.0)
+    base = changed(base, "spec.limits", {"nvidia.com/gpu": "8", "cpu": "192"})
+    base["spec"]["template"]["spec"]["requirements"][1]["values"] = ["on-demand"]
+    warm = {"metadata": {"labels": {"app.kubernetes.io/name": "warm-capacity", POOL_LABEL: "h200"}}, "spec": {"replicas": 2.0}}
+    pools = gpu_pools(
+        [stack_resource(KNP, KARPENTER_POOL, "burst"), stack_resource(KNP, base, "base"),
+         stack_resource("kubernetes:apps/v1:Deployment", warm, "warm")]
+    )
+    assert {p.name: (p.purchase, p.min_nodes, p.max_nodes) for p in pools} == {"burst": ("spot", 1, 2), "base": ("on-demand", 1, 1)}
+
+
+def test_node_classes_carry_the_cost_tags():
+    from policies.rules import aws_resource_require_cost_tags
+
+    node_class = {"spec": {"tags": {"team": "ml", "cost-center": "42"}}}
+    kind = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+    assert run_resource(aws_resource_require_cost_tags.POLICY, kind, node_class) == []
+    [message] = run_resource(aws_resource_require_cost_tags.POLICY, kind, {"spec": {"tags": {"team": "ml"}}})
+    assert "lacks cost-allocation tag(s) cost-center" in message and "EC2NodeClass's spec.tags" in message

@@ -54,6 +54,13 @@ def spot_notice_seconds(cloud: str) -> int:
     return cloud_facts(cloud).SPOT_NOTICE_SECONDS
 
 
+def spot_falls_back(cloud: str) -> bool:
+    """Whether this cloud's GPU provisioner launches on-demand nodes when spot capacity is unavailable."""
+    from tritonfleet.clouds import cloud_facts
+
+    return bool(cloud_facts(cloud).SPOT_FALLS_BACK_TO_ON_DEMAND)
+
+
 def resource_name(stack: str, *parts: str) -> str:
     """Deterministic, per-stack resource name: tf-<stack>-<part>-..."""
     return "-".join(["tf", stack, *parts])

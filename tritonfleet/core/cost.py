@@ -1,6 +1,9 @@
 """The cost model: how a pool's nodes split into on-demand and spot, and what a stack costs a month.
 
-One implementation, used by the program (node group sizes), the CLI (plan tables) and the budget policy.
+One implementation, used by the program (node pool limits), the CLI (plan tables), preflight and the budget policy.
+Each pool's maximum is counted once: its base (on-demand first), its burst (spot preferred) and any reservation add up
+to maxNodes. Where the cloud's provisioner falls back from spot to on-demand (AWS: Karpenter), the ceiling is priced
+for that fallback (spot unavailable: the whole burst on-demand) and the expected mix (spotShare) is shown beside it.
 A price nobody published makes the affected figure `None` (unknown), never 0.
 """
 
@@ -11,7 +14,7 @@ from dataclasses import dataclass
 
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import HOURS_PER_MONTH
+from tritonfleet.core.conventions import HOURS_PER_MONTH, spot_falls_back
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,54 @@ def split_nodes(pool: GpuPool, nodes: int) -> dict[str, int]:
     return {"on-demand": nodes - spot, "spot": spot}
 
 
+def falls_back(cloud: str, pool: GpuPool) -> bool:
+    """Whether the pool's burst launches on-demand nodes when spot is unavailable: the cloud's provisioner does it
+    (AWS Karpenter, not GKE node pools), the pool has spot nodes, and it does not opt out (onDemandFallback: false)."""
+    has_spot = pool.capacity == "mixed" and pool.spot_share > 0 and pool.max_nodes > pool.on_demand_base
+    return has_spot and pool.on_demand_fallback is not False and spot_falls_back(cloud)
+
+
+def fallback_nodes(cloud: str, pool: GpuPool, nodes: int) -> dict[str, int]:
+    """How `nodes` running nodes of a pool are bought when spot is unavailable: where the pool falls back, every spot
+    node of the expected mix is on-demand instead; elsewhere the expected mix (a spot node that cannot launch is simply
+    missing, which costs less, never more)."""
+    split = split_nodes(pool, nodes)
+    if not falls_back(cloud, pool):
+        return split
+    return {"on-demand": split.get("on-demand", 0) + split.get("spot", 0), "spot": 0}
+
+
+@dataclass(frozen=True)
+class CapacityTier:
+    """One step of a pool's capacity, in the order the provisioner fills them (highest priority first)."""
+
+    name: str  # reserved, base or burst
+    nodes: int  # nodes of this tier at the pool's maximum (the tiers add up to maxNodes)
+    purchase: tuple[str, ...]  # purchase options the tier may launch, preferred first
+    monthly_expected_usd: float | None  # the tier full, bought as the expected mix
+    monthly_fallback_usd: float | None  # the tier full with spot unavailable
+
+
+def capacity_tiers(cloud: str, pool: GpuPool) -> list[CapacityTier]:
+    """The pool's tiers without prices (see `pool_cost` for the priced ones): a reservation pool is one reserved
+    tier; a mixed pool is its on-demand base, then its burst (spot first where it has a spot share, on-demand where it
+    falls back or has no spot share)."""
+    if pool.capacity != "mixed":
+        return [CapacityTier("reserved", pool.max_nodes, (pool.capacity,), None, None)]
+    base = min(pool.on_demand_base, pool.max_nodes)
+    burst = pool.max_nodes - base
+    tiers = [CapacityTier("base", base, ("on-demand",), None, None)] if base else []
+    if burst:
+        if pool.spot_share == 0:
+            purchase: tuple[str, ...] = ("on-demand",)
+        elif falls_back(cloud, pool):
+            purchase = ("spot", "on-demand")
+        else:
+            purchase = ("spot",) if pool.spot_share == 1 else ("spot", "on-demand")
+        tiers.append(CapacityTier("burst", burst, purchase, None, None))
+    return tiers
+
+
 def split_capacity(pool: GpuPool) -> CapacitySplit:
     low, high = split_nodes(pool, pool.min_nodes), split_nodes(pool, pool.max_nodes)
     return CapacitySplit({option: NodeRange(low[option], high[option]) for option in high if high[option] > 0})
@@ -60,11 +111,16 @@ def nodes_monthly_usd(itype: InstanceType, option: str, nodes: int, region: str 
     return None if hourly is None else hourly * HOURS_PER_MONTH
 
 
-def pool_prices(pool: GpuPool, itype: InstanceType, region: str | None) -> dict[str, float | None]:
-    """$/node-hour per purchase option the pool uses: the catalog's price in the region, else the pool's acknowledged
-    assumed price (`assumedPrice`), else None (unknown)."""
+def pool_prices(
+    pool: GpuPool, itype: InstanceType, region: str | None, cloud: str | None = None
+) -> dict[str, float | None]:
+    """$/node-hour per purchase option the pool uses (on-demand too where its burst falls back): the catalog's price in
+    the region, else the pool's acknowledged assumed price (`assumedPrice`), else None (unknown)."""
     prices: dict[str, float | None] = {}
-    for option in split_nodes(pool, max(pool.max_nodes, 1)):
+    options = list(split_nodes(pool, max(pool.max_nodes, 1)))
+    if cloud is not None and falls_back(cloud, pool) and "on-demand" not in options:
+        options.append("on-demand")
+    for option in options:
         hourly = nodes_usd_per_hour(itype, option, 1, region)
         if hourly is None and pool.assumed_price is not None:
             hourly = pool.assumed_price.usd_per_hour
@@ -72,10 +128,12 @@ def pool_prices(pool: GpuPool, itype: InstanceType, region: str | None) -> dict[
     return prices
 
 
-def pool_usd_per_hour(pool: GpuPool, nodes: int, prices: dict[str, float | None]) -> float | None:
-    """What `nodes` running nodes of a pool cost an hour, split into purchase options as its node groups are."""
+def pool_usd_per_hour(
+    pool: GpuPool, nodes: int, prices: dict[str, float | None], split: dict[str, int] | None = None
+) -> float | None:
+    """What `nodes` running nodes of a pool cost an hour, bought as the expected mix (or as `split` says)."""
     total = 0.0
-    for option, count in split_nodes(pool, nodes).items():
+    for option, count in (split if split is not None else split_nodes(pool, nodes)).items():
         if count == 0:
             continue
         usd = prices.get(option)
@@ -85,9 +143,24 @@ def pool_usd_per_hour(pool: GpuPool, nodes: int, prices: dict[str, float | None]
     return total
 
 
-def _monthly(pool: GpuPool, nodes: int, prices: dict[str, float | None]) -> float | None:
-    hourly = pool_usd_per_hour(pool, nodes, prices)
+def _monthly(
+    pool: GpuPool, nodes: int, prices: dict[str, float | None], split: dict[str, int] | None = None
+) -> float | None:
+    hourly = pool_usd_per_hour(pool, nodes, prices, split)
     return None if hourly is None else round(hourly * HOURS_PER_MONTH, 2)
+
+
+def _tier_split(tier: CapacityTier, pool: GpuPool, fallback: bool, cloud: str) -> dict[str, int]:
+    """The nodes of one full tier by purchase option: the reserved tier as the pool's capacity, the base on-demand,
+    the burst as the expected spot share (or all on-demand when spot is unavailable and the pool falls back)."""
+    if tier.name != "burst":
+        return {tier.purchase[0]: tier.nodes}
+    if tier.purchase == ("on-demand",):
+        return {"on-demand": tier.nodes}
+    if fallback and falls_back(cloud, pool):
+        return {"on-demand": tier.nodes}
+    spot = math.floor(tier.nodes * pool.spot_share + 1e-9)
+    return {"spot": spot, "on-demand": tier.nodes - spot}
 
 
 @dataclass(frozen=True)
@@ -98,23 +171,42 @@ class PoolCost:
     gpus_per_node: int
     split: CapacitySplit
     monthly_floor_usd: float | None
-    monthly_ceiling_usd: float | None
+    monthly_ceiling_usd: float | None  # the bound the budget checks: the fallback ceiling
     gpu_hours_floor: int
     gpu_hours_ceiling: int
     unknown_prices: tuple[str, ...]  # purchase options used by the pool whose price is unknown
     assumed_prices: tuple[str, ...] = ()  # purchase options priced with the pool's acknowledged assumed price
+    monthly_expected_ceiling_usd: float | None = None  # every node up, bought as the expected mix (spotShare)
+    tiers: tuple[CapacityTier, ...] = ()  # reserved/base/burst, each counted once; nodes add up to maxNodes
+    falls_back: bool = False  # the burst launches on-demand when spot is unavailable
+
+    @property
+    def max_nodes(self) -> int:
+        return sum(r.max for r in self.split.purchase.values())
 
     @property
     def max_gpus(self) -> int:
-        return sum(r.max for r in self.split.purchase.values()) * self.gpus_per_node
+        return self.max_nodes * self.gpus_per_node
 
 
 def pool_cost(config: StackConfig, pool: GpuPool) -> PoolCost:
     itype = config.instance_type(pool)
     split = split_capacity(pool)
-    prices = pool_prices(pool, itype, config.region)
-    unknown = tuple(o for o, r in split.purchase.items() if r.max > 0 and prices.get(o) is None)
-    assumed = tuple(o for o in split.purchase if prices.get(o) is not None and itype.price(o, config.region) is None)
+    cloud = config.cloud
+    prices = pool_prices(pool, itype, config.region, cloud)
+    used = [*split.purchase, *(["on-demand"] if falls_back(cloud, pool) and "on-demand" not in split.purchase else [])]
+    unknown = tuple(o for o in used if prices.get(o) is None and (o not in split.purchase or split.purchase[o].max > 0))
+    assumed = tuple(o for o in used if prices.get(o) is not None and itype.price(o, config.region) is None)
+    tiers = tuple(
+        CapacityTier(
+            tier.name,
+            tier.nodes,
+            tier.purchase,
+            _monthly(pool, tier.nodes, prices, _tier_split(tier, pool, False, cloud)),
+            _monthly(pool, tier.nodes, prices, _tier_split(tier, pool, True, cloud)),
+        )
+        for tier in capacity_tiers(cloud, pool)
+    )
     return PoolCost(
         pool=pool.name,
         gpu=pool.gpu,
@@ -122,7 +214,10 @@ def pool_cost(config: StackConfig, pool: GpuPool) -> PoolCost:
         gpus_per_node=itype.gpu_count,
         split=split,
         monthly_floor_usd=_monthly(pool, pool.min_nodes, prices),
-        monthly_ceiling_usd=_monthly(pool, pool.max_nodes, prices),
+        monthly_ceiling_usd=_monthly(pool, pool.max_nodes, prices, fallback_nodes(cloud, pool, pool.max_nodes)),
+        monthly_expected_ceiling_usd=_monthly(pool, pool.max_nodes, prices),
+        tiers=tiers,
+        falls_back=falls_back(cloud, pool),
         gpu_hours_floor=pool.min_nodes * itype.gpu_count * HOURS_PER_MONTH,
         gpu_hours_ceiling=pool.max_nodes * itype.gpu_count * HOURS_PER_MONTH,
         unknown_prices=unknown,
@@ -145,6 +240,10 @@ class StackCost:
     @property
     def monthly_ceiling_usd(self) -> float | None:
         return _sum([p.monthly_ceiling_usd for p in self.pools])
+
+    @property
+    def monthly_expected_ceiling_usd(self) -> float | None:
+        return _sum([p.monthly_expected_ceiling_usd for p in self.pools])
 
     @property
     def max_gpus(self) -> int:

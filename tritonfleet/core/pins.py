@@ -11,6 +11,10 @@ KUBERNETES_VERSION = "1.35"
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
 
+# The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
+# kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+
 GPU_OPERATOR_CHART = {
     "chart": "gpu-operator",
     "version": "v26.7.0",  # the chart version carries a leading v

@@ -8,6 +8,11 @@ and re-create the resource (Terraform `ForceNew`, which the bridged Pulumi provi
 Sources (read 2026, the upstream schemas the pinned providers are bridged from):
   hashicorp/terraform-provider-aws internal/service/eks/node_group.go and cluster.go,
   hashicorp/terraform-provider-google google/services/container/node_config.go.
+Karpenter NodePools and EC2NodeClasses are Kubernetes custom resources: the Kubernetes provider replaces one when its
+apiVersion, kind or metadata.name changes (a replaced NodePool drains and terminates all its nodes), and Karpenter
+replaces the nodes of a NodePool whose template or EC2NodeClass changed ("drift"; karpenter.sh/docs/concepts/
+disruption/#drift, read 2026-12-03), one node at a time under our disruption budgets. Behavioural fields (weight,
+limits, disruption, expireAfter, terminationGracePeriod) change nothing on running nodes.
 The offline diff cannot see provider defaults, state or drift: `pulumi preview` stays the authority,
 and the workflows run it next to this diff.
 """
@@ -39,6 +44,23 @@ WATCHED: dict[str, Watched] = {
             "nodeGroupName", "nodeGroupNamePrefix", "nodeRoleArn", "remoteAccess", "subnetIds",
         ),
         rolls_nodes=("launchTemplate.version", "releaseVersion", "version"),
+    ),
+    "kubernetes:karpenter.sh/v1:NodePool": Watched(
+        "node pool",
+        replace=("apiVersion", "kind", "metadata.name"),
+        rolls_nodes=(
+            "spec.template.metadata", "spec.template.spec.requirements", "spec.template.spec.taints",
+            "spec.template.spec.startupTaints", "spec.template.spec.nodeClassRef",
+        ),
+    ),
+    "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": Watched(
+        "node class",
+        replace=("apiVersion", "kind", "metadata.name"),
+        rolls_nodes=(
+            "spec.amiSelectorTerms", "spec.amiFamily", "spec.blockDeviceMappings", "spec.instanceStorePolicy",
+            "spec.metadataOptions", "spec.role", "spec.subnetSelectorTerms", "spec.securityGroupSelectorTerms",
+            "spec.capacityReservationSelectorTerms", "spec.userData", "spec.tags", "spec.kubelet",
+        ),
     ),
     "aws:s3/bucket:Bucket": Watched("bucket", replace=("bucket", "bucketPrefix", "objectLockEnabled")),
     "aws:s3/bucketV2:BucketV2": Watched("bucket", replace=("bucket", "bucketPrefix", "objectLockEnabled")),

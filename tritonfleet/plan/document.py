@@ -42,8 +42,22 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                         if (price := itype.price(option, config.region))
                         else ("assumed" if option in pc.assumed_prices else "unknown")
                     )
-                    for option in pc.split.purchase
+                    for option in dict.fromkeys([*pc.split.purchase, *(["on-demand"] if pc.falls_back else [])])
                 },
+                # Each tier counted once (they add up to maxNodes), filled in this order; `fallback` is the tier full
+                # with spot unavailable (AWS: the burst launches on-demand), `expected` the spotShare mix.
+                "capacity": [
+                    {
+                        "tier": tier.name,
+                        "nodes": tier.nodes,
+                        "purchase": list(tier.purchase),
+                        "monthlyExpectedUsd": _money(tier.monthly_expected_usd),
+                        "monthlyFallbackUsd": _money(tier.monthly_fallback_usd),
+                    }
+                    for tier in pc.tiers
+                ],
+                "fallsBackToOnDemand": pc.falls_back,
+                "monthlyExpectedCeilingUsd": _money(pc.monthly_expected_ceiling_usd),
                 "monthlyFloorUsd": _money(pc.monthly_floor_usd),
                 "monthlyCeilingUsd": _money(pc.monthly_ceiling_usd),
                 "gpuHoursFloor": pc.gpu_hours_floor,
@@ -68,6 +82,7 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         ],
         "monthlyFloorUsd": _money(cost.monthly_floor_usd),
         "monthlyCeilingUsd": _money(cost.monthly_ceiling_usd),
+        "monthlyExpectedCeilingUsd": _money(cost.monthly_expected_ceiling_usd),
         "maxGpus": cost.max_gpus,
         "budget": {
             "monthlyUsd": config.budget.monthly_usd,

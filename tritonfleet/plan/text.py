@@ -80,6 +80,19 @@ def _fallback(pool: dict[str, Any]) -> str:
     return f"; its pods fall back to pool {pool['fallbackPool']}" if pool.get("fallbackPool") else ""
 
 
+def _tiers(pool: dict[str, Any]) -> str:
+    """Each capacity tier once, in fill order: 'base 1 on-demand $46,206.08; burst 2 spot first $39,712.00
+    expected, fallback 2 on-demand $92,412.16'."""
+    parts = []
+    for tier in pool.get("capacity", []):
+        first = "/".join(tier["purchase"]) if len(tier["purchase"]) == 1 else f"{tier['purchase'][0]} first"
+        text = f"{tier['tier']} {tier['nodes']} {first} {usd(tier['monthlyExpectedUsd'])}"
+        if tier["monthlyFallbackUsd"] != tier["monthlyExpectedUsd"]:
+            text += f" expected, fallback {tier['nodes']} on-demand {usd(tier['monthlyFallbackUsd'])}"
+        parts.append(text)
+    return "; ".join(parts) + " /month" if parts else ""
+
+
 def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     """One row per pool (disabled ones too), or one block per pool where the row does not fit."""
     pools, disabled = cost["pools"], cost.get("disabledPools", [])
@@ -95,6 +108,8 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
         lines += as_table
         for p in pools:
             lines += wrap(f"{p['pool']}: {_purchase(p)}{_fallback(p)}", width, INDENT, INDENT * 2)
+            if p.get("capacity"):
+                lines += wrap(f"{p['pool']} at max: {_tiers(p)}", width, INDENT, INDENT * 2)
     else:
         for p in pools:
             lines += wrap(f"{p['pool']}: {p['gpu']} on {p['instanceType']}", width, INDENT, INDENT * 2)
@@ -102,6 +117,8 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
             lines += wrap(
                 f"monthly {usd(p['monthlyFloorUsd'])} floor, {usd(p['monthlyCeilingUsd'])} ceiling", width, INDENT * 2
             )
+            if p.get("capacity"):
+                lines += wrap(f"at max: {_tiers(p)}", width, INDENT * 2, INDENT * 3)
     for d in disabled:
         what = "" if as_table is not None else f" ({d['gpu']} on {d['instanceType']})"
         lines += wrap(f"{d['pool']}{what}: disabled (enabled: false), so not planned and not in the totals", width, INDENT,
@@ -113,7 +130,8 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     budget = cost["budget"]
     figures = [
         ("floor (every pool at minNodes)", total(cost, "monthlyFloorUsd")),
-        ("ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
+        ("ceiling (maxNodes, spot unavailable)", total(cost, "monthlyCeilingUsd")),
+        ("expected (maxNodes, spotShare mix)", total(cost, "monthlyExpectedCeilingUsd")),
         (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
     ]
     label = max(len(f[0]) for f in figures)

@@ -14,6 +14,7 @@ from datetime import date
 from tritonfleet.clouds.aws.facts import (
     AWS_REGIONS,
     AWS_ZONE_COUNT,
+    CAPACITY_RESERVATION_ID_PATTERN,
     eks_version,
     standard_eks_versions,
     supported_eks_versions,
@@ -188,8 +189,31 @@ def _check_ami_release(ctx: RuleContext, cluster: Cluster) -> None:
 
 
 def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """Reserved pools (capacity-block, reservation = an On-Demand Capacity Reservation) name an EC2 capacity
+    reservation id, which Karpenter's EC2NodeClass selects (capacityReservationSelectorTerms[].id)."""
     if pool.capacity == "flex-start":
         ctx.add(f"{at}.capacity", pool.capacity, "flex-start is a GCP purchase option; on AWS use capacity-block", "capacity-block")
+    if pool.reservation_id and not re.fullmatch(CAPACITY_RESERVATION_ID_PATTERN, pool.reservation_id):
+        kind = "On-Demand Capacity Reservation" if pool.capacity == "reservation" else "capacity block"
+        ctx.add(
+            f"{at}.reservationId",
+            pool.reservation_id,
+            f"the EC2 id of the {kind}: cr- followed by lowercase letters and digits (aws ec2 "
+            "describe-capacity-reservations)",
+            RESERVATION_EXAMPLE,
+        )
+
+
+def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """A spot-only pool (onDemandFallback: false) is all spot: Karpenter cannot hold part of a burst on-demand."""
+    has_spot = pool.spot_share > 0 and pool.max_nodes > pool.on_demand_base
+    if pool.on_demand_fallback is False and has_spot and pool.spot_share < 1:
+        ctx.add(
+            f"{at}.spotShare",
+            pool.spot_share,
+            "1: a pool without on-demand fallback (onDemandFallback: false) is spot only; or unset onDemandFallback",
+            1,
+        )
 
 
 def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
@@ -197,8 +221,18 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
 
 
 def node_local_ssd_gi(instance_type: str) -> int | None:
-    """EKS nodes keep ephemeral storage on the root volume (diskGi)."""
-    return None
+    """GiB of instance-store NVMe that back a GPU node's ephemeral storage: Karpenter's EC2NodeClass builds a RAID0
+    array of it (instanceStorePolicy RAID0) for the kubelet, containerd and pods' ephemeral storage. Counted on the
+    smallest array the pool's NodePools may launch (the type and its spot-diversity types), less the kubelet's
+    eviction threshold and Triton's image; None for a type without instance store (the root volume then)."""
+    from components.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
+    from tritonfleet.core.catalog import load_catalog
+
+    itype = load_catalog().find("aws", instance_type)
+    if itype is None:
+        return None
+    room = nvme_room_gi(diversified_types(itype))
+    return int(room - NODE_IMAGES_GI) if room > 0 else None
 
 
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:

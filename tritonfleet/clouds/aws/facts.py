@@ -264,3 +264,52 @@ def vcpu_quota(instance_type: str, market: str) -> VcpuQuota | None:
 NAT_USD_PER_GB_PROCESSED = 0.045
 # The region NAT_USD_PER_GB_PROCESSED was read for (https://aws.amazon.com/vpc/pricing/, 2026-12-03); elsewhere unknown.
 NAT_PRICE_REGION = "us-east-1"
+
+# ---- Karpenter (GPU capacity on EKS) ----
+# Karpenter prefers spot when a NodePool allows spot and on-demand, and falls back to on-demand within the same
+# provisioning round when EC2 says spot is unavailable: "If the provider API (e.g. EC2 Fleet's API) indicates Spot
+# capacity is unavailable, Karpenter caches that result across all attempts to provision EC2 capacity for that instance
+# type and zone for the next 3 minutes. If there are no other possible offerings available for Spot, Karpenter will
+# attempt to provision on-demand instances, generally within milliseconds." Source: https://karpenter.sh/docs/concepts/
+# nodepools/ (spec.template.spec.requirements, karpenter.sh/capacity-type), read 2026-12-03.
+SPOT_FALLS_BACK_TO_ON_DEMAND = True
+# Karpenter's capacity types (label karpenter.sh/capacity-type); `reserved` is capacity from the EC2NodeClass's
+# capacityReservationSelectorTerms (feature gate reservedCapacity, beta and on by default in chart 1.14.1:
+# tests/upstream/karpenter-1.14.1/values.yaml). Source: https://karpenter.sh/docs/concepts/nodeclasses/
+# (spec.capacityReservationSelectorTerms), read 2026-12-03. Purchase option -> capacity types of its NodePool.
+KARPENTER_CAPACITY_TYPES = {"on-demand": ("on-demand",), "spot": ("spot",), "capacity-block": ("reserved",), "reservation": ("reserved",)}
+# An EC2 capacity reservation id (ODCR or capacity block), as the pinned EC2NodeClass CRD validates it
+# (capacityReservationSelectorTerms[].id, tests/upstream/karpenter-1.14.1/crds/karpenter.k8s.aws_ec2nodeclasses.yaml,
+# from https://github.com/aws/karpenter-provider-aws tag v1.14.1, read 2026-12-03).
+CAPACITY_RESERVATION_ID_PATTERN = r"^cr-[0-9a-z]+$"
+# Subnets and security groups Karpenter's EC2NodeClass selects by this tag (value: the cluster name), as in AWS's
+# getting-started guide. Source: https://karpenter.sh/docs/getting-started/getting-started-with-karpenter/ (tagging
+# subnets and security groups), read 2026-12-03.
+KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
+# amiSelectorTerms alias family per node image: `<family>@<version>`; Karpenter picks the NVIDIA variant of the family
+# for GPU instance types. Source: https://karpenter.sh/docs/concepts/nodeclasses/ (spec.amiSelectorTerms, alias),
+# read 2026-12-03.
+AMI_ALIAS_FAMILY = {"al2023": "al2023", "bottlerocket": "bottlerocket"}
+
+# Instance-store NVMe per GPU type, GB (decimal) in total: what the EC2NodeClass's instanceStorePolicy RAID0 turns into
+# the node's ephemeral storage (kubelet, containerd, and Triton's model copy under /tmp). Source: moto 5.2.5
+# ec2/resources/instance_types.json.gz, InstanceStorageInfo.TotalSizeInGB (its copy of EC2 DescribeInstanceTypes,
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypes.html), read 2026-12-03 (catalog
+# source MOTO). VERIFY on the account: `aws ec2 describe-instance-types`.
+INSTANCE_STORE_GB: dict[str, int] = {
+    "g6e.xlarge": 250,
+    "g6e.2xlarge": 450,
+    "g6e.4xlarge": 600,
+    "g6e.8xlarge": 900,
+    "g6e.12xlarge": 3800,
+    "g6e.24xlarge": 3800,
+    "g6e.48xlarge": 7600,
+    "g6.xlarge": 250,
+    "g6.2xlarge": 450,
+    "g6.12xlarge": 3760,
+    "g6.48xlarge": 7520,
+    "p5.48xlarge": 30400,
+    "p5en.48xlarge": 30400,
+    "p5e.48xlarge": 30400,
+    "p6-b200.48xlarge": 30400,
+}

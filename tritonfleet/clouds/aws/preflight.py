@@ -4,9 +4,9 @@ do the EC2 vCPU quotas cover the stack's ceiling, and what does spot cost right 
 Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
 emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
 
-It checks the node groups the AWS adapter would ask for: their instance types come from the adapter's pure decisions
-(components/aws/layout.py: spot_instance_types, system_instance_type), imported at call time so this package never
-loads components at module load. Those two decisions belong in this package once the adapter restructuring settles.
+It checks the capacity the AWS adapter would ask for: the Karpenter NodePools' instance types come from the adapter's
+pure decisions (components/aws/node_pools.py: burst_instance_types; layout.py: system_instance_type), imported at call
+time so this package never loads components at module load.
 """
 
 from __future__ import annotations
@@ -20,30 +20,34 @@ from botocore.exceptions import BotoCoreError, ClientError
 from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, VcpuQuota, vcpu_quota
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 
 def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:
-    """vCPU quota -> {pool: vCPUs at the pool's maximum}, from the one capacity split and the facts' quota table.
+    """vCPU quota -> {pool: vCPUs at the pool's maximum}, each pool's maximum counted once per market.
 
-    Spot groups are counted at the largest of their instance types (the worst case the quota must allow), against the
-    quota of the pool's own type. Capacity-block pools draw on their reservation and are not counted against these
-    quotas. A type whose family has no row in the table is keyed "<type> <market>" (its quota is unknown).
+    A NodePool tier that may buy a market needs its whole node limit in that market's quota: Karpenter launches every
+    burst node as spot while spot is offered, and every one as on-demand when it is not (the fallback), so a pool with
+    base 1 and burst 2 needs 3 nodes of on-demand quota and 2 of spot, never 5 of either. Each tier is counted at the
+    largest of its instance types (the worst case the quota must allow), against the quota of the pool's own type.
+    Reserved tiers (capacity blocks, ODCRs) draw on their reservation and are not counted against these quotas. A type
+    whose family has no row in the table is keyed "<type> <market>" (its quota is unknown).
     """
-    from components.aws.layout import spot_instance_types
+    from components.aws.node_pools import burst_instance_types
     from tritonfleet.core.catalog import load_catalog
 
     catalog = load_catalog()
     needed: dict[VcpuQuota | str, dict[str, int]] = defaultdict(dict)
     for pool in config.enabled_pools:
-        for market, nodes in split_capacity(pool).purchase.items():
-            if market not in ("on-demand", "spot") or nodes.max == 0:
-                continue
-            types = spot_instance_types(config, pool) if market == "spot" else [config.instance_type(pool).name]
+        for tier in capacity_tiers(config.cloud, pool):
+            types = burst_instance_types(config, pool) if "spot" in tier.purchase else [config.instance_type(pool).name]
             vcpus = max(catalog.find("aws", t).vcpu for t in types)  # type: ignore[union-attr]
-            quota = vcpu_quota(types[0], market) or f"{types[0]} {market}"
-            needed[quota][pool.name] = nodes.max * vcpus
+            for market in tier.purchase:
+                if market in ("on-demand", "spot") and tier.nodes:
+                    quota = vcpu_quota(types[0], market) or f"{types[0]} {market}"
+                    row = needed[quota]
+                    row[pool.name] = row.get(pool.name, 0) + tier.nodes * vcpus
     return dict(needed)
 
 
@@ -81,9 +85,10 @@ def offered_zones(ec2, instance_types: list[str]) -> dict[str, set[str]]:
 
 
 def check_offerings(ec2, config: StackConfig) -> list[Finding]:
-    """Every type in every zone its node group spans. The pool's own type (and the system type) missing in a zone
-    is a blocker: its group would fail to launch there. A spot-diversity type missing is a warning."""
-    from components.aws.layout import spot_instance_types, system_instance_type
+    """Every type in every zone its NodePools span. The pool's own type (and the system type) missing in a zone
+    is a blocker: its nodes could not launch there. A spot-diversity type missing is a warning."""
+    from components.aws.layout import system_instance_type
+    from components.aws.node_pools import burst_instance_types
 
     wanted: list[tuple[str, str, list[str], bool]] = [
         ("system nodes", system_instance_type(config), aws_zones(config.region, config.cluster), True)
@@ -92,8 +97,8 @@ def check_offerings(ec2, config: StackConfig) -> list[Finding]:
         zones = pool_zones(config, pool)
         primary = config.instance_type(pool).name
         wanted.append((f"pool {pool.name}", primary, zones, True))
-        if "spot" in split_capacity(pool).purchase:
-            wanted += [(f"pool {pool.name} (spot diversity)", t, zones, False) for t in spot_instance_types(config, pool)[1:]]
+        if any("spot" in tier.purchase for tier in capacity_tiers(config.cloud, pool)):
+            wanted += [(f"pool {pool.name} (spot diversity)", t, zones, False) for t in burst_instance_types(config, pool)[1:]]
     offered = offered_zones(ec2, sorted({t for _, t, _, _ in wanted}))
     findings = []
     for subject, itype, zones, required in wanted:
@@ -156,17 +161,17 @@ def check_quotas(quotas, config: StackConfig) -> list[Finding]:
 
 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
-    """Current spot prices per type and zone for the spot groups, next to the catalog's price (information only)."""
-    from components.aws.layout import spot_instance_types
+    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price (information only)."""
+    from components.aws.node_pools import burst_instance_types
     from tritonfleet.core.catalog import load_catalog
 
     catalog = load_catalog()
     findings = []
     for pool in config.enabled_pools:
-        if "spot" not in split_capacity(pool).purchase:
+        if not any("spot" in tier.purchase for tier in capacity_tiers(config.cloud, pool)):
             continue
         zones = pool_zones(config, pool)
-        types = spot_instance_types(config, pool)
+        types = burst_instance_types(config, pool)
         history = ec2.describe_spot_price_history(
             InstanceTypes=types, ProductDescriptions=["Linux/UNIX"], StartTime=now or dt.datetime.now(dt.UTC)
         )

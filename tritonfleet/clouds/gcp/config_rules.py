@@ -179,6 +179,16 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
         ctx.add(f"{at}.capacity", pool.capacity, allowed, "reservation")
 
 
+def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """GKE node pools take one purchase option each and never fall back from spot to on-demand."""
+    if pool.on_demand_fallback is not None:
+        ctx.remove(
+            f"{at}.onDemandFallback",
+            pool.on_demand_fallback,
+            "unset: on GCP each purchase option is its own node pool and spot never falls back to on-demand",
+        )
+
+
 def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """GKE's device-plugin switch may only be set by tritonfleet itself, in operator driver mode."""
     if GKE_NO_DEVICE_PLUGIN_LABEL not in pool.node_labels:

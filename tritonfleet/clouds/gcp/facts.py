@@ -25,6 +25,12 @@ GPU_TAINT_VALUE = "present"
 # https://cloud.google.com/compute/docs/instances/spot (30 s), read 2024-2026 (shared reference [GKEDOC]).
 SPOT_NOTICE_SECONDS = 30
 
+# GKE node pools take one purchase option each: a spot pool that cannot get spot stays short (it never launches
+# on-demand instead), so a GCP pool's ceiling is its expected mix (tritonfleet/core/cost.py). Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (a Spot node pool creates Spot VMs only; fall back
+# needs a second node pool), read 2026-12-03.
+SPOT_FALLS_BACK_TO_ON_DEMAND = False
+
 # GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the GPU
 # Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).
 # Source: NVIDIA cloud-native-docs @52dcb7b gpu-operator/google-gke.rst (2026-08-21),

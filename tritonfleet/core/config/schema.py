@@ -135,8 +135,15 @@ class GpuPool(_Section):
     )
     on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes (mixed pools only)")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
+    on_demand_fallback: bool | None = Field(
+        None,
+        description="AWS mixed pools with spot: true (default) lets burst nodes launch on-demand when spot is "
+        "unavailable; false keeps the pool spot only",
+    )
     reservation_id: str | None = Field(
-        None, description="the capacity block / reservation id (capacity-block and reservation pools only)"
+        None,
+        description="the capacity block / reservation id (capacity-block and reservation pools only; on AWS a "
+        "capacity reservation id cr-..., for reservation pools an On-Demand Capacity Reservation)",
     )
     zones: list[str] = Field(
         default_factory=list,

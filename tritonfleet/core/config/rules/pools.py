@@ -83,7 +83,13 @@ def _check_sizes(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     if pool.min_nodes > pool.max_nodes:
         ctx.add(f"{at}.minNodes", pool.min_nodes, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
     if pool.capacity == "mixed" and pool.on_demand_base > pool.max_nodes:
-        ctx.add(f"{at}.onDemandBase", pool.on_demand_base, f"<= maxNodes ({pool.max_nodes})", pool.max_nodes)
+        ctx.add(
+            f"{at}.maxNodes",
+            pool.max_nodes,
+            f">= onDemandBase ({pool.on_demand_base}): maxNodes is the pool's node limit (on AWS its NodePools' limits), "
+            "so it cannot be below the on-demand base; or lower onDemandBase to <= maxNodes",
+            pool.on_demand_base,
+        )
 
 
 def _check_type_and_capacity(ctx: RuleContext, pool: GpuPool, at: str) -> InstanceType | None:
@@ -96,11 +102,14 @@ def _check_type_and_capacity(ctx: RuleContext, pool: GpuPool, at: str) -> Instan
         _check_single_option(ctx, pool, itype, at)
     # Keys the chosen purchase option does not use are refused rather than ignored.
     if pool.reservation_id and pool.capacity not in RESERVED_CAPACITY:
-        ctx.remove(
-            f"{at}.reservationId",
-            pool.reservation_id,
-            f"unset: only capacity-block and reservation pools draw from a reservation (this pool is {pool.capacity})",
+        spot_only = pool.capacity == "mixed" and pool.on_demand_base == 0 and pool.spot_share == 1
+        why = (
+            "a spot-only pool cannot draw from a reservation (reservations hold on-demand capacity); for a reserved "
+            "pool set capacity: reservation (an On-Demand Capacity Reservation) or capacity-block"
+            if spot_only
+            else f"only capacity-block and reservation pools draw from a reservation (this pool is {pool.capacity})"
         )
+        ctx.remove(f"{at}.reservationId", pool.reservation_id, f"unset: {why}")
     return itype
 
 
@@ -158,6 +167,8 @@ def _check_mixed_capacity(ctx: RuleContext, pool: GpuPool, itype: InstanceType, 
             f"0: {itype.name} is sold only as {', '.join(options)}; set capacity to one of those for this pool",
             0,
         )
+    assert ctx.rules is not None
+    ctx.rules.check_mixed_pool(ctx, pool, at)
     if wants_on_demand and "on-demand" not in options:
         suggestion = next(o for o in ("capacity-block", "reservation", "flex-start", "spot") if o in options)
         ctx.add(
