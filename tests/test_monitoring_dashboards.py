@@ -161,7 +161,9 @@ def test_triton_dashboard_shows_the_hpas_own_signal():
     ]
     assert [t["expr"].split("{")[0] for t in _panel(triton, "Capacity headroom")["targets"]] == [autoscaling.HEADROOM]
     assert [t["expr"].split("{")[0] for t in _panel(triton, "Inferences/s by deployment")["targets"]] == [autoscaling.SERVED]
-    assert "deployment" in {v["name"] for v in triton["templating"]["list"]}
+    variable = next(v for v in triton["templating"]["list"] if v["name"] == "deployment")
+    assert variable["definition"].startswith(f"label_values({autoscaling.RUNNING}")
+    assert "allValue" not in variable, "All must mean the autoscaled deployments, not every HPA in the namespace"
 
 
 # The dev stack's resnet (2000 inferences/s per replica × 0.8, 1..2 replicas) at 4000 inferences/s on 2 replicas.
@@ -178,7 +180,14 @@ LOADED = [
         {"namespace": "triton", "horizontalpodautoscaler": "triton-resnet"},
         "2x40",
     ),
+    # Another workload's HPA: "All" deployments must not show it.
+    series(
+        "kube_horizontalpodautoscaler_status_desired_replicas", {"namespace": "apps", "horizontalpodautoscaler": "web"}, "2x40"
+    ),
+    series("kube_horizontalpodautoscaler_spec_max_replicas", {"namespace": "apps", "horizontalpodautoscaler": "web"}, "2x40"),
 ]
+# Grafana's "All" for a variable without allValue: its values joined into a regex.
+ALL_DEPLOYMENTS = "(triton-resnet)"
 EXPECTED = {  # panel title start -> the value of each of its queries for that deployment
     "Replicas wanted by load": [3, 2, 2, 2],
     "Capacity headroom": [0],
@@ -199,7 +208,8 @@ def test_autoscaling_panels_evaluate_per_deployment(tmp_path):
         assert len(targets) == len(values), title
         for target, value in zip(targets, values, strict=True):
             label = re.search(r"{{(\w+)}}", target["legendFormat"]).group(1)
-            expr = f"count by ({label}) (abs({_substituted(target['expr'])} - {value}) < 1e-6)"
+            query = _substituted(target["expr"].replace("$deployment", ALL_DEPLOYMENTS))
+            expr = f"count by ({label}) (abs({query} - {value}) < 1e-6)"
             tests.append(
                 {"expr": expr, "eval_time": "20m", "exp_samples": [{"labels": f'{{{label}="triton-resnet"}}', "value": 1}]}
             )

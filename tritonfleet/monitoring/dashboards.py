@@ -41,8 +41,10 @@ class Panel:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _variable(name: str, label: str, query: str) -> dict[str, Any]:
-    return {
+def _variable(name: str, label: str, query: str, all_value: str | None = ".*") -> dict[str, Any]:
+    """A multi-value query variable; `all_value` None makes "All" the variable's own values (Grafana joins them into a
+    regex), so a panel filtering another metric on it stays within those values."""
+    variable = {
         "name": name,
         "label": label,
         "type": "query",
@@ -52,10 +54,12 @@ def _variable(name: str, label: str, query: str) -> dict[str, Any]:
         "refresh": 2,
         "includeAll": True,
         "multi": True,
-        "allValue": ".*",
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
         "sort": 1,
     }
+    if all_value is not None:
+        variable["allValue"] = all_value
+    return variable
 
 
 def _panel_json(panel_id: int, panel: Panel) -> dict[str, Any]:
@@ -240,7 +244,8 @@ def triton_dashboard() -> dict[str, Any]:
     variables = [
         _variable("namespace", "Namespace", "label_values(nv_inference_count, namespace)"),
         _variable("model", "Model", 'label_values(nv_inference_count{namespace=~"$namespace"}, model)'),
-        _variable("deployment", "Deployment", f'label_values({a.RUNNING}{{namespace=~"$namespace"}}, deployment)'),
+        # "All" = the autoscaled deployments, so the HPA panels do not show other workloads' HPAs.
+        _variable("deployment", "Deployment", f'label_values({a.RUNNING}{{namespace=~"$namespace"}}, deployment)', None),
     ]
     return dashboard(
         "tritonfleet-triton",
