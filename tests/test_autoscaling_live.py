@@ -7,20 +7,19 @@ so a replica it adds really takes traffic. Two models: ~20 ms per request (one r
 
 Time compression, and why: each HPA sync is 15 simulated seconds (the behaviour's windows and periods run on that
 clock) but ~1.5 s of real load, and the adapter's rate window `[1m]` becomes `[4s]` (Prometheus scrapes every 1 s);
-the queries are otherwise the shipped ones. Load is driven by a small bounded open-loop driver (below) until
-`tritonfleet loadtest` (branch sizing) lands in main; then the proof should drive load with it.
+the queries are otherwise the shipped ones. Load comes from `tritonfleet loadtest` itself (tritonfleet.loadtest.run,
+open loop at a fixed rate): one run per replica the HPA runs, at its share of the step's rate, in background threads;
+the runs are stopped through their stop event and restarted when the step or the replica count changes.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,9 @@ from tests.hpa_model import Hpa
 from tests.monitoring_support import tool
 from tests.serving_helpers import by_kind, render
 from tests.triton_wheel import pytriton_dir
+from tritonfleet import loadtest
 from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.loadtest_result import LoadtestResult
 
 SERVERS = 3
 NAMESPACE = "triton"
@@ -43,8 +44,10 @@ TEST_WINDOW = "4s"
 LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)
 SYNCS_PER_STEP = 3
 SYNC_REAL_SECONDS = 1.5
-MAX_IN_FLIGHT = 64  # the driver's bound: beyond it a request is counted as shed, not sent
 STARTUP_SECONDS = 120
+RUN_MAX_SECONDS = 120  # each loadtest run's own bound, beside its stop event
+RUN_MAX_REQUESTS = 20_000
+JOIN_SECONDS = 15  # a stopped run lets its requests in flight finish (timeout 10 s each)
 
 
 @dataclass(frozen=True)
@@ -156,64 +159,57 @@ def adapter_query(metric: str, pods: list[str]) -> str:
     return query.replace("<<.GroupBy>>", "pod").replace(f"[{RATE_WINDOW}]", f"[{TEST_WINDOW}]")
 
 
-class Driver:
-    """Open-loop load: requests at evenly spaced instants, round robin over the replicas the HPA runs, at most
-    MAX_IN_FLIGHT outstanding (past that a request is shed and counted). Stopped by stop(); every wait is bounded."""
+class Load:
+    """Open-loop load from `tritonfleet loadtest`: one run per replica the HPA runs (round robin by another name), each
+    at its share of the fleet's request rate, in a background thread. set() stops the runs (their stop event; requests
+    in flight finish) and starts the next ones when the rate or the replica count changes. Every run is bounded in
+    time and count as well; every join is bounded."""
 
     def __init__(self, ports: list[int], rows: int):
-        self.ports, self.rows = ports, rows
-        self.rate, self.replicas = 0.0, 1
-        self.sent = self.shed = self.errors = 0
-        self.in_flight = 0
+        self.urls, self.rows = [f"127.0.0.1:{port}" for port in ports], rows
+        self.rate, self.replicas = 0.0, 0
+        self.results: list[LoadtestResult] = []
+        self.failures: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._local = threading.local()
-        self._pool = ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT)
-        self._body = json.dumps(
-            {"inputs": [{"name": "X", "shape": [rows, 1], "datatype": "FP32", "data": [1.0] * rows}]}
-        ).encode()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._threads: list[threading.Thread] = []
 
-    def _send(self, port: int) -> None:
-        session = getattr(self._local, "session", None) or requests.Session()
-        self._local.session = session
+    def set(self, rate: float, replicas: int) -> None:
+        """Offer `rate` requests/s in all, spread over the first `replicas` servers."""
+        if (rate, replicas) == (self.rate, self.replicas):
+            return
+        self.stop()
+        self.rate, self.replicas = rate, replicas
+        if rate <= 0:
+            return
+        self._stop = threading.Event()
+        for url in self.urls[:replicas]:
+            plan = loadtest.Plan(
+                url=url, model="svc", rate=rate / replicas, duration_s=RUN_MAX_SECONDS, max_requests=RUN_MAX_REQUESTS,
+                batch_size=self.rows, timeout_s=10,
+            )  # fmt: skip
+            thread = threading.Thread(target=self._run, args=(plan, self._stop), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _run(self, plan: loadtest.Plan, stop: threading.Event) -> None:
         try:
-            response = session.post(f"http://127.0.0.1:{port}/v2/models/svc/infer", data=self._body, timeout=10)
-            if response.status_code != 200:
-                with self._lock:
-                    self.errors += 1
-        except requests.RequestException:
+            result = loadtest.run(plan, stop=stop)
+        except Exception as error:  # reported by test_the_loadtest_delivered_the_load
             with self._lock:
-                self.errors += 1
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
-    def _run(self) -> None:
-        next_at, turn = time.monotonic(), 0
-        while not self._stop.is_set():
-            rate = self.rate  # read once: the test thread changes it between steps
-            if rate <= 0:
-                self._stop.wait(0.05)
-                next_at = time.monotonic()
-                continue
-            self._stop.wait(max(0.0, next_at - time.monotonic()))
-            next_at += 1 / rate
-            port = self.ports[turn % self.replicas]
-            turn += 1
-            with self._lock:
-                if self.in_flight >= MAX_IN_FLIGHT:
-                    self.shed += 1
-                    continue
-                self.in_flight += 1
-                self.sent += 1
-            self._pool.submit(self._send, port)
+                self.failures.append(f"{plan.url} at {plan.rate:.1f}/s: {error}")
+            return
+        with self._lock:
+            self.results.append(result)
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        for thread in self._threads:
+            thread.join(timeout=JOIN_SECONDS)
+            if thread.is_alive():
+                self.failures.append(f"a loadtest run did not stop within {JOIN_SECONDS}s")
+        self._threads = []
+        self.rate, self.replicas = 0.0, 0
 
 
 def _query(prometheus: str, expr: str) -> dict[str, float]:
@@ -283,7 +279,7 @@ def run(request, tmp_path_factory):
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{prom_port}"
-    driver = None
+    load = None
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         ready: set[int] = set()
@@ -304,15 +300,14 @@ def run(request, tmp_path_factory):
             time.sleep(1)  # every pod's series exists (0 while idle) before the first sync
         spec, deployment = _hpa_spec(case)
         hpa = Hpa(spec)
-        driver = Driver(http_ports, case.rows)
+        load = Load(http_ports, case.rows)
         steps = []
         for fraction in LOAD_FRACTIONS:
             offered = fraction * SERVERS * case.throughput_per_replica  # inferences/s
-            driver.rate = offered / case.rows
+            load.set(offered / case.rows, hpa.current)
             time.sleep(int(TEST_WINDOW[:-1]) + 1)  # the rate window holds only this step's load
             syncs = []
             for _ in range(SYNCS_PER_STEP):
-                driver.replicas = hpa.current
                 served = _query(url, queries[INFERENCES_PER_SECOND])
                 queue = _query(url, queries[QUEUE_MS_PER_REQUEST])
                 # The HPA averages over the pods of the Deployment: the ones it runs (idle extras serve 0).
@@ -321,11 +316,11 @@ def run(request, tmp_path_factory):
                     QUEUE_MS_PER_REQUEST: sum(queue.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
                 }
                 syncs.append({"averages": averages, "served": sum(served.values()), "replicas": hpa.sync(averages)})
-                driver.replicas = hpa.current
+                load.set(offered / case.rows, hpa.current)
                 time.sleep(SYNC_REAL_SECONDS)
             steps.append({"fraction": fraction, "offered": offered, "ideal": ideal_replicas(offered, deployment), "syncs": syncs})
         # Back to zero: the scale-down window holds the replicas, then they fall to minReplicas.
-        driver.rate = 0
+        load.stop()
         time.sleep(int(TEST_WINDOW[:-1]) + 1)
         down = []
         for _ in range(40):
@@ -337,10 +332,10 @@ def run(request, tmp_path_factory):
             }
             replicas = hpa.sync(averages)
             down.append((hpa.now, replicas))
-        yield {"case": case, "steps": steps, "down": down, "spec": spec, "driver": driver, "deployment": deployment}
+        yield {"case": case, "steps": steps, "down": down, "spec": spec, "load": load, "deployment": deployment}
     finally:
-        if driver is not None:
-            driver.stop()
+        if load is not None:
+            load.stop()
         stop(prometheus)
         for server in servers:
             stop(server)
@@ -362,9 +357,14 @@ def _describe(run) -> str:
     )
 
 
-def test_the_driver_delivered_the_load(run):
-    driver = run["driver"]
-    assert driver.sent > 0 and driver.errors == 0 and driver.shed == 0, (driver.sent, driver.errors, driver.shed)
+def test_the_loadtest_delivered_the_load(run):
+    """Every run of `tritonfleet loadtest` started, sent its schedule and got an answer to every request."""
+    load = run["load"]
+    assert load.failures == [], load.failures
+    results = load.results
+    assert results and sum(r.requests for r in results) > 0
+    assert all(r.errors == 0 and r.succeeded == r.requests for r in results), [(r.url, r.error_samples) for r in results]
+    assert all(r.mode == "rate" and r.batch_size == run["case"].rows for r in results)
 
 
 def test_the_signal_moves_with_offered_load(run):

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_autoscaling_live import CASES, backends_folder, free_port, start_triton, stop
+from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
 
@@ -32,6 +34,47 @@ def test_docs_name_the_headless_service_and_round_robin():
     text = DOCS.read_text()
     assert re.search(r"dns:///triton-[a-z-]+-grpc-headless\.triton\.svc\.cluster\.local:8001", text)
     assert '("grpc.lb_policy_name", "round_robin")' in text and "per connection" in text and "per request" in text
+
+
+def _grpc_path(objects: list[dict]) -> str:
+    """What carries Triton's gRPC port to clients outside the cluster in this rendering: an Ingress (L7) or a
+    LoadBalancer Service (L4)."""
+    ingresses = [o for o in objects if o["kind"] == "Ingress"]
+    routed = {p["backend"]["service"]["port"]["name"] for i in ingresses for r in i["spec"]["rules"] for p in r["http"]["paths"]}
+    balancers = [o for o in objects if o["kind"] == "Service" and o["spec"].get("type") == "LoadBalancer"]
+    on_balancer = {p["name"] for s in balancers for p in s["spec"]["ports"]}
+    assert not ("grpc" in routed and "grpc" in on_balancer), "gRPC on two paths"
+    return "ingress" if "grpc" in routed else "load balancer service" if "grpc" in on_balancer else "none"
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=[c[0] for c in ACCESS_CASES])
+def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, cloud, access):
+    """A mode whose gRPC goes through an Ingress (an L7 proxy) is the one the cloud's facts call per request; an L4
+    LoadBalancer Service per connection; `cluster` has no cloud load balancer and no fact."""
+    mode = access.get("exposure", "cluster")
+    path = _grpc_path(render(chart_values(cloud, access), name="triton-llm"))
+    fact = FACTS[cloud].grpc_balancing.get(mode)
+    expected = {"ingress": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
+    assert (fact.balances if fact else None) == expected, (mode, path, fact)
+
+
+def test_every_balancing_fact_has_a_dated_source():
+    for cloud, facts in FACTS.items():
+        assert set(facts.grpc_balancing) == {"internal", "public"}, cloud
+        for fact in facts.grpc_balancing.values():
+            assert fact.balances in (PER_REQUEST, PER_CONNECTION)
+            assert re.match(r"https://\S+ \(read \d{4}-\d{2}-\d{2}\): \S", fact.source), fact.source
+
+
+def test_docs_state_per_cloud_and_mode_which_path_balances_per_request():
+    """docs/serving.md has one row per cloud and exposure mode with the load balancer, how it balances and its source."""
+    text = DOCS.read_text()
+    names = {"aws": "AWS", "gcp": "GCP"}
+    for cloud, facts in FACTS.items():
+        for mode, fact in facts.grpc_balancing.items():
+            url = fact.source.split(" ", 1)[0]
+            row = rf"\| {names[cloud]} \| `{mode}` \| {re.escape(fact.load_balancer)} \| \*\*{fact.balances}\*\* \|.*{re.escape(url)}"
+            assert re.search(row, text), (cloud, mode)
 
 
 def _served(metrics_port: int) -> float:

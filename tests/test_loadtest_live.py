@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -127,6 +128,23 @@ def test_open_loop_rate_below_capacity_is_achieved(triton):
 def test_request_count_bounds_the_run(triton):
     result = run(Plan(url=triton["http"], model="fixed", concurrency=2, duration_s=60.0, max_requests=10))
     assert result.requests == 10 and result.succeeded == 10
+
+
+def test_a_stop_event_ends_the_run_early(triton):
+    """A caller (the autoscaling proof) ends an open-loop run at its step boundary; a closed-loop one stops too."""
+    for plan in (
+        Plan(url=triton["http"], model="fixed", rate=10, duration_s=60.0),
+        Plan(url=triton["http"], model="fixed", concurrency=2, duration_s=60.0),
+    ):
+        stop = threading.Event()
+        timer = threading.Timer(1.0, stop.set)
+        timer.start()
+        try:
+            result = run(plan, stop=stop)
+        finally:
+            timer.cancel()
+        assert result.duration_s < 10 and 0 < result.requests and result.errors == 0
+        assert result.succeeded == result.requests  # requests in flight at the stop finished
 
 
 def test_grpc_when_tritonclient_grpc_imports(triton):

@@ -8,16 +8,17 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.conftest import STACKS, engine_config
-from tests.monitoring_support import run, tool, write_rules
+from tests.monitoring_support import run, series, tool, write_rules
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import GRAFANA_DATASOURCE_UID
-from tritonfleet.monitoring import rules
+from tritonfleet.monitoring import autoscaling, rules
 from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards
 
 # Grafana's value for the variables and the rate interval when a query is checked outside Grafana.
-GRAFANA_SUBSTITUTIONS = {"$__rate_interval": "5m", "$namespace": ".*", "$model": ".*", "$pool": ".*"}
+GRAFANA_SUBSTITUTIONS = {"$__rate_interval": "5m", "$namespace": ".*", "$model": ".*", "$pool": ".*", "$deployment": ".*"}
 
 # Metric family (a name fragment) -> the one Grafana unit its panels must use.
 UNITS = {
@@ -35,6 +36,10 @@ UNITS = {
     "failure:ratio": "percentunit",
     "nv_inference_request_success": "reqps",
     "nv_inference_request_failure": "reqps",
+    "tritonfleet_replicas_": "short",
+    "_replicas{": "short",  # kube-state-metrics' HPA replica counts
+    "capacity_headroom": "percentunit",
+    "tritonfleet_inferences_per_second": "ops",
 }
 
 
@@ -137,3 +142,80 @@ def test_configmaps_are_labelled_for_grafanas_sidecar():
         assert manifest["metadata"]["labels"] == {"grafana_dashboard": "1"}
         [(filename, text)] = manifest["data"].items()
         assert filename.endswith(".json") and json.loads(text) == board
+
+
+def _panel(board: dict[str, Any], title_start: str) -> dict[str, Any]:
+    return next(p for p in board["panels"] if p["title"].startswith(title_start))
+
+
+def test_triton_dashboard_shows_the_hpas_own_signal():
+    """The panels read the autoscaling rules by their names (the same constants the alerts use), beside the HPA's own
+    desired and maximum replicas from kube-state-metrics."""
+    triton = _all()["triton"]
+    replicas = [t["expr"] for t in _panel(triton, "Replicas wanted by load")["targets"]]
+    assert [e.split("{")[0] for e in replicas] == [
+        autoscaling.WANTED,
+        autoscaling.RUNNING,
+        "kube_horizontalpodautoscaler_status_desired_replicas",
+        "kube_horizontalpodautoscaler_spec_max_replicas",
+    ]
+    assert [t["expr"].split("{")[0] for t in _panel(triton, "Capacity headroom")["targets"]] == [autoscaling.HEADROOM]
+    assert [t["expr"].split("{")[0] for t in _panel(triton, "Inferences/s by deployment")["targets"]] == [autoscaling.SERVED]
+    variable = next(v for v in triton["templating"]["list"] if v["name"] == "deployment")
+    assert variable["definition"].startswith(f"label_values({autoscaling.RUNNING}")
+    assert "allValue" not in variable, "All must mean the autoscaled deployments, not every HPA in the namespace"
+
+
+# The dev stack's resnet (2000 inferences/s per replica × 0.8, 1..2 replicas) at 4000 inferences/s on 2 replicas.
+LOADED = [
+    series("nv_inference_count", {"namespace": "triton", "pod": "triton-resnet-5d9c7b-x2x9k", "model": "resnet"}, "0+240000x40"),
+    series("kube_deployment_status_replicas_available", {"namespace": "triton", "deployment": "triton-resnet"}, "2x40"),
+    series(
+        "kube_horizontalpodautoscaler_status_desired_replicas",
+        {"namespace": "triton", "horizontalpodautoscaler": "triton-resnet"},
+        "2x40",
+    ),
+    series(
+        "kube_horizontalpodautoscaler_spec_max_replicas",
+        {"namespace": "triton", "horizontalpodautoscaler": "triton-resnet"},
+        "2x40",
+    ),
+    # Another workload's HPA: "All" deployments must not show it.
+    series(
+        "kube_horizontalpodautoscaler_status_desired_replicas", {"namespace": "apps", "horizontalpodautoscaler": "web"}, "2x40"
+    ),
+    series("kube_horizontalpodautoscaler_spec_max_replicas", {"namespace": "apps", "horizontalpodautoscaler": "web"}, "2x40"),
+]
+# Grafana's "All" for a variable without allValue: its values joined into a regex.
+ALL_DEPLOYMENTS = "(triton-resnet)"
+EXPECTED = {  # panel title start -> the value of each of its queries for that deployment
+    "Replicas wanted by load": [3, 2, 2, 2],
+    "Capacity headroom": [0],
+    "Inferences/s by deployment": [4000],
+}
+
+
+def test_autoscaling_panels_evaluate_per_deployment(tmp_path):
+    """promtool evaluates each autoscaling panel's query (variables as Grafana's "All") over the shipped rules: one series
+    per deployment, carrying the label its legend names, with the value the HPA sees."""
+    promtool = tool("promtool")
+    config = config_of("dev")
+    write_rules(rules.rule_groups(config), tmp_path)
+    triton = dashboards(config)["triton"]
+    tests = []
+    for title, values in EXPECTED.items():
+        targets = _panel(triton, title)["targets"]
+        assert len(targets) == len(values), title
+        for target, value in zip(targets, values, strict=True):
+            label = re.search(r"{{(\w+)}}", target["legendFormat"]).group(1)
+            query = _substituted(target["expr"].replace("$deployment", ALL_DEPLOYMENTS))
+            expr = f"count by ({label}) (abs({query} - {value}) < 1e-6)"
+            tests.append(
+                {"expr": expr, "eval_time": "20m", "exp_samples": [{"labels": f'{{{label}="triton-resnet"}}', "value": 1}]}
+            )
+    test = {"interval": "1m", "input_series": LOADED, "promql_expr_test": tests}
+    (tmp_path / "test.yaml").write_text(
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, sort_keys=False)
+    )
+    result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"))
+    assert result.returncode == 0, result.stdout + result.stderr

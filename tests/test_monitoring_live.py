@@ -25,7 +25,7 @@ import requests
 import yaml
 
 from tests.conftest import engine_config
-from tests.monitoring_support import gpu_node, pod_on, tool, write_rules
+from tests.monitoring_support import gpu_node, pod_on, series, tool, write_rules
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.cost import cost_per_million
@@ -33,7 +33,9 @@ from tritonfleet.monitoring import rules
 from tritonfleet.monitoring.dashboards import dashboard_queries, triton_dashboard
 
 STACK = "dev"
-NAMESPACE, POD, NODE = "triton", "resnet-0", "node-a"
+NAMESPACE, NODE = "triton", "node-a"
+DEPLOYMENT = "triton-resnet"  # the dev stack's autoscaled deployment (Deployment and HPA share the release's name)
+POD = f"{DEPLOYMENT}-5d9c7b-x2x9k"  # a pod of that Deployment, as the autoscaling rules select them
 DEADLINE_SECONDS = 120  # for everything to return data
 MAX_REQUESTS = 20_000
 # Queries this CPU-only tritonserver cannot answer, and why.
@@ -127,6 +129,14 @@ def _kube_state_metrics(config) -> str:
     lines = []
     for item in (gpu_node(NODE, price.pool, price.capacity, ""), pod_on(NAMESPACE, POD, NODE, "")):
         lines.append(f"{item['series']} 1")
+    # The Deployment and its HPA, for the autoscaling panels: one replica running, desired 1, at most 2.
+    lines.append(
+        series("kube_deployment_status_replicas_available", {"namespace": NAMESPACE, "deployment": DEPLOYMENT}, "")["series"]
+        + " 1"
+    )
+    hpa = {"namespace": NAMESPACE, "horizontalpodautoscaler": DEPLOYMENT}
+    lines.append(series("kube_horizontalpodautoscaler_status_desired_replicas", hpa, "")["series"] + " 1")
+    lines.append(series("kube_horizontalpodautoscaler_spec_max_replicas", hpa, "")["series"] + " 2")
     return "\n".join(lines) + "\n"
 
 
@@ -168,7 +178,7 @@ def _query(prometheus: str, expr: str, at: float | None = None) -> list[dict[str
 
 
 def _triton_queries() -> dict[str, str]:
-    substitutions = {"$__rate_interval": "1m", "$namespace": ".*", "$model": ".*"}
+    substitutions = {"$__rate_interval": "1m", "$namespace": ".*", "$model": ".*", "$deployment": ".*"}
     out = {}
     for title, expr in dashboard_queries(triton_dashboard()):
         for variable, value in substitutions.items():

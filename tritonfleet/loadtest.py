@@ -196,9 +196,11 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
     return sorted_values[rank - 1]
 
 
-def run(plan: Plan, progress: Callable[[float, int], None] | None = None) -> LoadtestResult:
-    """Probe, then drive the load until the duration or the request count is reached. `progress(elapsed_s, done)`."""
+def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: threading.Event | None = None) -> LoadtestResult:
+    """Probe, then drive the load until the duration or the request count is reached, or `stop` is set (a caller
+    changing the load at a step boundary); requests in flight then finish. `progress(elapsed_s, done)`."""
     plan.check()
+    stop = stop or threading.Event()
     inputs = probe(plan)
     module = _module(plan)
     import numpy as np
@@ -241,13 +243,13 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None) -> Loa
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="loadtest") as pool:
         if plan.rate is not None:
             interval = 1.0 / plan.rate
-            while recorder.sent < limit:
+            while recorder.sent < limit and not stop.is_set():
                 scheduled = start + recorder.sent * interval
                 if scheduled >= deadline:
                     break
                 now = time.monotonic()
                 if scheduled > now:
-                    time.sleep(min(scheduled - now, 0.05))
+                    stop.wait(min(scheduled - now, 0.05))
                     if progress:
                         progress(now - start, recorder.done)
                     continue
@@ -258,7 +260,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None) -> Loa
 
             def take() -> bool:
                 with gate:
-                    if recorder.sent >= limit or time.monotonic() >= deadline:
+                    if recorder.sent >= limit or time.monotonic() >= deadline or stop.is_set():
                         return False
                     recorder.sent += 1
                     return True

@@ -9,9 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.exposure import ControlPlaneAccess, ExposureFacts
+from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST, ControlPlaneAccess, ExposureFacts, GrpcBalancing
 
 ALB = "alb.ingress.kubernetes.io"
+
+GRPC_BALANCING = {
+    "internal": GrpcBalancing(
+        "internal NLB (target type ip)",
+        PER_CONNECTION,
+        "https://aws.amazon.com/elasticloadbalancing/network-load-balancer/ (read 2026-12-03): an NLB works at the "
+        "connection level (layer 4) and routes connections to targets",
+    ),
+    "public": GrpcBalancing(
+        "ALB, HTTPS listener, target group protocol version GRPC",
+        PER_REQUEST,
+        "https://aws.amazon.com/about-aws/whats-new/2020/10/application-load-balancers-enable-grpc-workloads-end-to-end-"
+        "http-2-support/ (read 2026-12-03): the ALB routes and balances gRPC calls; gRPC needs an HTTPS listener and a "
+        "target group of protocol version gRPC",
+    ),
+}
 
 
 def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
@@ -44,6 +60,7 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
         certificate_annotations={"certificateArn": f"{ALB}/certificate-arn"},
         load_balancer_sources={"internal": tuple(load_balancer_cidrs), "public": tuple(load_balancer_cidrs)},
         ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
+        grpc_balancing=GRPC_BALANCING,
         # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is
         # not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py).
     )

@@ -10,13 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.exposure import ControlPlaneAccess, EgressRule, ExposureFacts
+from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST, ControlPlaneAccess, EgressRule, ExposureFacts, GrpcBalancing
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud).
 GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
 # The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
 # Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
 METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
+GRPC_BALANCING = {
+    "internal": GrpcBalancing(
+        "internal passthrough Network Load Balancer",
+        PER_CONNECTION,
+        "https://cloud.google.com/load-balancing/docs/internal/int-netlb-traffic-distribution (read 2026-12-03): a "
+        "backend is chosen per connection by consistent hashing and kept in a connection tracking table",
+    ),
+    "public": GrpcBalancing(
+        "external Application Load Balancer (GKE Ingress), HTTP/2 to the pod",
+        PER_REQUEST,
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-03): the Application Load "
+        "Balancer is a proxy that forwards each request to the application, over HTTP/2 when configured",
+    ),
+}
 
 
 def gcp_exposure_facts() -> ExposureFacts:
@@ -33,6 +47,7 @@ def gcp_exposure_facts() -> ExposureFacts:
         load_balancer_sources={"internal": (), "public": GOOGLE_FRONT_END_RANGES},
         keeps_client_address=frozenset({"internal"}),
         extra_egress=METADATA_EGRESS,
+        grpc_balancing=GRPC_BALANCING,
     )
 
 

@@ -23,6 +23,19 @@ class EgressRule:
     protocol: str = "TCP"
 
 
+PER_REQUEST, PER_CONNECTION = "per request", "per connection"
+
+
+@dataclass(frozen=True)
+class GrpcBalancing:
+    """How an exposure mode's cloud load balancer spreads gRPC calls: per request (an L7 proxy ends HTTP/2 and picks a
+    pod for each call) or per connection (L4: every call of a client's long-lived channel goes to one pod)."""
+
+    load_balancer: str
+    balances: str  # PER_REQUEST or PER_CONNECTION
+    source: str  # the cloud's documentation, with the date it was read
+
+
 @dataclass(frozen=True)
 class ExposureFacts:
     # Service annotations that make a LoadBalancer Service internal to the cloud network.
@@ -50,6 +63,8 @@ class ExposureFacts:
     ingress_source_ranges_annotation: str = ""
     # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
     extra_egress: tuple[EgressRule, ...] = ()
+    # Per exposure mode with a cloud load balancer (internal, public): how it balances gRPC (docs/serving.md).
+    grpc_balancing: dict[str, GrpcBalancing] = field(default_factory=dict)
 
 
 ANYWHERE = "0.0.0.0/0"

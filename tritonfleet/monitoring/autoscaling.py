@@ -21,6 +21,7 @@ WANTED = "deployment:tritonfleet_replicas_wanted:count"
 RUNNING = "deployment:tritonfleet_replicas_running:count"
 HEADROOM = "deployment:tritonfleet_capacity_headroom:ratio"
 HEADROOM_LOW = 0.1  # share of the running replicas' stated capacity still free
+HEADROOM_LOW_FOR = "10m"
 AT_MAXIMUM_FOR = "15m"
 
 
@@ -112,7 +113,7 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
             {
                 "alert": "TritonCapacityHeadroomLow",
                 "expr": f"{HEADROOM}{selector} < {HEADROOM_LOW}",
-                "for": "10m",
+                "for": HEADROOM_LOW_FOR,
                 "labels": {"severity": "warning", **_labels(d)},
                 "annotations": {
                     "summary": "Triton replicas run near their stated capacity",

@@ -14,6 +14,7 @@ from typing import Any
 
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID, HOURS_PER_MONTH
+from tritonfleet.monitoring import autoscaling as a
 from tritonfleet.monitoring import rules as r
 
 DATASOURCE = {"type": "prometheus", "uid": GRAFANA_DATASOURCE_UID}
@@ -40,8 +41,10 @@ class Panel:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _variable(name: str, label: str, query: str) -> dict[str, Any]:
-    return {
+def _variable(name: str, label: str, query: str, all_value: str | None = ".*") -> dict[str, Any]:
+    """A multi-value query variable; `all_value` None makes "All" the variable's own values (Grafana joins them into a
+    regex), so a panel filtering another metric on it stays within those values."""
+    variable = {
         "name": name,
         "label": label,
         "type": "query",
@@ -51,10 +54,12 @@ def _variable(name: str, label: str, query: str) -> dict[str, Any]:
         "refresh": 2,
         "includeAll": True,
         "multi": True,
-        "allValue": ".*",
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
         "sort": 1,
     }
+    if all_value is not None:
+        variable["allValue"] = all_value
+    return variable
 
 
 def _panel_json(panel_id: int, panel: Panel) -> dict[str, Any]:
@@ -97,6 +102,46 @@ def dashboard(uid: str, title: str, description: str, panels: list[Panel], varia
         "templating": {"list": variables},
         "panels": [_panel_json(i, p) for i, p in enumerate(panels, 1)],
     }
+
+
+def _autoscaling_panels() -> list[Panel]:
+    """The HPA's own signal per deployment, from the autoscaling recording rules (deployments with a stated capacity)."""
+    sel = 'namespace=~"$namespace", deployment=~"$deployment"'
+    # The HPA carries its Deployment's name (both are the Helm release's fullname).
+    hpa = 'namespace=~"$namespace", horizontalpodautoscaler=~"$deployment"'
+    return [
+        Panel(
+            "Replicas wanted by load vs running vs HPA, by deployment",
+            "short",
+            (
+                Query(f"{a.WANTED}{{{sel}}}", "{{deployment}} wanted by load"),
+                Query(f"{a.RUNNING}{{{sel}}}", "{{deployment}} running"),
+                Query(
+                    f"kube_horizontalpodautoscaler_status_desired_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} HPA desired"
+                ),
+                Query(f"kube_horizontalpodautoscaler_spec_max_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} maxReplicas"),
+            ),
+            "Wanted: offered inferences/s ÷ (throughputPerReplica × targetUtilization), before min/max, the HPA's own "
+            "signal. HPA desired below wanted: capped by maxReplicas or still scaling; running below desired: pods "
+            f"pending (no GPU node yet). Alert TritonLoadAboveMaxReplicas fires when wanted > maxReplicas for "
+            f"{a.AT_MAXIMUM_FOR}. Deployments scaled on the queue-time guard alone have no wanted series.",
+        ),
+        Panel(
+            "Capacity headroom by deployment",
+            "percentunit",
+            (Query(f"{a.HEADROOM}{{{sel}}}", "{{deployment}}"),),
+            "1 − served inferences/s ÷ (running replicas × throughputPerReplica). Alert TritonCapacityHeadroomLow fires "
+            f"below {a.HEADROOM_LOW:.0%} for {a.HEADROOM_LOW_FOR}.",
+            thresholds=(("red", None), ("green", a.HEADROOM_LOW)),
+        ),
+        Panel(
+            "Inferences/s by deployment (the HPA's signal)",
+            "ops",
+            (Query(f"{a.SERVED}{{{sel}}}", "{{deployment}}"),),
+            f"rate({a.SIGNAL_COUNTER}[{a.SIGNAL_WINDOW}]) over the deployment's pods, the rate prometheus-adapter serves "
+            "to the HPA (canary and other releases excluded).",
+        ),
+    ]
 
 
 def triton_dashboard() -> dict[str, Any]:
@@ -195,10 +240,12 @@ def triton_dashboard() -> dict[str, Any]:
             (Query('sum by (pod) (nv_gpu_memory_used_bytes{namespace=~"$namespace"})', "{{pod}}"),),
             "nv_gpu_memory_used_bytes is in bytes (DCGM's framebuffer metrics are MiB).",
         ),
-    ]
+    ] + _autoscaling_panels()
     variables = [
         _variable("namespace", "Namespace", "label_values(nv_inference_count, namespace)"),
         _variable("model", "Model", 'label_values(nv_inference_count{namespace=~"$namespace"}, model)'),
+        # "All" = the autoscaled deployments, so the HPA panels do not show other workloads' HPAs.
+        _variable("deployment", "Deployment", f'label_values({a.RUNNING}{{namespace=~"$namespace"}}, deployment)', None),
     ]
     return dashboard(
         "tritonfleet-triton",
