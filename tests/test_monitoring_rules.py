@@ -408,3 +408,40 @@ def test_promtool_unit(case, tmp_path):
     )
     result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_burst_node_that_fell_back_to_on_demand_is_priced_on_demand(tmp_path):
+    """On EKS a burst NodePool allows spot and on-demand and its nodes carry tritonfleet.io/capacity=spot (what it
+    prefers); Karpenter's karpenter.sh/capacity-type says what each node is. The topology rule takes Karpenter's word,
+    so the cost series price a fallen-back node on-demand; GKE nodes (no such label) keep ours."""
+    promtool = tool("promtool")
+    config = config_of("prod")
+    groups = rules.rule_groups(config)
+    write_rules(groups, tmp_path)
+    labels = {"label_tritonfleet_io_pool": "h200", "label_tritonfleet_io_gpu": "H200", "label_tritonfleet_io_capacity": "spot"}
+    test = {
+        "interval": "1m",
+        "input_series": [
+            series("kube_node_labels", {"node": "fell-back", **labels, "label_karpenter_sh_capacity_type": "on-demand"}, "1x10"),
+            series("kube_node_labels", {"node": "spot", **labels, "label_karpenter_sh_capacity_type": "spot"}, "1x10"),
+            series("kube_node_labels", {"node": "not-karpenter", **labels}, "1x10"),
+        ],
+        "promql_expr_test": [
+            {
+                "expr": "count by (node, capacity) (node:tritonfleet_pool:info)",
+                "eval_time": "5m",
+                "exp_samples": [
+                    {"labels": '{node="fell-back", capacity="on-demand"}', "value": 1},
+                    {"labels": '{node="spot", capacity="spot"}', "value": 1},
+                    {"labels": '{node="not-karpenter", capacity="spot"}', "value": 1},
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, sort_keys=False)
+    )
+    result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    gcp_topology = next(g for g in rules.rule_groups(config_of("gcp-prod")) if g["name"] == "tritonfleet-topology")
+    assert "karpenter" not in yaml.safe_dump(gcp_topology)

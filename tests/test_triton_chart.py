@@ -162,7 +162,7 @@ def test_planned_deployment_shape(stack, name):
     assert pod["tolerations"] == values["tolerations"]
     assert pod["nodeSelector"] == values["nodeSelector"]
     spread = {c["topologyKey"] for c in pod["topologySpreadConstraints"]}
-    assert spread == {"topology.kubernetes.io/zone", "kubernetes.io/hostname", conventions.CAPACITY_LABEL}
+    assert spread == {"topology.kubernetes.io/zone", "kubernetes.io/hostname", values["topologySpread"]["capacityTypeKey"]}
     # Probes: startup sized to the model load time, ready for readiness, live for liveness.
     startup = container["startupProbe"]
     assert startup["httpGet"]["path"] == container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"

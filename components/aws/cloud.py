@@ -7,7 +7,7 @@ The config is read here, once, and each component gets its slice; decisions live
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_aws as aws
@@ -48,7 +48,7 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG, NODE_CAPACITY_TYPE_LABEL
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
@@ -153,7 +153,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
             value=config.cluster_name,
             opts=child,
         )
-        pools = {pool.name: pool_facts(config, pool) for pool in config.enabled_pools}
+        # Karpenter labels how each node was bought; a burst node's tritonfleet.io/capacity says only what it prefers.
+        pools = {
+            pool.name: replace(pool_facts(config, pool), capacity_type_label=NODE_CAPACITY_TYPE_LABEL)
+            for pool in config.enabled_pools
+        }
 
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)

@@ -14,7 +14,7 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
-from tritonfleet.core.conventions import CAPACITY_LABEL, MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
+from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.disruption import pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
@@ -112,8 +112,8 @@ def triton_values(
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
         "nodeSelector": dict(pool.node_selector),
         "tolerations": [taint_toleration(taint) for taint in pool.taints],
-        # Spread over spot and on-demand nodes too (the capacity label every GPU node carries).
-        "topologySpread": {"capacityTypeKey": CAPACITY_LABEL},
+        # Spread over spot and on-demand nodes too (the label that says how each node of the pool was bought).
+        "topologySpread": {"capacityTypeKey": pool.capacity_type_label},
         "podDisruptionBudget": {"maxUnavailable": pdb_max_unavailable(deployment)},
         "spotNoticeSeconds": pool.spot_pod_shutdown_seconds or pool.spot_notice_seconds,
         "shutdown": {

@@ -29,3 +29,6 @@ class ClusterMonitoringFacts:
     extra: tuple[ScrapeFact, ...] = ()
     # Where container logs (Triton's model-load errors included) can be searched without `kubectl logs`.
     log_destination: str = ""
+    # A node label the cloud's provisioner sets to how the node was bought, where tritonfleet.io/capacity says only
+    # what its NodePool prefers (AWS: karpenter.sh/capacity-type); kube-state-metrics must export it.
+    capacity_type_label: str | None = None

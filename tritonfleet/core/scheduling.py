@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.conventions import POOL_LABEL, gpu_taint, spot_notice_seconds
+from tritonfleet.core.conventions import CAPACITY_LABEL, POOL_LABEL, gpu_taint, spot_notice_seconds
 from tritonfleet.core.cost import split_capacity
 
 
@@ -25,6 +25,9 @@ class PoolFacts:
     # The longest grace period a pod gets when a spot node goes, where the node's own shutdown gives pods less than
     # the notice (GKE: the non-system share of graceful node shutdown); None: the notice alone bounds it.
     spot_pod_shutdown_seconds: int | None = None
+    # The node label whose value says how each node was bought (spot, on-demand, ...): Triton spreads its replicas
+    # over it. tritonfleet.io/capacity unless the cloud's provisioner labels the truth (AWS: Karpenter's).
+    capacity_type_label: str = CAPACITY_LABEL
 
 
 def pool_members(config: StackConfig, pool: GpuPool) -> list[GpuPool]:

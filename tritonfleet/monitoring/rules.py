@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tritonfleet.clouds import cloud_facts
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL
@@ -176,11 +177,15 @@ POD_POOL_INFO = "namespace_pod:tritonfleet_pool:info"
 PRICE = "tritonfleet_catalog_usd_per_node_hour"
 
 
-def topology_rules() -> list[dict[str, Any]]:
-    """Which pool (and purchase option) each node is in, and which pool each pod runs in."""
+def topology_rules(capacity_type_label: str | None = None) -> list[dict[str, Any]]:
+    """Which pool (and purchase option) each node is in, and which pool each pod runs in. Where the cloud's
+    provisioner labels how a node was bought (`capacity_type_label`), its spot/on-demand wins over the NodePool's
+    preference: a burst node that fell back to on-demand is priced on-demand."""
     node_labels = f'kube_node_labels{{{kube_state_label(POOL_LABEL)}!=""}}'
     for target, source in (("pool", POOL_LABEL), ("capacity", CAPACITY_LABEL), ("gpu", GPU_LABEL)):
         node_labels = f'label_replace({node_labels}, "{target}", "$1", "{kube_state_label(source)}", "(.*)")'
+    if capacity_type_label:
+        node_labels = f'label_replace({node_labels}, "capacity", "$1", "{kube_state_label(capacity_type_label)}", "(spot|on-demand)")'
     return [
         _record(POOL_INFO, f"max by (node, pool, capacity, gpu) ({node_labels})"),
         _record(
@@ -411,7 +416,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
     """The rule groups, in the form of a Prometheus rule file and of a PrometheusRule's spec.groups."""
     return [
         {"name": "tritonfleet-triton", "rules": triton_rules()},
-        {"name": "tritonfleet-topology", "rules": topology_rules()},
+        {"name": "tritonfleet-topology", "rules": topology_rules(cloud_facts(config.cloud).NODE_CAPACITY_TYPE_LABEL)},
         {"name": "tritonfleet-gpu", "rules": gpu_rules()},
         {"name": "tritonfleet-cost", "rules": cost_rules(config)},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},

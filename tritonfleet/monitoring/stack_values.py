@@ -93,7 +93,11 @@ def kube_prometheus_stack_values(
             },
         },
         # kube_node_labels carries no labels unless allowed: the cost rules need the pool and purchase option.
-        "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{POOL_LABEL},{GPU_LABEL},{CAPACITY_LABEL}]"]},
+        "kube-state-metrics": {
+            "metricLabelsAllowlist": [
+                "nodes=[" + ",".join([POOL_LABEL, GPU_LABEL, CAPACITY_LABEL, *filter(None, [cluster.capacity_type_label])]) + "]"
+            ]
+        },
     }
     # Scraping a component the cluster hides makes the chart's absent()/TargetDown alerts fire forever.
     for fact in cluster.hidden:

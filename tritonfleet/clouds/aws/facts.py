@@ -28,6 +28,11 @@ GPU_TAINT_VALUE = "true"
 # Source: EKS user guide, https://github.com/awsdocs/amazon-eks-user-guide/blob/4d52b4d/latest/ug/nodes/managed-node-groups.adoc
 # (2024-12-18).
 SPOT_NOTICE_SECONDS = 120
+# How a node was bought, as Karpenter labels every node it launches: spot, on-demand or reserved. A burst NodePool
+# allows spot and on-demand, so its tritonfleet.io/capacity label says only what it prefers; this label says what the
+# node is. Source: https://karpenter.sh/docs/concepts/scheduling/#well-known-labels (karpenter.sh/capacity-type,
+# read 2026-12-03) and the pinned NodePool CRD (tests/upstream/karpenter-1.14.1).
+NODE_CAPACITY_TYPE_LABEL: str | None = "karpenter.sh/capacity-type"
 
 # The regions of the commercial AWS partition (`aws`; GovCloud and China are separate partitions tritonfleet does not
 # target), for config checks before anything is created. Source: the `aws` partition's "regions" in botocore 1.44.8's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tritonfleet.clouds.aws.facts import NODE_CAPACITY_TYPE_LABEL
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts, ScrapeFact
 
 _CONTROL_PLANE = (
@@ -29,4 +30,5 @@ def aws_monitoring_facts() -> ClusterMonitoringFacts:
             "CloudWatch Logs, log group /aws/containerinsights/<cluster>/application, through the "
             "amazon-cloudwatch-observability EKS add-on (Fluent Bit)"
         ),
+        capacity_type_label=NODE_CAPACITY_TYPE_LABEL,
     )
