@@ -70,6 +70,11 @@ def test_prod_summary_lists_the_disabled_pool_and_resources_only_on_request(stoc
     assert result.returncode == 0, result.stderr
     assert "b200: disabled (enabled: false), so not planned and not in the totals" in result.stdout
     assert "p6-b200.48xlarge" in result.stdout
+    # The README's excerpt of this output is the output: its pools and monthly cost, line for line.
+    readme = (ROOT / "README.md").read_text()
+    excerpt = readme[readme.index("An excerpt of `make plan STACK=prod`") :].split("```\n", 2)[1]
+    shown = excerpt[excerpt.index("GPU pools") : excerpt.index("(…")].strip()
+    assert shown in result.stdout
     summary = stock_plan("prod")["summary"]
     resources = result.stdout[result.stdout.index(f"Resources by type ({summary['resources']})") : result.stdout.index("Policy verdicts")]
     digits = len(str(max(summary["byType"].values())))
