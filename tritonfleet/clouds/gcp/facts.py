@@ -24,7 +24,8 @@ GPU_TAINT_VALUE = "present"
 # Seconds between a Spot VM's preemption notice and its stop. Source: GKE consumption options / Spot VMs,
 # https://cloud.google.com/compute/docs/instances/spot (30 s), read 2024-2026 (shared reference [GKEDOC]).
 SPOT_NOTICE_SECONDS = 30
-# Each GKE node pool is bought one way, so tritonfleet.io/capacity on its nodes is exact: no provisioner label needed.
+# tritonfleet's choice: each GKE node pool is bought one way, so tritonfleet.io/capacity on its nodes is exact and no
+# provisioner label is needed.
 NODE_CAPACITY_TYPE_LABEL: str | None = None
 
 # GKE node pools take one purchase option each: a spot pool that cannot get spot stays short (it never launches
