@@ -45,8 +45,10 @@ install-test: $(VENV)/.installed-test venv-checkov/.installed venv-nca/.installe
 plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json
 
+# Four workers on two cores: the live tests spend much of their time waiting on real servers, so two more workers
+# overlap those waits (measured on an idle 2-core machine, no plan cache: 5:31 with -n 4 against 6:42 with -n 2).
 test: install-test
-	$(VENV)/bin/python -m pytest -n 2 -q
+	$(VENV)/bin/python -m pytest -n 4 -q
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
