@@ -203,3 +203,29 @@ def test_model_copies_must_fit_the_instance_store_nvme():
     assert found["tritonDeployments[0].repositoryGi"] == (
         "at most 178: 1 replicas per g6e.xlarge node each copy the repository to the node's 179 GiB of local SSD"
     )
+
+
+@pytest.mark.parametrize(
+    ("tags", "key", "said", "fix"),
+    [
+        ({"k" * 5000: "x"}, "tags." + "k" * 5000, "key of 5000 characters", "pulumi config rm"),
+        ({"aws:owner": "me"}, "tags.aws:owner", "not starting with aws:", "pulumi config rm"),
+        ({"team": "v" * 300}, "tags.team", "value of 300 characters", "v" * 256),
+        ({"team": "ml{platform}"}, "tags.team", "letters, digits, spaces", "ml-platform-"),
+    ],
+    ids=["key-too-long", "reserved-prefix", "value-too-long", "value-characters"],
+)
+def test_tags_past_aws_limits_are_refused_before_any_resource(tags, key, said, fix):
+    """Every AWS resource carries the stack's tags, and the API rejects a tag past its limits (facts: TAG_LIMITS)."""
+    raw = engine_config("dev")
+    raw["tritonfleet:tags"] = json.dumps(tags)
+    with pytest.raises(ConfigError) as info:
+        load_stack_config(raw, "dev")
+    (problem,) = [p for p in info.value.problems if p.key == key]
+    assert said in problem.allowed and fix in problem.fix
+
+
+def test_tags_within_aws_limits_pass():
+    raw = engine_config("dev")
+    raw["tritonfleet:tags"] = json.dumps({"team": "ML platform", "cost-center": "gpu/42", "k" * 128: "v" * 256})
+    load_stack_config(raw, "dev")

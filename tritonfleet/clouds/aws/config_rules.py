@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from datetime import date
 
 from tritonfleet.clouds.aws.facts import (
     AWS_REGIONS,
     AWS_ZONE_COUNT,
     CAPACITY_RESERVATION_ID_PATTERN,
+    TAG_LIMITS,
     eks_version,
     standard_eks_versions,
     supported_eks_versions,
@@ -53,8 +55,26 @@ def stack_zones(region: str, cluster: Cluster) -> list[str]:
     return aws_zones(region, cluster)
 
 
+TAG_KEY_MAX, TAG_VALUE_MAX = TAG_LIMITS["key_max"], TAG_LIMITS["value_max"]
+TAG_PATTERN, TAG_RESERVED_PREFIX = TAG_LIMITS["pattern"], TAG_LIMITS["reserved_prefix"]
+TAG_RULE = (
+    f"an AWS tag: a key of 1-{TAG_KEY_MAX} characters not starting with {TAG_RESERVED_PREFIX}, a value of at most "
+    f"{TAG_VALUE_MAX}; letters, digits, spaces and _ . : / = + - @"
+)
+
+
 def check_stack(ctx: RuleContext) -> None:
-    """No AWS rule on top-level keys."""
+    """The stack's tags go on every AWS resource: the API rejects keys and values past AWS's tag limits."""
+    tags = ctx.data.get("tags")
+    if not isinstance(tags, Mapping):
+        return
+    for key, value in tags.items():
+        key_text, value_text = str(key), str(value)
+        if not 0 < len(key_text) <= TAG_KEY_MAX or key_text.lower().startswith(TAG_RESERVED_PREFIX) or not re.match(TAG_PATTERN, key_text):
+            ctx.remove(f"tags.{key_text}", value, f"{TAG_RULE} (key of {len(key_text)} characters)")
+        elif len(value_text) > TAG_VALUE_MAX or not re.match(TAG_PATTERN, value_text):
+            fitted = re.sub(r"[^\w\s.:/=+\-@]", "-", value_text)[:TAG_VALUE_MAX]
+            ctx.add(f"tags.{key_text}", value, f"{TAG_RULE} (value of {len(value_text)} characters)", fitted)
 
 
 def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:

@@ -28,6 +28,10 @@ GPU_TAINT_VALUE = "true"
 # Source: EKS user guide, https://github.com/awsdocs/amazon-eks-user-guide/blob/4d52b4d/latest/ug/nodes/managed-node-groups.adoc
 # (2024-12-18).
 SPOT_NOTICE_SECONDS = 120
+# Tag limits of AWS resources: a key of 1-128 characters, a value of at most 256, letters (any language), digits,
+# spaces and _ . : / = + - @, and no key starting with the reserved prefix aws:. Source: "Tag naming limits and
+# requirements", https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html (read 2026-12-03).
+TAG_LIMITS = {"key_max": 128, "value_max": 256, "pattern": r"^[\w\s.:/=+\-@]*$", "reserved_prefix": "aws:"}
 # How a node was bought, as Karpenter labels every node it launches: spot, on-demand or reserved. A burst NodePool
 # allows spot and on-demand, so its tritonfleet.io/capacity label says only what it prefers; this label says what the
 # node is. Source: https://karpenter.sh/docs/concepts/scheduling/#well-known-labels (karpenter.sh/capacity-type,
