@@ -194,6 +194,6 @@ def test_an_unknown_total_shows_only_the_priced_part_as_a_lower_bound(tmp_path: 
     result = run_cli("plan", "--stack", "gcp-dev", "--project-dir", str(tmp_path))
     lines = result.stdout.splitlines()
     floor = next(line for line in lines if line.startswith("  floor (every pool at minNodes)"))
-    ceiling = next(line for line in lines if line.startswith("  ceiling (maxNodes, spot unavailable)"))
+    ceiling = next(line for line in lines if line.startswith("  ceiling (every pool at maxNodes)"))  # GKE: no fallback
     assert floor.endswith(" $64,115.90")  # one a3-highgpu-8g at $87.83/h, L4 and B200 at 0 nodes
     assert ceiling.endswith(" unknown (≥ $64,613.13 priced)")  # plus two spot g2-standard-8 at $0.34057/h

@@ -128,9 +128,12 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
 
 def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     budget = cost["budget"]
+    # "spot unavailable" only where some pool's burst falls back to on-demand (Karpenter); elsewhere the ceiling is
+    # every pool at maxNodes in its configured mix.
+    falls_back = any(t["monthlyFallbackUsd"] != t["monthlyExpectedUsd"] for p in cost["pools"] for t in p.get("capacity", []))
     figures = [
         ("floor (every pool at minNodes)", total(cost, "monthlyFloorUsd")),
-        ("ceiling (maxNodes, spot unavailable)", total(cost, "monthlyCeilingUsd")),
+        ("ceiling (maxNodes, spot unavailable)" if falls_back else "ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
         ("expected (maxNodes, spotShare mix)", total(cost, "monthlyExpectedCeilingUsd")),
         (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
     ]
