@@ -46,7 +46,8 @@ plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json
 
 # Four workers on two cores: the live tests spend much of their time waiting on real servers, so two more workers
-# overlap those waits (measured on an idle 2-core machine, no plan cache: 5:31 with -n 4 against 6:42 with -n 2).
+# overlap those waits (measured on an idle 2-core machine without the shared plan cache: 5:31 with -n 4 against 6:42
+# with -n 2; 5:08 with -n 4 from a cold cache, as CI runs it).
 test: install-test
 	$(VENV)/bin/python -m pytest -n 4 -q
 
