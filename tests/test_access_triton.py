@@ -12,7 +12,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import pytest
 
 from components.k8s.access import ADMIN, INFERENCE
 from tests.access_helpers import chart_values, container_env, kubelet_expand
+from tests.local_servers import free_port
 from tests.serving_helpers import by_kind, render
 from tests.triton_wheel import pytriton_dir
 
@@ -51,12 +51,6 @@ class TritonPythonModel:
 """
 # Rendered args that only make sense in the cluster, replaced here: the repository, the ports, GPU metrics.
 LOCAL_OVERRIDES = ("--model-repository=", "--http-port=", "--grpc-port=", "--metrics-port=", "--allow-gpu-metrics=")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _request(url: str, method: str = "GET", headers: dict[str, str] | None = None, body: dict | None = None) -> tuple[int, str]:
@@ -92,7 +86,7 @@ def server(tmp_path_factory):
     args = [kubelet_expand(a, env) for a in container["args"] if not a.startswith(LOCAL_OVERRIDES)]
     assert not [a for a in args if "$(" in a], "every $(VAR) in the args must resolve from the container env"
 
-    ports = {"http": _free_port(), "grpc": _free_port(), "metrics": _free_port()}
+    ports = {"http": free_port(), "grpc": free_port(), "metrics": free_port()}
     command = [
         str(wheel / "bin" / "tritonserver"),
         *args,

@@ -31,6 +31,7 @@ import yaml
 from components.k8s.autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, RATE_WINDOW, triton_adapter_rules
 from components.k8s.triton import autoscaling_values
 from tests.hpa_model import Hpa
+from tests.local_servers import free_port, stop
 from tests.monitoring_support import tool
 from tests.serving_helpers import by_kind, render
 from tests.triton_wheel import pytriton_dir
@@ -88,24 +89,6 @@ class TritonPythonModel:
             out.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", pb_utils.get_input_tensor_by_name(request, "X").as_numpy())]))
         return out
 """
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 def backends_folder(tmp: Path) -> Path:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import yaml
 from botocore.stub import Stubber
 
 from tests.conftest import ROOT, run_cli
+from tests.local_servers import free_port
 from tritonfleet.clouds.aws.facts import EC2_VCPU_QUOTAS
 from tritonfleet.clouds.aws.preflight import check_s3_endpoint, run_preflight
 
@@ -27,17 +27,11 @@ QUOTA_NAMES = {q.code: q.name for markets in EC2_VCPU_QUOTAS.values() for q in m
 MOTO_SERVER = Path(sys.executable).with_name("moto_server")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def moto_endpoint(tmp_path_factory):
     if not MOTO_SERVER.exists():
         pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with log.open("w") as out:
         process = subprocess.Popen([str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)], stdout=out, stderr=subprocess.STDOUT)

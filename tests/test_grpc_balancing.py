@@ -11,8 +11,9 @@ import pytest
 import requests
 
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values
+from tests.local_servers import free_port, stop
 from tests.serving_helpers import planned_values, render, triton_cases
-from tests.test_autoscaling_live import CASES, backends_folder, free_port, start_triton, stop
+from tests.test_autoscaling_live import CASES, backends_folder, start_triton
 from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.local_servers import free_port, stop
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.cli import app
 from tritonfleet.core.config import ConfigError
@@ -50,12 +50,6 @@ class TritonPythonModel:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"http://{url}/v2/models/fixed/ready", timeout=2) as response:
@@ -76,7 +70,7 @@ def triton(tmp_path_factory) -> dict[str, str]:
     shutil.copytree(root / "backends" / "python", backend)
     stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
     shutil.copy2(stub, backend)
-    http, grpc, metrics = _free_port(), _free_port(), _free_port()
+    http, grpc, metrics = free_port(), free_port(), free_port()
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -101,12 +95,7 @@ def triton(tmp_path_factory) -> dict[str, str]:
             pytest.fail("tritonserver did not become ready:\n" + log.read_text(errors="replace")[-3000:])
         yield urls
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
 
 
 def test_fixed_concurrency_saturates_one_instance(triton, tmp_path):
@@ -136,11 +125,11 @@ def test_a_stop_event_ends_the_run_early(triton):
         Plan(url=triton["http"], model="fixed", rate=10, duration_s=60.0),
         Plan(url=triton["http"], model="fixed", concurrency=2, duration_s=60.0),
     ):
-        stop = threading.Event()
-        timer = threading.Timer(1.0, stop.set)
+        step_over = threading.Event()
+        timer = threading.Timer(1.0, step_over.set)
         timer.start()
         try:
-            result = run(plan, stop=stop)
+            result = run(plan, stop=step_over)
         finally:
             timer.cancel()
         assert result.duration_s < 10 and 0 < result.requests and result.errors == 0
@@ -163,7 +152,7 @@ def test_a_model_that_does_not_exist_is_a_clear_error(triton):
 
 
 def test_no_server_is_a_clear_error():
-    outcome = CliRunner().invoke(app, ["loadtest", "--model", "m", "--url", f"127.0.0.1:{_free_port()}", "--rate", "5"])
+    outcome = CliRunner().invoke(app, ["loadtest", "--model", "m", "--url", f"127.0.0.1:{free_port()}", "--rate", "5"])
     assert outcome.exit_code == 1 and "no Triton server answers" in outcome.output and "Traceback" not in outcome.output
 
 

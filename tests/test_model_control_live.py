@@ -11,8 +11,9 @@ import urllib.request
 import pytest
 
 from tests.conftest import run_cli
+from tests.local_servers import stop
 from tests.serving_helpers import by_kind, planned_values, render
-from tests.test_triton_live import MODEL_CONFIG, MODEL_PY, _get, _start_triton, _stop
+from tests.test_triton_live import MODEL_CONFIG, MODEL_PY, _get, _start_triton
 from tritonfleet.core.conventions import triton_release_name
 
 STACK, DEPLOYMENT = "prod", "llm"
@@ -64,7 +65,7 @@ def replicas(container, s3_repository, tmp_path_factory):
         yield {name: url for name, (url, _) in started.items()}
     finally:
         for _, process in started.values():
-            _stop(process)
+            stop(process, grace_seconds=0)
 
 
 def _ready(url: str, model: str) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import boto3
 import pytest
 
 from tests.conftest import ROOT, run_cli
+from tests.local_servers import free_port, stop
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.models.storage import RepositoryUri, S3Store, StoreError
 from tritonfleet.models.sync import SyncError, execute, plan_sync
@@ -33,12 +33,6 @@ MODEL = "add_version"
 BUCKET = "tf-triton-models"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 POLL_SECONDS = 1
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def http(method: str, url: str, body: dict | None = None, timeout: float = 5) -> tuple[int, str]:
@@ -62,15 +56,6 @@ def wait_for(check: Callable[[], bool], seconds: float, process: subprocess.Pope
             return False
         time.sleep(0.2)
     return check()
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
 
 
 class Triton:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.server
 import math
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import requests
 import yaml
 
 from tests.conftest import engine_config
+from tests.local_servers import free_port, stop
 from tests.monitoring_support import gpu_node, pod_on, series, tool, write_rules
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.config import load_stack_config
@@ -62,22 +62,6 @@ class TritonPythonModel:
             out.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", x + np.float32(1))]))
         return out
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
 
 
 def _start_triton(tmp: Path, http_port: int, metrics_port: int) -> subprocess.Popen:
@@ -194,7 +178,7 @@ def live(tmp_path_factory):
     prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp("live")
     config = load_stack_config(engine_config(STACK), STACK)
-    http_port, metrics_port, ksm_port, prometheus_port = (_free_port() for _ in range(4))
+    http_port, metrics_port, ksm_port, prometheus_port = (free_port() for _ in range(4))
     write_rules(rules.rule_groups(config), tmp)
     scrape = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -222,8 +206,8 @@ def live(tmp_path_factory):
         stdout=prometheus_log,
         stderr=subprocess.STDOUT,
     )
-    stop, sent = threading.Event(), [0]
-    loader = threading.Thread(target=_load, args=(http_port, stop, sent), daemon=True)
+    finished, sent = threading.Event(), [0]
+    loader = threading.Thread(target=_load, args=(http_port, finished, sent), daemon=True)
     url = f"http://127.0.0.1:{prometheus_port}"
     queries = _triton_queries()
     results: dict[str, list[dict[str, Any]]] = {}
@@ -258,11 +242,11 @@ def live(tmp_path_factory):
         }
         yield {"config": config, "queries": queries, "results": results, "paired": paired, "sent": sent[0]}
     finally:
-        stop.set()
+        finished.set()
         if loader.is_alive():
             loader.join(timeout=10)
-        _stop(prometheus)
-        _stop(triton)
+        stop(prometheus)
+        stop(triton)
         ksm.shutdown()
         prometheus_log.close()
 

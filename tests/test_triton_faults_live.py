@@ -21,8 +21,9 @@ import urllib.request
 import pytest
 
 from tests.access_helpers import container_env
+from tests.local_servers import free_port, stop
 from tests.serving_helpers import by_kind, planned_values, render
-from tests.test_triton_live import INFER_BODY, MODEL_CONFIG, MODEL_PY, _free_port, _get, _start_triton, _stop, _wait
+from tests.test_triton_live import INFER_BODY, MODEL_CONFIG, MODEL_PY, _get, _start_triton, _wait
 from tritonfleet.core.conventions import triton_release_name
 
 STACK, DEPLOYMENT = "dev", "resnet"
@@ -79,7 +80,7 @@ def optional_broken(s3_repository, tmp_path_factory):
     try:
         yield objects, ports, process
     finally:
-        _stop(process)
+        stop(process, grace_seconds=0)
 
 
 def test_rendered_args_keep_the_server_up_and_decide_readiness_by_required_models(optional_broken):
@@ -107,7 +108,7 @@ def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
     pod = objects["Deployment"]["spec"]["template"]["spec"]
     sidecar = next(c for c in pod["containers"] if c["name"] == "model-state")
     script = objects["ConfigMap"]["data"]["model_state.py"]
-    port = _free_port()
+    port = free_port()
     secrets: dict[str, dict[str, str]] = {}
     for entry in pod["containers"][0].get("env", []) + sidecar.get("env", []):
         if "valueFrom" in entry:
@@ -131,7 +132,7 @@ def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
         assert 'tritonfleet_triton_model_ready{model="broken",version="1",state="UNAVAILABLE"} 0' in text
         assert "tritonfleet_triton_model_state_up 1" in text
     finally:
-        _stop(exporter)
+        stop(exporter, grace_seconds=0)
 
 
 def test_a_required_broken_model_keeps_the_replica_unready_without_a_crash_loop(s3_repository, tmp_path):
@@ -143,4 +144,4 @@ def test_a_required_broken_model_keeps_the_replica_unready_without_a_crash_loop(
         assert result.returncode == 1 and "required model broken is not ready" in result.stdout
         assert process.poll() is None, "tritonserver exited: the pod would crash-loop instead of staying unready"
     finally:
-        _stop(process)
+        stop(process, grace_seconds=0)

@@ -15,7 +15,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import yaml
 
 from components.k8s.autoscaling import INFERENCES_PER_SECOND, triton_adapter_rules
 from tests.access_helpers import container_env, kubelet_expand
+from tests.local_servers import free_port, stop
 from tests.serving_helpers import by_kind, planned_values, render
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.conventions import triton_release_name
@@ -61,12 +61,6 @@ INFER_BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatyp
 LOOPBACK_ONLY = ("--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str, data: bytes | None = None) -> tuple[int, bytes]:
     request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
     try:
@@ -84,12 +78,6 @@ def _wait(predicate, attempts: int, pause: float = 0.5) -> bool:
             return True
         time.sleep(pause)
     return False
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +126,7 @@ def _start_triton(
     stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
     shutil.copy(stub, backend)
 
-    ports = {p["name"]: (p["containerPort"], _free_port()) for p in spec["ports"]}
+    ports = {p["name"]: (p["containerPort"], free_port()) for p in spec["ports"]}
     flags = {"http": "--http-port", "grpc": "--grpc-port", "metrics": "--metrics-port"}
     args = []
     for arg in spec["args"]:
@@ -180,7 +168,7 @@ def _start_triton(
     http = ports["http"][1]
     ready = _wait(lambda: process.poll() is not None or _get(f"http://127.0.0.1:{http}/v2/health/ready")[0] == 200, 240)
     if not ready or process.poll() is not None:
-        _stop(process)
+        stop(process, grace_seconds=0)
         pytest.fail("tritonserver did not become ready:\n" + log_path.read_text()[-3000:])
     return {name: local for name, (_, local) in ports.items()}, process
 
@@ -193,7 +181,7 @@ def served(container, s3_repository, tmp_path_factory):
     try:
         yield ports, process, pod
     finally:
-        _stop(process)
+        stop(process, grace_seconds=0)
 
 
 def _probe_port(probe: dict, ports: dict[str, int]) -> int:
@@ -259,7 +247,7 @@ def test_hpa_reads_the_metric_the_adapter_serves(container):
 def test_adapter_rules_evaluate_on_real_triton_metrics(served, tmp_path):
     prometheus = shutil.which("prometheus") or pytest.skip("prometheus is not installed (Debian package prometheus)")
     ports, _, _ = served
-    web = _free_port()
+    web = free_port()
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "scrape_configs": [
@@ -302,7 +290,7 @@ def test_adapter_rules_evaluate_on_real_triton_metrics(served, tmp_path):
             value = float(result[0]["value"][1])
             assert math.isfinite(value) and value >= 0, (name, value)
     finally:
-        _stop(process)
+        stop(process, grace_seconds=0)
         log.close()
 
 
@@ -320,4 +308,4 @@ def test_sigterm_drains_within_the_rendered_grace_period(container, s3_repositor
             pytest.fail("tritonserver outlived terminationGracePeriodSeconds after SIGTERM")
         assert process.returncode == 0
     finally:
-        _stop(process)
+        stop(process, grace_seconds=0)

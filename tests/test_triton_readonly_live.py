@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.local_servers import stop
 from tests.serving_helpers import by_kind, planned_values, render
-from tests.test_triton_live import INFER_BODY, _get, _start_triton, _stop
+from tests.test_triton_live import INFER_BODY, _get, _start_triton
 from tests.test_triton_live import container as container  # noqa: F401 (fixtures: the rendered container and
 from tests.test_triton_live import s3_repository as s3_repository  # noqa: F401 its one-model S3 repository)
 from tritonfleet.core.conventions import triton_release_name
@@ -97,7 +98,7 @@ def test_the_container_starts_and_loads_from_s3_under_the_rendered_security_cont
             root_mount = next(line.split() for line in (proc / "mountinfo").read_text().splitlines() if line.split()[4] == "/")
             assert "ro" in root_mount[5].split(",")
         finally:
-            _stop(process)
+            stop(process, grace_seconds=0)
         log = (work / "tritonserver.log").read_text()
         assert "Read-only file system" not in log and "Permission denied" not in log, log[-3000:]
     finally:
