@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def free_port() -> int:
@@ -26,3 +29,31 @@ def stop(process: subprocess.Popen, grace_seconds: float = 15) -> None:
             pass
     process.kill()
     process.wait(timeout=30)
+
+
+@contextmanager
+def local_s3_repository(uri: str, models: dict[str, tuple[str, str]]) -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 holding `models` (name -> (config.pbtxt, version 1's model.py)) at the bucket and
+    prefix of `uri` (s3://bucket/prefix, what the rendered args name); yields the URI Triton reads it by
+    (s3://http://host:port/bucket/prefix). moto keeps one in-memory S3 per process: it starts clean and is left clean."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    try:
+        urllib.request.urlopen(reset, timeout=10)
+        keys = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **keys)
+        s3.create_bucket(Bucket=bucket)
+        for model, (config, code) in models.items():
+            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/config.pbtxt", Body=config.encode())
+            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/1/model.py", Body=code.encode())
+        yield f"s3://{endpoint}/{bucket}/{prefix}"
+    finally:
+        urllib.request.urlopen(reset, timeout=10)
+        server.stop()

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from tests.conftest import run_cli
-from tests.local_servers import stop
+from tests.local_servers import local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
 from tests.test_triton_live import MODEL_CONFIG, MODEL_PY, _get, _start_triton
 from tritonfleet.core.conventions import triton_release_name
@@ -30,29 +30,10 @@ def container():
 
 @pytest.fixture(scope="module")
 def s3_repository(container):
-    import boto3
-    from moto.server import ThreadedMotoServer
-
     uri = next(a for a in container["args"] if a.startswith("--model-repository=")).split("=", 1)[1]
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        # moto keeps one in-memory S3 per process: start clean, and leave nothing for other modules' fixtures.
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-        s3 = boto3.client(
-            "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-        )
-        s3.create_bucket(Bucket=bucket)
-        for model in ("identity", "other"):
-            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/config.pbtxt", Body=MODEL_CONFIG.replace('"identity"', f'"{model}"').encode())
-            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/1/model.py", Body=MODEL_PY.encode())
-        yield uri, f"s3://{endpoint}/{bucket}/{prefix}"
-    finally:
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-        server.stop()
+    models = {m: (MODEL_CONFIG.replace('"identity"', f'"{m}"'), MODEL_PY) for m in ("identity", "other")}
+    with local_s3_repository(uri, models) as triton_uri:
+        yield uri, triton_uri
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +75,6 @@ def test_one_request_changes_one_replica_and_the_fan_out_changes_all(replicas, a
     # What a load through the Service does: one replica, chosen by the Service, changes.
     status, _ = _get(f"{first}/v2/repository/models/other/load", b"{}")
     assert status != 200, "the model-control API must need the admin key"
-    import urllib.request
 
     request = urllib.request.Request(f"{first}/v2/repository/models/other/load", data=b"{}", method="POST")
     request.add_header("admin-key", ADMIN_KEY)

@@ -16,12 +16,11 @@ import copy
 import os
 import subprocess
 import sys
-import urllib.request
 
 import pytest
 
 from tests.access_helpers import container_env
-from tests.local_servers import free_port, stop
+from tests.local_servers import free_port, local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
 from tests.test_triton_live import INFER_BODY, MODEL_CONFIG, MODEL_PY, _get, _start_triton, _wait
 from tritonfleet.core.conventions import triton_release_name
@@ -40,30 +39,11 @@ def _rendered(required: list[str]) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def s3_repository():
     """A local S3 server with two models at the rendered repository's bucket and prefix: `identity` and `broken`."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
     spec = _rendered([])["Deployment"]["spec"]["template"]["spec"]["containers"][0]
     uri = next(a for a in spec["args"] if a.startswith("--model-repository=")).split("=", 1)[1]
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        # moto keeps one in-memory S3 per process: start clean, and leave nothing for other modules' fixtures.
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-        s3 = boto3.client(
-            "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-        )
-        s3.create_bucket(Bucket=bucket)
-        for model, code in (("identity", MODEL_PY), ("broken", BROKEN_PY)):
-            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/config.pbtxt", Body=MODEL_CONFIG.replace('"identity"', f'"{model}"').encode())
-            s3.put_object(Bucket=bucket, Key=f"{prefix}/{model}/1/model.py", Body=code.encode())
-        yield uri, f"s3://{endpoint}/{bucket}/{prefix}"
-    finally:
-        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-        server.stop()
+    models = {m: (MODEL_CONFIG.replace('"identity"', f'"{m}"'), code) for m, code in (("identity", MODEL_PY), ("broken", BROKEN_PY))}
+    with local_s3_repository(uri, models) as triton_uri:
+        yield uri, triton_uri
 
 
 def _ready_check(probe: dict, http_port: int) -> subprocess.CompletedProcess[str]:

@@ -28,7 +28,7 @@ import yaml
 
 from components.k8s.autoscaling import INFERENCES_PER_SECOND, triton_adapter_rules
 from tests.access_helpers import container_env, kubelet_expand
-from tests.local_servers import free_port, stop
+from tests.local_servers import free_port, local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
 from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.conventions import triton_release_name
@@ -90,25 +90,10 @@ def container():
 @pytest.fixture(scope="module")
 def s3_repository(container):
     """A local S3 server holding a one-model repository at the bucket and prefix the rendered args name."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
     _, spec = container
     uri = next(a for a in spec["args"] if a.startswith("--model-repository=")).split("=", 1)[1]
-    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        endpoint = f"http://{host}:{port}"
-        keys = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **keys)
-        s3.create_bucket(Bucket=bucket)
-        s3.put_object(Bucket=bucket, Key=f"{prefix}/identity/config.pbtxt", Body=MODEL_CONFIG.encode())
-        s3.put_object(Bucket=bucket, Key=f"{prefix}/identity/1/model.py", Body=MODEL_PY.encode())
-        yield uri, f"s3://{endpoint}/{bucket}/{prefix}"
-    finally:
-        server.stop()
+    with local_s3_repository(uri, {"identity": (MODEL_CONFIG, MODEL_PY)}) as triton_uri:
+        yield uri, triton_uri
 
 
 def _start_triton(
