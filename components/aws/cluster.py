@@ -207,16 +207,7 @@ class EksCluster(pulumi.ComponentResource):
             for policy in NODE_POLICIES
         ]
 
-        self.cni_role = irsa_role(
-            f"{name}-cni",
-            oidc_provider_arn=self.oidc_provider.arn,
-            issuer_url=self.issuer_url,
-            namespace=CNI_SERVICE_ACCOUNT[0],
-            service_account=CNI_SERVICE_ACCOUNT[1],
-            tags=tags,
-            opts=child,
-        )
-        cni_policy = aws.iam.RolePolicyAttachment(f"{name}-cni", role=self.cni_role.name, policy_arn=CNI_POLICY, opts=child)
+        self.cni_role, cni_policy = self._service_account_role(f"{name}-cni", CNI_SERVICE_ACCOUNT, CNI_POLICY, tags, child)
         # The add-on takes the role once its policy is attached, so aws-node never starts without IP permissions.
         cni_role_arn = pulumi.Output.all(self.cni_role.arn, cni_policy.id).apply(lambda ids: ids[0])
         node_addons = [
@@ -270,27 +261,9 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.node_policies = node_policies
 
-        self.ebs_csi_role = irsa_role(
-            f"{name}-ebs-csi",
-            oidc_provider_arn=self.oidc_provider.arn,
-            issuer_url=self.issuer_url,
-            namespace=EBS_CSI_SERVICE_ACCOUNT[0],
-            service_account=EBS_CSI_SERVICE_ACCOUNT[1],
-            tags=tags,
-            opts=child,
-        )
-        aws.iam.RolePolicyAttachment(f"{name}-ebs-csi", role=self.ebs_csi_role.name, policy_arn=EBS_CSI_POLICY, opts=child)
-        self.cloudwatch_role = irsa_role(
-            f"{name}-cloudwatch",
-            oidc_provider_arn=self.oidc_provider.arn,
-            issuer_url=self.issuer_url,
-            namespace=CLOUDWATCH_SERVICE_ACCOUNT[0],
-            service_account=CLOUDWATCH_SERVICE_ACCOUNT[1],
-            tags=tags,
-            opts=child,
-        )
-        aws.iam.RolePolicyAttachment(
-            f"{name}-cloudwatch", role=self.cloudwatch_role.name, policy_arn=CLOUDWATCH_AGENT_POLICY, opts=child
+        self.ebs_csi_role, _ = self._service_account_role(f"{name}-ebs-csi", EBS_CSI_SERVICE_ACCOUNT, EBS_CSI_POLICY, tags, child)
+        self.cloudwatch_role, _ = self._service_account_role(
+            f"{name}-cloudwatch", CLOUDWATCH_SERVICE_ACCOUNT, CLOUDWATCH_AGENT_POLICY, tags, child
         )
         # Created first so it has a retention (a group Fluent Bit creates never expires).
         container_logs = aws.cloudwatch.LogGroup(
@@ -333,6 +306,21 @@ class EksCluster(pulumi.ComponentResource):
                 raise
             return iam_principal(aws.get_caller_identity(opts=invoke).arn)
         return (existing.tags or {}).get(CREATOR_TAG)
+
+    def _service_account_role(
+        self, name: str, service_account: tuple[str, str], policy_arn: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
+        """An IRSA role for one (namespace, service account) of this cluster, with its one managed policy attached."""
+        role = irsa_role(
+            name,
+            oidc_provider_arn=self.oidc_provider.arn,
+            issuer_url=self.issuer_url,
+            namespace=service_account[0],
+            service_account=service_account[1],
+            tags=tags,
+            opts=opts,
+        )
+        return role, aws.iam.RolePolicyAttachment(name, role=role.name, policy_arn=policy_arn, opts=opts)
 
     @staticmethod
     def _addon(name: str, cluster: aws.eks.Cluster, addon: str, opts: pulumi.ResourceOptions, role_arn=None) -> aws.eks.Addon:
