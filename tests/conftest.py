@@ -18,11 +18,31 @@ STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks"
 def run_cli(
     *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run `tritonfleet ARGS` the way a user does, in a fresh process (`env`: variables to set for it)."""
+    """Run `tritonfleet ARGS` the way a user does, in a process of its own (`env`: variables to set for it).
+
+    The process is forked from a warm one that has the modules imported (tests/cli_forkserver.py) and runs
+    `python -m tritonfleet` from there; a working folder with packages of its own gets a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    if any((Path(cwd) / package).exists() for package in FIRST_PARTY_PACKAGES) and Path(cwd).resolve() != ROOT:
+        # Another checkout: `python -m` would import its own packages (the working folder comes first on the path).
+        return subprocess.run(
+            [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    return cli_forkserver().run(list(args), cwd, env, timeout)
+
+
+_fork_server = None
+FIRST_PARTY_PACKAGES = ("tritonfleet", "components", "policies")
+
+
+def cli_forkserver():
+    """This test process's CLI fork server (tests/cli_forkserver.py), started on first use."""
+    global _fork_server
+    if _fork_server is None:
+        from tests.cli_forkserver import ForkServer
+
+        _fork_server = ForkServer(ROOT)
+    return _fork_server
 
 
 def engine_config(stack: str) -> dict[str, str]:

@@ -1,0 +1,146 @@
+"""Run `python -m tritonfleet ARGS` as a forked child of a warm process, for tests (tests/conftest.py: run_cli).
+
+Starting a fresh interpreter and importing typer, pydantic, the Pulumi SDKs and our own modules costs about a second
+of CPU per command; the suite runs commands hundreds of times. This server imports those modules once, then forks one
+child per request. The child is what `python -m tritonfleet` would be from there on: it takes the request's
+environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI module fresh (its
+consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit with the command's exit
+status. An exception escaping main() prints its traceback to stderr and exits 1, as the interpreter would. Only
+modules that read nothing from the environment or the working folder at import are imported ahead;
+tests/test_cli_forkserver.py compares the fork server's answers with fresh interpreters'.
+
+Protocol: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err"}), one JSON answer per line on
+stdout ({"pid"} at fork, then {"status"} from waitpid). The server writes nothing else to stdout.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import runpy
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+
+# Imported fresh in every child: the CLI module builds its consoles from the environment ($COLUMNS) at import.
+FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
+
+
+def _warm_up() -> None:
+    """Import what a command may import: the SDKs, and tritonfleet's and the program's modules, whose import reads
+    nothing from the environment or the working folder; the CLI module itself is left for each child."""
+    import pkgutil
+
+    import components
+    import tritonfleet
+
+    for package in (tritonfleet, components):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if module.name not in FRESH_IN_EACH_CHILD:
+                __import__(module.name)
+    for name in FRESH_IN_EACH_CHILD:
+        sys.modules.pop(name, None)
+
+
+def _child(request: dict) -> None:
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for source, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(source, target)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.path[0] = request["cwd"]  # `python -m` puts the working folder first on sys.path
+    sys.argv = ["-m", *request["args"]]
+    try:
+        # What `python -m tritonfleet` does: run the package's __main__ as the main module (Click names the program
+        # from it); tritonfleet/__main__.py calls main().
+        runpy.run_module("tritonfleet", run_name="__main__", alter_sys=True)
+    except BaseException:  # noqa: BLE001 - the interpreter's own behaviour for an uncaught exception
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    os._exit(0)
+
+
+def serve() -> None:
+    _warm_up()
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+
+
+class ForkServer:
+    """The client: one server per test process, started on first use and stopped by its pid at exit."""
+
+    START_TIMEOUT_S = 120
+
+    def __init__(self, root: Path):
+        self._lock = threading.Lock()
+        self._process = subprocess.Popen(
+            [sys.executable, __file__],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._answers: queue.Queue[dict] = queue.Queue()
+        threading.Thread(target=self._read_answers, daemon=True).start()
+        atexit.register(self.close)
+        if not self._answer(self.START_TIMEOUT_S).get("ready"):
+            raise RuntimeError("the CLI fork server did not start")
+
+    def _read_answers(self) -> None:
+        for line in self._process.stdout:
+            self._answers.put(json.loads(line))
+        self._answers.put({"ready": False, "status": None})  # the server is gone
+
+    def _answer(self, timeout: float) -> dict:
+        return self._answers.get(timeout=timeout)
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+        """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
+        with self._lock, tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder:
+            out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+            request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+            self._process.stdin.write(json.dumps(request) + "\n")
+            self._process.stdin.flush()
+            pid = self._answer(self.START_TIMEOUT_S)["pid"]
+            try:
+                status = self._answer(timeout)["status"]
+            except queue.Empty:
+                os.kill(pid, signal.SIGKILL)
+                self._answer(self.START_TIMEOUT_S)
+                raise subprocess.TimeoutExpired(["tritonfleet", *args], timeout) from None
+            if status is None:
+                raise RuntimeError("the CLI fork server died")
+            return subprocess.CompletedProcess(
+                ["tritonfleet", *args], status, out.read_text(errors="replace"), err.read_text(errors="replace")
+            )
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    serve()
