@@ -17,6 +17,7 @@ from pathlib import Path
 from components.aws.exposure import aws_exposure_facts
 from components.gcp.exposure import gcp_exposure_facts
 from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
+
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
 METRICS = frozenset({("TCP", 8002), ("TCP", 8003)})  # Triton's metrics and the model-state exporter
 DNS = frozenset({("UDP", 53), ("TCP", 53)})
