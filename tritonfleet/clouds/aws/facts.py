@@ -329,4 +329,7 @@ INSTANCE_STORE_GB: dict[str, int] = {
 # Sources: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme and
 # #inbound-cidrs, .../deploy/subnet_discovery/ (read 2026-12-03). The policy pack tells internal ALBs from public ones by it.
 ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
-ALB_INTERNAL_SCHEME, ALB_PUBLIC_SCHEME = "internal", "internet-facing"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
+ALB_INTERNAL_SCHEME = "internal"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
+ALB_PUBLIC_SCHEME = "internet-facing"

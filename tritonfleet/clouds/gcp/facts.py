@@ -108,7 +108,10 @@ GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 # ("GKE Ingress controller behavior") and https://cloud.google.com/kubernetes-engine/docs/troubleshooting/ingress
 # ("Incorrect annotation for the Ingress class"), read 2026-12-03. The policy pack tells internal Ingresses by it.
 GKE_INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
-GKE_EXTERNAL_INGRESS_CLASS, GKE_INTERNAL_INGRESS_CLASS = "gce", "gce-internal"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
+GKE_EXTERNAL_INGRESS_CLASS = "gce"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
+GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
 
 # The internal Application Load Balancer's Envoy proxies take addresses from the region's proxy-only subnet (purpose
 # REGIONAL_MANAGED_PROXY, role ACTIVE; one active per VPC network and region; at least 64 addresses, /26 or shorter,
@@ -117,7 +120,10 @@ GKE_EXTERNAL_INGRESS_CLASS, GKE_INTERNAL_INGRESS_CLASS = "gce", "gce-internal"
 # adds that. Sources: https://cloud.google.com/load-balancing/docs/proxy-only-subnets,
 # https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balance-ingress ("Prepare your environment"),
 # https://cloud.google.com/load-balancing/docs/firewall-rules, read 2026-12-03.
-PROXY_ONLY_PURPOSE, PROXY_ONLY_ROLE = "REGIONAL_MANAGED_PROXY", "ACTIVE"
+PROXY_ONLY_PURPOSE = "REGIONAL_MANAGED_PROXY"
+# Source: https://cloud.google.com/load-balancing/docs/proxy-only-subnets (read 2026-12-03).
+PROXY_ONLY_ROLE = "ACTIVE"
+# Source: https://cloud.google.com/load-balancing/docs/proxy-only-subnets (read 2026-12-03): at least 64 addresses.
 PROXY_ONLY_MAX_PREFIX = 26
 
 
