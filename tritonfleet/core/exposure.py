@@ -61,8 +61,8 @@ class ExposureFacts:
     # annotations of every Ingress of that mode.
     ingress_classes: dict[str, str] = field(default_factory=dict)
     ingress_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
-    # The annotation that names the class where the controller reads it there and ignores spec.ingressClassName; ""
-    # where spec.ingressClassName names it.
+    # The annotation that carries the class for a controller that reads it there and ignores spec.ingressClassName
+    # (GKE); "" where spec.ingressClassName names the class.
     ingress_class_annotation: str = ""
     # True when the controller sets the backend protocol per Ingress: REST and gRPC then get one Ingress each
     # (joined into one load balancer by `ingress_group_annotation`); False: one Ingress routes both by path.

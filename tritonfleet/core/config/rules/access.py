@@ -159,9 +159,10 @@ def _check_tls(ctx: RuleContext, access: Access, tls_sources: tuple[str, ...], a
             if source in PUBLIC_ONLY_TLS_SOURCES and access.mode == INTERNAL_APPLICATION:
                 allowed = (
                     "not with an internal load balancer: cert-manager's HTTP-01 challenge needs the hostname reachable "
-                    "from the internet. Use " + " or ".join(tls_sources) + " (e.g. a Secret that cert-manager fills "
-                    "through a DNS-01 Certificate)"
+                    "from the internet. Use " + " or ".join(tls_sources)
                 )
+                if "secretName" in tls_sources:
+                    allowed += " (secretName: a Secret that cert-manager can fill through a DNS-01 Certificate)"
             ctx.remove(f"{at}.tls.{source}", access.tls.value_of(source), allowed)
 
 
