@@ -25,7 +25,22 @@ ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
         "aws",
         {"exposure": "public", "hostname": "llm.example.com", "tls": {"certificateArn": ACM_ARN}, "restrictInference": True},
     ),
+    (
+        "aws-internal-application",
+        "aws",
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com", "tls": {"certificateArn": ACM_ARN}, "clientCidrs": ["10.0.0.0/8"]},
+    ),
     ("gcp-cluster-labels", "gcp", {"clientPodLabels": {"app.kubernetes.io/part-of": "frontend"}}),
+    (
+        "gcp-internal-application-pre-shared",
+        "gcp",
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"preSharedCert": "vision-regional"}},
+    ),
+    (
+        "gcp-internal-application-secret",
+        "gcp",
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True},
+    ),
     ("gcp-internal", "gcp", {"exposure": "internal", "clientCidrs": ["10.128.0.0/9"], "clientNamespaces": ["apps"]}),
     (
         "gcp-public-cert-manager",

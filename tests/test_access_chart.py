@@ -11,9 +11,10 @@ import json
 import pytest
 
 from components.k8s.access import ADMIN, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
-from tests.access_helpers import ACCESS_CASES, FACTS, chart_values
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
+from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC
 
 IDS = [c[0] for c in ACCESS_CASES]
 
@@ -68,27 +69,31 @@ def test_service_and_ingress_follow_the_exposure(label, cloud, access):
     facts = FACTS[cloud]
     service = _kind(objects, "Service")[0]
     ingresses = _kind(objects, "Ingress")
-    exposure = access.get("exposure", "cluster")
+    mode = deployment(access).access.mode
     grpc_port = next(p for p in service["spec"]["ports"] if p["name"] == "grpc")
     assert grpc_port["appProtocol"] == facts.grpc_app_protocol
-    if exposure == "internal":
+    if mode == INTERNAL:
         assert service["spec"]["type"] == "LoadBalancer"
         assert service["metadata"]["annotations"] == facts.internal_service_annotations
     else:
         assert service["spec"]["type"] == "ClusterIP" and "annotations" not in service["metadata"]
-    if exposure != "public":
+    if mode not in (PUBLIC, INTERNAL_APPLICATION):
         assert ingresses == []
         return
     assert len(ingresses) == (2 if facts.ingress_per_protocol else 1)
     routes = {}
     for ingress in ingresses:
-        assert ingress["spec"]["ingressClassName"] == facts.ingress_class
+        annotations = ingress["metadata"]["annotations"]
+        if facts.ingress_class_annotation:  # GKE: the class in the annotation, never in spec (the controller ignores it)
+            assert annotations[facts.ingress_class_annotation] == facts.ingress_classes[mode]
+            assert "ingressClassName" not in ingress["spec"]
+        else:
+            assert ingress["spec"]["ingressClassName"] == facts.ingress_classes[mode]
         (rule,) = ingress["spec"]["rules"]
         assert rule["host"] == access["hostname"]
         for path in rule["http"]["paths"]:
             routes[path["path"]] = path["backend"]["service"]["port"]["name"]
-        annotations = ingress["metadata"]["annotations"]
-        assert facts.ingress_annotations.items() <= annotations.items()
+        assert facts.ingress_annotations[mode].items() <= annotations.items()
         tls = access["tls"]
         if "certificateArn" in tls or "preSharedCert" in tls:
             source = next(iter(tls))

@@ -48,6 +48,7 @@ def _problems(stack: str, access: dict) -> dict[str, tuple]:
 
 
 PUBLIC = {"exposure": "public", "hostname": "llm.example.com", "restrictInference": True}
+INTERNAL_APP = {"exposure": "internal", "loadBalancer": "application"}
 # (case, stack, access, key below access, text in allowed or fix)
 BAD_ACCESS = [
     ("unknown-exposure", "prod", {"exposure": "internet"}, "exposure", "cluster (ClusterIP only), internal"),
@@ -62,8 +63,16 @@ BAD_ACCESS = [
     ("cert-manager-on-aws", "prod", {**PUBLIC, "tls": {"certManagerIssuer": "letsencrypt"}}, "tls.certManagerIssuer", "aws supports: certificateArn"),
     ("acm-on-gcp", "gcp-prod", {**PUBLIC, "tls": {"certificateArn": ACM_ARN}}, "tls.certificateArn", "gcp supports"),
     ("two-tls-sources", "gcp-prod", {**PUBLIC, "tls": {"secretName": "a", "preSharedCert": "b"}}, "tls", "exactly one certificate source"),
-    ("tls-without-public", "prod", {"exposure": "internal", "tls": {"certificateArn": ACM_ARN}}, "tls", "only with exposure public"),
-    ("hostname-without-public", "prod", {"hostname": "llm.example.com"}, "hostname", "only with exposure public"),
+    ("tls-without-public", "prod", {"exposure": "internal", "tls": {"certificateArn": ACM_ARN}}, "tls", "only with an Application load balancer"),
+    ("hostname-without-public", "prod", {"hostname": "llm.example.com"}, "hostname", "only with an Application load balancer"),
+    ("public-network", "prod", {**PUBLIC, "tls": {"certificateArn": ACM_ARN}, "loadBalancer": "network"}, "loadBalancer", "application (or unset) when exposure is public"),
+    ("load-balancer-in-cluster-mode", "prod", {"loadBalancer": "application"}, "loadBalancer", "only with exposure internal or public"),
+    ("unknown-load-balancer", "prod", {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"], "loadBalancer": "alb"}, "loadBalancer", "network (L4"),
+    ("internal-application-without-hostname", "prod", {**INTERNAL_APP, "tls": {"certificateArn": ACM_ARN}, "clientCidrs": ["10.0.0.0/8"]}, "hostname", "required with loadBalancer application"),
+    ("internal-application-without-tls", "gcp-prod", {**INTERNAL_APP, "hostname": "llm.internal.example.com"}, "tls.secretName", "preSharedCert, secretName"),
+    ("internal-application-cert-manager", "gcp-prod", {**INTERNAL_APP, "hostname": "llm.internal.example.com", "tls": {"certManagerIssuer": "letsencrypt"}}, "tls.certManagerIssuer", "HTTP-01"),
+    ("internal-application-without-cidrs-aws", "prod", {**INTERNAL_APP, "hostname": "llm.internal.example.com", "tls": {"certificateArn": ACM_ARN}}, "clientCidrs", "inbound-cidrs"),
+    ("internal-application-cidrs-gcp", "gcp-prod", {**INTERNAL_APP, "hostname": "llm.internal.example.com", "tls": {"secretName": "llm-tls"}, "clientCidrs": ["10.0.0.0/8"]}, "clientCidrs", "use loadBalancer network"),
     ("empty-client-namespaces", "prod", {"clientNamespaces": []}, "clientNamespaces", "selects no client"),
     ("bad-client-namespace", "prod", {"clientNamespaces": ["Apps"]}, "clientNamespaces[0]", "namespace name"),
     ("bad-label-value", "prod", {"clientPodLabels": {"app": "front end"}}, "clientPodLabels.app", "selects no pod"),
@@ -81,6 +90,24 @@ def test_bad_access_is_a_clear_problem(case, stack, access, key, text):
     value, allowed, fix = problems[key]
     assert text in allowed + fix
     assert fix.startswith(("pulumi config set --path", "pulumi config rm --path")) and f"--stack {stack}" in fix
+
+
+def test_internal_application_without_hostname_and_tls_lists_both_fixes_at_once():
+    problems = _problems("prod", {**INTERNAL_APP, "clientCidrs": ["10.0.0.0/8"]})
+    assert {"hostname", "tls.certificateArn"} <= set(problems)
+    assert problems["hostname"][2] == (
+        "pulumi config set --path 'tritonfleet:tritonDeployments[0].access.hostname' llm.internal.example.com --stack prod"
+    )
+    assert "restrictInference" not in problems  # internal needs no inference key
+
+
+def test_load_balancer_defaults_follow_the_exposure():
+    from tests.access_helpers import deployment
+
+    modes = {exposure: deployment({"exposure": exposure}).access.mode for exposure in ("cluster", "internal", "public")}
+    assert modes == {"cluster": "cluster", "internal": "internal", "public": "public"}
+    assert deployment({"exposure": "internal", "loadBalancer": "network"}).access.mode == "internal"
+    assert deployment({"exposure": "internal", "loadBalancer": "application"}).access.mode == "internal-application"
 
 
 def test_public_without_tls_or_auth_lists_both_fixes_at_once():

@@ -1,7 +1,7 @@
 """The NetworkPolicies the chart renders, proven with a real NetworkPolicy engine (network-config-analyzer, `nca`).
 
-For every shipped stack: its releases as planned (exposure `cluster`, default clients), then `internal` and `public`
-with a named client namespace. Each case lives in its own namespaces of one simulated cluster, next to peer pods (a
+For every shipped stack: its releases as planned (exposure `cluster`, default clients), then `internal` (network load
+balancer), `internal` with `loadBalancer: application` and `public` with a named client namespace. Each case lives in its own namespaces of one simulated cluster, next to peer pods (a
 client, a pod of the same namespace that is no client, a pod of an unnamed namespace, Prometheus and another pod in
 `monitoring`, kube-dns) and addresses (the load balancer's sources, a client network, pod and VPC ranges, the
 internet, the metadata servers). nca computes the connectivity map once; every cell of the expected matrix
@@ -33,6 +33,7 @@ from tests.serving_helpers import planned_values, render, triton_cases
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import TritonDeployment, load_stack_config
 from tritonfleet.core.conventions import triton_release_name
+from tritonfleet.core.exposure import CLUSTER, INTERNAL, INTERNAL_APPLICATION, MODES, PUBLIC
 
 # network-config-analyzer pins PyYAML and networkx exactly (conflicting with the project's pins), so it lives in its
 # own virtualenv (`make test` creates venv-nca/, like venv-checkov/).
@@ -61,12 +62,13 @@ CLIENT_NETWORK = "172.20.0.0/16"  # clientCidrs of the internal cases
 
 @dataclass
 class Case:
-    """One stack in one exposure mode, in namespaces of its own (prefix) of the simulated cluster."""
+    """One stack in one exposure mode (tritonfleet.core.exposure), in namespaces of its own (prefix) of the simulated
+    cluster."""
 
     label: str
     stack: str
     cloud: str
-    exposure: str
+    exposure: str  # the mode
     prefix: str
     releases: dict[str, dict[str, Any]]  # release name -> chart values
     named_namespace: bool
@@ -81,13 +83,15 @@ def _stack_config(stack: str):
     return load_stack_config(engine_config(stack), stack)
 
 
-def _exposed_access(case_prefix: str, cloud: str, exposure: str) -> dict[str, Any]:
-    access: dict[str, Any] = {"exposure": exposure, "clientNamespaces": [f"{case_prefix}-apps"]}
-    if exposure == "internal":
+def _exposed_access(case_prefix: str, cloud: str, mode: str) -> dict[str, Any]:
+    access: dict[str, Any] = {"exposure": "internal" if mode == INTERNAL_APPLICATION else mode, "clientNamespaces": [f"{case_prefix}-apps"]}
+    if mode == INTERNAL or (mode == INTERNAL_APPLICATION and cloud == "aws"):  # a GKE Ingress takes no clientCidrs
         access["clientCidrs"] = [CLIENT_NETWORK]
-    if exposure == "public":
+    if mode in (INTERNAL_APPLICATION, PUBLIC):
         tls = {"certificateArn": ACM_ARN} if cloud == "aws" else {"preSharedCert": "llm-cert"}
         access |= {"hostname": "llm.example.com", "tls": tls, "restrictInference": True}
+    if mode == INTERNAL_APPLICATION:
+        access["loadBalancer"] = "application"
     return access
 
 
@@ -102,9 +106,9 @@ def cases() -> tuple[Case, ...]:
         config = _stack_config(stack)
         releases = [release for s, release in triton_cases() if s == stack]
         planned = {release: planned_values(stack, release) for release in releases}
-        for exposure in ("cluster", "internal", "public"):
+        for exposure in MODES:
             prefix = f"c{len(out)}"
-            if exposure == "cluster":  # as the stack ships: no clients named
+            if exposure == CLUSTER:  # as the stack ships: no clients named
                 values = planned
             else:
                 values = {}
@@ -114,7 +118,7 @@ def cases() -> tuple[Case, ...]:
                     )
                     release = triton_release_name(deployment.name)
                     values[release] = {**planned[release], **access_values(changed, _facts(stack, config.cloud))}
-            out.append(Case(f"{stack}-{exposure}", stack, config.cloud, exposure, prefix, values, exposure != "cluster"))
+            out.append(Case(f"{stack}-{exposure}", stack, config.cloud, exposure, prefix, values, exposure != CLUSTER))
     for case in out:
         case.objects = [o for release, v in case.releases.items() for o in render(v, name=release, namespace=case.namespace)]
     return tuple(out)
@@ -270,7 +274,7 @@ def sources(case: Case) -> dict[str, list[str]]:
         "prometheus": ["monitoring/prometheus"],
         "monitoring-other": ["monitoring/grafana"],
         "load-balancer": load_balancer,
-        "client-network": [_address(CLIENT_NETWORK)] if case.exposure == "internal" else [],
+        "client-network": [_address(CLIENT_NETWORK)] if case.exposure in (INTERNAL, INTERNAL_APPLICATION) else [],
         "elsewhere": [INTERNET, *_pod_range_addresses(case)],
     }
 
@@ -286,7 +290,7 @@ def destinations(case: Case) -> dict[str, list[str]]:
 
 
 def _case_ids() -> list[str]:
-    return [f"{stack}-{exposure}" for stack in STACKS for exposure in ("cluster", "internal", "public")]
+    return [f"{stack}-{mode}" for stack in STACKS for mode in MODES]
 
 
 def _case(label: str) -> Case:
@@ -350,7 +354,7 @@ def test_releases_sharing_a_namespace_render_no_object_twice(label):
 
 
 def test_every_shipped_stack_and_mode_is_a_case():
-    assert {(c.stack, c.exposure) for c in cases()} == {(s, e) for s in STACKS for e in ("cluster", "internal", "public")}
+    assert {(c.stack, c.exposure) for c in cases()} == {(s, m) for s in STACKS for m in MODES}
     assert len({c.cloud for c in cases()}) == 2
     assert any(len(c.releases) > 1 for c in cases()), "a stack with two releases in one namespace"
 

@@ -51,3 +51,80 @@ def test_shipped_stacks_stay_private(plan):
         assert values["networkPolicy"]["enabled"] and values["networkPolicy"]["clientCidrs"] == []
         if plan["cloud"] == "gcp":  # Workload Identity tokens come from the node's metadata server
             assert {"cidr": "169.254.169.252/32", "port": 988, "protocol": "TCP"} in values["networkPolicy"]["extraEgress"]
+
+
+def _plan_with_access(tmp_path, stack: str, access: dict, cluster: dict | None = None) -> dict:
+    """The plan of a shipped stack whose first Triton deployment has this `access` (and these cluster keys)."""
+    import shutil
+
+    import yaml
+
+    from tests.conftest import ROOT
+    from tritonfleet.plan.document import build_plan
+
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
+    shutil.copy(ROOT / "__main__.py", tmp_path)
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    path = tmp_path / "stacks" / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["tritonfleet:tritonDeployments"][0]["access"] = access
+    doc["config"].setdefault("tritonfleet:cluster", {}).update(cluster or {})
+    path.write_text(yaml.safe_dump(doc))
+    return build_plan(tmp_path, stack)
+
+
+def _exposed_values(plan: dict) -> dict:
+    """The chart values of the Triton release that has an Ingress."""
+    (values,) = [
+        r["inputs"]["values"]
+        for r in plan["resources"]
+        if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["values"].get("ingress", {}).get("enabled")
+    ]
+    return values
+
+
+INTERNAL_APP = {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com"}
+
+
+def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subnet_and_its_firewall_rule(tmp_path, stock_plan):
+    from components.gcp.exposure import GOOGLE_FRONT_END_RANGES
+
+    access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}}
+    plan = _plan_with_access(tmp_path, "gcp-prod", access, {"proxyOnlySubnetCidr": "10.30.0.0/23"})
+    values = _exposed_values(plan)
+    ingress = values["ingress"]
+    assert ingress["enabled"] and ingress["className"] == ""
+    assert ingress["annotations"]["kubernetes.io/ingress.class"] == "gce-internal"
+    assert ingress["annotations"]["ingress.gcp.kubernetes.io/pre-shared-cert"] == "llm-regional"
+    assert values["service"]["type"] == "ClusterIP"
+    assert values["networkPolicy"]["loadBalancerCidrs"] == ["10.30.0.0/23", *GOOGLE_FRONT_END_RANGES]
+    assert values["networkPolicy"]["clientCidrs"] == []  # the proxies hide client addresses
+    (subnet,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/subnetwork:Subnetwork" and r["inputs"].get("purpose")]
+    assert (subnet["inputs"]["purpose"], subnet["inputs"]["role"]) == ("REGIONAL_MANAGED_PROXY", "ACTIVE")
+    assert subnet["inputs"]["ipCidrRange"] == "10.30.0.0/23" and subnet["inputs"]["name"] == "tf-gcp-prod-proxy-only"
+    (nodes,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/subnetwork:Subnetwork" and not r["inputs"].get("purpose")]
+    assert subnet["inputs"]["region"] == nodes["inputs"]["region"] and subnet["inputs"]["network"] == nodes["inputs"]["network"]
+    (rule,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/firewall:Firewall" and r["name"].endswith("proxy-only-to-triton")]
+    assert rule["inputs"]["sourceRanges"] == ["10.30.0.0/23"] and rule["inputs"]["direction"] == "INGRESS"
+    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["8000", "8001"]}]
+    # The stock stack (no internal Application load balancer) plans neither.
+    stock = stock_plan("gcp-prod")["resources"]
+    assert not [r for r in stock if r["type"] == "gcp:compute/subnetwork:Subnetwork" and r["inputs"].get("purpose")]
+    assert not [r for r in stock if r["name"].endswith("proxy-only-to-triton")]
+
+
+def test_eks_internal_application_plans_an_internal_alb_ingress(tmp_path):
+    from tests.access_helpers import ACM_ARN
+
+    access = {**INTERNAL_APP, "tls": {"certificateArn": ACM_ARN}, "clientCidrs": ["10.0.0.0/8"]}
+    plan = _plan_with_access(tmp_path, "prod", access)
+    values = _exposed_values(plan)
+    ingress = values["ingress"]
+    assert ingress["className"] == "alb" and ingress["perProtocol"] is True
+    assert ingress["annotations"]["alb.ingress.kubernetes.io/scheme"] == "internal"
+    assert ingress["annotations"]["alb.ingress.kubernetes.io/certificate-arn"] == ACM_ARN
+    assert ingress["annotations"]["alb.ingress.kubernetes.io/inbound-cidrs"] == "10.0.0.0/8"
+    assert values["service"]["type"] == "ClusterIP"
+    assert values["networkPolicy"]["loadBalancerCidrs"] and values["networkPolicy"]["clientCidrs"] == []
+    # The controller that provisions it is installed.
+    assert [r for r in plan["resources"] if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["chart"] == "aws-load-balancer-controller"]

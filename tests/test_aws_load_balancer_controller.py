@@ -120,3 +120,19 @@ def test_a_new_vpc_has_an_s3_gateway_endpoint_on_its_private_route_tables():
     assert set(endpoint.inputs["routeTableIds"]) == private_tables
     by_type, _ = run("dev", cluster=EXISTING_VPC)
     assert "aws:ec2/vpcEndpoint:VpcEndpoint" not in by_type  # someone else's VPC: the plan prices NAT instead
+
+
+def test_both_alb_modes_are_one_ingress_shape_apart_from_the_scheme():
+    """internal-application and public differ only in the ALB scheme; every mode's sources are the load balancers'
+    subnets (internal ALBs live there too)."""
+    from components.aws.exposure import aws_exposure_facts
+
+    facts = aws_exposure_facts(("10.0.224.0/24", "10.0.225.0/24"))
+    assert facts.ingress_classes == {"internal-application": "alb", "public": "alb"} and not facts.ingress_class_annotation
+    internal, public = facts.ingress_annotations["internal-application"], facts.ingress_annotations["public"]
+    scheme = "alb.ingress.kubernetes.io/scheme"
+    assert (internal[scheme], public[scheme]) == ("internal", "internet-facing")
+    assert {k: v for k, v in internal.items() if k != scheme} == {k: v for k, v in public.items() if k != scheme}
+    assert set(facts.load_balancer_sources) == {"internal", "internal-application", "public"}
+    assert set(facts.load_balancer_sources.values()) == {("10.0.224.0/24", "10.0.225.0/24")}
+    assert not facts.keeps_client_address

@@ -72,13 +72,40 @@ def test_bad_gke_values_name_the_allowed_ones(key, value):
     assert "pulumi config set --path" in message
 
 
-@pytest.mark.parametrize(("key", "value"), [("gpuDriver", "operator"), ("releaseChannel", "STABLE")])
+@pytest.mark.parametrize(
+    ("key", "value"), [("gpuDriver", "operator"), ("releaseChannel", "STABLE"), ("proxyOnlySubnetCidr", "10.10.16.0/23")]
+)
 def test_gke_only_keys_are_rejected_on_aws(key, value):
     aws = decoded("dev")
     aws["cluster"][key] = value
     found, message = problems(aws, "dev")
     assert [p.key for p in found] == [f"cluster.{key}"]
     assert "GKE only" in found[0].allowed and "pulumi config rm --path 'tritonfleet:cluster." in message
+
+
+def test_a_proxy_only_range_of_the_users_choice_loads():
+    data = decoded("gcp-dev")
+    data["cluster"]["proxyOnlySubnetCidr"] = "10.30.0.0/23"
+    assert load(data).cluster.proxy_only_subnet_cidr == "10.30.0.0/23"
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "suggested"),
+    [
+        ("10.30.0.0/28", "/26 or larger", "10.30.0.0/23"),
+        ("10.17.0.0/23", "outside the stack's pod range", "10.10.16.0/23"),
+        ("10.10.8.0/23", "outside the stack's node range", "10.10.16.0/23"),
+        ("10.30.0.1/23", "an IPv4 CIDR such as 10.10.16.0/23", "10.10.16.0/23"),
+        ("proxies", "an IPv4 CIDR such as 10.10.16.0/23", "10.10.16.0/23"),
+    ],
+)
+def test_a_bad_proxy_only_range_names_the_rule_and_a_fix(value, text, suggested):
+    data = decoded("gcp-dev")
+    data["cluster"]["proxyOnlySubnetCidr"] = value
+    found, message = problems(data)
+    (problem,) = [p for p in found if p.key == "cluster.proxyOnlySubnetCidr"]
+    assert problem.value == value and text in problem.allowed
+    assert f"pulumi config set --path 'tritonfleet:cluster.proxyOnlySubnetCidr' {suggested} --stack gcp-dev" in message
 
 
 def test_a_gke_node_image_is_rejected_on_aws():

@@ -246,9 +246,39 @@ def test_the_gke_address_plan_does_not_overlap():
     import ipaddress
     import itertools
 
-    from components.gcp.network import CONTROL_PLANE_CIDR, NODE_CIDR, POD_CIDR, SERVICE_CIDR
+    from components.gcp.layout import CONTROL_PLANE_CIDR, NODE_CIDR, PLANNED_RANGES, POD_CIDR, PROXY_ONLY_CIDR, SERVICE_CIDR
+    from tritonfleet.clouds.gcp.facts import PROXY_ONLY_MAX_PREFIX
 
-    ranges = [ipaddress.ip_network(cidr) for cidr in (NODE_CIDR, POD_CIDR, SERVICE_CIDR, CONTROL_PLANE_CIDR)]
+    ranges = [ipaddress.ip_network(cidr) for cidr in (NODE_CIDR, POD_CIDR, SERVICE_CIDR, CONTROL_PLANE_CIDR, PROXY_ONLY_CIDR)]
     assert all(a.is_private for a in ranges)
     assert not any(a.overlaps(b) for a, b in itertools.combinations(ranges, 2))
     assert ipaddress.ip_network(CONTROL_PLANE_CIDR).prefixlen == 28  # GKE requires a /28 for the control plane
+    assert ipaddress.ip_network(PROXY_ONLY_CIDR).prefixlen <= PROXY_ONLY_MAX_PREFIX
+    assert set(PLANNED_RANGES.values()) == {NODE_CIDR, POD_CIDR, SERVICE_CIDR, CONTROL_PLANE_CIDR}
+
+
+def test_only_an_internal_application_load_balancer_asks_for_the_proxy_only_subnet():
+    from components.gcp.layout import PROXY_ONLY_CIDR, needs_proxy_only_subnet, proxy_only_cidr
+
+    data = decoded("gcp-prod")
+    stock = load_stack_config(encoded(data), "gcp-prod")
+    assert not needs_proxy_only_subnet(stock) and proxy_only_cidr(stock) == PROXY_ONLY_CIDR
+    data["tritonDeployments"][0]["access"] = {
+        "exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com", "tls": {"secretName": "llm-tls"},
+    }  # fmt: skip
+    data["cluster"]["proxyOnlySubnetCidr"] = "10.30.0.0/23"
+    config = load_stack_config(encoded(data), "gcp-prod")
+    assert needs_proxy_only_subnet(config) and proxy_only_cidr(config) == "10.30.0.0/23"
+    data["tritonDeployments"][0]["access"] = {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"]}  # network: no proxies
+    assert not needs_proxy_only_subnet(load_stack_config(encoded(data), "gcp-prod"))
+
+
+def test_gke_exposure_facts_per_mode():
+    from components.gcp.exposure import GOOGLE_FRONT_END_RANGES, gcp_exposure_facts
+
+    facts = gcp_exposure_facts("10.30.0.0/23")
+    assert facts.ingress_classes == {"internal-application": "gce-internal", "public": "gce"}
+    assert facts.ingress_class_annotation == "kubernetes.io/ingress.class"
+    assert facts.load_balancer_sources["internal-application"] == ("10.30.0.0/23", *GOOGLE_FRONT_END_RANGES)
+    assert facts.load_balancer_sources["public"] == GOOGLE_FRONT_END_RANGES and facts.load_balancer_sources["internal"] == ()
+    assert facts.keeps_client_address == frozenset({"internal"})  # proxies hide the client's address

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.access_helpers import ACCESS_CASES, FACTS, chart_values
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
 from tests.local_servers import free_port, stop
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_autoscaling_live import CASES, backends_folder, start_triton
-from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST
+from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PER_CONNECTION, PER_REQUEST, PUBLIC, mode_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
 
@@ -52,7 +52,7 @@ def _grpc_path(objects: list[dict]) -> str:
 def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, cloud, access):
     """A mode whose gRPC goes through an Ingress (an L7 proxy) is the one the cloud's facts call per request; an L4
     LoadBalancer Service per connection; `cluster` has no cloud load balancer and no fact."""
-    mode = access.get("exposure", "cluster")
+    mode = deployment(access).access.mode
     path = _grpc_path(render(chart_values(cloud, access), name="triton-llm"))
     fact = FACTS[cloud].grpc_balancing.get(mode)
     expected = {"ingress": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
@@ -61,7 +61,7 @@ def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, clo
 
 def test_every_balancing_fact_has_a_dated_source():
     for cloud, facts in FACTS.items():
-        assert set(facts.grpc_balancing) == {"internal", "public"}, cloud
+        assert set(facts.grpc_balancing) == {INTERNAL, INTERNAL_APPLICATION, PUBLIC}, cloud
         for fact in facts.grpc_balancing.values():
             assert fact.balances in (PER_REQUEST, PER_CONNECTION)
             assert re.match(r"https://\S+ \(read \d{4}-\d{2}-\d{2}\): \S", fact.source), fact.source
@@ -74,7 +74,10 @@ def test_docs_state_per_cloud_and_mode_which_path_balances_per_request():
     for cloud, facts in FACTS.items():
         for mode, fact in facts.grpc_balancing.items():
             url = fact.source.split(" ", 1)[0]
-            row = rf"\| {names[cloud]} \| `{mode}` \| {re.escape(fact.load_balancer)} \| \*\*{fact.balances}\*\* \|.*{re.escape(url)}"
+            row = (
+                rf"\| {names[cloud]} \| {re.escape(mode_label(mode))} \| {re.escape(fact.load_balancer)} \| "
+                rf"\*\*{fact.balances}\*\* \|.*{re.escape(url)}"
+            )
             assert re.search(row, text), (cloud, mode)
 
 

@@ -1,32 +1,49 @@
 """How Triton is exposed on EKS, as cloud-neutral ExposureFacts (plain data, no Pulumi).
 
-Both modes need the AWS Load Balancer Controller in the cluster (docs/access.md): it provisions an internal NLB for
-`internal` and an ALB for `public`. The ALB terminates TLS with an ACM certificate and speaks HTTP/2 to the pods on
-the gRPC Ingress (backend-protocol-version GRPC), so gRPC works end to end; REST goes over HTTP/1.1.
+Every mode needs the AWS Load Balancer Controller in the cluster (docs/access.md): it provisions an internal NLB for
+`internal`, an internal ALB for `internal-application` and an internet-facing ALB for `public`. The ALB terminates TLS
+with an ACM certificate and speaks HTTP/2 to the pods on the gRPC Ingress (backend-protocol-version GRPC), so gRPC works
+end to end; REST goes over HTTP/1.1. Both ALB modes are one Ingress shape; only the scheme differs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST, ControlPlaneAccess, ExposureFacts, GrpcBalancing
+from tritonfleet.clouds.aws.facts import ALB_INTERNAL_SCHEME, ALB_PUBLIC_SCHEME, ALB_SCHEME_ANNOTATION
+from tritonfleet.core.exposure import (
+    INTERNAL,
+    INTERNAL_APPLICATION,
+    PER_CONNECTION,
+    PER_REQUEST,
+    PUBLIC,
+    ControlPlaneAccess,
+    ExposureFacts,
+    GrpcBalancing,
+)
 
 ALB = "alb.ingress.kubernetes.io"
 
+ALB_GRPC_SOURCE = (
+    "https://aws.amazon.com/about-aws/whats-new/2020/10/application-load-balancers-enable-grpc-workloads-end-to-end-"
+    "http-2-support/ (read 2026-12-03): the ALB routes and balances gRPC calls; gRPC needs an HTTPS listener and a "
+    "target group of protocol version gRPC"
+)
 GRPC_BALANCING = {
-    "internal": GrpcBalancing(
+    INTERNAL: GrpcBalancing(
         "internal NLB (target type ip)",
         PER_CONNECTION,
         "https://aws.amazon.com/elasticloadbalancing/network-load-balancer/ (read 2026-12-03): an NLB works at the "
         "connection level (layer 4) and routes connections to targets",
     ),
-    "public": GrpcBalancing(
-        "ALB, HTTPS listener, target group protocol version GRPC",
-        PER_REQUEST,
-        "https://aws.amazon.com/about-aws/whats-new/2020/10/application-load-balancers-enable-grpc-workloads-end-to-end-"
-        "http-2-support/ (read 2026-12-03): the ALB routes and balances gRPC calls; gRPC needs an HTTPS listener and a "
-        "target group of protocol version gRPC",
-    ),
+    INTERNAL_APPLICATION: GrpcBalancing("internal ALB, HTTPS listener, target group protocol version GRPC", PER_REQUEST, ALB_GRPC_SOURCE),
+    PUBLIC: GrpcBalancing("ALB, HTTPS listener, target group protocol version GRPC", PER_REQUEST, ALB_GRPC_SOURCE),
+}
+# Every ALB Ingress, whatever its scheme.
+ALB_ANNOTATIONS = {
+    f"{ALB}/target-type": "ip",
+    f"{ALB}/listen-ports": '[{"HTTPS": 443}]',
+    f"{ALB}/ssl-policy": "ELBSecurityPolicy-TLS13-1-2-2021-06",
 }
 
 
@@ -35,19 +52,18 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
     NLB IP targets over TCP; the ALB is a proxy), and their health checks come from there too. Those addresses lie in
     the load balancers' subnets, `load_balancer_cidrs`, which hold no node and so no pod: never the VPC CIDR, where
     the VPC CNI gives pods their addresses. Client networks are limited at the load balancer (its security group from
-    loadBalancerSourceRanges, the ALB's inbound-cidrs), since the pod sees only the load balancer."""
+    loadBalancerSourceRanges, the ALB's inbound-cidrs), since the pod sees only the load balancer. Internal ALBs live in
+    those subnets too (tagged kubernetes.io/role/internal-elb as well as role/elb), so every mode has the same sources."""
     return ExposureFacts(
         internal_service_annotations={
             "service.beta.kubernetes.io/aws-load-balancer-type": "external",
             "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
             "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
         },
-        ingress_class="alb",
+        ingress_classes={INTERNAL_APPLICATION: "alb", PUBLIC: "alb"},
         ingress_annotations={
-            f"{ALB}/scheme": "internet-facing",
-            f"{ALB}/target-type": "ip",
-            f"{ALB}/listen-ports": '[{"HTTPS": 443}]',
-            f"{ALB}/ssl-policy": "ELBSecurityPolicy-TLS13-1-2-2021-06",
+            INTERNAL_APPLICATION: {ALB_SCHEME_ANNOTATION: ALB_INTERNAL_SCHEME, **ALB_ANNOTATIONS},
+            PUBLIC: {ALB_SCHEME_ANNOTATION: ALB_PUBLIC_SCHEME, **ALB_ANNOTATIONS},
         },
         ingress_per_protocol=True,
         ingress_group_annotation=f"{ALB}/group.name",
@@ -58,7 +74,7 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
         # gRPC target groups health-check /AWS.ALB/healthcheck and accept gRPC code 12 by default: Triton answers that.
         grpc_ingress_annotations={f"{ALB}/backend-protocol-version": "GRPC"},
         certificate_annotations={"certificateArn": f"{ALB}/certificate-arn"},
-        load_balancer_sources={"internal": tuple(load_balancer_cidrs), "public": tuple(load_balancer_cidrs)},
+        load_balancer_sources={mode: tuple(load_balancer_cidrs) for mode in (INTERNAL, INTERNAL_APPLICATION, PUBLIC)},
         ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
         grpc_balancing=GRPC_BALANCING,
         # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is

@@ -30,6 +30,7 @@ from components.gcp.compute_classes import compute_class_specs, create_compute_c
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
+from components.gcp.layout import needs_proxy_only_subnet, proxy_only_cidr
 from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
@@ -83,7 +84,14 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             opts=child,
         )
         network = create_network(
-            name, GkeNetworkArgs(stack=config.stack, region=config.region, protected=config.protected), opts=child
+            name,
+            GkeNetworkArgs(
+                stack=config.stack,
+                region=config.region,
+                protected=config.protected,
+                proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+            ),
+            opts=child,
         )
         system = config.cluster.system_nodes
         system_layout = system_pool_layout(config)
@@ -216,7 +224,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             kubeconfig=floor.kubeconfig,
             pools=floor.pools,
             **shared_facts(stores, identities),
-            exposure=gcp_exposure_facts(),
+            exposure=gcp_exposure_facts(proxy_only_cidr(config)),
             monitoring=gcp_monitoring_facts(),
             gpu_operator_values=gke_gpu_operator_values(gpu_driver_setup(config), config.cluster.kubernetes_version),
             gpu_operator_resource_quota=gpu_operator_resource_quota(config),

@@ -9,8 +9,9 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.exposure import gke_control_plane_access
+from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
 from components.gcp.maintenance import Maintenance
-from components.gcp.network import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE, GkeNetwork
+from components.gcp.network import GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
 from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
 from tritonfleet.core.exposure import ControlPlaneAccess

@@ -1,30 +1,52 @@
 """How Triton is exposed on GKE, as cloud-neutral ExposureFacts (plain data, no Pulumi).
 
 `internal` is a passthrough internal load balancer (client addresses are kept, so the NetworkPolicy must allow the
-clients' own ranges: clientCidrs). `public` is a GKE Ingress (external Application Load Balancer) with container-native
-load balancing; one Ingress routes REST and gRPC by path, and the gRPC Service port's appProtocol kubernetes.io/h2c
-asks for HTTP/2 to the pod (VERIFY on a live cluster: docs/access.md).
+clients' own ranges: clientCidrs). `public` is a GKE Ingress of class gce (external Application Load Balancer) and
+`internal-application` one of class gce-internal (regional internal Application Load Balancer, whose proxies connect
+from the VPC's proxy-only subnet: components/gcp/network.py); both use container-native load balancing, one Ingress
+routes REST and gRPC by path, and the gRPC Service port's appProtocol kubernetes.io/h2c asks for HTTP/2 to the pod
+(VERIFY on a live cluster: docs/access.md).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.exposure import PER_CONNECTION, PER_REQUEST, ControlPlaneAccess, EgressRule, ExposureFacts, GrpcBalancing
+from components.gcp.layout import PROXY_ONLY_CIDR
+from tritonfleet.clouds.gcp.facts import GKE_EXTERNAL_INGRESS_CLASS, GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
+from tritonfleet.core.exposure import (
+    INTERNAL,
+    INTERNAL_APPLICATION,
+    PER_CONNECTION,
+    PER_REQUEST,
+    PUBLIC,
+    ControlPlaneAccess,
+    EgressRule,
+    ExposureFacts,
+    GrpcBalancing,
+)
 
-# Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud).
+# Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud; the internal
+# Application Load Balancer's health checks too: https://cloud.google.com/load-balancing/docs/firewall-rules, read
+# 2026-12-03).
 GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
 # The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
 # Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
 METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
 GRPC_BALANCING = {
-    "internal": GrpcBalancing(
+    INTERNAL: GrpcBalancing(
         "internal passthrough Network Load Balancer",
         PER_CONNECTION,
         "https://cloud.google.com/load-balancing/docs/internal/int-netlb-traffic-distribution (read 2026-12-03): a "
         "backend is chosen per connection by consistent hashing and kept in a connection tracking table",
     ),
-    "public": GrpcBalancing(
+    INTERNAL_APPLICATION: GrpcBalancing(
+        "regional internal Application Load Balancer (GKE Ingress gce-internal), HTTP/2 to the pod",
+        PER_REQUEST,
+        "https://cloud.google.com/kubernetes-engine/docs/concepts/ingress-ilb (read 2026-12-03): a proxy-based Layer 7 "
+        "load balancer whose proxies decide where each HTTP(S) request goes (URL map, session affinity, balancing mode)",
+    ),
+    PUBLIC: GrpcBalancing(
         "external Application Load Balancer (GKE Ingress), HTTP/2 to the pod",
         PER_REQUEST,
         "https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-03): the Application Load "
@@ -33,19 +55,30 @@ GRPC_BALANCING = {
 }
 
 
-def gcp_exposure_facts() -> ExposureFacts:
+def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
+    """`proxy_only_cidr`: the VPC's proxy-only subnet (cluster.proxyOnlySubnetCidr), where internal Application Load
+    Balancer proxies connect from."""
+    https_only = {"kubernetes.io/ingress.allow-http": "false"}
     return ExposureFacts(
         internal_service_annotations={"networking.gke.io/load-balancer-type": "Internal"},
-        ingress_class="gce",
-        ingress_annotations={"kubernetes.io/ingress.allow-http": "false"},
+        ingress_classes={INTERNAL_APPLICATION: GKE_INTERNAL_INGRESS_CLASS, PUBLIC: GKE_EXTERNAL_INGRESS_CLASS},
+        ingress_annotations={INTERNAL_APPLICATION: dict(https_only), PUBLIC: dict(https_only)},
+        ingress_class_annotation=GKE_INGRESS_CLASS_ANNOTATION,
         ingress_per_protocol=False,
         grpc_app_protocol="kubernetes.io/h2c",
+        # The same annotation names a global certificate for gce and a regional one (the stack's region) for
+        # gce-internal: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress-ilb (read 2026-12-03).
         certificate_annotations={"preSharedCert": "ingress.gcp.kubernetes.io/pre-shared-cert"},
         # Internal: a passthrough load balancer with externalTrafficPolicy Local keeps the client's address (its health
         # checks probe the node's health-check port, not the pod). Public: container-native load balancing, the Google
-        # Front Ends and health checkers connect to the pod from their own ranges.
-        load_balancer_sources={"internal": (), "public": GOOGLE_FRONT_END_RANGES},
-        keeps_client_address=frozenset({"internal"}),
+        # Front Ends and health checkers connect to the pod from their own ranges. Internal application: the proxies
+        # connect from the proxy-only subnet, the health checkers from Google's ranges; client addresses are not kept.
+        load_balancer_sources={
+            INTERNAL: (),
+            INTERNAL_APPLICATION: (proxy_only_cidr, *GOOGLE_FRONT_END_RANGES),
+            PUBLIC: GOOGLE_FRONT_END_RANGES,
+        },
+        keeps_client_address=frozenset({INTERNAL}),
         extra_egress=METADATA_EGRESS,
         grpc_balancing=GRPC_BALANCING,
     )

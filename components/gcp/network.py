@@ -1,4 +1,5 @@
-"""The GKE network: a VPC-native subnet (pods and services from secondary ranges) and Cloud NAT for private nodes.
+"""The GKE network: a VPC-native subnet (pods and services from secondary ranges), Cloud NAT for private nodes, and,
+when a deployment uses an internal Application Load Balancer, the region's proxy-only subnet and its firewall rule.
 
 Builders here are functions whose resources are children of the GCP adapter (their URNs are those of every existing
 GKE stack); the address plan is plain data.
@@ -11,15 +12,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from tritonfleet.clouds.gcp.facts import control_plane_firewall_ports
-from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, resource_name
-
-# Address plan of the VPC this stack creates (VPC-native: pods and services come from secondary ranges).
-NODE_CIDR = "10.10.0.0/20"
-POD_CIDR = "10.16.0.0/14"
-SERVICE_CIDR = "10.20.0.0/20"
-CONTROL_PLANE_CIDR = "172.16.0.0/28"
-PODS_RANGE, SERVICES_RANGE = "pods", "services"
+from components.gcp.layout import CONTROL_PLANE_CIDR, NODE_CIDR, POD_CIDR, PODS_RANGE, SERVICE_CIDR, SERVICES_RANGE
+from tritonfleet.clouds.gcp.facts import PROXY_ONLY_PURPOSE, PROXY_ONLY_ROLE, control_plane_firewall_ports
+from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, TRITON_INFERENCE_PORTS, resource_name
 
 
 @dataclass(frozen=True)
@@ -32,6 +27,8 @@ class GkeNetworkArgs:
     """The GCP region of the subnet, router and NAT."""
     protected: bool = False
     """Protect the VPC and subnet (deleting them takes the cluster with them)."""
+    proxy_only_cidr: str | None = None
+    """The proxy-only subnet's range when a deployment uses an internal Application Load Balancer; None: no subnet."""
 
 
 @dataclass(frozen=True)
@@ -94,4 +91,32 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
         ],
         opts=opts,
     )
+    if args.proxy_only_cidr:
+        create_proxy_only_subnet(name, args, network, opts)
     return GkeNetwork(network=network, subnet=subnet)
+
+
+def create_proxy_only_subnet(name: str, args: GkeNetworkArgs, network: gcp.compute.Network, opts: pulumi.ResourceOptions) -> None:
+    """The region's proxy-only subnet, where internal Application Load Balancer proxies get their addresses, and the
+    firewall rule that lets them reach Triton's pods (the GKE Ingress controller adds the health-check rule itself,
+    not this one: tritonfleet/clouds/gcp/facts.py)."""
+    assert args.proxy_only_cidr is not None
+    gcp.compute.Subnetwork(
+        f"{name}-proxy-only-subnet",
+        name=resource_name(args.stack, "proxy-only"),
+        network=network.self_link,
+        region=args.region,
+        ip_cidr_range=args.proxy_only_cidr,
+        purpose=PROXY_ONLY_PURPOSE,
+        role=PROXY_ONLY_ROLE,
+        opts=opts,
+    )
+    gcp.compute.Firewall(
+        f"{name}-proxy-only-to-triton",
+        name=resource_name(args.stack, "proxy-only-to-triton"),
+        network=network.self_link,
+        direction="INGRESS",
+        source_ranges=[args.proxy_only_cidr],
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in TRITON_INFERENCE_PORTS])],
+        opts=opts,
+    )

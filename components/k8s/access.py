@@ -12,7 +12,7 @@ from typing import Any
 
 from tritonfleet.core.config import Access, TritonDeployment
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, triton_release_name
-from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS, ExposureFacts
+from tritonfleet.core.exposure import CLUSTER, INFERENCE_APIS, INTERNAL, MODEL_CONTROL_APIS, ExposureFacts
 
 # gRPC clients send a restricted group's header as metadata named GRPC_HEADER_PREFIX + header.
 GRPC_HEADER_PREFIX = "triton-grpc-protocol-"
@@ -71,7 +71,9 @@ def restricted_api_values(access: Access, secret_name: str) -> dict[str, Any]:
 
 
 def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
-    internal = access.exposure == "internal"
+    """A LoadBalancer Service for the internal network load balancer; ClusterIP otherwise (an Ingress, if any, routes
+    to it)."""
+    internal = access.mode == INTERNAL
     return {
         "type": "LoadBalancer" if internal else "ClusterIP",
         "annotations": dict(facts.internal_service_annotations) if internal else {},
@@ -83,11 +85,17 @@ def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
 
 
 def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[str, Any]:
-    if access.exposure != "public":
+    """The Ingress of an Application load balancer mode (public, internal-application); disabled otherwise."""
+    mode = access.mode
+    if mode not in facts.ingress_classes:
         return {"enabled": False}
     tls = access.tls
-    assert tls is not None and access.hostname is not None, "validated configs: public has a hostname and TLS"
-    annotations = dict(facts.ingress_annotations)
+    assert tls is not None and access.hostname is not None, "validated configs: an Ingress has a hostname and TLS"
+    annotations = dict(facts.ingress_annotations.get(mode, {}))
+    class_name = facts.ingress_classes[mode]
+    if facts.ingress_class_annotation:  # the controller reads the class there, and ignores spec.ingressClassName
+        annotations[facts.ingress_class_annotation] = class_name
+        class_name = ""
     tls_secret = certificate_annotation = ""
     for source in tls.sources:
         value = tls.value_of(source)
@@ -105,7 +113,7 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
         annotations[facts.ingress_source_ranges_annotation] = ",".join(access.client_cidrs)
     return {
         "enabled": True,
-        "className": facts.ingress_class,
+        "className": class_name,
         "hostname": access.hostname,
         "annotations": annotations,
         "perProtocol": facts.ingress_per_protocol,
@@ -132,13 +140,14 @@ def network_policy_values(access: Access, facts: ExposureFacts, deployment: str)
     """Triton's pods only: clients to 8000/8001; the load balancer to them; Prometheus to 8002; egress to kube-dns,
     HTTPS, and the cloud's metadata endpoints when keyless access needs them."""
     namespaces, labels = client_selector(access, deployment)
-    exposed = access.exposure != "cluster"
-    keeps_address = access.exposure in facts.keeps_client_address
+    mode = access.mode
+    exposed = mode != CLUSTER
+    keeps_address = mode in facts.keeps_client_address
     return {
         "enabled": True,
         "clientNamespaces": namespaces,
         "clientPodLabels": labels,
-        "loadBalancerCidrs": list(facts.load_balancer_sources.get(access.exposure, ())) if exposed else [],
+        "loadBalancerCidrs": list(facts.load_balancer_sources.get(mode, ())) if exposed else [],
         "clientCidrs": list(access.client_cidrs) if keeps_address else [],
         "metricsNamespace": MONITORING_NAMESPACE,
         "metricsPodLabels": dict(PROMETHEUS_POD_LABELS),

@@ -1,5 +1,7 @@
 """Who can reach a Triton deployment's pods, and what they may reach, per cloud and exposure mode, as plain data.
 
+Modes are tritonfleet.core.exposure's: cluster, internal (network load balancer), internal-application, public.
+
 One source for two readers: tests/test_access_connectivity.py proves every cell with a NetworkPolicy engine
 (network-config-analyzer) on the objects the chart renders, and docs/access.md carries the tables `markdown()` writes
 (`python -m components.k8s.access_matrix` rewrites them; a test keeps the document in step). Cells are what the
@@ -14,9 +16,8 @@ from pathlib import Path
 
 from components.aws.exposure import aws_exposure_facts
 from components.gcp.exposure import gcp_exposure_facts
-from tritonfleet.core.exposure import ExposureFacts
+from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
 
-EXPOSURES = ("cluster", "internal", "public")
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
 METRICS = frozenset({("TCP", 8002), ("TCP", 8003)})  # Triton's metrics and the model-state exporter
 DNS = frozenset({("UDP", 53), ("TCP", 53)})
@@ -60,17 +61,17 @@ def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = ("10.0.224.0/
     return _FACTS[cloud](load_balancer_cidrs)
 
 
-def ingress(facts: ExposureFacts, exposure: str) -> dict[str, frozenset[tuple[str, int]]]:
-    """Source peer -> the (protocol, port) pairs it may open on a Triton pod."""
-    exposed = exposure != "cluster"
+def ingress(facts: ExposureFacts, mode: str) -> dict[str, frozenset[tuple[str, int]]]:
+    """Source peer -> the (protocol, port) pairs it may open on a Triton pod in that exposure mode."""
+    exposed = mode != CLUSTER
     return {
         "client": INFERENCE,
         "same-namespace": NOTHING,
         "other-namespace": NOTHING,
         "prometheus": METRICS,
         "monitoring-other": NOTHING,
-        "load-balancer": INFERENCE if exposed and facts.load_balancer_sources.get(exposure) else NOTHING,
-        "client-network": INFERENCE if exposure in facts.keeps_client_address else NOTHING,
+        "load-balancer": INFERENCE if exposed and facts.load_balancer_sources.get(mode) else NOTHING,
+        "client-network": INFERENCE if mode in facts.keeps_client_address else NOTHING,
         "elsewhere": NOTHING,
     }
 
@@ -100,10 +101,10 @@ def _cell(ports: frozenset[tuple[str, int]]) -> str:
 
 def markdown() -> str:
     """The two tables of docs/access.md: who reaches a Triton pod per cloud and mode, and what a Triton pod reaches."""
-    modes = [(cloud, exposure) for cloud in ("aws", "gcp") for exposure in EXPOSURES]
-    cells = {mode: ingress(cloud_facts(mode[0]), mode[1]) for mode in modes}
+    modes = [(cloud, mode) for cloud in ("aws", "gcp") for mode in MODES]
+    cells = {pair: ingress(cloud_facts(pair[0]), pair[1]) for pair in modes}
     lines = [
-        "| reaches a Triton pod | " + " | ".join(f"{cloud.upper()} `{exposure}`" for cloud, exposure in modes) + " |",
+        "| reaches a Triton pod | " + " | ".join(f"{cloud.upper()} {mode_label(mode)}" for cloud, mode in modes) + " |",
         "|---|" + "---|" * len(modes),
     ]
     lines += [f"| {p.description} | " + " | ".join(_cell(cells[m][p.key]) for m in modes) + " |" for p in INGRESS_PEERS]

@@ -8,7 +8,12 @@ with no annotations is internet-facing on EKS and GKE). Mandatory in prod; the d
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
 from policies._match import get, is_mapping, is_triton_release, items
+from tritonfleet.clouds.aws.facts import ALB_INTERNAL_SCHEME, ALB_SCHEME_ANNOTATION
+from tritonfleet.clouds.gcp.facts import GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
 from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS
+
+# Ingress annotations that make the load balancer internal to the cloud network (either cloud's).
+INTERNAL_INGRESS_ANNOTATIONS = {ALB_SCHEME_ANNOTATION: ALB_INTERNAL_SCHEME, GKE_INGRESS_CLASS_ANNOTATION: GKE_INTERNAL_INGRESS_CLASS}
 
 
 def _restricted_apis(values) -> set[str]:
@@ -17,12 +22,17 @@ def _restricted_apis(values) -> set[str]:
 
 def _public(values) -> str | None:
     """How the release is reachable from the internet, or None."""
-    if get(values, "ingress.enabled") is True:
+    if get(values, "ingress.enabled") is True and not _internal_ingress(values):
         return f"an Ingress for {get(values, 'ingress.hostname', '(no hostname)')}"
     annotations = get(values, "service.annotations", {})
     if get(values, "service.type") == "LoadBalancer" and not (is_mapping(annotations) and len(annotations)):
         return "a LoadBalancer Service without internal-load-balancer annotations"
     return None
+
+
+def _internal_ingress(values) -> bool:
+    annotations = get(values, "ingress.annotations", {})  # keys contain dots: index the mapping, not a dotted path
+    return is_mapping(annotations) and any(annotations.get(k) == v for k, v in INTERNAL_INGRESS_ANNOTATIONS.items())
 
 
 def _has_tls(values) -> bool:

@@ -69,3 +69,24 @@ def test_mandatory_in_prod_advisory_elsewhere(stack, blocking):
     verdicts = [v for v in run_direct(PACK_DIR, plan, stack_policy_config(stack)) if v.policy == rule.POLICY.name]
     assert verdicts and all(v.blocking is blocking for v in verdicts)
     assert find(plan, RELEASE, "triton")  # the plan really holds the release the verdict is about
+
+
+@pytest.mark.parametrize(
+    ("cloud", "access", "annotation", "public_value"),
+    [
+        (
+            "aws",
+            {"tls": {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/x"}, "clientCidrs": ["10.0.0.0/8"]},
+            "alb.ingress.kubernetes.io/scheme",
+            "internet-facing",
+        ),
+        ("gcp", {"tls": {"secretName": "llm-tls"}}, "kubernetes.io/ingress.class", "gce"),
+    ],
+)
+def test_an_internal_ingress_needs_no_inference_key_but_the_same_ingress_made_public_does(cloud, access, annotation, public_value):
+    internal = {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com", **access}
+    values = chart_values(cloud, internal)
+    assert rule.violations(values) == []
+    values["ingress"]["annotations"][annotation] = public_value
+    (found,) = rule.violations(values)
+    assert "public through an Ingress for llm.internal.example.com" in found and "without authentication" in found

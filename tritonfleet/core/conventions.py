@@ -94,6 +94,9 @@ MONITOR_SELECTOR_LABELS = {"release": KUBE_PROMETHEUS_STACK_RELEASE}
 GRAFANA_DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 GRAFANA_DATASOURCE_UID = "prometheus"
 
+# Triton's HTTP and gRPC ports in the pod (the chart's containerPorts): what a load balancer's proxies connect to.
+TRITON_INFERENCE_PORTS = (8000, 8001)
+
 PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 # Ports on the nodes that the API server calls for what the stack installs (APIServices and admission webhooks):
 # prometheus-adapter serves custom.metrics.k8s.io on its chart's listenPort 6443 (tests/upstream/prometheus-adapter-5.3.0),

@@ -25,6 +25,23 @@ class EgressRule:
 
 PER_REQUEST, PER_CONNECTION = "per request", "per connection"
 
+# Exposure modes, what `access.exposure` and `access.loadBalancer` select together; facts and chart values are keyed by
+# them. `internal` is the internal network (L4) load balancer, `internal-application` the internal Application (L7)
+# load balancer; `public` is always an Application load balancer.
+CLUSTER, INTERNAL, INTERNAL_APPLICATION, PUBLIC = "cluster", "internal", "internal-application", "public"
+MODES = (CLUSTER, INTERNAL, INTERNAL_APPLICATION, PUBLIC)
+NETWORK, APPLICATION = "network", "application"  # access.loadBalancer
+
+
+def exposure_mode(exposure: str, load_balancer: str | None) -> str:
+    """The mode of an exposure and its load balancer kind (None: the exposure's default)."""
+    return INTERNAL_APPLICATION if exposure == INTERNAL and load_balancer == APPLICATION else exposure
+
+
+def mode_label(mode: str) -> str:
+    """A mode as a user writes it in `access` (docs tables)."""
+    return "`internal`, `loadBalancer: application`" if mode == INTERNAL_APPLICATION else f"`{mode}`"
+
 
 @dataclass(frozen=True)
 class GrpcBalancing:
@@ -38,11 +55,15 @@ class GrpcBalancing:
 
 @dataclass(frozen=True)
 class ExposureFacts:
-    # Service annotations that make a LoadBalancer Service internal to the cloud network.
+    # Service annotations that make a LoadBalancer Service internal to the cloud network (mode `internal`).
     internal_service_annotations: dict[str, str] = field(default_factory=dict)
-    # The IngressClass of the cloud's HTTP(S) load balancer controller, and annotations for every public Ingress.
-    ingress_class: str = ""
-    ingress_annotations: dict[str, str] = field(default_factory=dict)
+    # Per mode served through an Ingress (an Application load balancer): the class of the cloud's controller, and the
+    # annotations of every Ingress of that mode.
+    ingress_classes: dict[str, str] = field(default_factory=dict)
+    ingress_annotations: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The annotation that carries the class for a controller that reads it there and ignores spec.ingressClassName
+    # (GKE); "" where spec.ingressClassName names the class.
+    ingress_class_annotation: str = ""
     # True when the controller sets the backend protocol per Ingress: REST and gRPC then get one Ingress each
     # (joined into one load balancer by `ingress_group_annotation`); False: one Ingress routes both by path.
     ingress_per_protocol: bool = False
@@ -59,11 +80,12 @@ class ExposureFacts:
     # Exposure modes whose load balancer hands the pod the client's own address (a passthrough load balancer with
     # externalTrafficPolicy Local): there the NetworkPolicy admits the client networks (clientCidrs) too.
     keeps_client_address: frozenset[str] = frozenset()
-    # The public Ingress annotation that limits the load balancer to client networks ("" where the cloud has none).
+    # The Ingress annotation that limits the load balancer to client networks ("" where the cloud has none).
     ingress_source_ranges_annotation: str = ""
     # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
     extra_egress: tuple[EgressRule, ...] = ()
-    # Per exposure mode with a cloud load balancer (internal, public): how it balances gRPC (docs/serving.md).
+    # Per mode with a cloud load balancer (internal, internal-application, public): how it balances gRPC
+    # (docs/serving.md).
     grpc_balancing: dict[str, GrpcBalancing] = field(default_factory=dict)
 
 

@@ -40,7 +40,7 @@ CLOUD_ONLY_CLUSTER_KEYS = {
 NODE_IMAGES = ("al2023", "bottlerocket")
 TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
-PUBLIC_CLIENT_CIDRS = "the ALB's inbound-cidrs"
+INGRESS_CLIENT_CIDRS = "the ALB's inbound-cidrs"
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
 # fallbackPool: EKS has no compute classes; a mixed pool (onDemandBase + spotShare) is one node group set
 POOL_FALLBACK = False

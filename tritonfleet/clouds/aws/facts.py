@@ -322,3 +322,14 @@ INSTANCE_STORE_GB: dict[str, int] = {
     "p5e.48xlarge": 30400,
     "p6-b200.48xlarge": 30400,
 }
+
+# The AWS Load Balancer Controller's Ingress annotation that picks an ALB's scheme: internet-facing, or internal (private
+# addresses only, reachable from the VPC and networks routed to it; placed in the subnets tagged
+# kubernetes.io/role/internal-elb). Without inbound-cidrs the controller opens the ALB's listeners to 0.0.0.0/0.
+# Sources: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme and
+# #inbound-cidrs, .../deploy/subnet_discovery/ (read 2026-12-03). The policy pack tells internal ALBs from public ones by it.
+ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
+ALB_INTERNAL_SCHEME = "internal"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
+ALB_PUBLIC_SCHEME = "internet-facing"

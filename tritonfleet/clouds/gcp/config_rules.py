@@ -7,6 +7,7 @@ Called by the neutral loader (tritonfleet/core/config) through the registry in t
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_NO_DEVICE_PLUGIN_LABEL,
     KUBERNETES_SUPPORT,
     MACHINE_TYPE_ZONES,
+    PROXY_ONLY_MAX_PREFIX,
     SERVICE_ACCOUNT_ID_MAX,
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
@@ -36,11 +38,12 @@ CLOUD_ONLY_CLUSTER_KEYS = {
     "releaseChannel": "release_channel",
     "gpuDriver": "gpu_driver",
     "acknowledgeDatapathReplacement": "acknowledge_datapath_replacement",
+    "proxyOnlySubnetCidr": "proxy_only_subnet_cidr",
 }
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
-PUBLIC_CLIENT_CIDRS = ""  # a GKE Ingress filters sources only through a Cloud Armor policy
+INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress limits sources only through Cloud Armor or a firewall policy
 RESERVATION_EXAMPLE = "my-reservation"
 # fallbackPool: a pool's GKE compute class lists the fallback pool's node pools after its own
 POOL_FALLBACK = True
@@ -100,6 +103,29 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
             if not zone.startswith(f"{region}-"):
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
     _check_kubernetes_version(ctx, cluster)
+    _check_proxy_only_cidr(ctx, cluster)
+
+
+def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
+    """A proxy-only subnet of at least 64 addresses, apart from every range of the stack's address plan."""
+    from components.gcp.layout import PLANNED_RANGES, PROXY_ONLY_CIDR  # the adapter's plan (a plain module, no Pulumi)
+
+    cidr, key = cluster.proxy_only_subnet_cidr, "cluster.proxyOnlySubnetCidr"
+    if cidr is None:
+        return
+    try:
+        network = ipaddress.IPv4Network(cidr, strict=True)
+    except ValueError as exc:
+        ctx.add(key, cidr, f"an IPv4 CIDR such as {PROXY_ONLY_CIDR} ({exc})", PROXY_ONLY_CIDR)
+        return
+    if network.prefixlen > PROXY_ONLY_MAX_PREFIX:
+        allowed = f"a /{PROXY_ONLY_MAX_PREFIX} or larger range (a proxy-only subnet needs at least 64 addresses; /23 recommended)"
+        ctx.add(key, cidr, allowed, str(network.supernet(new_prefix=23)))
+    overlaps = [name for name, planned in PLANNED_RANGES.items() if network.overlaps(ipaddress.IPv4Network(planned))]
+    if overlaps:
+        plan = ", ".join(f"{name} {planned}" for name, planned in PLANNED_RANGES.items())
+        allowed = f"a range outside the stack's {' and '.join(overlaps)} range ({plan})"
+        ctx.add(key, cidr, allowed, PROXY_ONLY_CIDR)
 
 
 def _check_node_account_id(ctx: RuleContext, cluster: Cluster) -> None:

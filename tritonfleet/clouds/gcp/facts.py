@@ -102,6 +102,31 @@ ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 
 
+# GKE Ingress: the controller reads an Ingress's class from the kubernetes.io/ingress.class annotation only (gce: the
+# external Application Load Balancer, gce-internal: the regional internal one) and takes no action on an Ingress that
+# names a class in spec.ingressClassName alone. Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress
+# ("GKE Ingress controller behavior") and https://cloud.google.com/kubernetes-engine/docs/troubleshooting/ingress
+# ("Incorrect annotation for the Ingress class"), read 2026-12-03. The policy pack tells internal Ingresses by it.
+GKE_INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
+GKE_EXTERNAL_INGRESS_CLASS = "gce"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
+GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
+
+# The internal Application Load Balancer's Envoy proxies take addresses from the region's proxy-only subnet (purpose
+# REGIONAL_MANAGED_PROXY, role ACTIVE; one active per VPC network and region; at least 64 addresses, /26 or shorter,
+# /23 recommended) and connect to the pods from there. The GKE Ingress controller adds the firewall rule for Google's
+# health checks (35.191.0.0/16, 130.211.0.0/22) but not the one from the proxy-only subnet to the pods: the stack
+# adds that. Sources: https://cloud.google.com/load-balancing/docs/proxy-only-subnets,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balance-ingress ("Prepare your environment"),
+# https://cloud.google.com/load-balancing/docs/firewall-rules, read 2026-12-03.
+PROXY_ONLY_PURPOSE = "REGIONAL_MANAGED_PROXY"
+# Source: https://cloud.google.com/load-balancing/docs/proxy-only-subnets (read 2026-12-03).
+PROXY_ONLY_ROLE = "ACTIVE"
+# Source: https://cloud.google.com/load-balancing/docs/proxy-only-subnets (read 2026-12-03): at least 64 addresses.
+PROXY_ONLY_MAX_PREFIX = 26
+
+
 def control_plane_firewall_ports(called_ports: dict[str, int]) -> list[int]:
     """The ports the stack's APIServices and webhooks need opened from the control plane (GKE opens the rest)."""
     return sorted({port for port in called_ports.values() if port not in GKE_CONTROL_PLANE_OPEN_PORTS})

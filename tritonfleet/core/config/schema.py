@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
+from tritonfleet.core.exposure import exposure_mode
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 # A Triton model name as tritonfleet accepts it: a repository folder name that needs no escaping in a URL or a probe.
@@ -49,6 +50,12 @@ class Cluster(_Section):
         default_factory=dict,
         description="zone -> private subnet id (subnet-...) of existingVpcId, at least two zones "
         "(AWS; required with existingVpcId)",
+    )
+    proxy_only_subnet_cidr: str | None = Field(
+        None,
+        description="GCP: the IPv4 CIDR of the proxy-only subnet (purpose REGIONAL_MANAGED_PROXY) the stack creates in "
+        "its VPC when a deployment uses exposure internal with loadBalancer application: /26 or larger (Google "
+        "recommends /23), outside the node, pod, service and control-plane ranges. Default 10.10.16.0/23",
     )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     control_plane_cidrs: list[str] | None = Field(
@@ -195,7 +202,7 @@ LABEL_KEY_PATTERN = (
 
 
 class Tls(_Section):
-    """Where the public endpoint's certificate comes from: exactly one of these."""
+    """Where the Application load balancer's certificate comes from: exactly one of these."""
 
     certificate_arn: str | None = Field(
         None,
@@ -203,13 +210,18 @@ class Tls(_Section):
         description="AWS: an ACM certificate ARN (arn:aws:acm:REGION:ACCOUNT:certificate/ID) that covers the hostname",
     )
     pre_shared_cert: str | None = Field(
-        None, pattern=DNS_LABEL_PATTERN, description="GCP: the name of a Compute Engine SSL certificate in the project"
+        None,
+        pattern=DNS_LABEL_PATTERN,
+        description="GCP: the name of a Compute Engine SSL certificate in the project (a global one for public, a "
+        "regional one in the stack's region for internal)",
     )
     secret_name: str | None = Field(
         None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: an existing kubernetes.io/tls Secret in the deployment's namespace"
     )
     cert_manager_issuer: str | None = Field(
-        None, pattern=DNS_SUBDOMAIN_PATTERN, description="GCP: a cert-manager ClusterIssuer that issues the certificate"
+        None,
+        pattern=DNS_SUBDOMAIN_PATTERN,
+        description="GCP, public only: a cert-manager ClusterIssuer that issues the certificate",
     )
 
     @property
@@ -227,13 +239,24 @@ class Access(_Section):
         "cluster",
         description="cluster (ClusterIP only), internal (a cloud-internal load balancer) or public (an ingress with TLS)",
     )
+    load_balancer: Literal["network", "application"] | None = Field(
+        None,
+        description="internal/public only: network (L4, balances gRPC per connection) or application (L7 with TLS, "
+        "balances gRPC per request; needs hostname and tls). Default: network for internal, application for public "
+        "(public takes application only)",
+    )
     hostname: str | None = Field(
         None,
         pattern=HOSTNAME_PATTERN,
         max_length=253,
-        description="public only: the DNS name clients use, lower-case, such as llm.example.com",
+        description="with an application load balancer (public, or internal with loadBalancer application): the DNS "
+        "name clients use, lower-case, such as llm.example.com",
     )
-    tls: Tls | None = Field(None, description="public only: the certificate (an object with one source)")
+    tls: Tls | None = Field(
+        None,
+        description="with an application load balancer (public, or internal with loadBalancer application): the "
+        "certificate (an object with one source)",
+    )
     restrict_model_control: bool = Field(
         True,
         description="true (default): model-repository, model-config, shared-memory, trace and logging need the admin key",
@@ -251,6 +274,11 @@ class Access(_Section):
     client_cidrs: list[str] = Field(
         default_factory=list, description="internal/public only: extra source CIDRs allowed through the load balancer"
     )
+
+    @property
+    def mode(self) -> str:
+        """cluster, internal (network load balancer), internal-application or public (tritonfleet.core.exposure)."""
+        return exposure_mode(self.exposure, self.load_balancer)
 
 
 LATENCY_PATTERN = r"^\d+(\.\d+)?(ms|s)$"

@@ -26,7 +26,7 @@ class CloudConfigRules(Protocol):
     NODE_IMAGES: tuple[str, ...]  # values of cluster.gpuNodeImage on this cloud, the default first
     TLS_SOURCES: tuple[str, ...]  # access.tls sources (camelCase) this cloud supports, the suggested one last
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps
-    PUBLIC_CLIENT_CIDRS: str  # how a public load balancer limits client networks ("" where it cannot)
+    INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
 
