@@ -29,6 +29,10 @@ CONTROL_PLANE_ALERTS = ("KubeControllerManagerDown", "KubeSchedulerDown")
 # The control needs only the chart's absent() alerts to fire (`for: 15m`); promtool evaluates up to the latest
 # eval_time, so the control stops there instead of at EVAL_AT.
 CONTROL_EVAL_AT = "25m"
+# The rules are evaluated every 5 minutes (Prometheus here: 30 s), the series are sampled every minute. The healthy
+# series are steady, so a rule's state at EVAL_AT does not depend on the step: a condition true throughout fires once
+# its `for:` has passed at any step, one false throughout never does; range functions still see 1-minute samples.
+EVALUATION_INTERVAL = "5m"
 
 
 def _config(cloud: str):
@@ -167,7 +171,7 @@ def _promtool_test(groups, input_series, expectations, tmp_path, expressions=())
     if expressions:
         test["promql_expr_test"] = list(expressions)
     (tmp_path / "test.yaml").write_text(
-        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, sort_keys=False)
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": EVALUATION_INTERVAL, "tests": [test]}, sort_keys=False)
     )
     result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"), timeout=240)
     return result.stdout + result.stderr if result.returncode else ""
