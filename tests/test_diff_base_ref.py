@@ -29,7 +29,9 @@ def repo(tmp_path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(".git", "venv", ".venv", "tests", "plans", "__pycache__", "*.egg-info"))
+    # The project without its history, virtualenvs (venv, venv-checkov, venv-nca: hundreds of MB), tests and caches.
+    ignored = (".git", "venv", "venv-*", ".venv", "tests", "plans", "__pycache__", "*.egg-info", ".*_cache")
+    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(*ignored))
     git(repo, "init", "--quiet", "--initial-branch=main")
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "base")
