@@ -1,5 +1,6 @@
-"""checkov on our chart's rendered manifests (the planned values of every shipped stack and the edge values):
-no failed check; every accepted finding is skipped in the chart with a reason (a `checkov.io/skip` annotation)."""
+"""checkov on our chart's rendered manifests (the planned values of every shipped stack and the edge values, and the
+chart in every exposure mode): no failed check; every accepted finding is skipped in the chart with a reason (a
+`checkov.io/skip` annotation). One checkov run scans both sets (checkov takes seconds to start)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.access_helpers import ACCESS_CASES, chart_values
 from tests.conftest import ROOT
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_triton_chart import EDGE_VALUES
@@ -21,22 +23,41 @@ CHECKOV = os.environ.get("CHECKOV") or shutil.which("checkov") or str(ROOT / "ve
 ACCEPTED = {"CKV_K8S_43", "CKV_K8S_15", "CKV_K8S_40", "CKV_K8S_35"}  # explained in docs/serving.md, docs/access.md and the chart's annotations
 
 
+STACKS_AND_EDGES, EXPOSURE_MODES = "stacks-and-edges", "exposure-modes"
+
+
 @pytest.fixture(scope="module")
-def checkov_results(tmp_path_factory) -> dict:
+def scans(tmp_path_factory) -> dict[str, dict]:
+    """checkov's results per rendered set: STACKS_AND_EDGES and EXPOSURE_MODES (a folder each, one checkov run)."""
     if not Path(CHECKOV).exists():
         pytest.skip(f"checkov not installed (looked for {CHECKOV}; it needs its own venv, see docs/serving.md)")
     folder = tmp_path_factory.mktemp("rendered")
-    renderings = [(f"{s}-{n}", planned_values(s, n), n) for s, n in triton_cases()]
-    renderings += [(f"edge-{label}", values, "triton-edge") for label, values in EDGE_VALUES.items()]
-    for label, values, name in renderings:
-        (folder / f"{label}.yaml").write_text(yaml.safe_dump_all(render(values, name=name)))
+    renderings = [(STACKS_AND_EDGES, f"{s}-{n}", planned_values(s, n), n) for s, n in triton_cases()]
+    renderings += [(STACKS_AND_EDGES, f"edge-{label}", values, "triton-edge") for label, values in EDGE_VALUES.items()]
+    renderings += [(EXPOSURE_MODES, label, chart_values(cloud, access), "triton-llm") for label, cloud, access in ACCESS_CASES]
+    for group, label, values, name in renderings:
+        (folder / group).mkdir(exist_ok=True)
+        (folder / group / f"{label}.yaml").write_text(yaml.safe_dump_all(render(values, name=name)))
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
     result = subprocess.run(
         [CHECKOV, "-d", str(folder), "--framework", "kubernetes", "--skip-download", "-o", "json"],
         capture_output=True, text=True, timeout=300, env=env,
     )
     assert result.returncode in (0, 1), result.stderr[-2000:]
-    return json.loads(result.stdout)["results"]
+    results = json.loads(result.stdout)["results"]
+    checks = ("passed_checks", "failed_checks", "skipped_checks")
+    return {
+        group: {
+            **{kind: [c for c in results[kind] if Path(c["file_path"]).parent.name == group] for kind in checks},
+            "parsing_errors": [f for f in results["parsing_errors"] if Path(f).parent.name == group],
+        }
+        for group in (STACKS_AND_EDGES, EXPOSURE_MODES)
+    }
+
+
+@pytest.fixture(scope="module")
+def checkov_results(scans) -> dict:
+    return scans[STACKS_AND_EDGES]
 
 
 def test_no_failed_checks(checkov_results):
@@ -52,3 +73,16 @@ def test_every_skip_is_accepted_and_explained(checkov_results):
     assert {c["check_id"] for c in skipped} == ACCEPTED
     for check in skipped:
         assert len(check["check_result"].get("suppress_comment", "")) > 30, check["check_id"]
+
+
+def test_no_failed_checks_in_any_exposure_mode(scans):
+    results = scans[EXPOSURE_MODES]
+    failed = sorted({(c["check_id"], c["resource"], Path(c["file_path"]).name) for c in results["failed_checks"]})
+    assert failed == []
+    assert results["parsing_errors"] == []
+    kinds = {c["resource"].split(".")[0] for c in results["passed_checks"]}
+    assert {"Deployment", "Service", "Ingress"} <= kinds
+
+
+def test_exposure_modes_have_only_the_charts_explained_skips(scans):
+    assert {c["check_id"] for c in scans[EXPOSURE_MODES]["skipped_checks"]} <= ACCEPTED
