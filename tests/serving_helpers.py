@@ -3,6 +3,8 @@ pinned upstream chart data in tests/upstream."""
 
 from __future__ import annotations
 
+import copy
+import json
 from functools import cache
 from typing import Any
 
@@ -53,8 +55,14 @@ def _chart():
 
 
 def render(values: dict[str, Any], name: str = "triton-test", namespace: str = "triton") -> list[dict[str, Any]]:
-    """Render our chart with the Helm SDK (schema checked, as `helm install` does) into Kubernetes objects."""
-    out = _chart().render(values, name=name, namespace=namespace, is_install=True)
+    """Render our chart with the Helm SDK (schema checked, as `helm install` does) into Kubernetes objects (a fresh
+    copy: the same values are rendered once per test process)."""
+    return copy.deepcopy(_rendered(json.dumps(values, sort_keys=True), name, namespace))
+
+
+@cache
+def _rendered(values_json: str, name: str, namespace: str) -> list[dict[str, Any]]:
+    out = _chart().render(json.loads(values_json), name=name, namespace=namespace, is_install=True)
     return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.safe_load_all(body) if doc]
 
 
