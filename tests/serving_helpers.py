@@ -18,6 +18,8 @@ from tritonfleet.core.conventions import triton_release_name
 
 KPS_CRDS = UPSTREAM_CHARTS / "kube-prometheus-stack-88.5.3" / "crds"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+# libyaml's safe loader where PyYAML was built with it (the same documents, parsed in C): rendered charts are large.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
@@ -63,7 +65,7 @@ def render(values: dict[str, Any], name: str = "triton-test", namespace: str = "
 @cache
 def _rendered(values_json: str, name: str, namespace: str) -> list[dict[str, Any]]:
     out = _chart().render(json.loads(values_json), name=name, namespace=namespace, is_install=True)
-    return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.safe_load_all(body) if doc]
+    return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.load_all(body, Loader=YAML_LOADER) if doc]
 
 
 def by_kind(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

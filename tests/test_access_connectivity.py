@@ -203,22 +203,39 @@ def _ports(connection: str) -> frozenset[tuple[str, int]]:
 class Connectivity:
     rules: list[tuple[list[str | Range], list[str | Range], frozenset[tuple[str, int]]]]
 
+    def __post_init__(self):
+        # Each rule's endpoints as a set of pod names and a tuple of integer address ranges, for fast lookups.
+        self._indexed = [(_index(sources), _index(destinations), ports) for sources, destinations, ports in self.rules]
+
     def allowed(self, src: str, dst: str) -> frozenset[tuple[str, int]]:
         """Probed pairs from src to dst; a peer is `ns/pod` or an IPv4 address."""
+        src_peer, dst_peer = _peer(src), _peer(dst)
         found: set[tuple[str, int]] = set()
-        for sources, destinations, ports in self.rules:
-            if any(_matches(e, src) for e in sources) and any(_matches(e, dst) for e in destinations):
+        for sources, destinations, ports in self._indexed:
+            if _matches(sources, src_peer) and _matches(destinations, dst_peer):
                 found |= ports
         return frozenset(found)
 
 
-def _matches(endpoint: str | Range, peer: str) -> bool:
-    if isinstance(endpoint, tuple):
-        if "/" in peer:
-            return False
-        address = ipaddress.IPv4Address(peer)
-        return endpoint[0] <= address <= endpoint[1]
-    return endpoint == peer
+Indexed = tuple[frozenset[str], tuple[tuple[int, int], ...]]
+
+
+def _index(endpoints: list[str | Range]) -> Indexed:
+    pods = frozenset(e for e in endpoints if isinstance(e, str))
+    ranges = tuple((int(e[0]), int(e[1])) for e in endpoints if isinstance(e, tuple))
+    return pods, ranges
+
+
+def _peer(peer: str) -> str | int:
+    """A pod stays `ns/pod`; an address becomes its integer."""
+    return peer if "/" in peer else int(ipaddress.IPv4Address(peer))
+
+
+def _matches(endpoints: Indexed, peer: str | int) -> bool:
+    pods, ranges = endpoints
+    if isinstance(peer, str):
+        return peer in pods
+    return any(low <= peer <= high for low, high in ranges)
 
 
 @pytest.fixture(scope="module")
