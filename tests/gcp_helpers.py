@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from types import ModuleType
 from typing import Any
 
 from tests.conftest import engine_config
+
+
+def _imported_on_first_use(name: str) -> ModuleType:
+    """The module, loaded when an attribute is first read (importlib's LazyLoader): google.cloud.compute_v1 takes
+    seconds to import, and every test process collects the modules that use it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+compute_v1 = _imported_on_first_use("google.cloud.compute_v1")
 
 NS = "tritonfleet"
 

@@ -9,10 +9,8 @@ import sys
 
 import pytest
 from google.api_core.exceptions import Forbidden, NotFound
-from google.cloud import compute_v1
-
 from tests.conftest import ROOT
-from tests.gcp_helpers import decoded, encoded
+from tests.gcp_helpers import compute_v1, decoded, encoded
 from tritonfleet.clouds.gcp.preflight import GcpClients, required_gpus, run_preflight
 from tritonfleet.core.config import load_stack_config
 
