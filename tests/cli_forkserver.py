@@ -142,5 +142,16 @@ class ForkServer:
                 self._process.wait(timeout=10)
 
 
+_shared: ForkServer | None = None
+
+
+def shared_fork_server(root: Path) -> ForkServer:
+    """This test process's fork server, started on first use (conftest is imported under two names; this module once)."""
+    global _shared
+    if _shared is None:
+        _shared = ForkServer(root)
+    return _shared
+
+
 if __name__ == "__main__":
     serve()

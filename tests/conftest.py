@@ -15,6 +15,9 @@ UPSTREAM_CHARTS = ROOT / "tests" / "upstream"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
+FIRST_PARTY_PACKAGES = ("tritonfleet", "components", "policies")
+
+
 def run_cli(
     *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -28,21 +31,9 @@ def run_cli(
         return subprocess.run(
             [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
-    return cli_forkserver().run(list(args), cwd, env, timeout)
+    from tests.cli_forkserver import shared_fork_server
 
-
-_fork_server = None
-FIRST_PARTY_PACKAGES = ("tritonfleet", "components", "policies")
-
-
-def cli_forkserver():
-    """This test process's CLI fork server (tests/cli_forkserver.py), started on first use."""
-    global _fork_server
-    if _fork_server is None:
-        from tests.cli_forkserver import ForkServer
-
-        _fork_server = ForkServer(ROOT)
-    return _fork_server
+    return shared_fork_server(ROOT).run(list(args), cwd, env, timeout)
 
 
 def engine_config(stack: str) -> dict[str, str]:

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from google.api_core.exceptions import Forbidden, NotFound
+
 from tests.conftest import ROOT
 from tests.gcp_helpers import compute_v1, decoded, encoded
 from tritonfleet.clouds.gcp.preflight import GcpClients, required_gpus, run_preflight
