@@ -4,18 +4,20 @@ Starting a fresh interpreter and importing typer, pydantic, the Pulumi SDKs and 
 of CPU per command; the suite runs commands hundreds of times. This server imports those modules once, then forks one
 child per request. The child is what `python -m tritonfleet` would be from there on: it takes the request's
 environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI module fresh (its
-consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit with the command's exit
-status. An exception escaping main() prints its traceback to stderr and exits 1, as the interpreter would. Only
-modules that read nothing from the environment or the working folder at import are imported ahead;
-tests/test_cli_forkserver.py compares the fork server's answers with fresh interpreters'.
+consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit
+with the command's exit status. The provider SDKs load submodules during a plan; each child lists them and the server
+imports them too (LEARNED_PREFIXES). An exception escaping main() prints its traceback to stderr and exits 1, as the
+interpreter would. Only modules that read nothing from the environment or the working folder at import are imported
+ahead; tests/test_cli_forkserver.py compares the fork server's answers with fresh interpreters'.
 
-Protocol: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err"}), one JSON answer per line on
-stdout ({"pid"} at fork, then {"status"} from waitpid). The server writes nothing else to stdout.
+Protocol: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err", "modules"}), one JSON answer per
+line on stdout ({"pid"} at fork, then {"status"} from waitpid). The server writes nothing else to stdout.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
 import queue
@@ -28,6 +30,9 @@ import threading
 import traceback
 from pathlib import Path
 
+# The provider SDKs load their submodules (pulumi_aws.ec2, ...) on first use, during a plan: each child tells the server
+# which it loaded, and the server imports them too, so later children find them loaded.
+LEARNED_PREFIXES = ("pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
 # Imported fresh in every child: the CLI module builds its consoles from the environment ($COLUMNS) at import.
 FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
 
@@ -59,6 +64,14 @@ def _child(request: dict) -> None:
     os.chdir(request["cwd"])
     sys.path[0] = request["cwd"]  # `python -m` puts the working folder first on sys.path
     sys.argv = ["-m", *request["args"]]
+    real_exit = os._exit
+
+    def exit_telling_the_sdk_modules(code: int) -> None:
+        with open(request["modules"], "w") as listing:
+            listing.write("\n".join(name for name in list(sys.modules) if name.startswith(LEARNED_PREFIXES)))
+        real_exit(code)
+
+    os._exit = exit_telling_the_sdk_modules
     try:
         # What `python -m tritonfleet` does: run the package's __main__ as the main module (Click names the program
         # from it); tritonfleet/__main__.py calls main().
@@ -80,7 +93,27 @@ def serve() -> None:
             _child(request)
         print(json.dumps({"pid": pid}), flush=True)
         _, status = os.waitpid(pid, 0)
+        loaded = _read_listing(request["modules"])  # before answering: the client then removes the request's folder
         print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+        _learn(loaded)
+
+
+def _read_listing(path: str) -> list[str]:
+    """The SDK modules a child loaded (none listed: a child that died before writing its listing)."""
+    try:
+        return Path(path).read_text().split()
+    except OSError:
+        return []
+
+
+def _learn(names: list[str]) -> None:
+    """Import the SDK modules a child loaded, so that the next children find them loaded."""
+    for name in names:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - a module that only imports in some context stays for the child to load
+                pass
 
 
 class ForkServer:
@@ -116,7 +149,8 @@ class ForkServer:
         """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
         with self._lock, tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder:
             out, err = Path(folder) / "stdout", Path(folder) / "stderr"
-            request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+            modules = Path(folder) / "modules"
+            request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "modules": str(modules)}
             self._process.stdin.write(json.dumps(request) + "\n")
             self._process.stdin.flush()
             pid = self._answer(self.START_TIMEOUT_S)["pid"]
