@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import types
 from pathlib import Path
 
 # The provider SDKs load their submodules (pulumi_aws.ec2, ...) on first use, during a plan: each child tells the server
@@ -38,17 +39,16 @@ FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
 
 
 def _warm_up() -> None:
-    """Import what a command may import: the SDKs, and tritonfleet's and the program's modules, whose import reads
-    nothing from the environment or the working folder; the CLI module itself is left for each child."""
-    import pkgutil
+    """Import what every command imports (typer, pydantic, the Pulumi SDKs, our config, plan and program modules),
+    whose import reads nothing from the environment or the working folder; then forget the CLI module itself. Cloud
+    clients (boto3, google-cloud) stay for the commands that need them, as in a fresh interpreter."""
+    import components.aws.cloud  # noqa: F401
+    import components.gcp.cloud  # noqa: F401
+    import components.platform  # noqa: F401
+    import tritonfleet.cli  # noqa: F401
+    import tritonfleet.plan.document  # noqa: F401
+    import tritonfleet.plan.harness  # noqa: F401
 
-    import components
-    import tritonfleet
-
-    for package in (tritonfleet, components):
-        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            if module.name not in FRESH_IN_EACH_CHILD:
-                __import__(module.name)
     for name in FRESH_IN_EACH_CHILD:
         sys.modules.pop(name, None)
 
@@ -68,7 +68,7 @@ def _child(request: dict) -> None:
 
     def exit_telling_the_sdk_modules(code: int) -> None:
         with open(request["modules"], "w") as listing:
-            listing.write("\n".join(name for name in list(sys.modules) if name.startswith(LEARNED_PREFIXES)))
+            listing.write("\n".join(_loaded_sdk_packages()))
         real_exit(code)
 
     os._exit = exit_telling_the_sdk_modules
@@ -98,6 +98,17 @@ def serve() -> None:
         _learn(loaded)
 
 
+def _loaded_sdk_packages() -> list[str]:
+    """The SDK packages this process has loaded: packages only, whose __init__ imports their modules as a plain
+    import does (importing a module file by name could shadow the function or class it defines in its package), and
+    not the ones registered for loading on first use that were never used (type _LazyModule until then)."""
+    return [
+        name
+        for name, module in list(sys.modules.items())
+        if name.startswith(LEARNED_PREFIXES) and type(module) is types.ModuleType and hasattr(module, "__path__")
+    ]
+
+
 def _read_listing(path: str) -> list[str]:
     """The SDK modules a child loaded (none listed: a child that died before writing its listing)."""
     try:
@@ -109,11 +120,12 @@ def _read_listing(path: str) -> list[str]:
 def _learn(names: list[str]) -> None:
     """Import the SDK modules a child loaded, so that the next children find them loaded."""
     for name in names:
-        if name not in sys.modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - a module that only imports in some context stays for the child to load
-                pass
+        try:
+            # A package the SDK registered for loading on first use is in sys.modules already: reading an attribute
+            # of it loads it.
+            importlib.import_module(name).__name__  # noqa: B018
+        except Exception:  # noqa: BLE001 - a package that only imports in some context stays for the child to load
+            pass
 
 
 class ForkServer:
