@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +44,27 @@ def _plan_text(stack: str) -> str:
 
 
 def _from_disk(stack: str, digest: str) -> str:
-    assert _folder is not None
+    return shared_text(stack, digest, lambda: _plan_text(stack))
+
+
+def shared_text(name: str, digest: str, compute: Callable[[], str]) -> str:
+    """The text `compute()` gives for `name` at `digest`, computed by one test process and read by the others (under
+    the cache folder's lock for `name`); computed here only where no cache folder is set. Older digests of `name`
+    are removed."""
+    if _folder is None:
+        return compute()
     _folder.mkdir(parents=True, exist_ok=True)
-    entry = _folder / f"{stack}-{digest[:16]}.json"
-    with open(_folder / f"{stack}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here while this one plans the stack
+    entry = _folder / f"{name}-{digest[:16]}.json"
+    with open(_folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here while this one computes
         if entry.is_file():
             return entry.read_text()
-        text = _plan_text(stack)
-        fd, scratch = tempfile.mkstemp(dir=_folder, prefix=f".{stack}-", suffix=".tmp")
+        text = compute()
+        fd, scratch = tempfile.mkstemp(dir=_folder, prefix=f".{name}-", suffix=".tmp")
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
         os.replace(scratch, entry)
-        for old in _folder.glob(f"{stack}-*.json"):  # plans of earlier code states are never read again
+        for old in _folder.glob(f"{name}-*.json"):  # entries of earlier states are never read again
             if old != entry:
                 old.unlink(missing_ok=True)
         return text
@@ -64,5 +73,5 @@ def _from_disk(stack: str, digest: str) -> str:
 def stock_plan(stack: str) -> dict[str, Any]:
     """The plan document of stacks/Pulumi.<stack>.yaml, as `tritonfleet plan --stack <stack> --json` writes it."""
     if stack not in _texts:
-        _texts[stack] = _from_disk(stack, _fingerprint(stack)) if _folder is not None else _plan_text(stack)
+        _texts[stack] = _from_disk(stack, _fingerprint(stack))
     return json.loads(_texts[stack])

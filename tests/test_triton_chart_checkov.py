@@ -4,6 +4,7 @@ chart in every exposure mode): no failed check; every accepted finding is skippe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import yaml
 
 from tests.access_helpers import ACCESS_CASES, chart_values
 from tests.conftest import ROOT
+from tests.plan_cache import shared_text
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_triton_chart import EDGE_VALUES
 
@@ -28,7 +30,8 @@ STACKS_AND_EDGES, EXPOSURE_MODES = "stacks-and-edges", "exposure-modes"
 
 @pytest.fixture(scope="module")
 def scans(tmp_path_factory) -> dict[str, dict]:
-    """checkov's results per rendered set: STACKS_AND_EDGES and EXPOSURE_MODES (a folder each, one checkov run)."""
+    """checkov's results per rendered set: STACKS_AND_EDGES and EXPOSURE_MODES (a folder each, one checkov run,
+    shared by the test processes through tests/plan_cache.py's cache folder)."""
     if not Path(CHECKOV).exists():
         pytest.skip(f"checkov not installed (looked for {CHECKOV}; it needs its own venv, see docs/serving.md)")
     folder = tmp_path_factory.mktemp("rendered")
@@ -38,13 +41,7 @@ def scans(tmp_path_factory) -> dict[str, dict]:
     for group, label, values, name in renderings:
         (folder / group).mkdir(exist_ok=True)
         (folder / group / f"{label}.yaml").write_text(yaml.safe_dump_all(render(values, name=name)))
-    env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
-    result = subprocess.run(
-        [CHECKOV, "-d", str(folder), "--framework", "kubernetes", "--skip-download", "-o", "json"],
-        capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert result.returncode in (0, 1), result.stderr[-2000:]
-    results = json.loads(result.stdout)["results"]
+    results = json.loads(shared_text("checkov", _digest(folder), lambda: _checkov(folder)))["results"]
     checks = ("passed_checks", "failed_checks", "skipped_checks")
     return {
         group: {
@@ -53,6 +50,27 @@ def scans(tmp_path_factory) -> dict[str, dict]:
         }
         for group in (STACKS_AND_EDGES, EXPOSURE_MODES)
     }
+
+
+def _digest(folder: Path) -> str:
+    """The rendered files (names and content) and the checkov install (its script's path and mtime: pip rewrites it):
+    what the scan's answer depends on."""
+    executable = Path(CHECKOV).resolve()
+    digest = hashlib.sha256(f"{executable} {executable.stat().st_mtime_ns}".encode())
+    for path in sorted(folder.rglob("*.yaml")):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _checkov(folder: Path) -> str:
+    """checkov's JSON report on the folder (file paths in it are relative to the folder)."""
+    env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
+    result = subprocess.run(
+        [CHECKOV, "-d", str(folder), "--framework", "kubernetes", "--skip-download", "-o", "json"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    return result.stdout
 
 
 @pytest.fixture(scope="module")
