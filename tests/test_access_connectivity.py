@@ -10,6 +10,7 @@ internet, the metadata servers). nca computes the connectivity map once; every c
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 import os
@@ -29,6 +30,7 @@ from components.gcp.network import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
+from tests.plan_cache import shared_text
 from tests.serving_helpers import planned_values, render, triton_cases
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import TritonDeployment, load_stack_config
@@ -250,19 +252,27 @@ def connectivity(tmp_path_factory) -> Connectivity:
     (tmp / "ns.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": namespaces}))
     (tmp / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
     (tmp / "policies.yaml").write_text(yaml.safe_dump_all(policies))
-    result = subprocess.run(
-        [NCA, "--connectivity", str(tmp / "policies.yaml"), "--pod_list", str(tmp / "pods.yaml"), "--ns_list", str(tmp / "ns.yaml"),
-         "--output_format", "txt_no_fw_rules", "--output_endpoints", "pods"],
-        capture_output=True, text=True, timeout=300, cwd=tmp,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
+    inputs = hashlib.sha256(b"".join((tmp / name).read_bytes() for name in ("ns.yaml", "pods.yaml", "policies.yaml")))
+    executable = Path(NCA).resolve()
+    inputs.update(f"{executable} {executable.stat().st_mtime_ns}".encode())  # the nca install (pip rewrites the script)
+    report = shared_text("nca", inputs.hexdigest(), lambda: _nca(tmp))  # one nca run for every test process
     rules = []
-    for line in result.stdout.splitlines():
+    for line in report.splitlines():
         match = re.fullmatch(r"(.+?) => (.+?) : (.+)", line.strip())
         if match:
             rules.append((_endpoints(match[1]), _endpoints(match[2]), _ports(match[3])))
-    assert rules, result.stdout
+    assert rules, report
     return Connectivity(rules)
+
+
+def _nca(folder: Path) -> str:
+    result = subprocess.run(
+        [NCA, "--connectivity", str(folder / "policies.yaml"), "--pod_list", str(folder / "pods.yaml"), "--ns_list", str(folder / "ns.yaml"),
+         "--output_format", "txt_no_fw_rules", "--output_endpoints", "pods"],
+        capture_output=True, text=True, timeout=300, cwd=folder,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
 
 
 def _address(cidr: str) -> str:
