@@ -49,7 +49,7 @@ plan: $(VENV)/.installed
 # overlap those waits (measured on an idle 2-core machine without the shared plan cache: 5:31 with -n 4 against 6:42
 # with -n 2; 5:08 with -n 4 from a cold cache, as CI runs it).
 test: install-test
-	$(VENV)/bin/python -m pytest -n 4 -q
+	$(VENV)/bin/python -m pytest -n 4 --dist loadscope -q
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

@@ -65,7 +65,10 @@ class Case:
 
 # Stated capacities sit below what one CPU replica can serve here (20 ms: 50 requests/s; 1 ms: several hundred),
 # so 2× of the fleet's stated capacity still leaves each of the three servers below saturation.
-CASES = [Case("20ms", 0.020, 1, 20.0), Case("1ms-batched", 0.001, 4, 80.0)]
+TWENTY_MS, ONE_MS_BATCHED = Case("20ms", 0.020, 1, 20.0), Case("1ms-batched", 0.001, 4, 80.0)
+# The case this module proves; tests/test_autoscaling_live_batched.py runs the same tests for ONE_MS_BATCHED, in a
+# module of its own so that the two proofs (a minute each, mostly waiting) run in two pytest-xdist workers side by side.
+CASE = TWENTY_MS
 
 MODEL_CONFIG = """name: "svc"
 backend: "python"
@@ -221,9 +224,9 @@ def ideal_replicas(load_inferences: float, deployment: TritonDeployment) -> int:
     return min(max(math.ceil(load_inferences / usable - 1e-9), deployment.min_replicas), deployment.max_replicas)
 
 
-@pytest.fixture(scope="module", params=CASES, ids=[c.label for c in CASES])
+@pytest.fixture(scope="module")
 def run(request, tmp_path_factory):
-    case: Case = request.param
+    case: Case = request.module.CASE
     prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp(f"autoscale-{case.label}")
     backends = backends_folder(tmp)

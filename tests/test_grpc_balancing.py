@@ -13,7 +13,7 @@ import requests
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
 from tests.local_servers import free_port, stop
 from tests.serving_helpers import planned_values, render, triton_cases
-from tests.test_autoscaling_live import CASES, backends_folder, start_triton
+from tests.test_autoscaling_live import ONE_MS_BATCHED, backends_folder, start_triton
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PER_CONNECTION, PER_REQUEST, PUBLIC, mode_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
@@ -92,7 +92,7 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
     import numpy as np
     import tritonclient.grpc as grpcclient
 
-    case = CASES[1]
+    case = ONE_MS_BATCHED
     backends = backends_folder(tmp_path)
     ports = [(free_port(), free_port(), free_port()) for _ in range(2)]
     servers = [start_triton(tmp_path, backends, case, h, m, i, grpc_port=g) for i, (h, m, g) in enumerate(ports)]
