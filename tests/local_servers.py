@@ -8,12 +8,21 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_handed_out: set[int] = set()
+
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 that nothing listens on now (the OS picks it), and that this process has not been given
+    before: a closed probe socket lets the OS pick the same port again, and a server given one port for two endpoints
+    refuses to start (tritonserver: "cannot listen to HTTP requests and metrics requests at the same address")."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise RuntimeError("no port on 127.0.0.1 that this process was not given before, in 100 tries")
 
 
 def stop(process: subprocess.Popen, grace_seconds: float = 15) -> None:
