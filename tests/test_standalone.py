@@ -15,9 +15,12 @@ from tritonfleet.core import pins
 # Where a path outside the checkout would hide: code and instructions (tests/upstream is data, checked below).
 SCANNED = ["tests", "scripts", "benchmarks", ".ci", ".github", "docs", "Makefile", "README.md"]
 TEXT_SUFFIXES = {"", ".py", ".sh", ".md", ".yml", ".yaml", ".toml", ".json", ".txt", ".cfg", ".ini"}
+# The name of the team's folder beside the checkout, spelled in two pieces so that no tool scanning the repository
+# for it takes this file (the guard) for one that reads it.
+TEAM_FOLDER = "sha" "red"
 OUTSIDE = [  # this file spells them out, so the scan skips it
-    ("the team's shared folder beside the checkout", re.compile(r"\.\./shared")),
-    ("the shared upstream snapshot", re.compile(r"shared/upstream")),
+    ("the team's folder beside the checkout", re.compile(re.escape(f"../{TEAM_FOLDER}"))),
+    ("the team's upstream snapshot", re.compile(re.escape(f"{TEAM_FOLDER}/upstream"))),
     ("the folder above the repository root", re.compile(r"\bROOT\.parent\b")),
     ("an absolute path of this workplace", re.compile(r"(?<![\w.])/work/")),
     ("a relative path climbing out of the repository", re.compile(r"(?:\.\./){2,}")),
@@ -59,10 +62,9 @@ def test_no_test_script_or_doc_reads_outside_the_checkout():
 @pytest.mark.parametrize(
     "line",
     [
-        'UPSTREAM = ROOT.parent / "shared" / "upstream" / "charts"',
-        # Spelled in pieces, so that no tool scanning the repository takes this file for one that reads them.
-        "see .." + "/shared/upstream/charts/x/values.yaml",
-        'data = Path("/' + 'work/shared/upstream/charts")',
+        f'UPSTREAM = ROOT.parent / "{TEAM_FOLDER}" / "upstream" / "charts"',
+        f"see ../{TEAM_FOLDER}/upstream/charts/x/values.yaml",
+        f'data = Path("/work/{TEAM_FOLDER}/upstream/charts")',
         "cat ../../other-checkout/values.yaml",
         "ROOT = Path(__file__).resolve().parents[2]",
     ],
