@@ -7,6 +7,7 @@ GKE stack); the address plan is plain data.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pulumi
@@ -78,19 +79,8 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
     # The private control plane reaches the nodes on 443 and 10250 only: prometheus-adapter's custom metrics API
     # (6443) needs its own rule, or every HPA stops (tritonfleet/clouds/gcp/facts.py). Source: the control plane's
     # /28 only, to the instances of this stack's own VPC.
-    gcp.compute.Firewall(
-        f"{name}-control-plane-webhooks",
-        name=resource_name(args.stack, "control-plane-webhooks"),
-        network=network.self_link,
-        direction="INGRESS",
-        source_ranges=[CONTROL_PLANE_CIDR],
-        allows=[
-            gcp.compute.FirewallAllowArgs(
-                protocol="tcp", ports=[str(p) for p in control_plane_firewall_ports(CONTROL_PLANE_CALLED_PORTS)]
-            )
-        ],
-        opts=opts,
-    )
+    _allow_tcp_in(name, "control-plane-webhooks", args, network, CONTROL_PLANE_CIDR,
+                  control_plane_firewall_ports(CONTROL_PLANE_CALLED_PORTS), opts)  # fmt: skip
     if args.proxy_only_cidr:
         create_proxy_only_subnet(name, args, network, opts)
     return GkeNetwork(network=network, subnet=subnet)
@@ -111,12 +101,19 @@ def create_proxy_only_subnet(name: str, args: GkeNetworkArgs, network: gcp.compu
         role=PROXY_ONLY_ROLE,
         opts=opts,
     )
-    gcp.compute.Firewall(
-        f"{name}-proxy-only-to-triton",
-        name=resource_name(args.stack, "proxy-only-to-triton"),
+    _allow_tcp_in(name, "proxy-only-to-triton", args, network, args.proxy_only_cidr, TRITON_INFERENCE_PORTS, opts)
+
+
+def _allow_tcp_in(
+    name: str, rule: str, args: GkeNetworkArgs, network: gcp.compute.Network, source: str, ports: Iterable[int], opts: pulumi.ResourceOptions
+) -> gcp.compute.Firewall:
+    """An ingress firewall rule `tf-<stack>-<rule>` of the stack's VPC: TCP `ports` from the `source` range."""
+    return gcp.compute.Firewall(
+        f"{name}-{rule}",
+        name=resource_name(args.stack, rule),
         network=network.self_link,
         direction="INGRESS",
-        source_ranges=[args.proxy_only_cidr],
-        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in TRITON_INFERENCE_PORTS])],
+        source_ranges=[source],
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in ports])],
         opts=opts,
     )
