@@ -25,15 +25,22 @@ def run_cli(
 
     The process is forked from a warm one that has the modules imported (tests/cli_forkserver.py) and runs
     `python -m tritonfleet` from there; a working folder with packages of its own gets a fresh interpreter."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     if any((Path(cwd) / package).exists() for package in FIRST_PARTY_PACKAGES) and Path(cwd).resolve() != ROOT:
         # Another checkout: `python -m` would import its own packages (the working folder comes first on the path).
-        return subprocess.run(
-            [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-        )
+        return run_cli_fresh(*args, cwd=cwd, timeout=timeout, env=env)
     from tests.cli_forkserver import shared_fork_server
 
-    return shared_fork_server(ROOT).run(list(args), cwd, env, timeout)
+    return shared_fork_server(ROOT).run(list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
+
+
+def run_cli_fresh(
+    *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m tritonfleet ARGS` in a fresh interpreter."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def engine_config(stack: str) -> dict[str, str]:

@@ -47,6 +47,13 @@ def _from_disk(stack: str, digest: str) -> str:
     return shared_text(stack, digest, lambda: _plan_text(stack))
 
 
+def tool_stamp(executable: str) -> str:
+    """What identifies a tool's install in a shared_text digest: its script's resolved path and mtime (pip rewrites
+    the script when it installs another version)."""
+    path = Path(executable).resolve()
+    return f"{path} {path.stat().st_mtime_ns}"
+
+
 def shared_text(name: str, digest: str, compute: Callable[[], str]) -> str:
     """The text `compute()` gives for `name` at `digest`, computed by one test process and read by the others (under
     the cache folder's lock for `name`); computed here only where no cache folder is set. Older digests of `name`

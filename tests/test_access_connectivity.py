@@ -30,7 +30,7 @@ from components.gcp.network import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
-from tests.plan_cache import shared_text
+from tests.plan_cache import shared_text, tool_stamp
 from tests.serving_helpers import planned_values, render, triton_cases
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import TritonDeployment, load_stack_config
@@ -253,8 +253,7 @@ def connectivity(tmp_path_factory) -> Connectivity:
     (tmp / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
     (tmp / "policies.yaml").write_text(yaml.safe_dump_all(policies))
     inputs = hashlib.sha256(b"".join((tmp / name).read_bytes() for name in ("ns.yaml", "pods.yaml", "policies.yaml")))
-    executable = Path(NCA).resolve()
-    inputs.update(f"{executable} {executable.stat().st_mtime_ns}".encode())  # the nca install (pip rewrites the script)
+    inputs.update(tool_stamp(NCA).encode())
     report = shared_text("nca", inputs.hexdigest(), lambda: _nca(tmp))  # one nca run for every test process
     rules = []
     for line in report.splitlines():

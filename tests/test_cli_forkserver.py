@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
-
-
-def _fresh(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "tritonfleet", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+from conftest import run_cli, run_cli_fresh
 
 
 @pytest.mark.parametrize(
@@ -31,7 +21,7 @@ def _fresh(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> s
     ids=["version", "plan-72-columns", "unknown-stack", "usage", "unknown-deployment", "unknown-option"],
 )
 def test_answers_like_a_fresh_interpreter(args, env):
-    forked, fresh = run_cli(*args, env=env), _fresh(*args, env=env)
+    forked, fresh = run_cli(*args, env=env), run_cli_fresh(*args, env=env)
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
 
 
@@ -41,5 +31,5 @@ def test_a_folder_with_its_own_tritonfleet_gets_a_fresh_interpreter(tmp_path: Pa
     (tmp_path / "tritonfleet").mkdir()
     (tmp_path / "tritonfleet" / "__init__.py").write_text("")
     (tmp_path / "tritonfleet" / "__main__.py").write_text("print(\"the folder's own CLI\")\nraise SystemExit(3)\n")
-    forked, fresh = run_cli("--version", cwd=tmp_path), _fresh("--version", cwd=tmp_path)
+    forked, fresh = run_cli("--version", cwd=tmp_path), run_cli_fresh("--version", cwd=tmp_path)
     assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout) == (3, "the folder's own CLI\n")

@@ -16,7 +16,7 @@ import yaml
 
 from tests.access_helpers import ACCESS_CASES, chart_values
 from tests.conftest import ROOT
-from tests.plan_cache import shared_text
+from tests.plan_cache import shared_text, tool_stamp
 from tests.serving_helpers import planned_values, render, triton_cases
 from tests.test_triton_chart import EDGE_VALUES
 
@@ -53,10 +53,8 @@ def scans(tmp_path_factory) -> dict[str, dict]:
 
 
 def _digest(folder: Path) -> str:
-    """The rendered files (names and content) and the checkov install (its script's path and mtime: pip rewrites it):
-    what the scan's answer depends on."""
-    executable = Path(CHECKOV).resolve()
-    digest = hashlib.sha256(f"{executable} {executable.stat().st_mtime_ns}".encode())
+    """The rendered files (names and content) and the checkov install: what the scan's answer depends on."""
+    digest = hashlib.sha256(tool_stamp(CHECKOV).encode())
     for path in sorted(folder.rglob("*.yaml")):
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
