@@ -110,7 +110,7 @@ def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
         _wait(lambda: broken in _get(f"http://127.0.0.1:{port}/metrics")[1].decode(), 240)
         text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
         assert 'tritonfleet_triton_model_ready{model="identity",version="1",state="READY"} 1' in text
-        assert 'tritonfleet_triton_model_ready{model="broken",version="1",state="UNAVAILABLE"} 0' in text
+        assert 'tritonfleet_triton_model_ready{model="broken",version="1",state="UNAVAILABLE"} 0' in text, text
         assert "tritonfleet_triton_model_state_up 1" in text
     finally:
         stop(exporter, grace_seconds=0)
