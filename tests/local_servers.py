@@ -2,27 +2,50 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 _handed_out: set[int] = set()
+_LOWEST_PORT = 10_000
+
+
+def _this_workers_ports() -> range:
+    """Ports below the kernel's ephemeral range (where no outgoing connection takes its local port), split between the
+    pytest-xdist workers so that no two test processes are ever given the same one: a probe socket only shows a port
+    free now, and a server started on it binds seconds later, after its models load. Two workers once handed the same
+    port to two tritonservers; the one that lost exited, and the other's readiness answered for it."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32_768  # Linux's default
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    high = max(ephemeral_low, _LOWEST_PORT + 1_000 * workers)  # an unusual kernel setting: overlap rather than none
+    span = (high - _LOWEST_PORT) // max(workers, 1)
+    start = _LOWEST_PORT + worker * span
+    return range(start, start + span)
 
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now (the OS picks it), and that this process has not been given
-    before: a closed probe socket lets the OS pick the same port again, and a server given one port for two endpoints
-    refuses to start (tritonserver: "cannot listen to HTTP requests and metrics requests at the same address")."""
-    for _ in range(100):
+    """A port on 127.0.0.1 that nothing listens on now, from this test process's own share (_this_workers_ports), and
+    that this process has not been given before: a server given one port for two endpoints refuses to start
+    (tritonserver: "cannot listen to HTTP requests and metrics requests at the same address")."""
+    for port in _this_workers_ports():
+        if port in _handed_out:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
-    raise RuntimeError("no port on 127.0.0.1 that this process was not given before, in 100 tries")
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port on 127.0.0.1 left in this test process's share {_this_workers_ports()}")
 
 
 def stop(process: subprocess.Popen, grace_seconds: float = 15) -> None:

@@ -270,9 +270,8 @@ def run(request, tmp_path_factory):
         deadline = time.monotonic() + STARTUP_SECONDS
         ready: set[int] = set()
         while time.monotonic() < deadline and len(ready) < SERVERS:
+            _fail_if_any_exited(servers, tmp)
             for i, port in enumerate(http_ports):
-                if servers[i].poll() is not None:
-                    pytest.fail(f"tritonserver {i} exited:\n" + (tmp / f"triton-{i}.log").read_text()[-3000:])
                 try:
                     if requests.get(f"http://127.0.0.1:{port}/v2/models/svc/ready", timeout=2).status_code == 200:
                         ready.add(i)
@@ -284,6 +283,9 @@ def run(request, tmp_path_factory):
         queries = {m: adapter_query(m, pods) for m in (INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST)}
         while time.monotonic() < deadline and len(_safe(url, queries[INFERENCES_PER_SECOND])) < SERVERS:
             time.sleep(1)  # every pod's series exists (0 while idle) before the first sync
+        _fail_if_any_exited(servers, tmp)
+        if len(_safe(url, queries[INFERENCES_PER_SECOND])) < SERVERS:
+            pytest.fail(f"Prometheus did not see all {SERVERS} tritonservers' metrics in {STARTUP_SECONDS}s")
         spec, deployment = _hpa_spec(case)
         hpa = Hpa(spec)
         load = Load(http_ports, case.rows)
@@ -318,6 +320,7 @@ def run(request, tmp_path_factory):
             }
             replicas = hpa.sync(averages)
             down.append((hpa.now, replicas))
+        _fail_if_any_exited(servers, tmp)
         yield {"case": case, "steps": steps, "down": down, "spec": spec, "load": load, "deployment": deployment}
     finally:
         if load is not None:
@@ -326,6 +329,13 @@ def run(request, tmp_path_factory):
         for server in servers:
             stop(server)
         prometheus_log.close()
+
+
+def _fail_if_any_exited(servers: list[subprocess.Popen], tmp: Path) -> None:
+    """Each replica must be this test's own tritonserver, alive: a readiness answer alone could come from another's."""
+    for i, server in enumerate(servers):
+        if server.poll() is not None:
+            pytest.fail(f"tritonserver {i} exited ({server.returncode}):\n" + (tmp / f"triton-{i}.log").read_text()[-3000:])
 
 
 def _safe(url: str, expr: str) -> dict[str, float]:
