@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
-import sys
-from types import ModuleType
 from typing import Any
 
 from tests.conftest import engine_config
 
 
-def _imported_on_first_use(name: str) -> ModuleType:
-    """The module, loaded when an attribute is first read (importlib's LazyLoader): google.cloud.compute_v1 takes
-    seconds to import, and every test process collects the modules that use it."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+class _ImportedOnFirstUse:
+    """Stands for a module that is imported when one of its attributes is first read: google.cloud.compute_v1 takes
+    seconds to import, and every test process collects the modules that name it. A plain object, not importlib's
+    LazyLoader: pytest's fixture scan asks each module-level name `isinstance(obj, ...)`, which reads a lazy module's
+    __class__ and so imports it at collection. Private names (pytest's scan also reads `_mock_name`) import nothing:
+    the module's API has none."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        return getattr(importlib.import_module(self._name), attribute)
 
 
-compute_v1 = _imported_on_first_use("google.cloud.compute_v1")
+compute_v1 = _ImportedOnFirstUse("google.cloud.compute_v1")
 
 NS = "tritonfleet"
 

@@ -172,15 +172,16 @@ def test_a_denied_project_read_is_unknown_with_the_reason():
 
 
 @pytest.mark.parametrize(
-    ("reservations", "status", "fragment"),
+    ("reservation_args", "status", "fragment"),
     [
-        ({}, "blocker", "no reservation h200-serving in us-central1-b"),
-        ({"us-central1-b": reservation(machine="a3-highgpu-8g")}, "blocker", "reserves a3-highgpu-8g"),
-        ({"us-central1-b": reservation(count=2, in_use=2)}, "warning", "0 of 2 a3-ultragpu-8g free"),
-        ({"us-central1-b": reservation(count=2, in_use=1)}, "ok", "1 of 2 a3-ultragpu-8g free in us-central1-b"),
+        (None, "blocker", "no reservation h200-serving in us-central1-b"),
+        ({"machine": "a3-highgpu-8g"}, "blocker", "reserves a3-highgpu-8g"),
+        ({"count": 2, "in_use": 2}, "warning", "0 of 2 a3-ultragpu-8g free"),
+        ({"count": 2, "in_use": 1}, "ok", "1 of 2 a3-ultragpu-8g free in us-central1-b"),
     ],
 )
-def test_reservations(reservations, status, fragment):
+def test_reservations(reservation_args, status, fragment):
+    reservations = {"us-central1-b": reservation(**reservation_args)} if reservation_args is not None else {}
     report = run_preflight(prod(), clients(reservations=reservations))
     [finding] = [f for f in report.findings if f.check == "reservation"]
     assert finding.status == status and fragment in finding.detail
