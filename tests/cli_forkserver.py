@@ -40,7 +40,8 @@ FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
 
 def _warm_up() -> None:
     """Import what every command imports (typer, pydantic, the Pulumi SDKs, our config, plan and program modules),
-    whose import reads nothing from the environment or the working folder; then forget the CLI module itself. Cloud
+    whose import reads nothing from the environment or the working folder, and parse the packaged GPU catalog; then
+    forget the CLI module itself. Cloud
     clients (boto3, google-cloud) stay for the commands that need them, as in a fresh interpreter."""
     import components.aws.cloud  # noqa: F401
     import components.gcp.cloud  # noqa: F401
@@ -48,7 +49,12 @@ def _warm_up() -> None:
     import tritonfleet.cli  # noqa: F401
     import tritonfleet.plan.document  # noqa: F401
     import tritonfleet.plan.harness  # noqa: F401
+    import tritonfleet.plan.text  # noqa: F401
+    import tritonfleet.policycheck.check  # noqa: F401
+    import tritonfleet.policycheck.saved_plan  # noqa: F401
+    from tritonfleet.core.catalog import load_catalog
 
+    load_catalog()  # the packaged catalog, parsed once (cached): every command reads it
     for name in FRESH_IN_EACH_CHILD:
         sys.modules.pop(name, None)
 
