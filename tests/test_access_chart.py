@@ -12,6 +12,7 @@ import pytest
 
 from components.k8s.access import ADMIN, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
+from tests.kube_validate import validate_strict
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC
@@ -35,14 +36,12 @@ def _container(objects: list[dict]) -> dict:
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
 def test_every_mode_passes_kubernetes_validate_strict(label, cloud, access):
-    import kubernetes_validate
-
     _, objects = _objects(cloud, access)
     for obj in objects:
         if obj["apiVersion"].startswith("monitoring.coreos.com/"):
             continue
         for version in KUBERNETES_VERSIONS:
-            kubernetes_validate.validate(obj, version, strict=True)
+            validate_strict(obj, version)
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)

@@ -11,6 +11,7 @@ from components.k8s.gpu_operator import gpu_operator_values, resource_quota
 from components.k8s.triton import model_repository_path, replica_resources, shutdown_budget, triton_values
 from components.k8s.values import deep_merge, key_tolerations, taint_toleration, tolerates
 from tests.conftest import STACKS
+from tests.kube_validate import validate_strict
 from tests.serving_helpers import missing_keys, upstream_values
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
 from tritonfleet.clouds.gcp.facts import SPOT_POD_SHUTDOWN_SECONDS as GKE_SPOT_POD_SECONDS
@@ -185,8 +186,6 @@ def test_profile_options_default_to_install_and_reject_unknown_keys():
 
 @pytest.mark.parametrize("monitoring", [True, False])
 def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
-    import kubernetes_validate
-
     from tritonfleet.core.gpu_operator import standalone_dcgm_exporter
 
     objects = standalone_dcgm_exporter(
@@ -195,17 +194,15 @@ def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
     )
     assert [o["kind"] for o in objects] == ["DaemonSet", "Service"] + (["ServiceMonitor"] if monitoring else [])
     for obj in objects[:2]:
-        assert kubernetes_validate.validate(obj, pins.KUBERNETES_VERSION, strict=True)
+        assert validate_strict(obj, pins.KUBERNETES_VERSION)
     pod = objects[0]["spec"]["template"]["spec"]
     assert pod["tolerations"] == [conventions.gpu_taint("gcp")]
     assert pod["priorityClassName"] == "system-node-critical"  # admitted by the GKE quota, like the operator's pods
 
 
 def test_gke_quota_is_a_valid_resource_quota(stack_config):
-    import kubernetes_validate
-
     quota = resource_quota(conventions.GPU_OPERATOR_NAMESPACE, gpu_operator_resource_quota(stack_config("gcp-prod")))
-    assert kubernetes_validate.validate(quota, pins.KUBERNETES_VERSION, strict=True)
+    assert validate_strict(quota, pins.KUBERNETES_VERSION)
     assert quota["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == ["system-node-critical", "system-cluster-critical"]
 
 

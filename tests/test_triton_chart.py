@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import cache
 from typing import Any
 
 import jsonschema
@@ -15,7 +16,8 @@ from conftest import STACKS
 
 from components.k8s.autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST
 from components.k8s.triton import CHART_DIR
-from tests.serving_helpers import KPS_CRDS, by_kind, planned_values, render, triton_cases
+from tests.kube_validate import validate_strict
+from tests.serving_helpers import KPS_CRDS, YAML_LOADER, by_kind, planned_values, render, triton_cases
 from tritonfleet.core import conventions, pins
 
 # The minors our stacks may run (config default onward) up to the newest schema kubernetes-validate bundles.
@@ -88,14 +90,20 @@ def test_rendered_objects_pass_kubernetes_validate_strict(label, stack, name, ed
             continue  # a CRD kind: checked against the Prometheus Operator schema below
         for version in KUBERNETES_VERSIONS:
             try:
-                kubernetes_validate.validate(obj, version, strict=True)
+                validate_strict(obj, version)
             except kubernetes_validate.SchemaNotFoundError as error:  # a missing schema would be a silent pass
                 pytest.fail(f"{label}: no schema for {obj['kind']} {obj['apiVersion']} on {version}: {error}")
 
 
+@cache
+def _strict_crd_schema(kind: str) -> dict[str, Any]:
+    """The CRD's v1 schema with unknown fields made errors (_strict), read once per test process; not to be changed."""
+    return _strict(_crd_schema(kind))
+
+
 def _crd_schema(kind: str) -> dict[str, Any]:
     for path in sorted(KPS_CRDS.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), Loader=YAML_LOADER):
             if doc and doc.get("kind") == "CustomResourceDefinition" and doc["spec"]["names"]["kind"] == kind:
                 version = next(v for v in doc["spec"]["versions"] if v["name"] == "v1")
                 return version["schema"]["openAPIV3Schema"]
@@ -122,7 +130,7 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
         assert "ServiceMonitor" not in objects
         return
     monitor = objects["ServiceMonitor"]
-    schema = _strict(_crd_schema("ServiceMonitor"))
+    schema = _strict_crd_schema("ServiceMonitor")
     errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(monitor)]
     assert errors == []
     # Scraped by kube-prometheus-stack (its release label), on the Service's metrics port.
@@ -133,7 +141,7 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
     assert selected == [f"{name}-metrics"], "only the ClusterIP metrics Service: 8002 is never on a load balancer"
     # The model-state exporter's PodMonitor: valid, and pointed at the sidecar's named port.
     pod_monitor = objects["PodMonitor"]
-    schema = _strict(_crd_schema("PodMonitor"))
+    schema = _strict_crd_schema("PodMonitor")
     errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in jsonschema.Draft7Validator(schema).iter_errors(pod_monitor)]
     assert errors == []
     pod = objects["Deployment"]["spec"]["template"]
@@ -143,7 +151,7 @@ def test_service_monitor_matches_the_prometheus_operator_crd(label, stack, name,
 
 
 def test_crd_check_catches_a_typo():
-    schema = _strict(_crd_schema("ServiceMonitor"))
+    schema = _strict_crd_schema("ServiceMonitor")
     bad = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor"}
     bad["spec"] = {"endpoints": [{"prot": "metrics"}], "selector": {}}
     assert list(jsonschema.Draft7Validator(schema).iter_errors(bad))
