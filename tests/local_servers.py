@@ -2,50 +2,64 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import random
 import socket
 import subprocess
+import tempfile
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_handed_out: set[int] = set()
 _LOWEST_PORT = 10_000
+_CLAIMS = Path(tempfile.gettempdir()) / "tritonfleet-test-ports"
+_claimed: dict[int, int] = {}  # port -> the open file whose lock claims it, held until this process exits
 
 
-def _this_workers_ports() -> range:
-    """Ports below the kernel's ephemeral range (where no outgoing connection takes its local port), split between the
-    pytest-xdist workers so that no two test processes are ever given the same one: a probe socket only shows a port
-    free now, and a server started on it binds seconds later, after its models load. Two workers once handed the same
-    port to two tritonservers; the one that lost exited, and the other's readiness answered for it."""
+def _ports_below_the_ephemeral_range() -> range:
+    """Where no outgoing connection takes its local port: from 10000 up to the kernel's ephemeral range."""
     try:
         ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         ephemeral_low = 32_768  # Linux's default
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    high = max(ephemeral_low, _LOWEST_PORT + 1_000 * workers)  # an unusual kernel setting: overlap rather than none
-    span = (high - _LOWEST_PORT) // max(workers, 1)
-    start = _LOWEST_PORT + worker * span
-    return range(start, start + span)
+    return range(_LOWEST_PORT, max(ephemeral_low, _LOWEST_PORT + 10_000))
+
+
+def _claim(port: int) -> bool:
+    """Claim `port` for this process: an exclusive lock on a file named after it, which no other test process (an
+    xdist worker, another pytest run) can take while this one lives; the kernel drops it when the process ends."""
+    _CLAIMS.mkdir(exist_ok=True)
+    fd = os.open(_CLAIMS / str(port), os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    _claimed[port] = fd
+    return True
 
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now, from this test process's own share (_this_workers_ports), and
-    that this process has not been given before: a server given one port for two endpoints refuses to start
-    (tritonserver: "cannot listen to HTTP requests and metrics requests at the same address")."""
-    for port in _this_workers_ports():
-        if port in _handed_out:
+    """A port on 127.0.0.1 that nothing listens on now, below the ephemeral range, that no other test process holds
+    and this one was never given. A probe socket alone only shows a port free now, and a server started on it binds
+    seconds later (after its models load): two xdist workers once handed one port to two tritonservers, the one that
+    lost exited, and the other's readiness answered for it. And a server given one port for two endpoints refuses to
+    start (tritonserver: "cannot listen to HTTP requests and metrics requests at the same address")."""
+    ports = _ports_below_the_ephemeral_range()
+    start = random.randrange(len(ports))  # processes start apart, so they seldom contend for the same claims
+    for offset in range(len(ports)):
+        port = ports[(start + offset) % len(ports)]
+        if port in _claimed or not _claim(port):
             continue
-        with socket.socket() as s:
+        with socket.socket() as probe:
             try:
-                s.bind(("127.0.0.1", port))
+                probe.bind(("127.0.0.1", port))
             except OSError:
-                continue
-        _handed_out.add(port)
+                continue  # in use by something else: stays claimed, so this process does not try it again
         return port
-    raise RuntimeError(f"no free port on 127.0.0.1 left in this test process's share {_this_workers_ports()}")
+    raise RuntimeError(f"no free port on 127.0.0.1 in {ports}")
 
 
 def stop(process: subprocess.Popen, grace_seconds: float = 15) -> None:

@@ -1,45 +1,43 @@
-"""The test servers' ports: each pytest-xdist worker draws from its own share, below the kernel's ephemeral range."""
+"""The test servers' ports: below the kernel's ephemeral range, claimed across test processes, never given twice."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+
+import pytest
 
 from tests import local_servers
+from tests.conftest import ROOT
 
 
-def _share(monkeypatch, worker: int, workers: int) -> range:
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{worker}")
-    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", str(workers))
-    return local_servers._this_workers_ports()
-
-
-def test_workers_shares_are_disjoint_and_below_the_ephemeral_range(monkeypatch):
-    shares = [_share(monkeypatch, worker, 4) for worker in range(4)]
-    ports = [port for share in shares for port in share]
-    assert len(ports) == len(set(ports)) and all(len(share) >= 1000 for share in shares)
+def test_ports_lie_below_the_ephemeral_range_and_differ():
     with open("/proc/sys/net/ipv4/ip_local_port_range") as ranges:
         ephemeral_low = int(ranges.read().split()[0])
-    assert max(ports) < ephemeral_low and min(ports) >= 1024
+    ports = [local_servers.free_port() for _ in range(5)]
+    assert len(set(ports)) == 5 and all(1024 <= port < ephemeral_low for port in ports)
 
 
-def _hold_a_port_of(share: range) -> socket.socket:
-    """A listening socket on one port of `share`, counted from its top (other test processes start from the bottom)."""
-    for port in reversed(share):
-        held = socket.socket()
-        try:
-            held.bind(("127.0.0.1", port))
-        except OSError:
-            held.close()
-            continue
-        held.listen()
-        return held
-    raise AssertionError(f"no port of {share} could be bound")
+def test_a_port_another_test_process_was_given_is_not_given_here(monkeypatch):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "from tests.local_servers import free_port; print(free_port(), flush=True); input()"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        theirs = int(holder.stdout.readline())
+        monkeypatch.setattr(local_servers, "_ports_below_the_ephemeral_range", lambda: range(theirs, theirs + 1))
+        with pytest.raises(RuntimeError, match="no free port"):
+            local_servers.free_port()
+    finally:
+        holder.communicate("\n", timeout=30)
 
 
-def test_a_port_is_handed_out_once_and_skips_one_in_use(monkeypatch):
-    with _hold_a_port_of(_share(monkeypatch, 0, 1)) as held:
-        port = held.getsockname()[1]
-        monkeypatch.setattr(local_servers, "_this_workers_ports", lambda: range(port, port + 20))
-        monkeypatch.setattr(local_servers, "_handed_out", set())
-        first, second = local_servers.free_port(), local_servers.free_port()
-    assert port not in (first, second) and first != second and {first, second} <= set(range(port, port + 20))
+def test_a_port_something_listens_on_is_not_given(monkeypatch):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        taken = server.getsockname()[1]
+        monkeypatch.setattr(local_servers, "_ports_below_the_ephemeral_range", lambda: range(taken, taken + 1))
+        with pytest.raises(RuntimeError, match="no free port"):
+            local_servers.free_port()

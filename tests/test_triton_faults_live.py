@@ -107,11 +107,17 @@ def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
         broken = 'tritonfleet_triton_model_ready{model="broken",version="1",state="UNAVAILABLE"} 0'
         # Triton may still be loading (the broken model is LOADING, then UNAVAILABLE): scrape until it has settled. The
         # server is ready before that (strict readiness off), and on a loaded machine the failing load took over 30 s.
-        _wait(lambda: broken in _get(f"http://127.0.0.1:{port}/metrics")[1].decode(), 240)
-        text = _get(f"http://127.0.0.1:{port}/metrics")[1].decode()
-        assert 'tritonfleet_triton_model_ready{model="identity",version="1",state="READY"} 1' in text
-        assert 'tritonfleet_triton_model_ready{model="broken",version="1",state="UNAVAILABLE"} 0' in text, text
-        assert "tritonfleet_triton_model_state_up 1" in text
+        # Every check below reads that one scrape: a later one may catch the model LOADING again.
+        scrapes: list[str] = []
+
+        def settled() -> bool:
+            scrapes.append(_get(f"http://127.0.0.1:{port}/metrics")[1].decode())
+            return broken in scrapes[-1]
+
+        assert _wait(settled, 240), f"exporter alive: {exporter.poll() is None}; last scrape:\n{scrapes[-1]}"
+        text = scrapes[-1]
+        assert 'tritonfleet_triton_model_ready{model="identity",version="1",state="READY"} 1' in text, text
+        assert "tritonfleet_triton_model_state_up 1" in text, text
     finally:
         stop(exporter, grace_seconds=0)
 
