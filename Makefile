@@ -45,12 +45,13 @@ install-test: $(VENV)/.installed-test venv-checkov/.installed venv-nca/.installe
 plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json
 
-# Four workers on two cores: the live tests spend much of their time waiting on real servers, so two more workers
-# overlap those waits (measured on an idle 2-core machine without the shared plan cache: 5:31 with -n 4 against 6:42
-# with -n 2; 5:08 with -n 4 from a cold cache, as CI runs it). --dist loadscope keeps each test module in one worker,
-# so a module's fixture (servers, the policy pack, a checkov run) is set up once: 4:25 from a cold cache.
+# Five workers on two cores: the live tests spend much of their time waiting on real servers (the two autoscaling
+# proofs a minute each), so more workers than cores overlap those waits. Measured on an idle 2-core machine from a
+# cold plan cache, as CI runs it: 4:05 and 4:09 with -n 4, 3:33 with -n 5, 4:07 with -n 6 (-n 2: 6:42, earlier code).
+# --dist loadscope keeps each test module in one worker, so a module's fixture (servers, the policy pack, a checkov
+# run) is set up once.
 test: install-test
-	$(VENV)/bin/python -m pytest -n 4 --dist loadscope -q
+	$(VENV)/bin/python -m pytest -n 5 --dist loadscope -q
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

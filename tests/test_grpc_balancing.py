@@ -86,6 +86,20 @@ def _served(metrics_port: int) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("nv_inference_request_success{"))
 
 
+def _settled_served(metrics_ports: list[int]) -> list[float]:
+    """Each replica's served count once it stops moving: Triton counts an inference a moment after it answers, so a
+    read right after the last call may miss it (read until two reads 0.2 s apart agree, at most 5 s)."""
+    counts = [_served(port) for port in metrics_ports]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        again = [_served(port) for port in metrics_ports]
+        if again == counts:
+            break
+        counts = again
+    return counts
+
+
 def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_not(tmp_path):
     """One client channel over two real replicas: the documented round_robin config reaches both; gRPC's default
     (pick_first, what a ClusterIP Service amounts to) sends everything to one."""
@@ -122,11 +136,12 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
                     client.infer("svc", [data])
                     if all(_served(m) > b for (_, m, _), b in zip(ports, start, strict=True)):
                         break
-            before = [_served(m) for _, m, _ in ports]
+            metrics = [m for _, m, _ in ports]
+            before = _settled_served(metrics)
             for _ in range(20):
                 client.infer("svc", [data])
             client.close()
-            counts = [_served(m) - b for (_, m, _), b in zip(ports, before, strict=True)]
+            counts = [after - b for after, b in zip(_settled_served(metrics), before, strict=True)]
             assert sum(counts) == 20, (policy, counts)
             if policy == "round_robin":
                 assert counts == [10, 10], counts  # once both are connected: strictly alternating

@@ -145,6 +145,9 @@ def _serve_text(text: str, port: int) -> http.server.ThreadingHTTPServer:
 
 def _load(http_port: int, stop: threading.Event, sent: list[int]) -> None:
     session = requests.Session()
+    # No proxy settings from the environment: this thread outlives the test that starts it, and requests would read
+    # os.environ while pytest rewrites PYTEST_CURRENT_TEST (a KeyError mid-iteration once ended the load early).
+    session.trust_env = False
     body = {"inputs": [{"name": "X", "shape": [1, 4], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
     while not stop.is_set() and sent[0] < MAX_REQUESTS:
         try:
