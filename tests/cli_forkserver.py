@@ -6,7 +6,8 @@ child per request. The child is what `python -m tritonfleet` would be from there
 environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI module fresh (its
 consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit
 with the command's exit status. The provider SDKs load submodules during a plan; each child lists them and the server
-imports them too (LEARNED_PREFIXES). An exception escaping main() prints its traceback to stderr and exits 1, as the
+imports them too (LEARNED_PREFIXES), and adds them to a listing the servers of the other test processes read when
+they start (2–3 s of imports per cloud that their first children then skip). An exception escaping main() prints its traceback to stderr and exits 1, as the
 interpreter would. Only modules that read nothing from the environment or the working folder at import are imported
 ahead; tests/test_cli_forkserver.py compares the fork server's answers with fresh interpreters'.
 
@@ -89,8 +90,35 @@ def _child(request: dict) -> None:
     os._exit(0)
 
 
+# Where the servers of one test run share what they learned (the plan cache's folder; unset: nothing shared). A server
+# started after another has learned imports those SDK packages before its first child, which then need not.
+SHARED_LISTING_ENV = "TRITONFLEET_FORK_SERVER_LISTING"
+
+
+def _shared_listing() -> Path | None:
+    folder = os.environ.get(SHARED_LISTING_ENV)
+    return Path(folder) / "cli-fork-server-sdk-packages.txt" if folder else None
+
+
+def _share(names: set[str]) -> None:
+    """Add `names` to the shared listing (a whole new file, renamed into place: a reader never sees half of one)."""
+    listing = _shared_listing()
+    if listing is None or not names:
+        return
+    known = set(_read_listing(str(listing)))
+    if names <= known:
+        return
+    fd, scratch = tempfile.mkstemp(dir=listing.parent, prefix=".sdk-packages-", suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write("\n".join(sorted(known | names)))
+    os.replace(scratch, listing)
+
+
 def serve() -> None:
     _warm_up()
+    listing = _shared_listing()
+    if listing is not None:
+        _learn(_read_listing(str(listing)))
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -102,6 +130,7 @@ def serve() -> None:
         loaded = _read_listing(request["modules"])  # before answering: the client then removes the request's folder
         print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
         _learn(loaded)
+        _share(set(loaded))
 
 
 def _loaded_sdk_packages() -> list[str]:
@@ -139,12 +168,13 @@ class ForkServer:
 
     START_TIMEOUT_S = 120
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, listing_folder: Path | None = None):
         self._lock = threading.Lock()
+        shared = {SHARED_LISTING_ENV: str(listing_folder)} if listing_folder else {}
         self._process = subprocess.Popen(
             [sys.executable, __file__],
             cwd=root,
-            env={**os.environ, "PYTHONPATH": str(root)},
+            env={**os.environ, "PYTHONPATH": str(root), **shared},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -197,11 +227,12 @@ class ForkServer:
 _shared: ForkServer | None = None
 
 
-def shared_fork_server(root: Path) -> ForkServer:
-    """This test process's fork server, started on first use (conftest is imported under two names; this module once)."""
+def shared_fork_server(root: Path, listing_folder: Path | None = None) -> ForkServer:
+    """This test process's fork server, started on first use (conftest is imported under two names; this module once).
+    `listing_folder`: where the servers of this test run share the SDK packages they learned."""
     global _shared
     if _shared is None:
-        _shared = ForkServer(root)
+        _shared = ForkServer(root, listing_folder)
     return _shared
 
 

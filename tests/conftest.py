@@ -28,9 +28,10 @@ def run_cli(
     if any((Path(cwd) / package).exists() for package in FIRST_PARTY_PACKAGES) and Path(cwd).resolve() != ROOT:
         # Another checkout: `python -m` would import its own packages (the working folder comes first on the path).
         return run_cli_fresh(*args, cwd=cwd, timeout=timeout, env=env)
+    from tests import plan_cache
     from tests.cli_forkserver import shared_fork_server
 
-    return shared_fork_server(ROOT).run(list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
+    return shared_fork_server(ROOT, plan_cache.shared_folder()).run(list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
 
 
 def run_cli_fresh(

@@ -35,6 +35,13 @@ def use_folder(folder: Path | None) -> None:
     _folder = folder
 
 
+def shared_folder() -> Path | None:
+    """The folder the test processes of this run share (None: nothing shared), created on first use."""
+    if _folder is not None:
+        _folder.mkdir(parents=True, exist_ok=True)
+    return _folder
+
+
 def _fingerprint(stack: str) -> str:
     return fingerprint_section(input_digests(load_project(ROOT), stack))["digest"]
 
