@@ -51,7 +51,7 @@ plan: $(VENV)/.installed
 # --dist loadscope keeps each test module in one worker, so a module's fixture (servers, the policy pack, a checkov
 # run) is set up once.
 test: install-test
-	$(VENV)/bin/python -m pytest -n 5 --dist loadscope -q
+	$(VENV)/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .

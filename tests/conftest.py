@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,14 @@ def run_cli_fresh(
     )
 
 
+def copy_project(target: Path) -> Path:
+    """The project's own files at `target`: not its history, virtualenvs (venv-checkov and venv-nca hold 350 MB),
+    tests, plans or caches."""
+    ignored = (".git", "venv", "venv-*", ".venv", "tests", "plans", "__pycache__", "*.egg-info", ".*_cache")
+    shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(*ignored))
+    return target
+
+
 def engine_config(stack: str) -> dict[str, str]:
     """The merged config of a stack, as the engine hands it to the program."""
     from tritonfleet.plan.project import load_project, stack_config
@@ -57,6 +66,31 @@ def stack_config():
     from tritonfleet.core.config import load_stack_config
 
     return lambda stack: load_stack_config(engine_config(stack), stack)
+
+
+# ---- order: the modules that mostly wait on real servers first ----
+
+# Their tests spend most of their time waiting (tritonserver, Prometheus, load at a fixed rate), so they run first, the
+# longest first: the CPU-bound modules then fill those waits, instead of the waits making the run's tail. pytest-xdist
+# (--dist loadscope) hands modules out in collection order. The rest keep their order.
+WAITING_MODULES = (
+    "test_autoscaling_live.py",
+    "test_autoscaling_live_batched.py",
+    "test_triton_live.py",
+    "test_models_triton.py",
+    "test_loadtest_live.py",
+    "test_model_control_live.py",
+    "test_monitoring_live.py",
+    "test_grpc_balancing.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item) -> int:
+        name = item.path.name
+        return WAITING_MODULES.index(name) if name in WAITING_MODULES else len(WAITING_MODULES)
+
+    items.sort(key=rank)  # stable: each module's tests and the other modules keep their order
 
 
 # ---- plans of the shipped stacks, shared by all tests and xdist workers (tests/plan_cache.py) ----

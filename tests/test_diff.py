@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from conftest import ROOT, copy_project, run_cli
 
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, stack_comment, to_json
@@ -247,9 +247,7 @@ def test_every_stack_section_carries_its_marker_and_json_has_everything():
 
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory):
-    target = tmp_path_factory.mktemp("project") / "tritonfleet"
-    shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(".git", "venv", ".venv", "tests", "plans", "__pycache__", "*.egg-info"))
-    return target
+    return copy_project(tmp_path_factory.mktemp("project") / "tritonfleet")
 
 
 def edited_plan(project, stack: str, edit) -> dict:

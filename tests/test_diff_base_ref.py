@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from conftest import copy_project, run_cli
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -28,10 +28,7 @@ def git(repo, *args: str) -> str:
 def repo(tmp_path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    repo = tmp_path / "repo"
-    # The project without its history, virtualenvs (venv, venv-checkov, venv-nca: hundreds of MB), tests and caches.
-    ignored = (".git", "venv", "venv-*", ".venv", "tests", "plans", "__pycache__", "*.egg-info", ".*_cache")
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(*ignored))
+    repo = copy_project(tmp_path / "repo")
     git(repo, "init", "--quiet", "--initial-branch=main")
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "base")
