@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tritonfleet.core.catalog import InstanceType
-from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import HOURS_PER_MONTH, spot_falls_back
+
+if TYPE_CHECKING:  # annotations only: the policy pack imports this module without the config schema (0.1 s)
+    from tritonfleet.core.config import GpuPool, StackConfig
 
 
 @dataclass(frozen=True)
