@@ -8,7 +8,13 @@ from components.gcp.compute_classes import gke_pool_facts
 from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from components.k8s.autoscaling import prometheus_adapter_values
 from components.k8s.gpu_operator import gpu_operator_values, resource_quota
-from components.k8s.triton import model_repository_path, replica_resources, shutdown_budget, triton_values
+from components.k8s.triton import (
+    model_repository_path,
+    replica_resources,
+    repository_poll_seconds,
+    shutdown_budget,
+    triton_values,
+)
 from components.k8s.values import deep_merge, key_tolerations, taint_toleration, tolerates
 from tests.conftest import STACKS
 from tests.kube_validate import validate_strict
@@ -51,6 +57,13 @@ def test_shutdown_fits_inside_the_spot_notice(cloud, spot):
     if spot:
         assert budget.termination_grace_period_seconds < conventions.spot_notice_seconds(cloud)
         assert budget.termination_grace_period_seconds <= (pool.spot_pod_shutdown_seconds or 10**6)
+
+
+@pytest.mark.parametrize(("cloud", "spot", "seconds"), [("aws", True, 60), ("gcp", True, 10), ("gcp", False, 60)])
+def test_a_sigterm_lost_during_a_repository_poll_still_drains_before_the_kill(cloud, spot, seconds):
+    """Triton may sleep a whole poll interval after a SIGTERM that came during a poll: the interval fits the drain."""
+    budget = shutdown_budget(_pool(cloud, spot))
+    assert repository_poll_seconds(budget) == seconds <= budget.exit_timeout_seconds
 
 
 def test_shutdown_numbers_per_cloud():
@@ -189,7 +202,10 @@ def test_standalone_dcgm_exporter_objects_are_valid_kubernetes(monitoring):
     from tritonfleet.core.gpu_operator import standalone_dcgm_exporter
 
     objects = standalone_dcgm_exporter(
-        "gpu-operator", "/home/kubernetes/bin/nvidia", "cloud.google.com/gke-accelerator", [conventions.gpu_taint("gcp")],
+        "gpu-operator",
+        "/home/kubernetes/bin/nvidia",
+        "cloud.google.com/gke-accelerator",
+        [conventions.gpu_taint("gcp")],
         monitoring,
     )
     assert [o["kind"] for o in objects] == ["DaemonSet", "Service"] + (["ServiceMonitor"] if monitoring else [])

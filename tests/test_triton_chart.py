@@ -72,6 +72,14 @@ def test_helm_lint_is_clean():
         assert result["errors"] == [] and result["messages"] == [], result
 
 
+def test_poll_mode_on_gke_spot_polls_within_the_drain_budget():
+    """gcp-dev polls its repository on GKE spot (15 s grace): Triton is told to poll every 10 s, not the default 60."""
+    values = planned_values("gcp-dev", "triton-resnet")
+    args = by_kind(render(values, name="triton-resnet"))["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert values["modelControlMode"] == "poll" and "--repository-poll-secs=10" in args
+    assert values["shutdown"]["exitTimeoutSeconds"] == 10
+
+
 def test_chart_defaults_follow_the_pins():
     values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
     assert (values["image"]["repository"], values["image"]["tag"]) == (pins.TRITON_IMAGE_REPOSITORY, pins.TRITON_IMAGE_TAG)
