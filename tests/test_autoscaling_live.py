@@ -268,18 +268,7 @@ def run(request, tmp_path_factory):
     load = None
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
-        ready: set[int] = set()
-        while time.monotonic() < deadline and len(ready) < SERVERS:
-            _fail_if_any_exited(servers, tmp)
-            for i, port in enumerate(http_ports):
-                try:
-                    if requests.get(f"http://127.0.0.1:{port}/v2/models/svc/ready", timeout=2).status_code == 200:
-                        ready.add(i)
-                except requests.RequestException:
-                    pass
-            time.sleep(1)
-        if len(ready) < SERVERS:
-            pytest.fail(f"only {len(ready)} of {SERVERS} tritonservers became ready in {STARTUP_SECONDS}s")
+        wait_until_ready(servers, http_ports, tmp, deadline)
         queries = {m: adapter_query(m, pods) for m in (INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST)}
         while time.monotonic() < deadline and len(_safe(url, queries[INFERENCES_PER_SECOND])) < SERVERS:
             time.sleep(1)  # every pod's series exists (0 while idle) before the first sync
@@ -329,6 +318,23 @@ def run(request, tmp_path_factory):
         for server in servers:
             stop(server)
         prometheus_log.close()
+
+
+def wait_until_ready(servers: list[subprocess.Popen], http_ports: list[int], tmp: Path, deadline: float) -> None:
+    """Until every server's model `svc` is ready (start_triton's servers, logs in `tmp`); fails when one exits or the
+    deadline (time.monotonic()) passes first."""
+    ready: set[int] = set()
+    while time.monotonic() < deadline and len(ready) < len(servers):
+        _fail_if_any_exited(servers, tmp)
+        for i, port in enumerate(http_ports):
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/v2/models/svc/ready", timeout=2).status_code == 200:
+                    ready.add(i)
+            except requests.RequestException:
+                pass
+        time.sleep(1)
+    if len(ready) < len(servers):
+        pytest.fail(f"only {len(ready)} of {len(servers)} tritonservers became ready by the deadline")
 
 
 def _fail_if_any_exited(servers: list[subprocess.Popen], tmp: Path) -> None:

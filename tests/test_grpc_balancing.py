@@ -13,7 +13,7 @@ import requests
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
 from tests.local_servers import free_port, stop
 from tests.serving_helpers import planned_values, render, triton_cases
-from tests.test_autoscaling_live import ONE_MS_BATCHED, backends_folder, start_triton
+from tests.test_autoscaling_live import ONE_MS_BATCHED, backends_folder, start_triton, wait_until_ready
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PER_CONNECTION, PER_REQUEST, PUBLIC, mode_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
@@ -111,18 +111,7 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
     ports = [(free_port(), free_port(), free_port()) for _ in range(2)]
     servers = [start_triton(tmp_path, backends, case, h, m, i, grpc_port=g) for i, (h, m, g) in enumerate(ports)]
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if any(s.poll() is not None for s in servers):
-                pytest.fail("a tritonserver exited: " + "".join(p.read_text()[-2000:] for p in tmp_path.glob("triton-*.log")))
-            try:
-                if all(requests.get(f"http://127.0.0.1:{h}/v2/models/svc/ready", timeout=2).ok for h, _, _ in ports):
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail("the tritonservers did not become ready in 120 s")
+        wait_until_ready(servers, [h for h, _, _ in ports], tmp_path, time.monotonic() + 120)
         target = "ipv4:" + ",".join(f"127.0.0.1:{g}" for _, _, g in ports)
         for policy in ("pick_first", "round_robin"):
             client = grpcclient.InferenceServerClient(target, channel_args=[("grpc.lb_policy_name", policy)])
