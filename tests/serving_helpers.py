@@ -13,13 +13,12 @@ import yaml
 from components.k8s.triton import CHART_DIR
 from tests.conftest import STACKS, UPSTREAM_CHARTS, engine_config
 from tests.plan_cache import stock_plan
+from tritonfleet.core.catalog import FAST_SAFE_LOADER
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 
 KPS_CRDS = UPSTREAM_CHARTS / "kube-prometheus-stack-88.5.3" / "crds"
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-# libyaml's safe loader where PyYAML was built with it (the same documents, parsed in C): rendered charts are large.
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
@@ -65,7 +64,7 @@ def render(values: dict[str, Any], name: str = "triton-test", namespace: str = "
 @cache
 def _rendered(values_json: str, name: str, namespace: str) -> list[dict[str, Any]]:
     out = _chart().render(json.loads(values_json), name=name, namespace=namespace, is_install=True)
-    return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.load_all(body, Loader=YAML_LOADER) if doc]
+    return [doc for path, body in sorted(out.items()) if path.endswith(".yaml") for doc in yaml.load_all(body, Loader=FAST_SAFE_LOADER) if doc]
 
 
 def by_kind(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -17,8 +17,9 @@ from conftest import STACKS
 from components.k8s.autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST
 from components.k8s.triton import CHART_DIR
 from tests.kube_validate import validate_strict
-from tests.serving_helpers import KPS_CRDS, YAML_LOADER, by_kind, planned_values, render, triton_cases
+from tests.serving_helpers import KPS_CRDS, by_kind, planned_values, render, triton_cases
 from tritonfleet.core import conventions, pins
+from tritonfleet.core.catalog import FAST_SAFE_LOADER
 
 # The minors our stacks may run (config default onward) up to the newest schema kubernetes-validate bundles.
 KUBERNETES_VERSIONS = [f"1.{minor}" for minor in range(int(pins.KUBERNETES_VERSION.split(".")[1]), 38)]
@@ -111,7 +112,7 @@ def _strict_crd_schema(kind: str) -> dict[str, Any]:
 
 def _crd_schema(kind: str) -> dict[str, Any]:
     for path in sorted(KPS_CRDS.glob("*.yaml")):
-        for doc in yaml.load_all(path.read_text(), Loader=YAML_LOADER):
+        for doc in yaml.load_all(path.read_text(), Loader=FAST_SAFE_LOADER):
             if doc and doc.get("kind") == "CustomResourceDefinition" and doc["spec"]["names"]["kind"] == kind:
                 version = next(v for v in doc["spec"]["versions"] if v["name"] == "v1")
                 return version["schema"]["openAPIV3Schema"]

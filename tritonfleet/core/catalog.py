@@ -162,13 +162,14 @@ class Catalog(_Strict):
 
 
 # libyaml's parser where PyYAML was built with it (several times faster; every command reads the catalog), else
-# PyYAML's own: the same safe constructors either way.
-_CATALOG_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# PyYAML's own: the same safe constructors either way. For our own data; a user's stack file keeps PyYAML's parser,
+# whose error messages the config errors quote.
+FAST_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_catalog(text: str) -> Catalog:
     """A catalog from its YAML text; raises pydantic's ValidationError naming the entry that is wrong."""
-    return Catalog.model_validate(yaml.load(text, Loader=_CATALOG_LOADER))  # noqa: S506 - a safe loader
+    return Catalog.model_validate(yaml.load(text, Loader=FAST_SAFE_LOADER))  # noqa: S506 - a safe loader
 
 
 @cache
