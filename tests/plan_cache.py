@@ -65,20 +65,20 @@ def shared_text(name: str, digest: str, compute: Callable[[], str]) -> str:
     """The text `compute()` gives for `name` at `digest`, computed by one test process and read by the others (under
     the cache folder's lock for `name`); computed here only where no cache folder is set. Older digests of `name`
     are removed."""
-    if _folder is None:
+    folder = shared_folder()
+    if folder is None:
         return compute()
-    _folder.mkdir(parents=True, exist_ok=True)
-    entry = _folder / f"{name}-{digest[:16]}.json"
-    with open(_folder / f"{name}.lock", "w") as lock:
+    entry = folder / f"{name}-{digest[:16]}.json"
+    with open(folder / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits here while this one computes
         if entry.is_file():
             return entry.read_text()
         text = compute()
-        fd, scratch = tempfile.mkstemp(dir=_folder, prefix=f".{name}-", suffix=".tmp")
+        fd, scratch = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".tmp")
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
         os.replace(scratch, entry)
-        for old in _folder.glob(f"{name}-*.json"):  # entries of earlier states are never read again
+        for old in folder.glob(f"{name}-*.json"):  # entries of earlier states are never read again
             if old != entry:
                 old.unlink(missing_ok=True)
         return text
