@@ -472,10 +472,7 @@ def test_a_burst_node_that_fell_back_to_on_demand_is_priced_on_demand(tmp_path):
             }
         ],
     }
-    (tmp_path / "test.yaml").write_text(
-        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": [test]}, sort_keys=False)
-    )
-    result = run(promtool, "test", "rules", str(tmp_path / "test.yaml"))
+    result = run(promtool, "test", "rules", str(_unit_test_file(tmp_path, "test", test)))
     assert result.returncode == 0, result.stdout + result.stderr
     gcp_topology = next(g for g in rules.rule_groups(config_of("gcp-prod")) if g["name"] == "tritonfleet-topology")
     assert "karpenter" not in yaml.safe_dump(gcp_topology)
