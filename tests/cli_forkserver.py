@@ -7,9 +7,10 @@ environment, working folder and argv, points fds 0/1/2 at /dev/null and two file
 consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit
 with the command's exit status. The provider SDKs load submodules during a plan; each child lists them and the server
 imports them too (LEARNED_PREFIXES), and adds them to a listing the servers of the other test processes read when
-they start (2–3 s of imports per cloud that their first children then skip). An exception escaping main() prints its traceback to stderr and exits 1, as the
-interpreter would. Only modules that read nothing from the environment or the working folder at import are imported
-ahead; tests/test_cli_forkserver.py compares the fork server's answers with fresh interpreters'.
+they start (2–3 s of imports per cloud that their first children then skip). An exception escaping main() prints
+its traceback to stderr and exits 1, as the interpreter would. Only modules that read nothing from the environment or
+the working folder at import are imported ahead; tests/test_cli_forkserver.py compares the fork server's answers with
+fresh interpreters'.
 
 Protocol: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err", "modules"}), one JSON answer per
 line on stdout ({"pid"} at fork, then {"status"} from waitpid). The server writes nothing else to stdout.
@@ -42,8 +43,8 @@ FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
 def _warm_up() -> None:
     """Import what every command imports (typer, pydantic, the Pulumi SDKs, our config, plan and program modules),
     whose import reads nothing from the environment or the working folder, and parse the packaged GPU catalog; then
-    forget the CLI module itself. Cloud
-    clients (boto3, google-cloud) stay for the commands that need them, as in a fresh interpreter."""
+    forget the CLI module itself. Cloud clients (boto3, google-cloud) stay for the commands that need them, as in a
+    fresh interpreter."""
     import components.aws.cloud  # noqa: F401
     import components.gcp.cloud  # noqa: F401
     import components.platform  # noqa: F401
