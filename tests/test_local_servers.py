@@ -30,7 +30,9 @@ def test_a_port_another_test_process_was_given_is_not_given_here(monkeypatch):
         with pytest.raises(RuntimeError, match="no free port"):
             local_servers.free_port()
     finally:
-        holder.communicate("\n", timeout=30)
+        local_servers.stop(holder, grace_seconds=0)  # by its pid
+        holder.stdin.close()
+        holder.stdout.close()
 
 
 def test_a_port_something_listens_on_is_not_given(monkeypatch):
