@@ -34,7 +34,8 @@ def main() -> None:
     print(load())
     started = time.perf_counter()
     server = ForkServer(ROOT)
-    print(f"fork server ready in {time.perf_counter() - started:.2f} s (once per test process)")
+    server.run(["--version"], ROOT, ENV, 300)
+    print(f"fork server ready in {time.perf_counter() - started:.2f} s (once per test run)")
     try:
         for label, command in COMMANDS.items():
             fresh, forked = [], []

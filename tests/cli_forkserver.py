@@ -6,29 +6,35 @@ child per request. The child is what `python -m tritonfleet` would be from there
 environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI module fresh (its
 consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit
 with the command's exit status. The provider SDKs load submodules during a plan; each child lists them and the server
-imports them too (LEARNED_PREFIXES), and adds them to a listing the servers of the other test processes read when
-they start (2–3 s of imports per cloud that their first children then skip). An exception escaping main() prints
-its traceback to stderr and exits 1, as the interpreter would. Only modules that read nothing from the environment or
-the working folder at import are imported ahead; tests/test_cli_forkserver.py compares the fork server's answers with
-fresh interpreters'.
+imports them too (LEARNED_PREFIXES), so that later children skip those 2–3 s of imports per cloud. An exception
+escaping main() prints its traceback to stderr and exits 1, as the interpreter would. Only modules that read nothing
+from the environment or the working folder at import are imported ahead; tests/test_cli_forkserver.py compares the
+fork server's answers with fresh interpreters'.
 
-Protocol: one JSON request per line on stdin ({"args", "cwd", "env", "out", "err", "modules"}), one JSON answer per
-line on stdout ({"pid"} at fork, then {"status"} from waitpid). The server writes nothing else to stdout.
+One server serves a whole test run: pytest's main process starts it (start_shared, from conftest's pytest_configure)
+and stops it by its pid at the end; the pytest-xdist workers, started after, find its Unix socket in
+$TRITONFLEET_CLI_FORK_SERVER. It serves requests side by side, single-threaded (forking from a threaded process is
+unsafe): one selector over the listening socket, a pidfd per running child, and the pidfd of the process that started
+it, whose exit ends the server too.
+
+Protocol: a client connects and sends one JSON request line ({"args", "cwd", "env", "out", "err", "modules"}); the
+server answers two JSON lines on that connection, {"pid"} at fork and {"status"} from waitpid, and closes it.
 """
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import json
 import os
-import queue
 import runpy
+import selectors
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -91,48 +97,6 @@ def _child(request: dict) -> None:
     os._exit(0)
 
 
-# Where the servers of one test run share what they learned (the plan cache's folder; unset: nothing shared). A server
-# started after another has learned imports those SDK packages before its first child, which then need not.
-SHARED_LISTING_ENV = "TRITONFLEET_FORK_SERVER_LISTING"
-
-
-def _shared_listing() -> Path | None:
-    folder = os.environ.get(SHARED_LISTING_ENV)
-    return Path(folder) / "cli-fork-server-sdk-packages.txt" if folder else None
-
-
-def _share(names: set[str]) -> None:
-    """Add `names` to the shared listing (a whole new file, renamed into place: a reader never sees half of one)."""
-    listing = _shared_listing()
-    if listing is None or not names:
-        return
-    known = set(_read_listing(str(listing)))
-    if names <= known:
-        return
-    fd, scratch = tempfile.mkstemp(dir=listing.parent, prefix=".sdk-packages-", suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write("\n".join(sorted(known | names)))
-    os.replace(scratch, listing)
-
-
-def serve() -> None:
-    _warm_up()
-    listing = _shared_listing()
-    if listing is not None:
-        _learn(_read_listing(str(listing)))
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(request)
-        print(json.dumps({"pid": pid}), flush=True)
-        _, status = os.waitpid(pid, 0)
-        loaded = _read_listing(request["modules"])  # before answering: the client then removes the request's folder
-        print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
-        _learn(loaded)
-        _share(set(loaded))
-
 
 def _loaded_sdk_packages() -> list[str]:
     """The SDK packages this process has loaded: packages only, whose __init__ imports their modules as a plain
@@ -157,85 +121,158 @@ def _learn(names: list[str]) -> None:
     """Import the SDK modules a child loaded, so that the next children find them loaded."""
     for name in names:
         try:
-            # A package the SDK registered for loading on first use is in sys.modules already: reading an attribute
-            # of it loads it.
-            importlib.import_module(name).__name__  # noqa: B018
+            # A package the SDK registered for loading on first use is in sys.modules already, as a lazy module that
+            # loads when any attribute but the introspection ones (__name__, __path__, __spec__, ...) is read.
+            getattr(importlib.import_module(name), "_tritonfleet_load_now", None)
         except Exception:  # noqa: BLE001 - a package that only imports in some context stays for the child to load
             pass
 
 
+def _send(connection: socket.socket, answer: dict) -> None:
+    try:
+        connection.sendall((json.dumps(answer) + "\n").encode())
+    except OSError:
+        pass  # the client has gone (a test that timed out): the child is still reaped
+
+
+def serve(socket_path: str, owner_pid: int) -> None:
+    """Serve until the process `owner_pid` exits or this one is sent SIGTERM; children still running are killed and
+    reaped on the way out."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        owner = os.pidfd_open(owner_pid)
+    except ProcessLookupError:
+        return
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)  # before the warm-up: clients connect at once and wait for their answer
+    listener.listen(64)
+    _warm_up()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(owner, selectors.EVENT_READ)
+    running: dict[int, tuple[int, socket.socket, str]] = {}  # pidfd -> child pid, its client, its SDK listing
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.fileobj is owner:
+                    return
+                if key.fileobj is listener:
+                    connection, _ = listener.accept()
+                    connection.settimeout(30)
+                    with connection.makefile("r") as lines:
+                        request = json.loads(lines.readline())
+                    pid = os.fork()
+                    if pid == 0:
+                        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a command gets the default a fresh one has
+                        for other in (listener, *(client for _, client, _ in running.values())):
+                            other.close()
+                        _child(request)
+                    _send(connection, {"pid": pid})
+                    pidfd = os.pidfd_open(pid)
+                    running[pidfd] = (pid, connection, request["modules"])
+                    selector.register(pidfd, selectors.EVENT_READ)
+                else:
+                    pidfd = key.fd
+                    selector.unregister(pidfd)
+                    pid, connection, modules = running.pop(pidfd)
+                    os.close(pidfd)
+                    _, status = os.waitpid(pid, 0)
+                    loaded = _read_listing(modules)  # before answering: the client then removes the request's folder
+                    _send(connection, {"status": os.waitstatus_to_exitcode(status)})
+                    connection.close()
+                    _learn(loaded)
+    finally:
+        for pid, _, _ in running.values():
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+SOCKET_ENV = "TRITONFLEET_CLI_FORK_SERVER"  # the shared server's socket, for the test processes started after it
+START_TIMEOUT_S = 120
+
+
 class ForkServer:
-    """The client: one server per test process, started on first use and stopped by its pid at exit."""
+    """A server process, started by this process and stopped by its pid (close(), or this process's exit)."""
 
-    START_TIMEOUT_S = 120
-
-    def __init__(self, root: Path, listing_folder: Path | None = None):
-        self._lock = threading.Lock()
-        shared = {SHARED_LISTING_ENV: str(listing_folder)} if listing_folder else {}
+    def __init__(self, root: Path):
+        self._folder = tempfile.mkdtemp(prefix="tritonfleet-cli-server-")
+        self.socket_path = os.path.join(self._folder, "socket")
         self._process = subprocess.Popen(
-            [sys.executable, __file__],
+            [sys.executable, __file__, self.socket_path, str(os.getpid())],
             cwd=root,
-            env={**os.environ, "PYTHONPATH": str(root), **shared},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdin=subprocess.DEVNULL,
         )
-        self._answers: queue.Queue[dict] = queue.Queue()
-        threading.Thread(target=self._read_answers, daemon=True).start()
-        atexit.register(self.close)
-        if not self._answer(self.START_TIMEOUT_S).get("ready"):
-            raise RuntimeError("the CLI fork server did not start")
-
-    def _read_answers(self) -> None:
-        for line in self._process.stdout:
-            self._answers.put(json.loads(line))
-        self._answers.put({"ready": False, "status": None})  # the server is gone
-
-    def _answer(self, timeout: float) -> dict:
-        return self._answers.get(timeout=timeout)
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-        """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
-        with self._lock, tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder:
-            out, err = Path(folder) / "stdout", Path(folder) / "stderr"
-            modules = Path(folder) / "modules"
-            request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "modules": str(modules)}
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
-            pid = self._answer(self.START_TIMEOUT_S)["pid"]
-            try:
-                status = self._answer(timeout)["status"]
-            except queue.Empty:
-                os.kill(pid, signal.SIGKILL)
-                self._answer(self.START_TIMEOUT_S)
-                raise subprocess.TimeoutExpired(["tritonfleet", *args], timeout) from None
-            if status is None:
-                raise RuntimeError("the CLI fork server died")
-            return subprocess.CompletedProcess(
-                ["tritonfleet", *args], status, out.read_text(errors="replace"), err.read_text(errors="replace")
-            )
+        return run(self.socket_path, args, cwd, env, timeout)
 
     def close(self) -> None:
         if self._process.poll() is None:
-            self._process.stdin.close()
+            self._process.terminate()
             try:
                 self._process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait(timeout=10)
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
-_shared: ForkServer | None = None
+def _connect(socket_path: str) -> socket.socket:
+    """A connection to the server, waiting for it to bind its socket (it starts alongside pytest's collection)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            client.connect(socket_path)
+            return client
+        except (FileNotFoundError, ConnectionRefusedError):
+            client.close()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the CLI fork server at {socket_path} did not start") from None
+            time.sleep(0.05)
 
 
-def shared_fork_server(root: Path, listing_folder: Path | None = None) -> ForkServer:
-    """This test process's fork server, started on first use (conftest is imported under two names; this module once).
-    `listing_folder`: where the servers of this test run share the SDK packages they learned."""
-    global _shared
-    if _shared is None:
-        _shared = ForkServer(root, listing_folder)
-    return _shared
+def run(socket_path: str, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
+    with tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder, _connect(socket_path) as client:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        modules = Path(folder) / "modules"
+        request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "modules": str(modules)}
+        client.sendall((json.dumps(request) + "\n").encode())
+        with client.makefile("r") as answers:
+            client.settimeout(START_TIMEOUT_S)  # the server may still be warming up, or learning from a child
+            pid = json.loads(answers.readline() or "{}").get("pid")
+            if pid is None:
+                raise RuntimeError("the CLI fork server died")
+            client.settimeout(timeout)
+            try:
+                status = json.loads(answers.readline() or "{}").get("status")
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired(["tritonfleet", *args], timeout) from None
+        if status is None:
+            raise RuntimeError("the CLI fork server died")
+        return subprocess.CompletedProcess(["tritonfleet", *args], status, out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+
+_started: ForkServer | None = None
+
+
+def start_shared(root: Path) -> None:
+    """Start the server the test processes of this run share (pytest's main process, before xdist starts workers)."""
+    global _started
+    _started = ForkServer(root)
+    os.environ[SOCKET_ENV] = _started.socket_path
+
+
+def stop_shared() -> None:
+    global _started
+    if _started is not None:
+        _started.close()
+        _started = None
+        os.environ.pop(SOCKET_ENV, None)
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -24,15 +24,15 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """Run `tritonfleet ARGS` the way a user does, in a process of its own (`env`: variables to set for it).
 
-    The process is forked from a warm one that has the modules imported (tests/cli_forkserver.py) and runs
-    `python -m tritonfleet` from there; a working folder with packages of its own gets a fresh interpreter."""
+    The process is forked from a warm one that has the modules imported (tests/cli_forkserver.py, one for the whole
+    run: pytest_configure starts it) and runs `python -m tritonfleet` from there; a working folder with packages of
+    its own gets a fresh interpreter."""
     if any((Path(cwd) / package).exists() for package in FIRST_PARTY_PACKAGES) and Path(cwd).resolve() != ROOT:
         # Another checkout: `python -m` would import its own packages (the working folder comes first on the path).
         return run_cli_fresh(*args, cwd=cwd, timeout=timeout, env=env)
-    from tests import plan_cache
-    from tests.cli_forkserver import shared_fork_server
+    from tests.cli_forkserver import SOCKET_ENV, run
 
-    return shared_fork_server(ROOT, plan_cache.shared_folder()).run(list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
+    return run(os.environ[SOCKET_ENV], list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
 
 
 def run_cli_fresh(
@@ -101,6 +101,17 @@ def pytest_configure(config):
 
     cache = getattr(config, "cache", None)  # None with `-p no:cacheprovider`: plans are then shared in-process only
     use_folder(cache.mkdir("tritonfleet-plans") if cache is not None else None)
+    if not hasattr(config, "workerinput"):  # pytest's main process: the CLI fork server for this run's processes
+        from tests.cli_forkserver import start_shared
+
+        start_shared(ROOT)
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        from tests.cli_forkserver import stop_shared
+
+        stop_shared()
 
 
 @pytest.fixture(scope="session")

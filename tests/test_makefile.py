@@ -42,4 +42,4 @@ def test_make_test_adds_the_test_tools_behind_their_own_stamp(tmp_path):
     assert "VENV/bin/pip install -e '.[test]'" in lines
     assert "VENV/bin/pip install --no-deps nvidia-pytriton==0.7.0" in lines
     assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -e '.[test]'") < lines.index("touch VENV/.installed-test")
-    assert lines[-1] == "VENV/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
+    assert lines[-1] == "env -u PYTHONDONTWRITEBYTECODE VENV/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
