@@ -105,7 +105,12 @@ BAD_CONFIGS = [
     (
         "on-demand-base-on-capacity-block",
         lambda d: _pool(
-            d, gpu="B200", instanceType="p6-b200.48xlarge", capacity="capacity-block", spotShare=0, reservationId="cr-1",
+            d,
+            gpu="B200",
+            instanceType="p6-b200.48xlarge",
+            capacity="capacity-block",
+            spotShare=0,
+            reservationId="cr-1",
             onDemandBase=1,
         ),
         "gpuPools[0].onDemandBase",
@@ -145,18 +150,38 @@ BAD_CONFIGS = [
     ("bad-pool-name", lambda d: _pool(d, name="L40S_Pool"), "gpuPools[0].name", "lower-case"),
     ("bad-image-tag", lambda d: _deployment(d, imageTag="latest"), "tritonDeployments[0].imageTag", "pinned NGC tag"),
     ("no-pools", lambda d: (_set(d, "gpuPools", []), _set(d, "tritonDeployments", [])), "gpuPools", "list of GPU pools"),
-    ("bad-bucket-name", lambda d: d["config"]["tritonfleet:modelBuckets"][0].update(bucketName="Acme_Models"), "modelBuckets[0].bucketName", "valid on S3 and GCS"),
+    (
+        "bad-bucket-name",
+        lambda d: d["config"]["tritonfleet:modelBuckets"][0].update(bucketName="Acme_Models"),
+        "modelBuckets[0].bucketName",
+        "valid on S3 and GCS",
+    ),
     ("bad-budget-basis", lambda d: _set(d, "budget", {"monthlyUsd": 10, "basis": "average"}), "budget.basis", "floor"),
     # Serving under faults: model lists that cannot work, a repository the node disk cannot hold, a useless budget.
-    ("load-models-outside-explicit", lambda d: _deployment(d, loadModels=["resnet"]), "tritonDeployments[0].loadModels", "explicit"),
+    (
+        "load-models-outside-explicit",
+        lambda d: _deployment(d, loadModels=["resnet"]),
+        "tritonDeployments[0].loadModels",
+        "explicit",
+    ),
     (
         "required-model-never-loaded",
         lambda d: _deployment(d, modelControlMode="explicit", loadModels=["resnet"], requiredModels=["resnet", "bert"]),
         "tritonDeployments[0].requiredModels[1]",
         "a model in loadModels (resnet)",
     ),
-    ("bad-model-name", lambda d: _deployment(d, requiredModels=["a b"]), "tritonDeployments[0].requiredModels[0]", "string should match"),
-    ("repository-larger-than-nvme", lambda d: _deployment(d, repositoryGi=500), "tritonDeployments[0].repositoryGi", "at most 178: 1 replicas per g6e.xlarge node"),
+    (
+        "bad-model-name",
+        lambda d: _deployment(d, requiredModels=["a b"]),
+        "tritonDeployments[0].requiredModels[0]",
+        "string should match",
+    ),
+    (
+        "repository-larger-than-nvme",
+        lambda d: _deployment(d, repositoryGi=500),
+        "tritonDeployments[0].repositoryGi",
+        "at most 178: 1 replicas per g6e.xlarge node",
+    ),
     ("budget-of-zero", lambda d: _deployment(d, maxUnavailable=0), "tritonDeployments[0].maxUnavailable", ">= 1"),
     (
         "budget-stops-every-replica",
@@ -201,6 +226,18 @@ def test_all_problems_are_reported_at_once():
     keys = {p.key for p in caught.value.problems}
     assert {"gpuPools[0].spotShare", "gpuPools[0].gpu", "gpuPools[0].minNodes", "environment", "budget.monthlyUsd"} <= keys
     assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
+
+
+def test_a_config_error_survives_pickling_as_it_was():
+    """Tests plan in a forked child and get its ConfigError back pickled: the same report, an absent key still absent."""
+    import pickle
+
+    from tritonfleet.core.config.problems import MISSING, Problem
+
+    error = ConfigError("dev", [Problem("gcpProject", MISSING, "a project id", "my-project-id"), Problem("x", "[/y]", "z", "w")])
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), str(again), again.stack, again.problems) == (ConfigError, str(error), "dev", error.problems)
+    assert again.problems[0].value is MISSING and "= (missing)" in str(again)
 
 
 @pytest.mark.parametrize("key", ["monitoring", "tags", "cluster"])
@@ -254,8 +291,14 @@ MEANT_FIXES = [
         "did you mean maxNodes?",
         ["maxNodes = (missing)", "no valid pools"],
     ),
-    ("misspelt-key-with-fix", "dev", lambda d: _rename_pool_key(d, "maxNodes", "maxnodes"), "gpuPools[0].maxnodes",
-     "'tritonfleet:gpuPools[0].maxnodes' --stack dev && pulumi config set --path 'tritonfleet:gpuPools[0].maxNodes' 2 --stack dev", []),
+    (
+        "misspelt-key-with-fix",
+        "dev",
+        lambda d: _rename_pool_key(d, "maxNodes", "maxnodes"),
+        "gpuPools[0].maxnodes",
+        "'tritonfleet:gpuPools[0].maxnodes' --stack dev && pulumi config set --path 'tritonfleet:gpuPools[0].maxNodes' 2 --stack dev",
+        [],
+    ),
     (
         "misspelt-top-level-key",
         "dev",
@@ -264,15 +307,57 @@ MEANT_FIXES = [
         "no such key at the top level; did you mean gpuLimit?",
         ["gpuLimit = (missing)"],
     ),
-    ("gpu-lower-case", "dev", lambda d: _pool(d, gpu="l40s"), "gpuPools[0].gpu", "'tritonfleet:gpuPools[0].gpu' L40S --stack", ["B200 --stack"]),
+    (
+        "gpu-lower-case",
+        "dev",
+        lambda d: _pool(d, gpu="l40s"),
+        "gpuPools[0].gpu",
+        "'tritonfleet:gpuPools[0].gpu' L40S --stack",
+        ["B200 --stack"],
+    ),
     ("gpu-misspelt", "dev", lambda d: _pool(d, gpu="L40X"), "gpuPools[0].gpu", "did you mean L40S?", ["B200 --stack"]),
     ("spot-share-above-1", "dev", lambda d: _pool(d, spotShare=1.5), "gpuPools[0].spotShare", "spotShare' 1.0 --stack", ["0.0"]),
     ("disk-below-minimum", "dev", lambda d: _pool(d, diskGi=20), "gpuPools[0].diskGi", "diskGi' 100 --stack", []),
-    ("environment-case", "dev", lambda d: _set(d, "environment", "Prod"), "environment", "'tritonfleet:environment' prod --stack", []),
-    ("environment-unknown", "dev", lambda d: _set(d, "environment", "qa"), "environment", "'<dev|staging|prod>'", ["environment' dev"]),
-    ("pool-name-pattern", "dev", lambda d: _pool(d, name="L40S_Pool"), "gpuPools[0].name", "name' l40s-pool --stack", ["<value>"]),
-    ("deployment-pool-misspelt", "dev", lambda d: _deployment(d, pool="l40"), "tritonDeployments[0].pool", "pool' l40s --stack", []),
-    ("deployment-bucket-misspelt", "dev", lambda d: _deployment(d, bucket="model"), "tritonDeployments[0].bucket", "bucket' models --stack", []),
+    (
+        "environment-case",
+        "dev",
+        lambda d: _set(d, "environment", "Prod"),
+        "environment",
+        "'tritonfleet:environment' prod --stack",
+        [],
+    ),
+    (
+        "environment-unknown",
+        "dev",
+        lambda d: _set(d, "environment", "qa"),
+        "environment",
+        "'<dev|staging|prod>'",
+        ["environment' dev"],
+    ),
+    (
+        "pool-name-pattern",
+        "dev",
+        lambda d: _pool(d, name="L40S_Pool"),
+        "gpuPools[0].name",
+        "name' l40s-pool --stack",
+        ["<value>"],
+    ),
+    (
+        "deployment-pool-misspelt",
+        "dev",
+        lambda d: _deployment(d, pool="l40"),
+        "tritonDeployments[0].pool",
+        "pool' l40s --stack",
+        [],
+    ),
+    (
+        "deployment-bucket-misspelt",
+        "dev",
+        lambda d: _deployment(d, bucket="model"),
+        "tritonDeployments[0].bucket",
+        "bucket' models --stack",
+        [],
+    ),
     (
         "gcp-region-on-aws",
         "dev",
@@ -281,7 +366,14 @@ MEANT_FIXES = [
         "us-central1 is a GCP region, not an AWS one; one of the AWS regions: ",
         ["us-central1a", "eu-central-1 --stack"],
     ),
-    ("gcp-spelling-on-aws", "dev", lambda d: _set(d, "region", "us-east1"), "region", "'tritonfleet:region' us-east-1 --stack", []),
+    (
+        "gcp-spelling-on-aws",
+        "dev",
+        lambda d: _set(d, "region", "us-east1"),
+        "region",
+        "'tritonfleet:region' us-east-1 --stack",
+        [],
+    ),
     (
         "aws-region-on-gcp",
         "gcp-dev",
@@ -290,7 +382,14 @@ MEANT_FIXES = [
         "'tritonfleet:region' us-east1 --stack",
         ["cluster.zones"],
     ),
-    ("region-gcp-lacks", "gcp-dev", lambda d: _set(d, "region", "us-central9"), "region", "one of the GCP regions: ", ["cluster.zones"]),
+    (
+        "region-gcp-lacks",
+        "gcp-dev",
+        lambda d: _set(d, "region", "us-central9"),
+        "region",
+        "one of the GCP regions: ",
+        ["cluster.zones"],
+    ),
     # A key an earlier version read: the way forward, never its old value moved into a key of another meaning.
     (
         "retired-existing-vpc-cidr",
@@ -301,7 +400,14 @@ MEANT_FIXES = [
         ["did you mean", "existingVpcId' 10.20.0.0/16"],
     ),
     # A pool that fails is reported once; the deployment on it is not a second problem.
-    ("no-valid-pools", "dev", lambda d: _pool(d, gpu=5), "gpuPools[0].gpu", "valid string", ["no valid pools", "tritonDeployments"]),
+    (
+        "no-valid-pools",
+        "dev",
+        lambda d: _pool(d, gpu=5),
+        "gpuPools[0].gpu",
+        "valid string",
+        ["no valid pools", "tritonDeployments"],
+    ),
 ]
 
 
@@ -322,7 +428,7 @@ def test_fix_gives_the_value_meant(project, case, stack, mutate, key, expected, 
 # Values no one should write, each a clean problem with exit 1.
 UGLY = [
     ("brackets-in-pool-name", lambda d: _pool(d, name="a[b]{c}"), "gpuPools[0].name"),
-    ("quotes", lambda d: _deployment(d, name="it's \"quoted\""), "tritonDeployments[0].name"),
+    ("quotes", lambda d: _deployment(d, name='it\'s "quoted"'), "tritonDeployments[0].name"),
     ("unicode", lambda d: _pool(d, gpu="Л40S"), "gpuPools[0].gpu"),
     ("invisible-character", lambda d: _set(d, "region", "us-east-1\u200b"), "region"),
     ("very-long-value", lambda d: _pool(d, gpu="x" * 5000), "gpuPools[0].gpu"),

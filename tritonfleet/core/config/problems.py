@@ -13,8 +13,19 @@ from typing import Any
 
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
 
+
+class _Missing:
+    """The type of MISSING: one instance, which pickles as a reference to itself (a ConfigError crosses processes)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
 # A Problem's value when the key is absent (rendered "(missing)"), and when the value is a credential.
-MISSING: Any = object()
+MISSING: Any = _Missing()
 NOT_SHOWN = "(not shown)"
 # A value longer than this is shown cut, with its length: the report stays readable.
 SHOWN_CHARS = 100
@@ -52,6 +63,9 @@ class ConfigError(Exception):
         body = "\n".join(p.render(i) for i, p in enumerate(problems, 1))
         super().__init__(f"stack '{stack}' has {count}:\n{body}")
 
+    def __reduce__(self):  # pickled as what it was made from (Exception's default would pass the message back)
+        return type(self), (self.stack, self.problems)
+
 
 def nearest(value: Any, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The choice `value` most likely meant: the same name in another case, else the closest by spelling, else None."""
@@ -71,7 +85,7 @@ def choose_from(choices: Iterable[str]) -> str:
 
 
 def did_you_mean(value: Any, choices: Iterable[str]) -> str:
-    """" (did you mean X?)" when `value` looks like a misspelt choice, else ""."""
+    """ " (did you mean X?)" when `value` looks like a misspelt choice, else ""."""
     match = nearest(value, choices)
     return f" (did you mean {match}?)" if match is not None and match != value else ""
 
