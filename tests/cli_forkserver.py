@@ -17,15 +17,21 @@ $TRITONFLEET_CLI_FORK_SERVER. It serves requests side by side, single-threaded (
 unsafe): one selector over the listening socket, a pidfd per running child, and the pidfd of the process that started
 it, whose exit ends the server too.
 
-Protocol: a client connects and sends one JSON request line ({"args", "cwd", "env", "out", "err", "modules"}); the
-server answers two JSON lines on that connection, {"pid"} at fork and {"status"} from waitpid, and closes it.
+The same warm children run functions for the tests (call(): a plan of an edited config, say), so that no test process
+imports the provider SDKs' modules itself.
+
+Protocol: a client connects and sends one JSON request line ({"args", "cwd", "env", "out", "err", "modules"} for a
+command; {"call", "input", "cwd", "env", "out", "err", "modules"} for a function call, pickled in and out); the server
+answers two JSON lines on that connection, {"pid"} at fork and {"status"} from waitpid, and closes it.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
+import pickle
 import runpy
 import selectors
 import shutil
@@ -67,7 +73,40 @@ def _warm_up() -> None:
         sys.modules.pop(name, None)
 
 
+def _call_child(request: dict) -> None:
+    """A function call in the warm child (tests/conftest.py: forked): its pickled arguments in, its pickled result or
+    exception out. The cyclic GC is off for the child's short life, as `tritonfleet plan` turns it off."""
+    gc.disable()
+    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(err, 1)
+    os.dup2(err, 2)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    module, _, name = request["call"].partition(":")
+    try:
+        with open(request["input"], "rb") as handle:
+            args, kwargs = pickle.load(handle)
+        outcome = (True, getattr(importlib.import_module(module), name)(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - raised again in the caller
+        exc.add_note(f"(raised in the fork server's child)\n{traceback.format_exc()}")
+        try:
+            pickle.loads(pickle.dumps(exc))
+            outcome = (False, exc)
+        except Exception:  # noqa: BLE001 - an exception that does not survive pickling: its text does
+            outcome = (False, RuntimeError(traceback.format_exc()))
+    with open(request["out"], "wb") as handle:
+        pickle.dump(outcome, handle)
+    with open(request["modules"], "w") as listing:
+        listing.write("\n".join(_loaded_sdk_packages()))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def _child(request: dict) -> None:
+    if "call" in request:
+        _call_child(request)
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -95,7 +134,6 @@ def _child(request: dict) -> None:
         sys.stderr.flush()
         os._exit(1)
     os._exit(0)
-
 
 
 def _loaded_sdk_packages() -> list[str]:
@@ -233,12 +271,9 @@ def _connect(socket_path: str) -> socket.socket:
             time.sleep(0.05)
 
 
-def run(socket_path: str, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
-    with tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder, _connect(socket_path) as client:
-        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
-        modules = Path(folder) / "modules"
-        request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "modules": str(modules)}
+def _exchange(socket_path: str, request: dict, timeout: float, what: list[str]) -> int:
+    """Send `request`, wait for its child's exit status; kill the child past `timeout` (TimeoutExpired for `what`)."""
+    with _connect(socket_path) as client:
         client.sendall((json.dumps(request) + "\n").encode())
         with client.makefile("r") as answers:
             client.settimeout(START_TIMEOUT_S)  # the server may still be warming up, or learning from a child
@@ -250,10 +285,41 @@ def run(socket_path: str, args: list[str], cwd: Path, env: dict[str, str], timeo
                 status = json.loads(answers.readline() or "{}").get("status")
             except TimeoutError:
                 os.kill(pid, signal.SIGKILL)
-                raise subprocess.TimeoutExpired(["tritonfleet", *args], timeout) from None
-        if status is None:
-            raise RuntimeError("the CLI fork server died")
-        return subprocess.CompletedProcess(["tritonfleet", *args], status, out.read_text(errors="replace"), err.read_text(errors="replace"))
+                raise subprocess.TimeoutExpired(what, timeout) from None
+    if status is None:
+        raise RuntimeError("the CLI fork server died")
+    return status
+
+
+def run(socket_path: str, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Like subprocess.run([python, -m, tritonfleet, *args], capture_output=True, text=True, timeout=...)."""
+    with tempfile.TemporaryDirectory(prefix="tritonfleet-cli-") as folder:
+        out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+        modules = Path(folder) / "modules"
+        request = {"args": args, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err), "modules": str(modules)}
+        status = _exchange(socket_path, request, timeout, ["tritonfleet", *args])
+        return subprocess.CompletedProcess(
+            ["tritonfleet", *args], status, out.read_text(errors="replace"), err.read_text(errors="replace")
+        )
+
+
+def call(socket_path: str, target: str, *args, timeout: float = 300, **kwargs):
+    """`module:function`(*args, **kwargs) in a child of the server, in this process's working folder and environment;
+    its return value, or the exception it raised (arguments and result travel pickled)."""
+    with tempfile.TemporaryDirectory(prefix="tritonfleet-call-") as folder:
+        paths = {name: str(Path(folder) / name) for name in ("input", "out", "err", "modules")}
+        with open(paths["input"], "wb") as handle:
+            pickle.dump((args, kwargs), handle)
+        request = {"call": target, "cwd": os.getcwd(), "env": dict(os.environ), **paths}
+        status = _exchange(socket_path, request, timeout, [target])
+        if status != 0 or not Path(paths["out"]).is_file():
+            printed = Path(paths["err"]).read_text(errors="replace")[-4000:]
+            raise RuntimeError(f"{target} died in the fork server's child (exit status {status}):\n{printed}")
+        with open(paths["out"], "rb") as handle:
+            returned, value = pickle.load(handle)
+    if returned:
+        return value
+    raise value
 
 
 _started: ForkServer | None = None

@@ -35,6 +35,24 @@ def run_cli(
     return run(os.environ[SOCKET_ENV], list(args), cwd, {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout)
 
 
+def forked(target: str, *args, **kwargs):
+    """`module:function`(*args, **kwargs) run in a child of the run's fork server (tests/cli_forkserver.py), where the
+    provider SDKs' modules are imported already: the test processes that plan never import them (2–3 s per cloud)."""
+    from tests.cli_forkserver import SOCKET_ENV, call
+
+    return call(os.environ[SOCKET_ENV], target, *args, **kwargs)
+
+
+def run_program(*args, **kwargs):
+    """tritonfleet.plan.harness.run_program, forked (the same arguments, a ProgramRun back)."""
+    return forked("tritonfleet.plan.harness:run_program", *args, **kwargs)
+
+
+def build_plan(*args, **kwargs):
+    """tritonfleet.plan.document.build_plan, forked (the same arguments, the plan document back)."""
+    return forked("tritonfleet.plan.document:build_plan", *args, **kwargs)
+
+
 def run_cli_fresh(
     *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -120,3 +138,4 @@ def stock_plan():
     from tests.plan_cache import stock_plan
 
     return stock_plan
+

@@ -1,10 +1,10 @@
 """Plans of the shipped stacks, made once per state of the code and config and shared by every test.
 
 A plan costs seconds (the program under the SDK's mocks), and many tests read the same five. Each stack is planned
-once per test session at most, in-process, as `tritonfleet plan --json` makes it (with the policy section), and kept
-on disk under .pytest_cache, keyed on the stack and the fingerprint of its inputs (the same fingerprint
-`tritonfleet policy check` trusts: stack file, Pulumi.yaml, pyproject.toml, tritonfleet/, components/, policies/,
-charts/, __main__.py). Any change to those re-plans. pytest-xdist workers share the folder: one plans a stack under
+once per test session at most, in a child of the run's fork server (conftest.build_plan), as `tritonfleet plan --json`
+makes it (with the policy section), and kept on disk under .pytest_cache, keyed on the stack and the fingerprint of
+its inputs (the same fingerprint `tritonfleet policy check` trusts: stack file, Pulumi.yaml, pyproject.toml,
+tritonfleet/, components/, policies/, charts/, __main__.py). Any change to those re-plans. pytest-xdist workers share the folder: one plans a stack under
 a file lock while the other waits, and entries are written by atomic rename, so a reader never sees half a file.
 `pytest --cache-clear` empties it.
 
@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tritonfleet.plan.document import build_plan, dumps  # bound here: tests may monkeypatch the module's build_plan
+from tests.conftest import build_plan
+from tritonfleet.plan.document import dumps
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project
 

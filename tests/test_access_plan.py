@@ -59,8 +59,7 @@ def _plan_with_access(tmp_path, stack: str, access: dict, cluster: dict | None =
 
     import yaml
 
-    from tests.conftest import ROOT
-    from tritonfleet.plan.document import build_plan
+    from tests.conftest import ROOT, build_plan
 
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
     shutil.copy(ROOT / "__main__.py", tmp_path)

@@ -7,9 +7,9 @@ from functools import cache
 
 import pytest
 
-from tests.conftest import ROOT, engine_config
+from tests.conftest import ROOT, engine_config, run_program
 from tests.plan_cache import stock_plan
-from tritonfleet.plan.harness import ProgramRun, Recorded, run_program
+from tritonfleet.plan.harness import ProgramRun, Recorded
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"

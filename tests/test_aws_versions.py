@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from tests.conftest import ROOT, engine_config
+from tests.conftest import ROOT, engine_config, run_program
 from tritonfleet.clouds.aws.facts import (
     EKS_VERSIONS,
     kubernetes_support,
@@ -18,7 +18,6 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import load_catalog
-from tritonfleet.plan.harness import run_program
 
 REVIEW_DAY = date(2026, 12, 3)
 

@@ -251,7 +251,7 @@ def project_copy(tmp_path_factory):
 
 
 def edited_plan(project, stack: str, edit) -> dict:
-    from tritonfleet.plan.document import build_plan
+    from tests.conftest import build_plan
 
     path = project / "stacks" / f"Pulumi.{stack}.yaml"
     original = path.read_text()
@@ -341,7 +341,7 @@ def test_wrong_usage_exits_1(tmp_path):
 
 def test_policy_verdicts_of_real_plans_are_compared(stock_plan, tmp_path):
     """The verdicts as `tritonfleet plan` writes them: gcp-prod with its B200 pool on (a4-highgpu-8g is unpriced)."""
-    from tritonfleet.plan.document import build_plan
+    from tests.conftest import build_plan
 
     for item in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(ROOT / item, tmp_path)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_program
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
 from tritonfleet.core import pins
-from tritonfleet.plan.harness import run_program
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 BUCKET_READ = "gcp:storage/bucketIAMMember:BucketIAMMember"

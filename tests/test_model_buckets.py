@@ -19,7 +19,8 @@ BUCKET = "aws:s3/bucket:Bucket"
 
 def run(stack: str, **overrides) -> list:
     """The resources the program registers for a stack, with top-level config keys replaced."""
-    from tritonfleet.plan.harness import Recorded, run_program
+    from tests.conftest import run_program
+    from tritonfleet.plan.harness import Recorded
 
     if not overrides:  # a shipped stack as it is: the shared plan (tests/plan_cache.py)
         return [Recorded.from_document(r) for r in stock_plan(stack)["resources"]]
@@ -189,9 +190,8 @@ def test_a_bucket_can_take_its_own_globally_unique_name(tmp_path):
 
     import yaml
 
-    from tests.conftest import ROOT
+    from tests.conftest import ROOT, build_plan
     from tritonfleet.models.stack import stack_repository
-    from tritonfleet.plan.document import build_plan
 
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path)
     shutil.copy(ROOT / "__main__.py", tmp_path)

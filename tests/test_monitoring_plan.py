@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, engine_config
+from tests.conftest import ROOT, STACKS, engine_config, run_program
 from tritonfleet.core import pins
-from tritonfleet.plan.harness import run_program
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 RULE_TYPE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"

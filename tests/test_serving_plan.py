@@ -7,10 +7,9 @@ import textwrap
 
 import pytest
 
-from tests.conftest import STACKS
+from tests.conftest import STACKS, run_program
 from tests.serving_helpers import RELEASE_TYPE, plan, releases
 from tritonfleet.core import conventions, pins
-from tritonfleet.plan.harness import run_program
 
 AWS_STACKS = [s for s in STACKS if not s.startswith("gcp-")]
 
