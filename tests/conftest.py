@@ -139,3 +139,12 @@ def stock_plan():
 
     return stock_plan
 
+
+def pytest_collection_finish(session):
+    """After collection, the modules and test items a worker holds live to its end: frozen, the cyclic GC stops
+    walking them, and it runs less often. Measured on 2 cores (the whole suite, as `make test` runs it): 368 s of CPU
+    became 333 s, 3:30 became 3:03 to 3:10 of wall time, for about 50 MB more memory per worker."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
