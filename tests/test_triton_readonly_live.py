@@ -29,10 +29,12 @@ STACK, DEPLOYMENT = "dev", "resnet"
 RELEASE = triton_release_name(DEPLOYMENT)
 
 # Runs as root in the new mount namespace, then becomes the container's user. Arguments: the /tmp size, HOME, uid, gid,
-# a directory to keep reachable (the interpreter the Python backend stub runs, see below), then the command.
+# a directory to keep reachable (the interpreter the Python backend stub runs, see below), the folders the fresh /tmp
+# and HOME mounts would hide but the server needs (':'-separated: a checkout or venv under /tmp, say; they come back
+# read-only, as the image's files are), then the command.
 SANDBOX = r"""
 set -eu
-tmp_size=$1 home=$2 uid=$3 gid=$4 keep=$5; shift 5
+tmp_size=$1 home=$2 uid=$3 gid=$4 keep=$5 hidden=$6; shift 6
 mount --make-rprivate /
 if [ -n "$keep" ]; then  # a parent the user cannot traverse (e.g. /root): re-expose only the interpreter below it
   parent=$(dirname "$keep"); stage=$(dirname "$0")/keep; mkdir -p "$stage"
@@ -40,10 +42,17 @@ if [ -n "$keep" ]; then  # a parent the user cannot traverse (e.g. /root): re-ex
   mount -t tmpfs -o mode=755 tmpfs "$parent"
   mkdir -p "$keep" && mount --bind "$stage" "$keep"
 fi
+IFS=:; set -f; n=0
+for dir in $hidden; do n=$((n + 1)); mkdir -p "$(dirname "$0")/hidden-$n"; mount --bind "$dir" "$(dirname "$0")/hidden-$n"; done
 mount -o remount,bind,ro /
 mount -t tmpfs -o "size=$tmp_size,mode=1777" tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs "$(dirname "$home")"
 mkdir -p "$home" && chown "$uid:$gid" "$home"
+n=0
+for dir in $hidden; do
+  n=$((n + 1)); mkdir -p "$dir"; mount --bind "$(dirname "$0")/hidden-$n" "$dir"; mount -o remount,bind,ro "$dir"
+done
+unset IFS; set +f
 exec setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"
 """
 
@@ -58,6 +67,13 @@ def _unreachable_parent(path: Path) -> Path | None:
         if parent != Path("/") and not os.stat(parent).st_mode & stat.S_IXOTH:
             return Path(*path.parts[: len(parent.parts) + 1])
     return None
+
+
+def _hidden_by_mounts(paths: list[Path], home: str) -> list[Path]:
+    """Those of `paths` below a folder the sandbox mounts afresh (/tmp, HOME's parent): a clone under /tmp keeps its
+    venv, and so the tritonserver binary and its libraries, reachable."""
+    covered = (Path("/tmp"), Path(home).parent)
+    return [p for p in paths if any(p.is_relative_to(folder) for folder in covered)]
 
 
 def test_the_container_starts_and_loads_from_s3_under_the_rendered_security_context(s3_repository):  # noqa: F811
@@ -77,6 +93,8 @@ def test_the_container_starts_and_loads_from_s3_under_the_rendered_security_cont
     assert int(requested.removesuffix("Gi")) > int(tmp_limit.removesuffix("Gi")), "the request covers the bounded /tmp"
 
     interpreter = _unreachable_parent(Path(sys.base_prefix))
+    prefixes = {Path(sys.prefix), Path(sys.base_prefix)}
+    hidden = _hidden_by_mounts(sorted(prefixes | {p.resolve() for p in prefixes}), home)
     # Outside /tmp (which the sandbox replaces), readable by the container user: the backend folder and the log.
     work = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="tritonfleet-ro-"))
     try:
@@ -85,6 +103,7 @@ def test_the_container_starts_and_loads_from_s3_under_the_rendered_security_cont
         launcher = (
             "unshare", "-m", "bash", str(work / "sandbox.sh"), _quantity_to_tmpfs(tmp_limit), home,
             str(pod_context["runAsUser"]), str(pod_context["runAsGroup"]), str(interpreter or ""),
+            ":".join(map(str, hidden)),
         )
         ports, process = _start_triton(spec, s3_repository, work, launcher)
         try:
@@ -103,3 +122,8 @@ def test_the_container_starts_and_loads_from_s3_under_the_rendered_security_cont
         assert "Read-only file system" not in log and "Permission denied" not in log, log[-3000:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_folders_the_sandbox_would_hide_are_those_below_its_fresh_mounts():
+    venvs = [Path("/tmp/clone/venv"), Path("/home/me/tritonfleet/venv"), Path("/srv/tritonfleet/venv"), Path("/tmpx/venv")]
+    assert _hidden_by_mounts(venvs, "/home/triton-server") == venvs[:2]
