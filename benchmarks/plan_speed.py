@@ -41,10 +41,23 @@ def project_with_deployments(base: Path, count: int) -> Path:
     shutil.copytree(ROOT / "policies", target / "policies", ignore=shutil.ignore_patterns("__pycache__"))
     (target / "stacks").mkdir()
     doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
-    template = doc["config"]["tritonfleet:tritonDeployments"][1]
-    doc["config"]["tritonfleet:tritonDeployments"] = [
-        {**template, "name": f"model-{i}", "modelPrefix": f"model-{i}/"} for i in range(count)
+    config = doc["config"]
+    template = config["tritonfleet:tritonDeployments"][1]  # vision, on the l40s pool (1 GPU per node)
+    # One replica each, and a pool, GPU limit and budget that hold them all: the plan must stay valid at any count.
+    small = {"minReplicas": 1, "maxReplicas": 1, "targetLoad": {**template["targetLoad"], "peak": 1000, "average": 500}}
+    config["tritonfleet:tritonDeployments"] = [
+        {**template, **small, "name": f"model-{i}", "modelPrefix": f"model-{i}/"} for i in range(count)
     ]
+    pool = next(p for p in config["tritonfleet:gpuPools"] if p["name"] == template["pool"])
+    pool["maxNodes"] = max(pool["maxNodes"], count)
+    config["tritonfleet:gpuLimit"] += count
+    config["tritonfleet:budget"]["monthlyUsd"] += 2000 * count
+    policy_config = target / "policies" / "config" / "prod.json"  # the pack's limits, raised alike
+    limits = json.loads(policy_config.read_text())
+    limits["gpu-stack-limit-total-gpus"]["maxGpus"] += count
+    for name in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
+        limits[name]["monthlyUsd"] += 2000 * count
+    policy_config.write_text(json.dumps(limits))
     (target / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(doc))
     return target
 
