@@ -44,18 +44,3 @@ def test_make_test_adds_the_test_tools_behind_their_own_stamp(tmp_path):
     assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -e '.[test]'") < lines.index("touch VENV/.installed-test")
     assert lines[-1] == "env -u PYTHONDONTWRITEBYTECODE VENV/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
 
-
-def test_the_suite_benchmark_times_make_tests_own_command():
-    """benchmarks/suite_time.py reads the pytest command from the Makefile's test recipe (one place for it)."""
-    import importlib.util
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location("suite_time", ROOT / "benchmarks" / "suite_time.py")
-        suite_time = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(suite_time)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    expected = "venv/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
-    assert suite_time.suite_command() == expected.split()
