@@ -86,6 +86,39 @@ def test_ugly_config_values_are_shown_as_written(tmp_path, case):
         assert text in result.stderr
 
 
+# YAML's own types that JSON lacks, where the engine's config is JSON text: each is shown as text and validated.
+YAML_TYPES = [
+    ("gpu: L40S", "gpu: 2026-01-01", 'gpuPools[0].gpu = "2026-01-01"'),
+    ("gpu: L40S", "gpu: !!binary W2JvbGRdeA==", 'gpuPools[0].gpu = "[bold]x"'),
+    ("gpu: L40S", "gpu: {1: a, b: c, null: d, 2026-01-01: e}", '{"1": "a", "2026-01-01": "e", "b": "c", "null": "d"}'),
+    ("gpu: L40S", "gpu: !!set {b, a, 2026-01-01}", 'gpuPools[0].gpu = ["2026-01-01", "a", "b"]'),
+]
+
+
+@pytest.mark.parametrize(("written", "replaced", "shown"), YAML_TYPES, ids=["date", "binary", "mixed-keys", "set"])
+def test_yaml_types_json_lacks_are_shown_as_text(tmp_path, written, replaced, shown):
+    dev = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
+    assert dev.count(written) == 1
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(_project(tmp_path, text=dev.replace(written, replaced))))
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
+    assert shown in result.stderr
+
+
+def test_yaml_types_in_a_free_form_section_plan(tmp_path):
+    """Tags take any text: a date and a !!binary value (and a date as a key) plan as their text."""
+    dev = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
+    assert dev.count("team: ml-platform") == 1
+    text = dev.replace("team: ml-platform", "team: 2026-01-01\n    2026-01-02: !!binary aGVsbG8=")
+    result = run_cli("plan", "--stack", "dev", "--project-dir", str(_project(tmp_path, text=text)), "--json", str(tmp_path / "plan.json"))
+    assert result.returncode == 0, result.stderr
+    assert {"team": "2026-01-01", "2026-01-02": "hello"}.items() <= _tags(json.loads((tmp_path / "plan.json").read_text())).items()
+
+
+def _tags(plan: dict) -> dict:
+    """The tags of the plan's first AWS resource that has any."""
+    return next(r["inputs"]["tags"] for r in plan["resources"] if isinstance(r.get("inputs", {}).get("tags"), dict))
+
+
 UGLY_YAML = {
     "top-level-list": ("- a\n- b\n", "must be a mapping of keys to values, not list"),
     "config-is-a-list": ("config:\n  - a\n", "config must be a mapping of keys to values, not list"),

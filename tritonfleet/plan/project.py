@@ -93,8 +93,34 @@ def engine_string(value: Any) -> str:
     """A config value as the engine hands it to the program."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
+    if isinstance(value, (dict, list, set)):
+        return json.dumps(_json_ready(value), sort_keys=True)
+    return _text(value)
+
+
+def _json_ready(value: Any) -> Any:
+    """`value` with what YAML gives but JSON lacks (dates, !!binary, !!set, keys that are not text) as text, the way a
+    JSON encoder writes keys, so a user's odd value reaches validation instead of a traceback."""
+    if isinstance(value, dict):
+        return {_json_key(key): _json_ready(item) for key, item in value.items()}
+    if isinstance(value, set):
+        return sorted((_json_ready(item) for item in value), key=json.dumps)
+    if isinstance(value, list):
+        return [_json_ready(item) for item in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return _text(value)
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    return json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else _text(key)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):  # !!binary
+        return value.decode("utf-8", errors="replace")
     return str(value)
 
 
