@@ -175,7 +175,7 @@ def test_a_node_pool_limit_below_the_on_demand_base():
 def test_an_instance_type_of_another_gpu_names_the_types_that_carry_it():
     found = problems("dev", gpuPools=[{"name": "l40s", "gpu": "L40S", "instanceType": "p5en.48xlarge", "maxNodes": 1}])
     assert list(found) == ["gpuPools[0].instanceType"]
-    assert "type that carries L40S (it carries H200): g6e.xlarge" in found["gpuPools[0].instanceType"]
+    assert "an instance type on aws that carries L40S (it carries H200): g6e.xlarge" in found["gpuPools[0].instanceType"]
 
 
 def test_no_fallback_means_spot_only():

@@ -228,6 +228,27 @@ def test_all_problems_are_reported_at_once():
     assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("edit", "key", "allowed", "fix"),
+    [
+        (lambda d: _pool(d, gpu=7), "gpuPools[0].gpu", "a GPU offered on aws, spelt as here: B200, H100, H200, L4, L40S", "'<B200|H100|H200|L4|L40S>'"),
+        (lambda d: _pool(d, instanceType=[1]), "gpuPools[0].instanceType", "an instance type on aws that carries L40S: g6e.xlarge,", "g6e.xlarge"),
+        (lambda d: _deployment(d, pool={"a": 1}), "tritonDeployments[0].pool", "one of the stack's GPU pools: l40s", "l40s"),
+    ],
+    ids=["gpu", "instance-type", "deployment-pool"],
+)
+def test_a_value_that_is_not_text_where_a_name_is_due_gets_the_choices(edit, key, allowed, fix):
+    """The schema alone could only say "input should be a valid string" and leave the fix a placeholder."""
+    from tritonfleet.plan.project import engine_string
+
+    doc = _dev()
+    edit(doc)
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+    [problem] = [p for p in caught.value.problems if p.key == key]
+    assert allowed in problem.allowed and problem.fix.endswith(f"'tritonfleet:{key}' {fix} --stack dev")
+
+
 def test_a_config_error_survives_pickling_as_it_was():
     """Tests plan in a forked child and get its ConfigError back pickled: the same report, an absent key still absent."""
     import pickle
@@ -405,7 +426,7 @@ MEANT_FIXES = [
         "dev",
         lambda d: _pool(d, gpu=5),
         "gpuPools[0].gpu",
-        "valid string",
+        "'<B200|H100|H200|L4|L40S>'",
         ["no valid pools", "tritonDeployments"],
     ),
 ]

@@ -17,10 +17,11 @@ from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[str]) -> None:
     seen: set[str] = set()
     for i, raw_deployment in enumerate(listed(ctx.data, "tritonDeployments")):
+        at = f"tritonDeployments[{i}]"
+        _check_pool_name_is_text(ctx, raw_deployment, pools, at)
         deployment = validate_section(TritonDeployment, raw_deployment)
         if deployment is None:
             continue
-        at = f"tritonDeployments[{i}]"
         if deployment.name in seen:
             ctx.add(f"{at}.name", deployment.name, "a deployment name not used by another deployment", f"{deployment.name}-2")
         seen.add(deployment.name)
@@ -92,6 +93,15 @@ def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapp
             "scales on offered load against it (or set queueTimeTarget, e.g. 20ms, to scale on queue time alone)",
             "<inferences/s per replica>",
         )
+
+
+def _check_pool_name_is_text(ctx: RuleContext, raw_deployment: object, pools: ValidPools, at: str) -> None:
+    """A pool that is not text at all: the choices are the stack's pools (the schema would say "a valid string")."""
+    if not pools or not isinstance(raw_deployment, dict) or "pool" not in raw_deployment:
+        return
+    value, names = raw_deployment["pool"], list(pools)
+    if not isinstance(value, str):
+        ctx.add(f"{at}.pool", value, "one of the stack's GPU pools: " + ", ".join(names), _meant(value, names))
 
 
 def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPools, at: str) -> None:

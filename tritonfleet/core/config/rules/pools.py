@@ -20,10 +20,11 @@ def check_pools(ctx: RuleContext) -> ValidPools:
     pools: ValidPools = {}
     where: dict[str, str] = {}  # pool name -> its config path
     for i, raw_pool in enumerate(listed(ctx.data, "gpuPools")):
+        at = f"gpuPools[{i}]"
+        _check_catalog_keys_that_are_not_text(ctx, raw_pool, at)
         pool = validate_section(GpuPool, raw_pool)
         if pool is None:
             continue
-        at = f"gpuPools[{i}]"
         if pool.name in pools:
             ctx.add(f"{at}.name", pool.name, "a pool name not used by another pool", f"{pool.name}-2")
             continue
@@ -37,6 +38,22 @@ def check_pools(ctx: RuleContext) -> ValidPools:
         if pool.fallback_pool is not None:
             _check_fallback(ctx, pools, pool, where[name])
     return pools
+
+
+def _check_catalog_keys_that_are_not_text(ctx: RuleContext, raw_pool: object, at: str) -> None:
+    """A gpu or instanceType that is not text at all (a number, a list, a mapping): the schema can only say "a valid
+    string"; the catalog knows the choices on this cloud."""
+    if ctx.rules is None or not isinstance(raw_pool, dict):
+        return
+    cloud, gpu, instance_type = str(ctx.cloud), raw_pool.get("gpu"), raw_pool.get("instanceType")
+    offered = ctx.catalog.gpus_on(cloud)
+    if "gpu" in raw_pool and not isinstance(gpu, str):
+        ctx.add(f"{at}.gpu", gpu, f"a GPU offered on {cloud}, spelt as here: " + ", ".join(offered), choose_from(offered))
+    elif "instanceType" in raw_pool and not isinstance(instance_type, str) and gpu in offered:
+        types = [t.name for t in ctx.catalog.types_for(cloud, gpu)]
+        default = ctx.catalog.default_type(cloud, gpu)
+        allowed = f"an instance type on {cloud} that carries {gpu}: " + ", ".join(types)
+        ctx.add(f"{at}.instanceType", instance_type, allowed, default.name if default else choose_from(types))
 
 
 def _check_fallback(ctx: RuleContext, pools: ValidPools, pool: GpuPool, at: str) -> None:
@@ -148,7 +165,7 @@ def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> Instance
         ctx.add(
             f"{at}.instanceType",
             pool.instance_type,
-            f"a {cloud} type that carries {gpu}{carries}: " + ", ".join(offered),
+            f"an instance type on {cloud} that carries {gpu}{carries}: " + ", ".join(offered),
             nearest(pool.instance_type, offered) or (default.name if default else offered[0]),
         )
         return None
