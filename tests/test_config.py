@@ -249,6 +249,22 @@ def test_a_value_that_is_not_text_where_a_name_is_due_gets_the_choices(edit, key
     assert allowed in problem.allowed and problem.fix.endswith(f"'tritonfleet:{key}' {fix} --stack dev")
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), "1e400"], ids=["inf", "-inf", "nan", "1e400"])
+def test_numbers_that_are_not_finite_are_problems(value):
+    """YAML's .inf and .nan (and 1e400, which a float parse makes infinite) once passed `> 0` and crashed the sizing."""
+    from tritonfleet.plan.project import engine_string
+
+    doc = _dev()
+    _deployment(doc, throughputPerReplica=value, targetLoad={"peak": value, "average": 1, "unit": "requests/s"})
+    _pool(doc, spotShare=value)
+    _set(doc, "budget", {"monthlyUsd": value})
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+    finite = {p.key for p in caught.value.problems if "finite number" in p.allowed}
+    keys = {"tritonDeployments[0].throughputPerReplica", "tritonDeployments[0].targetLoad.peak", "gpuPools[0].spotShare", "budget.monthlyUsd"}
+    assert finite == keys
+
+
 def test_a_config_error_survives_pickling_as_it_was():
     """Tests plan in a forked child and get its ConfigError back pickled: the same report, an absent key still absent."""
     import pickle

@@ -19,7 +19,7 @@ PURCHASE_OPTIONS: tuple[str, ...] = ("on-demand", "spot", "capacity-block", "res
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
 
 class Source(_Strict):

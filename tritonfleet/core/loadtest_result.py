@@ -13,7 +13,7 @@ RESULT_FORMAT = "tritonfleet-loadtest/1"
 
 
 class Latency(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     p50: float | None
     p95: float | None
@@ -24,7 +24,7 @@ class Latency(BaseModel):
 class LoadtestResult(BaseModel):
     """One load test of one model. Latencies in ms, rates per second, over successful requests."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 
     format: Literal["tritonfleet-loadtest/1"] = RESULT_FORMAT
     model: str

@@ -22,7 +22,9 @@ NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, allow_inf_nan=False
+    )  # .inf, .nan and 1e400 (YAML and JSON take them) are no count, load or budget
 
 
 class SystemNodes(_Section):
