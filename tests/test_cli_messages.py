@@ -166,7 +166,7 @@ def test_bracketed_names_and_paths_in_messages(args, shown):
 
 def test_bracketed_policy_config_keys_are_reported(tmp_path):
     plan, config = tmp_path / "plan.json", tmp_path / "policy.json"
-    plan.write_text(json.dumps({"format": 1, "stack": "prod", "resources": []}))  # the config is read first
+    plan.write_text(json.dumps({"format": 1, "stack": "prod", "project": "tritonfleet", "resources": []}))  # the config is read first
     config.write_text(json.dumps({"[/x]": "mandatory", "all": "[bold]"}))
     result = run_cli("policy", "check", "--stack", "prod", "--plan", str(plan), "--policy-config", str(config))
     assert result.returncode == 1 and "Traceback" not in result.stderr

@@ -172,25 +172,23 @@ def _policy_check(stack: str, plan_file: Path | None, project_dir: Path | None, 
     _without_cyclic_gc()
     import json
 
+    from tritonfleet.diff.documents import DiffInputError
     from tritonfleet.plan.harness import PlanError
     from tritonfleet.plan.project import ProjectError, find_project
     from tritonfleet.policycheck.check import check
     from tritonfleet.policycheck.engine import PackError
     from tritonfleet.policycheck.pack_config import PackConfigError
-    from tritonfleet.policycheck.saved_plan import plan_for_check
+    from tritonfleet.policycheck.saved_plan import plan_for_check, plan_from_file
 
     try:
         directory = project_dir or find_project(Path.cwd())
         if plan_file:
-            document = json.loads(plan_file.read_text())
-            if document.get("stack") != stack:
-                raise ProjectError(f"{plan_file} is a plan of stack '{document.get('stack')}', not '{stack}'")
-            note = f"checking {plan_file}"
+            document, note = plan_from_file(plan_file, stack), f"checking {plan_file}"
         else:
             checked = plan_for_check(directory, stack)
             document, note = checked.document, checked.note
         section = check(directory, document, policy_config).section()
-    except (OSError, json.JSONDecodeError, ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
+    except (OSError, json.JSONDecodeError, DiffInputError, ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
         raise _user_error(error) from None
     out.print(Text(f"tritonfleet policy check: stack {stack}", style="bold"))
     out.print(Text(note))

@@ -189,7 +189,7 @@ def test_a_missing_policy_config_says_which_command_creates_it(tmp_path):
 
 def _minimal_plan(tmp_path, stack: str):
     path = tmp_path / f"{stack}-plan.json"
-    path.write_text(json.dumps({"format": 1, "stack": stack, "resources": []}))
+    path.write_text(json.dumps({"format": 1, "stack": stack, "project": "tritonfleet", "resources": []}))
     return path
 
 
@@ -202,3 +202,41 @@ def test_bad_policy_config_is_a_user_error(tmp_path, stock_plan):
     assert done.returncode == 1
     assert "gpu-stack-limit-total-gpus.maxGpus: -1 is less than the minimum of 0" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _resource(**fields) -> dict:
+    return {"urn": "urn:pulumi:dev::tritonfleet::kubernetes:helm.sh/v3:Release::b", "type": "kubernetes:helm.sh/v3:Release", "name": "b", **fields}
+
+
+@pytest.mark.parametrize(
+    ("document", "shown"),
+    [
+        ([], "is not a tritonfleet plan document: expected a JSON object, got list"),
+        ({"format": 1, "stack": {"[/x]": 1}, "project": "p", "resources": []}, "is a plan of stack '{'[/x]': 1}', not 'dev'"),
+        ({"format": 1, "stack": "dev", "resources": []}, "'project' (the Pulumi project's name) must be a string"),
+        ({"format": 1, "stack": "dev", "project": "p", "resources": "x"}, "'resources' must be a list of objects"),
+        ({"format": 1, "stack": "dev", "project": "p", "resources": [5]}, "'resources' must be a list of objects"),
+        ({"format": 1, "stack": "dev", "project": "p", "resources": [_resource(type=5)]}, "resources[0].type must be a str"),
+        ({"format": 1, "stack": "dev", "project": "p", "resources": [_resource(inputs="x")]}, "resources[0].inputs must be a dict when given"),
+        ({"format": 1, "stack": "dev", "project": "p", "resources": [_resource(dependsOn={})]}, "resources[0].dependsOn must be a list when given"),
+    ],
+    ids=["list", "stack-object", "no-project", "resources-text", "resource-number", "type-number", "inputs-text", "depends-on-object"],
+)
+def test_a_plan_file_the_pack_cannot_read_is_a_user_error(tmp_path, document, shown):
+    """`policy check --plan FILE` with a hand-made or damaged file: exit 1, the problem named, no traceback."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(document))
+    done = run_cli("policy", "check", "--stack", "dev", "--plan", str(plan))
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert str(plan) in done.stderr and shown in done.stderr
+
+
+def test_numbers_reach_direct_calls_as_the_pack_receives_them(tmp_path):
+    """Over gRPC every number is a double; the direct calls get the same, so both give one verdict (a chart version
+    written as the number 5 once made them disagree: '5' against '5.0')."""
+    plan = tmp_path / "plan.json"
+    document = {"format": 1, "stack": "dev", "project": "p", "resources": [_resource(inputs={"chart": "c", "version": 5})]}
+    plan.write_text(json.dumps(document))
+    done = run_cli("policy", "check", "--stack", "dev", "--plan", str(plan))
+    assert "The pack over gRPC and direct calls to its 21 policies agree." in done.stdout, done.stdout + done.stderr
+    assert "Helm chart 'c' of 'b' has version '5.0'" in done.stdout

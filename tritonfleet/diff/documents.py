@@ -32,6 +32,11 @@ def check_plan(document: Any, source: str) -> dict[str, Any]:
 
 
 def load_plan(path: Path) -> dict[str, Any]:
+    return check_plan(read_document(path), str(path))
+
+
+def read_document(path: Path) -> Any:
+    """The JSON in `path`, or a DiffInputError saying why it cannot be read."""
     if not path.exists():
         raise DiffInputError(f"{path} does not exist")
     try:
@@ -39,10 +44,9 @@ def load_plan(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise DiffInputError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        document = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DiffInputError(f"{path} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    return check_plan(document, str(path))
 
 
 def load_plans(path: Path) -> dict[str, dict[str, Any]]:

@@ -18,6 +18,41 @@ class CheckedPlan:
     note: str  # which plan was used, and why: shown to the user
 
 
+# What the pack reads of each resource of a plan document (policycheck/wire.py): required, and optional when present.
+REQUIRED_RESOURCE_FIELDS = {"urn": str, "type": str, "name": str}
+OPTIONAL_RESOURCE_FIELDS = {"inputs": dict, "ignoreChanges": list, "dependsOn": list, "parent": str, "provider": str}
+
+
+def plan_from_file(path: Path, stack: str) -> dict[str, Any]:
+    """The plan document the user named with --plan, with what the pack reads of it checked (DiffInputError if not)."""
+    from tritonfleet.diff.documents import DiffInputError, read_document
+
+    document = read_document(path)
+    problem = _unfit_for_pack(document, stack)
+    if problem:
+        raise DiffInputError(f"{path} {problem}")
+    return document
+
+
+def _unfit_for_pack(document: Any, stack: str) -> str | None:
+    if not isinstance(document, dict):
+        return f"is not a tritonfleet plan document: expected a JSON object, got {type(document).__name__}"
+    if document.get("stack") != stack:
+        return f"is a plan of stack '{document.get('stack')}', not '{stack}'"
+    if not isinstance(document.get("project"), str):
+        return "is not a tritonfleet plan document: 'project' (the Pulumi project's name) must be a string"
+    if not isinstance(document.get("resources"), list) or not all(isinstance(r, dict) for r in document["resources"]):
+        return "is not a tritonfleet plan document: 'resources' must be a list of objects"
+    for i, resource in enumerate(document["resources"]):
+        for key, kind in REQUIRED_RESOURCE_FIELDS.items():
+            if not isinstance(resource.get(key), kind):
+                return f"is not a tritonfleet plan document: resources[{i}].{key} must be a {kind.__name__}"
+        for key, kind in OPTIONAL_RESOURCE_FIELDS.items():
+            if resource.get(key) is not None and not isinstance(resource[key], kind):
+                return f"is not a tritonfleet plan document: resources[{i}].{key} must be a {kind.__name__} when given"
+    return None
+
+
 def saved_plan_path(project_dir: Path, stack: str) -> Path:
     return project_dir / PLANS_DIR / f"{stack}.json"
 

@@ -13,10 +13,14 @@ UNKNOWN_SENTINEL = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # what the engine sen
 
 
 def wire_value(value: Any) -> Any:
+    """`value` as the analyzer receives it: unknowns as the sentinel, and every number a float (a protobuf Struct has
+    only doubles: chart version 5 reaches a policy as 5.0)."""
     if isinstance(value, dict):
         return {k: wire_value(v) for k, v in value.items()}
     if isinstance(value, list):
         return [wire_value(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
     return UNKNOWN_SENTINEL if value == "<unknown>" else value
 
 
