@@ -84,6 +84,50 @@ def test_a_replica_that_fits_no_node_is_reported_not_placed():
     assert packing.unplaceable == ("big",) and packing.nodes == 1 and packing.gpus_used == 1
 
 
+def _first_fit_one_at_a_time(node: NodeShape, demands, min_nodes: int = 0) -> tuple[int, int, tuple[str, ...]]:
+    """The definition pack() must keep: each replica, largest first, on the first node with room, else a new node."""
+    nodes: list[list[float]] = []
+    used, unplaceable = 0, []
+    for name, shape, count in sorted(demands, key=lambda d: (d[1].gpus, d[1].cpu, d[1].memory_gib), reverse=True):
+        if count and replicas_per_node(node, shape) == 0:
+            unplaceable.append(name)
+            continue
+        for _ in range(count):
+            fits = (n for n in nodes if n[0] >= shape.gpus and n[1] + 1e-9 >= shape.cpu and n[2] + 1e-9 >= shape.memory_gib)
+            slot = next(fits, None)
+            if slot is None:
+                slot = [node.gpus, node.vcpu, node.memory_gib]
+                nodes.append(slot)
+            slot[0], slot[1], slot[2] = slot[0] - shape.gpus, slot[1] - shape.cpu, slot[2] - shape.memory_gib
+            used += shape.gpus
+    return max(len(nodes), min_nodes), used, tuple(unplaceable)
+
+
+def test_pack_places_replicas_as_first_fit_one_at_a_time_does():
+    import random
+
+    draw = random.Random(20261204)
+    for _ in range(400):
+        node = NodeShape(draw.choice([1, 2, 4, 8]), draw.choice([8.0, 36.0, 144.0]), draw.choice([32.0, 288.0, 1536.0]))
+        demands = [
+            (f"d{i}", ReplicaShape(draw.choice([1, 1, 2, 3, 4, 8]), draw.choice([0.0, 2.0, 7.5, 30.0]), draw.choice([0.0, 16.0, 100.0])), draw.randint(0, 40))
+            for i in range(draw.randint(1, 5))
+        ]
+        min_nodes = draw.randint(0, 3)
+        packing = pack(node, demands, min_nodes)
+        assert (packing.nodes, packing.gpus_used, packing.unplaceable) == _first_fit_one_at_a_time(node, demands, min_nodes), (node, demands)
+
+
+def test_a_huge_target_load_is_packed_at_once():
+    """A peak of millions of inferences/s (or a typo) once placed replica by replica, scanning every node each time:
+    the plan hung. Nodes with the same room left are one group now."""
+    packing = pack(NodeShape(8, 144, 1536), [("llm", ReplicaShape(1, 17.0), 10**12 + 3), ("big", ReplicaShape(4), 5)])
+    assert packing.gpus_used == 10**12 + 3 + 20
+    # 5 x 4 GPUs take 3 nodes, the third with 4 GPUs left for 4 of the 1-GPU replicas; the rest go 8 a node (8 x 17
+    # vCPU fit in 144), the last node part full.
+    assert packing.nodes == 3 + -(-(10**12 + 3 - 4) // 8)
+
+
 def _pool(**kw) -> GpuPool:
     return GpuPool.model_validate({"name": "p", "gpu": "H200", "maxNodes": 3, **kw})
 

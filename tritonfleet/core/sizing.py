@@ -89,28 +89,52 @@ def pack(node: NodeShape, demands: Sequence[tuple[str, ReplicaShape, int]], min_
     """First-fit decreasing of every replica (largest first) onto nodes of one shape; at least `min_nodes` nodes.
 
     `demands` are (name, shape, replicas). A shape that fits no empty node is reported, not placed.
+
+    Nodes with the same room left are kept as one group (a count and that room), so the work grows with the number of
+    shapes, not of replicas: a target load of millions of inferences/s is sized at once. Identical replicas placed first
+    fit fill each node in turn as far as it takes them, which is what a group does for all its nodes at once.
     """
-    free: list[list[float]] = []  # per node: GPUs, CPU, memory left
+    groups: list[tuple[int, tuple[float, float, float]]] = []  # (nodes, room left per node), in the nodes' order
     unplaceable: list[str] = []
     used = 0
+    empty = (float(node.gpus), node.vcpu, node.memory_gib)
     items = sorted(demands, key=lambda d: (d[1].gpus, d[1].cpu, d[1].memory_gib), reverse=True)
     for name, shape, count in items:
         if count and replicas_per_node(node, shape) == 0:
             unplaceable.append(name)
             continue
-        for _ in range(count):
-            slot = next(
-                (n for n in free if n[0] >= shape.gpus and n[1] + 1e-9 >= shape.cpu and n[2] + 1e-9 >= shape.memory_gib),
-                None,
-            )
-            if slot is None:
-                slot = [node.gpus, node.vcpu, node.memory_gib]
-                free.append(slot)
-            slot[0] -= shape.gpus
-            slot[1] -= shape.cpu
-            slot[2] -= shape.memory_gib
-            used += shape.gpus
-    return Packing(max(len(free), min_nodes), node.gpus, used, tuple(unplaceable))
+        remaining, placed = count, []
+        for nodes, room in groups:
+            fits, room_when_full = _fill(room, shape)
+            if not remaining or not fits:
+                placed.append((nodes, room))
+                continue
+            full, rest = divmod(remaining, fits)
+            if full >= nodes:
+                placed.append((nodes, room_when_full))
+                remaining -= nodes * fits
+                continue
+            placed.append((full, room_when_full))
+            if rest:
+                placed.append((1, _fill(room, shape, rest)[1]))
+            placed.append((nodes - full - (1 if rest else 0), room))
+            remaining = 0
+        fits, room_when_full = _fill(empty, shape)
+        full, rest = divmod(remaining, fits) if remaining else (0, 0)
+        placed += [(full, room_when_full)] + ([(1, _fill(empty, shape, rest)[1])] if rest else [])
+        groups = [(nodes, room) for nodes, room in placed if nodes]
+        used += count * shape.gpus
+    return Packing(max(sum(nodes for nodes, _ in groups), min_nodes), node.gpus, used, tuple(unplaceable))
+
+
+def _fill(room: tuple[float, float, float], shape: ReplicaShape, limit: int | None = None) -> tuple[int, tuple[float, float, float]]:
+    """How many replicas of `shape` one node with `room` left takes (at most `limit`), and the room left after them."""
+    gpus, cpu, memory = room
+    taken = 0
+    while (limit is None or taken < limit) and gpus >= shape.gpus and cpu + 1e-9 >= shape.cpu and memory + 1e-9 >= shape.memory_gib:
+        gpus, cpu, memory = gpus - shape.gpus, cpu - shape.cpu, memory - shape.memory_gib
+        taken += 1
+    return taken, (gpus, cpu, memory)
 
 
 @dataclass(frozen=True)
