@@ -50,7 +50,7 @@ plan: $(VENV)/.installed
 # first, where xdist's default (--loadscope-reorder: most tests first) ran them last, as the run's tail. Measured on an
 # idle 2-core machine from a cold plan cache, as CI runs it: 4:05 and 4:09 with -n 4, 3:33 with -n 5, 4:07 with -n 6;
 # with the waiting modules first: -n 4 3:56, -n 5 3:30 to 3:36, -n 6 3:33; later, with faster idle cores, -n 5 1:27 to
-# 1:34 (benchmarks/suite_time.py measures it). --dist loadscope keeps each test module
+# 1:44 (benchmarks/suite_time.py measures it). --dist loadscope keeps each test module
 # in one worker, so a module's fixture (servers, the policy pack, a checkov run) is set up once.
 # Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (as on this project's CI machine): the workers, the
 # policy pack processes and every fresh interpreter the tests start then import our modules and the tests' rewritten
