@@ -168,3 +168,10 @@ def test_size_refuses_unknown_deployment_and_missing_target():
     outcome = runner.invoke(app, ["size", "--stack", "prod", "--deployment", "nope", "--project-dir", str(ROOT)])
     assert outcome.exit_code == 1 and "has no Triton deployment 'nope'" in outcome.output
     assert "Traceback" not in outcome.output
+
+
+@pytest.mark.parametrize(("name", "shown"), [("Resnet-50", "did you mean resnet50?"), ("[/x]", "no published benchmark '[/x]'")])
+def test_size_refuses_a_benchmark_the_catalog_does_not_publish(name, shown):
+    """An unknown --benchmark-model once ranked nothing but the measured GPU and exited 0."""
+    outcome = CliRunner().invoke(app, ["size", "--stack", "prod", "--deployment", "llm", "--benchmark-model", name, "--project-dir", str(ROOT)])
+    assert outcome.exit_code == 1 and shown in outcome.output and "(it has: resnet50)" in outcome.output
