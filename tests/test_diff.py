@@ -329,12 +329,13 @@ def test_bad_input_exits_1_with_a_clear_message(tmp_path, content, message):
     assert message in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
 
 
-def test_wrong_usage_exits_1(tmp_path):
+def test_wrong_usage_exits_64_and_an_unknown_stack_1(tmp_path):
+    """Plan documents missing or given both ways is a usage error (64, as Click's own); a stack with no plan is bad input."""
     good = tmp_path / "good.json"
     good.write_text(json.dumps(base_plan()))
-    assert "give BASE and HEAD" in run_cli("diff", str(good)).stderr
-    both = run_cli("diff", str(good), str(good), "--base-ref", "HEAD")
-    assert both.returncode == 1 and "not both" in both.stderr
+    for args in ((), (str(good),), (str(good), str(good), "--base-ref", "HEAD"), ("--base-ref", "HEAD", str(good))):
+        wrong = run_cli("diff", *args)
+        assert wrong.returncode == 64 and "give BASE and HEAD plan documents" in wrong.stderr and "not both" in wrong.stderr
     unknown = run_cli("diff", str(good), str(good), "--stack", "nope")
     assert unknown.returncode == 1 and "no plan for stack nope" in unknown.stderr
 

@@ -297,25 +297,25 @@ def diff(
 
     Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack),
     a stack that could not be planned, or a replacement prod refuses without an acknowledgement (the report still
-    shows why).
+    shows why); 64 neither BASE HEAD nor --base-ref given, or both.
     """
     from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
     from tritonfleet.diff.documents import plans_from_paths
     from tritonfleet.diff.render import safe_name
     from tritonfleet.plan.project import ProjectError, find_project
 
+    if (base_ref is not None and (base or head)) or (base_ref is None and not (base and head)):
+        # Arguments missing or given both ways: a usage error, as Click's own are (exit 64)
+        error_message("give BASE and HEAD plan documents (files or folders), or --base-ref REF, not both")
+        raise typer.Exit(EXIT_USAGE)
     try:
         if base_ref is not None:
-            if base or head:
-                raise DiffInputError("give either BASE HEAD plan documents or --base-ref, not both")
             from tritonfleet.diff.base_ref import plans_at_ref
 
             base_plans, head_plans, errors = plans_at_ref(
                 project_dir or find_project(Path.cwd()), base_ref, stacks, jobs, progress=lambda line: err.print(Text(line))
             )
         else:
-            if not (base and head):
-                raise DiffInputError("give BASE and HEAD plan documents (files or folders), or --base-ref REF")
             (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
     except (DiffInputError, ProjectError) as error:
         raise _user_error(error) from None
