@@ -37,9 +37,17 @@ def test_version():
 
 @pytest.mark.parametrize(
     "args",
-    [["plan"], ["plan", "--stak", "dev"], ["policy", "check"], ["policy"], ["diff", "--format", "yaml"], []],
-    ids=["missing-stack", "unknown-option", "policy-check-missing-stack", "policy-missing-stack", "bad-choice", "no-command"],
-)
+    [
+        ["plan"], ["plan", "--stak", "dev"], ["policy", "check"], ["policy"], ["diff", "--format", "yaml"], [], ["diff"],
+        ["loadtest", "--url", "127.0.0.1:1", "--model", "m"],
+        ["loadtest", "--url", "127.0.0.1:1", "--model", "m", "--rate", "5", "--concurrency", "2"],
+        ["models", "sync", "."],
+    ],
+    ids=[
+        "missing-stack", "unknown-option", "policy-check-missing-stack", "policy-missing-stack", "bad-choice", "no-command",
+        "diff-without-plans", "loadtest-neither-mode", "loadtest-both-modes", "models-sync-without-target",
+    ],
+)  # fmt: skip
 def test_usage_errors_exit_64_not_2(args):
     """2 is a policy violation; a usage error is EX_USAGE (64), with Click's message and no traceback."""
     result = run_cli(*args)

@@ -354,6 +354,9 @@ def test_cli_refuses_a_bad_repository_before_touching_the_bucket(cli_env, repo):
 
 
 def test_cli_needs_exactly_one_target(repo):
+    """Options missing or conflicting are usage errors (exit 64, as Click's own)."""
     for args in ([], ["--stack", "dev", "--bucket", "s3://b"]):
         result = run_cli("models", "sync", str(repo), *args)
-        assert result.returncode == 1 and "exactly one of --stack NAME or --bucket URI" in result.stderr
+        assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in result.stderr
+    result = run_cli("models", "sync", str(repo), "--bucket", "s3://b", "--deployment", "resnet")
+    assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in result.stderr

@@ -18,11 +18,8 @@ from typer.exceptions import TyperException
 
 from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
+from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
 
-EXIT_CODES_HELP = (
-    "Exit status: 0 ok; 1 a user error (bad config, unknown stack, a program error), with a message and no traceback; "
-    "2 a mandatory policy violation; 64 a usage error (a missing or unknown option)."
-)
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -35,8 +32,6 @@ app = typer.Typer(
 out = Console(highlight=False, markup=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
 
-EXIT_OK, EXIT_USER_ERROR, EXIT_POLICY_VIOLATION = 0, 1, 2
-EXIT_USAGE = 64  # sysexits.h EX_USAGE; Click's own default for usage errors (2) is a policy violation here
 CLICK_USAGE_EXIT = 2
 
 
@@ -521,10 +516,10 @@ def models_sync(
 
     if (stack is None) == (bucket is None):
         error_message("give exactly one of --stack NAME or --bucket URI")
-        raise typer.Exit(EXIT_USER_ERROR)
+        raise typer.Exit(EXIT_USAGE)
     if stack is None and (deployment or model_bucket):
         error_message("--deployment and --model-bucket need --stack")
-        raise typer.Exit(EXIT_USER_ERROR)
+        raise typer.Exit(EXIT_USAGE)
     report = _validated(directory, "; nothing was published.")
     try:
         if stack is not None:

@@ -42,6 +42,10 @@ class LoadtestError(Exception):
     """The test cannot run: no server, no such model, an input it cannot generate, bad arguments."""
 
 
+class LoadtestUsageError(LoadtestError):
+    """The arguments do not say which test to run (a usage error: exit 64)."""
+
+
 def grpc_available() -> bool:
     try:
         import tritonclient.grpc  # noqa: F401
@@ -66,7 +70,7 @@ class Plan:
 
     def check(self) -> None:
         if (self.rate is None) == (self.concurrency is None):
-            raise LoadtestError("give exactly one of --rate (requests/s, open loop) or --concurrency (closed loop)")
+            raise LoadtestUsageError("give exactly one of --rate (requests/s, open loop) or --concurrency (closed loop)")
         if self.rate is not None and not (0 < self.rate <= 100_000):
             raise LoadtestError(f"--rate must be in (0, 100000] requests/s, not {self.rate}")
         if self.concurrency is not None and not (1 <= self.concurrency <= MAX_IN_FLIGHT):

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-EXIT_USER_ERROR = 1
+from tritonfleet.exit_codes import EXIT_USAGE, EXIT_USER_ERROR
 
 
 class Protocol(StrEnum):
@@ -19,11 +19,11 @@ class Protocol(StrEnum):
     grpc = "grpc"
 
 
-def _fail(err: Console, message: str) -> typer.Exit:
+def _fail(err: Console, message: str, status: int = EXIT_USER_ERROR) -> typer.Exit:
     from rich.markup import escape
 
     err.print(f"[red]error:[/red] {escape(message)}", markup=True, soft_wrap=True)
-    return typer.Exit(EXIT_USER_ERROR)
+    return typer.Exit(status)
 
 
 def _ms(value: float | None) -> str:
@@ -68,10 +68,11 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         """Drive one model at a fixed rate or concurrency for a bounded time; print offered and achieved rate,
         p50/p95/p99 and errors; write a result that sizing and the plan read as the measured per-replica capacity.
 
-        Exit 1 when the server or model cannot be reached, the arguments are bad, or every request failed."""
+        Exit 1 when the server or model cannot be reached, an argument's value is bad, or every request failed; 64
+        when neither or both of --rate and --concurrency are given."""
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from tritonfleet.loadtest import LoadtestError, Plan, run
+        from tritonfleet.loadtest import LoadtestError, LoadtestUsageError, Plan, run
 
         plan = Plan(url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
                     concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
@@ -82,6 +83,8 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             with Progress(*columns, console=err, transient=True) as bar:
                 task = bar.add_task(f"{model}: 0 done", total=duration)
                 result = run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
+        except LoadtestUsageError as error:
+            raise _fail(err, str(error), EXIT_USAGE) from None
         except LoadtestError as error:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
