@@ -50,13 +50,14 @@ def project_with_deployments(base: Path, count: int) -> Path:
     ]
     pool = next(p for p in config["tritonfleet:gpuPools"] if p["name"] == template["pool"])
     pool["maxNodes"] = max(pool["maxNodes"], count)
+    budget_per_node = 2000  # USD/month, above a g6e.xlarge's on-demand price
     config["tritonfleet:gpuLimit"] += count
-    config["tritonfleet:budget"]["monthlyUsd"] += 2000 * count
+    config["tritonfleet:budget"]["monthlyUsd"] += budget_per_node * count
     policy_config = target / "policies" / "config" / "prod.json"  # the pack's limits, raised alike
     limits = json.loads(policy_config.read_text())
     limits["gpu-stack-limit-total-gpus"]["maxGpus"] += count
     for name in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
-        limits[name]["monthlyUsd"] += 2000 * count
+        limits[name]["monthlyUsd"] += budget_per_node * count
     policy_config.write_text(json.dumps(limits))
     (target / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(doc))
     return target

@@ -77,12 +77,7 @@ def _call_child(request: dict) -> None:
     """A function call in the warm child (tests/conftest.py: forked): its pickled arguments in, its pickled result or
     exception out. The cyclic GC is off for the child's short life, as `tritonfleet plan` turns it off."""
     gc.disable()
-    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(err, 1)
-    os.dup2(err, 2)
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
+    _enter(request, stdout=None)  # stdout to the error file too: "out" holds the pickled outcome
     module, _, name = request["call"].partition(":")
     try:
         with open(request["input"], "rb") as handle:
@@ -97,8 +92,7 @@ def _call_child(request: dict) -> None:
             outcome = (False, RuntimeError(traceback.format_exc()))
     with open(request["out"], "wb") as handle:
         pickle.dump(outcome, handle)
-    with open(request["modules"], "w") as listing:
-        listing.write("\n".join(_loaded_sdk_packages()))
+    _write_listing(request["modules"])
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -107,21 +101,13 @@ def _call_child(request: dict) -> None:
 def _child(request: dict) -> None:
     if "call" in request:
         _call_child(request)
-    null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    for source, target in ((null, 0), (out, 1), (err, 2)):
-        os.dup2(source, target)
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
+    _enter(request, stdout=request["out"])
     sys.path[0] = request["cwd"]  # `python -m` puts the working folder first on sys.path
     sys.argv = ["-m", *request["args"]]
     real_exit = os._exit
 
     def exit_telling_the_sdk_modules(code: int) -> None:
-        with open(request["modules"], "w") as listing:
-            listing.write("\n".join(_loaded_sdk_packages()))
+        _write_listing(request["modules"])
         real_exit(code)
 
     os._exit = exit_telling_the_sdk_modules
@@ -134,6 +120,27 @@ def _child(request: dict) -> None:
         sys.stderr.flush()
         os._exit(1)
     os._exit(0)
+
+
+def _enter(request: dict, stdout: str | None) -> None:
+    """The child takes the request's place: stdin from /dev/null, stdout to `stdout` (None: with stderr), stderr to the
+    request's error file, its environment and working folder."""
+
+    def open_for_writing(path: str) -> int:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+
+    err = open_for_writing(request["err"])
+    out = err if stdout is None else open_for_writing(stdout)
+    for source, target in ((os.open(os.devnull, os.O_RDONLY), 0), (out, 1), (err, 2)):
+        os.dup2(source, target)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+
+
+def _write_listing(path: str) -> None:
+    with open(path, "w") as listing:
+        listing.write("\n".join(_loaded_sdk_packages()))
 
 
 def _loaded_sdk_packages() -> list[str]:

@@ -41,6 +41,13 @@ def _dev() -> dict:
     return yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
 
 
+def _load(doc: dict):
+    """The stack config of a stack document, validated as the engine would hand it over."""
+    from tritonfleet.plan.project import engine_string
+
+    return load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+
+
 def _set(doc: dict, key: str, value) -> None:
     doc["config"][f"tritonfleet:{key}"] = value
 
@@ -219,10 +226,8 @@ def test_all_problems_are_reported_at_once():
     _pool(doc, spotShare=2, minNodes=5, maxNodes=1, gpu="H300")
     _set(doc, "environment", "qa")
     _set(doc, "budget", {"monthlyUsd": -1})
-    from tritonfleet.plan.project import engine_string
-
     with pytest.raises(ConfigError) as caught:
-        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+        _load(doc)
     keys = {p.key for p in caught.value.problems}
     assert {"gpuPools[0].spotShare", "gpuPools[0].gpu", "gpuPools[0].minNodes", "environment", "budget.monthlyUsd"} <= keys
     assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
@@ -239,12 +244,10 @@ def test_all_problems_are_reported_at_once():
 )
 def test_a_value_that_is_not_text_where_a_name_is_due_gets_the_choices(edit, key, allowed, fix):
     """The schema alone could only say "input should be a valid string" and leave the fix a placeholder."""
-    from tritonfleet.plan.project import engine_string
-
     doc = _dev()
     edit(doc)
     with pytest.raises(ConfigError) as caught:
-        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+        _load(doc)
     [problem] = [p for p in caught.value.problems if p.key == key]
     assert allowed in problem.allowed and problem.fix.endswith(f"'tritonfleet:{key}' {fix} --stack dev")
 
@@ -252,14 +255,12 @@ def test_a_value_that_is_not_text_where_a_name_is_due_gets_the_choices(edit, key
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), "1e400"], ids=["inf", "-inf", "nan", "1e400"])
 def test_numbers_that_are_not_finite_are_problems(value):
     """YAML's .inf and .nan (and 1e400, which a float parse makes infinite) once passed `> 0` and crashed the sizing."""
-    from tritonfleet.plan.project import engine_string
-
     doc = _dev()
     _deployment(doc, throughputPerReplica=value, targetLoad={"peak": value, "average": 1, "unit": "requests/s"})
     _pool(doc, spotShare=value)
     _set(doc, "budget", {"monthlyUsd": value})
     with pytest.raises(ConfigError) as caught:
-        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+        _load(doc)
     finite = {p.key for p in caught.value.problems if "finite number" in p.allowed}
     keys = {"tritonDeployments[0].throughputPerReplica", "tritonDeployments[0].targetLoad.peak", "gpuPools[0].spotShare", "budget.monthlyUsd"}
     assert finite == keys
@@ -282,10 +283,8 @@ def test_a_section_given_as_plain_text_is_a_problem_not_a_traceback(key):
     """Sections with a default object (monitoring, tags, cluster) once crashed the report when given a string."""
     doc = _dev()
     _set(doc, key, "oops")
-    from tritonfleet.plan.project import engine_string
-
     with pytest.raises(ConfigError) as caught:
-        load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "dev")
+        _load(doc)
     problem = next(p for p in caught.value.problems if p.key == key)
     assert problem.value == "oops"
     assert problem.fix == f"pulumi config set 'tritonfleet:{key}' '<value>' --stack dev"

@@ -110,7 +110,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         target load, within its latency target; print the config keys for the winner."""
         from tritonfleet.core.catalog import load_catalog
         from tritonfleet.core.config import ConfigError, load_stack_config
-        from tritonfleet.core.config.problems import nearest
+        from tritonfleet.core.config.problems import did_you_mean
         from tritonfleet.core.size_options import rank_options
         from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
         from tritonfleet.plan.sizing import SizingError, deployment_capacities
@@ -131,8 +131,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, f"tritonDeployments '{deployment}' states no targetLoad: set targetLoad.peak (and unit) first")
         published = sorted({b.model for b in load_catalog().benchmarks})
         if benchmark_model not in published:
-            meant = nearest(benchmark_model, published)
-            hint = f"; did you mean {meant}?" if meant else ""
+            hint = did_you_mean(benchmark_model, published)
             raise _fail(err, f"no published benchmark '{benchmark_model}' in the catalog (it has: {', '.join(published)}){hint}")
         ranking = rank_options(config, target, capacities.get(deployment), benchmark_model)
         print_ranking(out, config, target, ranking)

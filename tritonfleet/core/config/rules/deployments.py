@@ -95,13 +95,17 @@ def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapp
         )
 
 
+def _pools_allowed(names: list[str]) -> str:
+    return "one of the stack's GPU pools: " + ", ".join(names)
+
+
 def _check_pool_name_is_text(ctx: RuleContext, raw_deployment: object, pools: ValidPools, at: str) -> None:
     """A pool that is not text at all: the choices are the stack's pools (the schema would say "a valid string")."""
     if not pools or not isinstance(raw_deployment, dict) or "pool" not in raw_deployment:
         return
     value, names = raw_deployment["pool"], list(pools)
     if not isinstance(value, str):
-        ctx.add(f"{at}.pool", value, "one of the stack's GPU pools: " + ", ".join(names), _meant(value, names))
+        ctx.add(f"{at}.pool", value, _pools_allowed(names), _meant(value, names))
 
 
 def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPools, at: str) -> None:
@@ -112,7 +116,7 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
         return
     if deployment.pool not in pools:
         names = list(pools)
-        ctx.add(f"{at}.pool", deployment.pool, "one of the stack's GPU pools: " + ", ".join(names), _meant(deployment.pool, names))
+        ctx.add(f"{at}.pool", deployment.pool, _pools_allowed(names), _meant(deployment.pool, names))
         return
     pool, itype = pools[deployment.pool]
     if not pool.enabled:

@@ -48,12 +48,22 @@ def _check_catalog_keys_that_are_not_text(ctx: RuleContext, raw_pool: object, at
     cloud, gpu, instance_type = str(ctx.cloud), raw_pool.get("gpu"), raw_pool.get("instanceType")
     offered = ctx.catalog.gpus_on(cloud)
     if "gpu" in raw_pool and not isinstance(gpu, str):
-        ctx.add(f"{at}.gpu", gpu, f"a GPU offered on {cloud}, spelt as here: " + ", ".join(offered), choose_from(offered))
+        ctx.add(f"{at}.gpu", gpu, _gpus_allowed(cloud, offered), choose_from(offered))
     elif "instanceType" in raw_pool and not isinstance(instance_type, str) and gpu in offered:
-        types = [t.name for t in ctx.catalog.types_for(cloud, gpu)]
-        default = ctx.catalog.default_type(cloud, gpu)
-        allowed = f"an instance type on {cloud} that carries {gpu}: " + ", ".join(types)
-        ctx.add(f"{at}.instanceType", instance_type, allowed, default.name if default else choose_from(types))
+        allowed, _, default = _types_carrying(ctx, cloud, gpu)
+        ctx.add(f"{at}.instanceType", instance_type, allowed, default)
+
+
+def _gpus_allowed(cloud: str, offered: list[str]) -> str:
+    return f"a GPU offered on {cloud}, spelt as here: " + ", ".join(offered)
+
+
+def _types_carrying(ctx: RuleContext, cloud: str, gpu: str, carries: str = "") -> tuple[str, list[str], str]:
+    """What a pool's instanceType may be for `gpu`: the allowed text, the type names, and the catalog's default."""
+    names = [t.name for t in ctx.catalog.types_for(cloud, gpu)]
+    default = ctx.catalog.default_type(cloud, gpu)
+    allowed = f"an instance type on {cloud} that carries {gpu}{carries}: " + ", ".join(names)
+    return allowed, names, default.name if default else names[0]
 
 
 def _check_fallback(ctx: RuleContext, pools: ValidPools, pool: GpuPool, at: str) -> None:
@@ -137,7 +147,7 @@ def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> Instance
     if gpu not in catalog.gpus:
         # GPU names are case-sensitive (they become node label values): the fix gives the catalog's spelling.
         meant = nearest(gpu, catalog.gpus)
-        allowed = f"a GPU offered on {cloud}, spelt as here: " + ", ".join(offered_gpus)
+        allowed = _gpus_allowed(cloud, offered_gpus)
         if meant is None:
             ctx.add(f"{at}.gpu", gpu, allowed, choose_from(offered_gpus))
             return None
@@ -159,15 +169,8 @@ def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> Instance
         return catalog.default_type(cloud, gpu)
     itype = catalog.find(cloud, pool.instance_type)
     if itype is None or itype.gpu != gpu:
-        offered = [t.name for t in catalog.types_for(cloud, gpu)]
-        default = catalog.default_type(cloud, gpu)
-        carries = f" (it carries {itype.gpu})" if itype else ""
-        ctx.add(
-            f"{at}.instanceType",
-            pool.instance_type,
-            f"an instance type on {cloud} that carries {gpu}{carries}: " + ", ".join(offered),
-            nearest(pool.instance_type, offered) or (default.name if default else offered[0]),
-        )
+        allowed, offered, default = _types_carrying(ctx, cloud, gpu, f" (it carries {itype.gpu})" if itype else "")
+        ctx.add(f"{at}.instanceType", pool.instance_type, allowed, nearest(pool.instance_type, offered) or default)
         return None
     return itype
 
