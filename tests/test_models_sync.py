@@ -6,7 +6,9 @@ google-cloud-storage client, since no GCS emulator runs here.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from moto.server import ThreadedMotoServer
 
 from tests.conftest import ROOT, run_cli
 from tritonfleet.models.stack import TargetError, stack_repository
-from tritonfleet.models.storage import GcsStore, RepositoryUri, S3Store, StoreError, join_prefix
+from tritonfleet.models.storage import GcsStore, RemoteObject, RepositoryUri, S3Store, StoreError, join_prefix
 from tritonfleet.models.sync import SyncError, execute, plan_sync, published_config
 from tritonfleet.models.validate import parse_config, validate_repository
 
@@ -60,11 +62,12 @@ class Recording:
     def __init__(self, store, fail_at: int | None = None):
         self.store, self.uri, self.fail_at, self.keys = store, store.uri, fail_at, []
 
-    def upload(self, key, sha256, **kwargs):
+    def upload(self, key, source, **kwargs):
         if self.fail_at is not None and len(self.keys) + 1 == self.fail_at:
             raise StoreError(f"upload of {key} failed for s3://{self.uri.bucket}: connection reset")
-        self.store.upload(key, sha256, **kwargs)
+        token = self.store.upload(key, source, **kwargs)
         self.keys.append(key)
+        return token
 
     def __getattr__(self, name):
         return getattr(self.store, name)
@@ -182,14 +185,15 @@ def test_config_is_re_uploaded_until_its_last_modified_second_is_later(repo):
             self.clock = [dt.datetime(2026, 1, 1, 12, 0, 0, 100000), dt.datetime(2026, 1, 1, 12, 0, 0, 900000)]
 
         def list(self, prefix):
-            return {}
+            return {key: RemoteObject(0, token=key) for key in self.objects if key.startswith(prefix)}
 
         def read(self, key):
             return None
 
-        def upload(self, key, sha256, **kwargs):
+        def upload(self, key, source, **kwargs):
             self.uploads.append(key)
             self.objects[key] = self.clock.pop(0) if self.clock else dt.datetime(2026, 1, 1, 12, 0, 1)
+            return key
 
         def modified(self, key):
             return self.objects[key]
@@ -235,16 +239,23 @@ def test_stack_targets_follow_the_stack_config():
 
 
 class FakeBlob:
+    """google-cloud-storage's Blob as sync uses it, with the server's checks: the generation precondition (0: the
+    object must not exist) and the md5Hash the request declares."""
+
     def __init__(self, bucket, name):
         self.bucket, self.name, self.metadata, self.size, self.updated = bucket, name, None, 0, None
+        self.md5_hash, self.generation = None, None
 
-    def upload_from_filename(self, filename):
-        self._store(Path(filename).read_bytes())
-
-    def upload_from_string(self, data):
-        self._store(data)
-
-    def _store(self, data):
+    def upload_from_file(self, handle, size, if_generation_match, checksum):
+        data = handle.read()
+        assert len(data) == size and checksum == "md5"
+        current = self.bucket.blobs.get(self.name, (None,))[0]
+        if if_generation_match != (current.generation if current else 0):
+            raise gcs_errors.PreconditionFailed("conditionNotMet")
+        if self.md5_hash != base64.b64encode(hashlib.md5(data).digest()).decode():
+            raise gcs_errors.BadRequest("Provided MD5 hash doesn't match calculated MD5 hash")
+        self.bucket.generations += 1
+        self.generation = self.bucket.generations
         self.size, self.updated = len(data), dt.datetime(2026, 1, 1, 12, 0, len(self.bucket.blobs))
         self.bucket.blobs[self.name] = (self, data)
 
@@ -256,7 +267,7 @@ class FakeBlob:
 
 class FakeBucket:
     def __init__(self, exists=True):
-        self.blobs, self.exists = {}, exists
+        self.blobs, self.exists, self.generations = {}, exists, 0
 
     def blob(self, name):
         return FakeBlob(self, name)

@@ -10,6 +10,10 @@ The scheme (docs/models.md explains it in full):
    were complete before that single PUT made them visible.
 4. The new config.pbtxt must carry a later (whole-second) Last-Modified than every file uploaded before it, or
    Triton's poll mode, which compares modification times, could miss the switch; sync re-uploads it if not.
+5. What the plan compared is what gets published: every write is conditional on the object being as the plan saw
+   it (absent, or the same ETag/generation), a local file is hashed as it is sent and refused if it changed, and
+   before the config switch the objects of the versions it names are listed again. A colleague's publish between
+   plan and execute stops the sync instead of being overwritten.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
-from tritonfleet.models.storage import RemoteObject, RepositoryUri, Store, StoreError
-from tritonfleet.models.validate import CONFIG_FILE, Model, Report, parse_config, version_number
+from tritonfleet.core.config.problems import printable
+from tritonfleet.core.model_names import version_number
+from tritonfleet.models.storage import ConcurrentChange, ContentChanged, RemoteObject, RepositoryUri, Source, Store, StoreError
+from tritonfleet.models.validate import CONFIG_FILE, Model, Report, parse_config
 
 PUBLISHED_HEADER = (
     "# Published by `tritonfleet models sync`. version_policy pins the versions whose upload completed before this\n"
@@ -44,6 +50,11 @@ class Upload:
     reason: str  # "new" or "changed"
     path: Path | None = None  # a local file, or
     data: bytes | None = None  # generated content (the published config.pbtxt)
+    expect: str | None = None  # the object's token when the plan compared it (None: absent); the write requires it
+
+    @property
+    def source(self) -> Source:
+        return Source(self.sha256, self.size, path=self.path, data=self.data)
 
 
 @dataclass
@@ -53,6 +64,7 @@ class ModelPlan:
     unchanged: int
     served_before: list[int] | None  # versions the bucket's config.pbtxt serves; None when the model is not published
     served_after: list[int]
+    remote: dict[str, str | None] = field(default_factory=dict)  # the model's objects when planned: relative -> token
 
 
 @dataclass
@@ -84,16 +96,6 @@ def published_config(model: Model) -> bytes:
     config.CopyFrom(model.config)
     config.version_policy.specific.versions[:] = model.served_versions
     return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
-
-
-def local_files(model: Model) -> list[Path]:
-    """Every file of the model folder that Triton could read (skips hidden entries and __pycache__)."""
-    files = []
-    for path in sorted(model.directory.rglob("*")):
-        parts = path.relative_to(model.directory).parts
-        if path.is_file() and not any(p.startswith(".") or p == "__pycache__" for p in parts):
-            files.append(path)
-    return files
 
 
 def _publish_order(model: Model, relative: str) -> tuple:
@@ -152,21 +154,22 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
         uploads: list[Upload] = []
         unchanged = 0
         local_rels: set[str] = set()
-        for path in local_files(model):
-            relative = f"{model.name}/{path.relative_to(model.directory).as_posix()}"
+        for below, path in sorted(model.files.items()):
+            relative = f"{model.name}/{below}"
             if relative == config_rel:
                 continue
             local_rels.add(relative)
             digest = sha256_file(path)
             size = path.stat().st_size
-            state = _state(store, uri.key(relative), model_remote.get(relative), size, digest)
+            remote_object = model_remote.get(relative)
+            state = _state(store, uri.key(relative), remote_object, size, digest)
             if state == "unchanged":
                 unchanged += 1
                 continue
             version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
             if served_before and version in served_before:
                 conflicts.append(f"{relative}: {state} in version {version}, which the bucket serves")
-            uploads.append(Upload(relative, size, digest, state, path=path))
+            uploads.append(Upload(relative, size, digest, state, path=path, expect=_token(remote_object)))
         for relative in sorted(model_remote):
             version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
             if served_before and version in served_before and version in model.versions and relative not in local_rels:
@@ -179,8 +182,9 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
         if state == "unchanged":
             unchanged += 1
         else:
-            uploads.append(Upload(config_rel, len(config), digest, state, data=config))
-        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions))
+            uploads.append(Upload(config_rel, len(config), digest, state, data=config, expect=_token(model_remote.get(config_rel))))
+        tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
+        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens))
 
     if conflicts:
         listed = "\n".join(f"  - {c}" for c in conflicts)
@@ -190,6 +194,10 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
         )
     local_names = {m.name for m in report.models}
     return SyncPlan(uri, plans, sorted(remote_models - local_names))
+
+
+def _token(remote: RemoteObject | None) -> str | None:
+    return None if remote is None else remote.token
 
 
 def _state(store: Store, key: str, remote: RemoteObject | None, size: int, digest: str) -> str:
@@ -215,16 +223,26 @@ def execute(
         if not model.uploads:
             continue
         last_payload: str | None = None
+        written: dict[str, str | None] = {}
         try:
             for upload in model.uploads:
                 if on_file:
                     on_file(upload)
                 key = plan.uri.key(upload.relative)
                 if upload.data is not None and upload.relative.endswith(f"/{CONFIG_FILE}"):
+                    _check_switch_inputs(store, plan.uri, model, written)
                     _publish_config(store, key, upload, last_payload, progress, wait or _wait_for_next_second)
                 else:
-                    store.upload(key, upload.sha256, path=upload.path, data=upload.data, progress=progress)
+                    written[upload.relative] = store.upload(key, upload.source, expect=upload.expect, progress=progress)
                     last_payload = key
+        except (ConcurrentChange, ContentChanged) as exc:
+            done = f" Published in this run: {', '.join(published)}." if published else ""
+            what = "the bucket changed" if isinstance(exc, ConcurrentChange) else "a local file changed"
+            raise SyncError(
+                f"{exc}\nModel '{model.model}' was not published by this run: {what} after the plan compared them, and "
+                f"sync never publishes what it did not compare.{done}\nRun the command again (--dry-run first) to "
+                "compare anew; another publisher's versions are then kept, not overwritten."
+            ) from None
         except StoreError as exc:
             served = "nothing" if model.served_before is None else f"versions {model.served_before}"
             done = f" Published in this run: {', '.join(published)}." if published else ""
@@ -236,15 +254,37 @@ def execute(
     return published
 
 
+def _check_switch_inputs(store: Store, uri: RepositoryUri, model: ModelPlan, written: dict[str, str | None]) -> None:
+    """Before config.pbtxt names the versions: their files (and the model-root files) must be exactly what the plan
+    saw plus what this run wrote. A file another publisher wrote since, even one not in this run's uploads, stops it."""
+    expected = {**model.remote, **written}
+    prefix = uri.key("")
+    now = {key[len(prefix) :]: found.token for key, found in store.list(uri.key(model.model + "/")).items()}
+    config_rel = f"{model.model}/{CONFIG_FILE}"
+
+    def named(relative: str) -> bool:
+        parts = relative.split("/")
+        return relative != config_rel and (len(parts) < 3 or version_number(parts[1]) in model.served_after)
+
+    differing = sorted(r for r in set(expected) | set(now) if named(r) and expected.get(r, "absent") != now.get(r, "absent"))
+    if differing:
+        more = f" (and {len(differing) - 1} more)" if len(differing) > 1 else ""
+        raise ConcurrentChange(
+            f"{printable(uri.key(differing[0]))}{more} changed since this sync compared the bucket (another publisher?)"
+        )
+
+
 def _wait_for_next_second() -> None:
     time.sleep(1.01 - time.time() % 1.0)
 
 
 def _publish_config(store: Store, key: str, upload: Upload, after: str | None, progress, wait: Callable[[], None]) -> None:
-    """Upload config.pbtxt so its Last-Modified second is later than that of the files uploaded before it."""
+    """Upload config.pbtxt so its Last-Modified second is later than that of the files uploaded before it. The first
+    write requires the config the plan read; a repeat requires the one this run just wrote."""
     floor = int(store.modified(after).timestamp()) if after else None
+    expect = upload.expect
     for attempt in range(CONFIG_RETRIES):
-        store.upload(key, upload.sha256, data=upload.data, progress=None if attempt else progress)
+        expect = store.upload(key, upload.source, expect=expect, progress=None if attempt else progress)
         if floor is None or int(store.modified(key).timestamp()) > floor:
             return
         wait()

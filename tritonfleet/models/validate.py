@@ -7,6 +7,7 @@ Finding with the path it is about; `errors` are what Triton would refuse or sile
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,8 @@ from google.protobuf import text_format
 # tritonclient's generated ModelConfig (Triton's model_config.proto); its gencode must suit the protobuf runtime
 # pinned in pyproject.toml, which is why tritonclient is pinned to the release matching the Triton image.
 from tritonclient.grpc import model_config_pb2
+
+from tritonfleet.core.model_names import MODEL_NAME_RULE, VERSION_RULE, is_model_name, version_number
 
 CONFIG_FILE = "config.pbtxt"
 
@@ -63,6 +66,7 @@ class Model:
     backend: str  # the resolved backend ("ensemble" for ensembles, "" when neither backend nor platform is set)
     versions: list[int]  # numeric version folders, ascending
     entry: str | None  # the file/folder Triton loads from each version folder; None for ensembles and unknown backends
+    files: dict[str, Path] = field(default_factory=dict)  # what sync publishes: path below the model -> file to read
 
     @property
     def served_versions(self) -> list[int]:
@@ -111,11 +115,43 @@ def entry_file(config: model_config_pb2.ModelConfig, backend: str) -> str | None
     return DEFAULT_MODEL_FILE.get(backend)
 
 
-def version_number(name: str) -> int | None:
-    """The version a folder name stands for, or None when Triton would ignore the folder."""
-    if name.isdigit() and not (len(name) > 1 and name.startswith("0")) and int(name) > 0:
-        return int(name)
-    return None
+def published(name: str) -> bool:
+    """Whether sync publishes an entry of a model folder: hidden entries and __pycache__ stay local."""
+    return not name.startswith(".") and name != "__pycache__"
+
+
+def model_files(directory: Path, root: Path) -> tuple[dict[str, Path], list[Finding]]:
+    """The files of a model folder sync publishes (path below the folder -> the file to read), and the entries it
+    refuses: a link is published only when it points at a regular file inside the repository (a link to a folder,
+    to anything outside the repository, or to nothing is an error), FIFOs and devices are errors, and so are names
+    with characters that do not print (a name is shown on terminals and becomes an object key)."""
+    real_root = root.resolve()
+    files: dict[str, Path] = {}
+    findings: list[Finding] = []
+    for folder, folders, names in os.walk(directory):  # never descends into a linked folder
+        here = Path(folder)
+        folders[:] = sorted(f for f in folders if published(f))
+        for name in sorted(n for n in names if published(n)) + [f for f in folders if (here / f).is_symlink()]:
+            path = here / name
+            relative = path.relative_to(directory).as_posix()
+            if not name.isprintable():
+                findings.append(Finding("error", path, "a name with characters that do not print; rename it"))
+            elif path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(real_root):
+                    findings.append(Finding("error", path, f"a link to {target}, outside the repository: sync "
+                                            "publishes only what is inside it; copy the file in if it is meant"))
+                elif target.is_dir():
+                    findings.append(Finding("error", path, "a link to a folder: sync follows links to files only"))
+                elif not target.is_file():
+                    findings.append(Finding("error", path, "a link to nothing (or to a FIFO or device)"))
+                else:
+                    files[relative] = target
+            elif path.is_file():
+                files[relative] = path
+            else:
+                findings.append(Finding("error", path, "not a regular file (a FIFO, socket or device)"))
+    return files, findings
 
 
 def validate_repository(root: Path) -> Report:
@@ -134,7 +170,14 @@ def validate_repository(root: Path) -> Report:
     if not model_dirs:
         report.findings.append(Finding("error", root, "no model folders: expect <model>/config.pbtxt and <model>/<version>/"))
     for directory in model_dirs:
-        model, findings = _check_model(directory)
+        if directory.is_symlink():
+            report.findings.append(Finding("error", directory, "a link to a folder: sync follows links to files only"))
+            continue
+        if not is_model_name(directory.name):
+            message = f"not a model name tritonfleet accepts: {MODEL_NAME_RULE}"
+            report.findings.append(Finding("error", directory, message))
+            continue
+        model, findings = _check_model(directory, root)
         report.findings.extend(findings)
         if model is not None:
             report.models.append(model)
@@ -142,8 +185,8 @@ def validate_repository(root: Path) -> Report:
     return report
 
 
-def _check_model(directory: Path) -> tuple[Model | None, list[Finding]]:
-    findings: list[Finding] = []
+def _check_model(directory: Path, root: Path) -> tuple[Model | None, list[Finding]]:
+    files, findings = model_files(directory, root)
 
     def error(path: Path, message: str) -> None:
         findings.append(Finding("error", path, message))
@@ -182,7 +225,7 @@ def _check_model(directory: Path) -> tuple[Model | None, list[Finding]]:
             continue
         number = version_number(child.name)
         if number is None:
-            error(child, "not a version folder: Triton loads only positive integer folder names (1, 2, ...) and ignores this one")
+            error(child, f"not a version folder: name it by {VERSION_RULE}; Triton ignores or refuses this one")
             continue
         versions.append(number)
         if entry is not None:
@@ -203,7 +246,7 @@ def _check_model(directory: Path) -> tuple[Model | None, list[Finding]]:
     findings.extend(_check_tensors(config, config_path))
     if any(f.severity == "error" for f in findings):
         return None, findings
-    return Model(directory.name, directory, config, backend, versions, entry), findings
+    return Model(directory.name, directory, config, backend, versions, entry, files), findings
 
 
 def _check_version_policy(config, versions: list[int], path: Path) -> Iterable[Finding]:

@@ -40,11 +40,11 @@ class Problem:
     renamed_to: str | None = None  # for a misspelt key: the key meant, whose "missing" problem is then a knock-on
 
     def render(self, index: int) -> str:
-        shown = "(missing)" if self.value is MISSING else _printable(json.dumps(self.value, default=str, ensure_ascii=False))
+        shown = "(missing)" if self.value is MISSING else printable(json.dumps(self.value, default=str, ensure_ascii=False))
         return f"  {index}. {CONFIG_NAMESPACE}:{_clipped(self.key)} = {_clipped(shown)}\n     allowed: {self.allowed}\n     fix: {self.fix}"
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """`text` with characters that would not show (zero-width, control) written as \\uXXXX escapes."""
     return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
 

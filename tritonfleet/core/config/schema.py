@@ -14,10 +14,9 @@ from pydantic.alias_generators import to_camel, to_snake
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.exposure import exposure_mode
+from tritonfleet.core.model_names import MODEL_NAME_PATTERN
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
-# A Triton model name as tritonfleet accepts it: a repository folder name that needs no escaping in a URL or a probe.
-MODEL_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
 
 
