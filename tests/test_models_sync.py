@@ -1,7 +1,10 @@
-"""`tritonfleet models sync`: change detection, publish order, immutable served versions, interruption and resume.
+"""`tritonfleet models sync`: change detection, publish order, immutable served versions, interruption and resume;
+and that it publishes only what it compared: a file changed between hashing and upload, a colleague publishing
+between plan and execute, links out of the repository, huge versions, each race reproduced with a hook at the point
+where it happens.
 
-S3 is moto (in-process for the engine, a threaded server on a loopback port for the CLI); GCS is a small fake of the
-google-cloud-storage client, since no GCS emulator runs here.
+S3 is moto (in-process for the engine, a threaded server on a loopback port for the CLI and the races); GCS is a
+small fake of the google-cloud-storage client with the server's checks, since no GCS emulator runs here.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import itertools
 import shutil
 from pathlib import Path
 
@@ -371,3 +375,186 @@ def test_cli_needs_exactly_one_target(repo):
         assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in result.stderr
     result = run_cli("models", "sync", str(repo), "--bucket", "s3://b", "--deployment", "resnet")
     assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in result.stderr
+
+
+# Races and refusals: what sync publishes is what it compared.
+
+_buckets = itertools.count()
+
+
+@pytest.fixture
+def s3_bucket(moto_endpoint, aws_env):
+    """A fresh bucket on the module's moto server: (client, bucket)."""
+    client = boto3.client("s3", endpoint_url=moto_endpoint)
+    bucket = f"tf-races-{next(_buckets)}"
+    client.create_bucket(Bucket=bucket)
+    return client, bucket
+
+
+def s3_store(s3_bucket, **kwargs) -> S3Store:
+    client, bucket = s3_bucket
+    return S3Store(RepositoryUri.parse(f"s3://{bucket}/models"), client=client, **kwargs)
+
+
+def body(s3_bucket, relative: str) -> bytes | None:
+    client, bucket = s3_bucket
+    try:
+        return client.get_object(Bucket=bucket, Key=f"models/{relative}")["Body"].read()
+    except client.exceptions.NoSuchKey:
+        return None
+
+
+def served_from(s3_bucket) -> list[int]:
+    return list(parse_config(body(s3_bucket, f"{MODEL}/config.pbtxt").decode()).version_policy.specific.versions)
+
+
+def colleague_copy(repo: Path, tmp_path: Path, code: str) -> Path:
+    """Another checkout of the repository (which has a version 2) whose version 2 differs."""
+    theirs = tmp_path / "theirs"
+    shutil.copytree(repo, theirs)
+    (theirs / MODEL / "2" / "model.py").write_text((theirs / MODEL / "2" / "model.py").read_text() + code)
+    return theirs
+
+
+def test_each_object_carries_the_checksum_of_its_stored_bytes(s3_bucket, repo):
+    store = s3_store(s3_bucket)
+    sync(repo, store)
+    client, bucket = s3_bucket
+    for relative in (f"{MODEL}/1/model.py", f"{MODEL}/config.pbtxt"):
+        head = client.head_object(Bucket=bucket, Key=f"models/{relative}", ChecksumMode="ENABLED")
+        stored = body(s3_bucket, relative)
+        assert head["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(stored).digest()).decode()
+        assert head["Metadata"]["sha256"] == hashlib.sha256(stored).hexdigest()
+
+
+def test_a_file_changed_between_hashing_and_upload_is_not_published(s3_bucket, repo):
+    store = s3_store(s3_bucket)
+    sync(repo, store)
+    add_version(repo, 2)
+    plan = plan_sync(validate_repository(repo), store)
+
+    def edit_after_the_plan(upload):
+        if upload.relative == f"{MODEL}/2/model.py":
+            upload.path.write_text(upload.path.read_text() + "# edited while the sync ran\n")
+
+    with pytest.raises(SyncError) as caught:
+        execute(plan, store, on_file=edit_after_the_plan)
+    assert "changed while it was being published" in str(caught.value) and "a local file changed" in str(caught.value)
+    assert body(s3_bucket, f"{MODEL}/2/model.py") is None and served_from(s3_bucket) == [1]
+
+    sync(repo, store)  # compared anew: the edited file goes up under its own checksum
+    stored = body(s3_bucket, f"{MODEL}/2/model.py")
+    assert stored.endswith(b"# edited while the sync ran\n") and served_from(s3_bucket) == [2]
+
+
+def test_a_file_changed_during_a_multipart_upload_is_aborted(s3_bucket, repo, monkeypatch):
+    monkeypatch.setattr("moto.s3.models.S3_UPLOAD_PART_MIN_SIZE", 256)  # the server runs in this process
+    store = s3_store(s3_bucket, part_bytes=10_000)
+    sync(repo, store)
+    add_version(repo, 2)
+    weights = repo / MODEL / "2" / "weights.bin"
+    weights.write_bytes(b"\x01" * 40_000)  # four parts
+    plan = plan_sync(validate_repository(repo), store)
+    sent = []
+
+    def after_each_part(count):
+        sent.append(count)
+        if len(sent) == 1:
+            with weights.open("r+b") as handle:  # a writer still busy with the file
+                handle.seek(35_000)
+                handle.write(b"\x02" * 10)
+
+    with pytest.raises(SyncError, match="changed while it was being published"):
+        execute(plan, store, progress=after_each_part)
+    client, bucket = s3_bucket
+    assert body(s3_bucket, f"{MODEL}/2/weights.bin") is None and served_from(s3_bucket) == [1]
+    assert "Uploads" not in client.list_multipart_uploads(Bucket=bucket)
+
+    sync(repo, store)
+    assert (
+        hashlib.sha256(body(s3_bucket, f"{MODEL}/2/weights.bin")).hexdigest() == hashlib.sha256(weights.read_bytes()).hexdigest()
+    )
+
+
+def test_a_colleagues_version_published_between_plan_and_execute_is_kept(s3_bucket, repo, tmp_path):
+    store = s3_store(s3_bucket)
+    sync(repo, store)
+    add_version(repo, 2)
+    mine = plan_sync(validate_repository(repo), store)
+    theirs = colleague_copy(repo, tmp_path, "# the colleague's version 2\n")
+    sync(theirs, store)
+
+    with pytest.raises(SyncError) as caught:
+        execute(mine, store)
+    assert "someone else wrote it" in str(caught.value) and "the bucket changed" in str(caught.value)
+    assert body(s3_bucket, f"{MODEL}/2/model.py").endswith(b"# the colleague's version 2\n") and served_from(s3_bucket) == [2]
+    with pytest.raises(SyncError, match="version 2, which the bucket serves"):  # compared anew: a conflict, said
+        plan_sync(validate_repository(repo), store)
+
+
+def test_a_config_published_between_plan_and_execute_is_not_overwritten(s3_bucket, repo, tmp_path):
+    store = s3_store(s3_bucket)
+    sync(repo, store)
+    add_version(repo, 2)
+    mine = plan_sync(validate_repository(repo), store)
+    theirs = tmp_path / "theirs"
+    shutil.copytree(repo, theirs)
+    shutil.rmtree(theirs / MODEL / "2")
+    config = theirs / MODEL / "config.pbtxt"
+    config.write_text(config.read_text() + '\nparameters { key: "owner" value { string_value: "colleague" } }\n')
+    sync(theirs, store)
+
+    with pytest.raises(SyncError, match="someone else wrote it"):
+        execute(mine, store)
+    assert b"colleague" in body(s3_bucket, f"{MODEL}/config.pbtxt") and served_from(s3_bucket) == [1]
+
+
+def test_a_file_written_into_the_version_about_to_be_published_stops_the_switch(s3_bucket, repo):
+    """A file the plan found unchanged (left by an interrupted run) is overwritten by someone else before the
+    config switch: the objects are listed again and the config is not written."""
+    store = s3_store(s3_bucket)
+    sync(repo, store)
+    add_version(repo, 2)
+    client, bucket = s3_bucket
+    key = f"models/{MODEL}/2/model.py"
+    code = (repo / MODEL / "2" / "model.py").read_bytes()
+    client.put_object(Bucket=bucket, Key=key, Body=code, Metadata={"sha256": hashlib.sha256(code).hexdigest()})
+    plan = plan_sync(validate_repository(repo), store)
+    assert [u.relative for u in plan.uploads] == [f"{MODEL}/config.pbtxt"]
+    client.put_object(Bucket=bucket, Key=key, Body=b"raise SystemExit('not the reviewed code')\n")
+
+    with pytest.raises(SyncError, match=f"models/{MODEL}/2/model.py changed since this sync compared the bucket"):
+        execute(plan, store)
+    assert served_from(s3_bucket) == [1]
+
+
+def test_gcs_writes_are_conditional_on_the_generation_the_plan_saw(repo, tmp_path):
+    bucket = FakeBucket()
+    store = GcsStore(RepositoryUri.parse("gs://tf-gcp-prod-models/llm"), client=FakeGcsClient(bucket))
+    sync(repo, store)
+    add_version(repo, 2)
+    mine = plan_sync(validate_repository(repo), store)
+    sync(colleague_copy(repo, tmp_path, "# theirs\n"), store)
+    with pytest.raises(SyncError, match="someone else wrote it"):
+        execute(mine, store)
+    assert bucket.blobs[f"llm/{MODEL}/2/model.py"][1].endswith(b"# theirs\n")
+
+
+def test_cli_refuses_a_link_out_of_the_repository_and_uploads_nothing(s3_bucket, repo, tmp_path, monkeypatch, moto_endpoint):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    secret = tmp_path / "credentials"
+    secret.write_text("[default]\naws_secret_access_key = do-not-publish\n")
+    (repo / MODEL / "1" / "labels.txt").symlink_to(secret)
+    client, bucket = s3_bucket
+    result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{bucket}/models")
+    assert result.returncode == 1 and "outside the repository" in result.stderr and "Traceback" not in result.stderr
+    assert "Contents" not in client.list_objects_v2(Bucket=bucket)
+
+
+def test_cli_refuses_a_version_beyond_int64_cleanly(s3_bucket, repo, monkeypatch, moto_endpoint):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    shutil.copytree(repo / MODEL / "1", repo / MODEL / "99999999999999999999999")
+    client, bucket = s3_bucket
+    result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{bucket}/models")
+    assert result.returncode == 1 and "at most 9223372036854775807" in result.stderr and "Traceback" not in result.stderr
+    assert "Contents" not in client.list_objects_v2(Bucket=bucket)

@@ -86,11 +86,80 @@ def test_an_empty_repository(tmp_path):
     assert "no model folders" in only_error(validate_repository(tmp_path))[1]
 
 
-@pytest.mark.parametrize("folder", ["v2", "0", "01", "latest"])
+@pytest.mark.parametrize("folder", ["v2", "0", "01", "latest", "99999999999999999999999", "9223372036854775808", "\u0661"])
 def test_version_folders_must_be_positive_integers(tmp_path, folder):
     onnx(tmp_path, files={"1/model.onnx": "x", f"{folder}/model.onnx": "x"})
     path, message = only_error(validate_repository(tmp_path))
     assert path == f"resnet/{folder}" and "positive integer" in message
+
+
+def test_the_largest_int64_version_is_a_version(tmp_path):
+    onnx(tmp_path, files={"9223372036854775807/model.onnx": "x"})
+    report = validate_repository(tmp_path)
+    assert report.ok and report.models[0].versions == [2**63 - 1]
+
+
+@pytest.mark.parametrize("name", ["\x1b[2Jclear", "two\nlines", "-dash", ".hidden-not", "a b", "a%2F..", "x" * 129])
+def test_model_folder_names_follow_the_config_pattern(tmp_path, name):
+    """The same pattern as requiredModels/loadModels (tritonfleet/core/model_names.py): names that would need
+    escaping in a URL, an object key or a terminal are refused before anything is published."""
+    onnx(tmp_path, name=name, config=ONNX_CONFIG.format(name="m"))
+    path, message = only_error(validate_repository(tmp_path))
+    assert path == name and "not a model name tritonfleet accepts" in message
+
+
+def test_a_link_to_a_file_outside_the_repository_is_refused(tmp_path):
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = x")
+    root = tmp_path / "repo"
+    onnx(root, files={"1/model.onnx": "x"})
+    (root / "resnet" / "1" / "labels.txt").symlink_to(secret)
+    path, message = only_error(validate_repository(root))
+    assert path == "resnet/1/labels.txt" and "outside the repository" in message and str(secret) in message
+
+
+def test_a_link_inside_the_repository_is_published_as_its_file(tmp_path):
+    onnx(tmp_path, files={"1/model.onnx": "x", "2/other.bin": "w"})
+    (tmp_path / "resnet" / "2" / "model.onnx").symlink_to("../1/model.onnx")
+    report = validate_repository(tmp_path)
+    assert report.ok, messages(report)
+    files = report.models[0].files
+    assert files["2/model.onnx"] == (tmp_path / "resnet" / "1" / "model.onnx").resolve()
+
+
+@pytest.mark.parametrize("link", ["folder", "model", "dangling"])
+def test_links_to_folders_or_nothing_are_refused(tmp_path, link):
+    root = tmp_path / "repo"
+    onnx(root, files={"1/model.onnx": "x"})
+    if link == "folder":
+        (root / "resnet" / "2").symlink_to(root / "resnet" / "1")
+        expected = ("resnet/2", "a link to a folder")
+    elif link == "model":
+        (root / "copy").symlink_to(root / "resnet")
+        expected = ("copy", "a link to a folder")
+    else:
+        (root / "resnet" / "1" / "weights.bin").symlink_to(root / "nowhere")
+        expected = ("resnet/1/weights.bin", "a link to nothing")
+    path, message = only_error(validate_repository(root))
+    assert (path, message[: len(expected[1])]) == expected
+
+
+def test_fifos_and_unprintable_file_names_are_refused(tmp_path):
+    import os
+
+    onnx(tmp_path, files={"1/model.onnx": "x", "1/\x1b[31mred.txt": "x"})
+    os.mkfifo(tmp_path / "resnet" / "1" / "pipe")
+    found = sorted(messages(validate_repository(tmp_path)))
+    assert found == [
+        ("error", "resnet/1/\x1b[31mred.txt", "a name with characters that do not print; rename it"),
+        ("error", "resnet/1/pipe", "not a regular file (a FIFO, socket or device)"),
+    ]
+
+
+def test_cli_escapes_control_characters_in_what_it_prints(tmp_path):
+    onnx(tmp_path, name="\x1b[2Jx", config=ONNX_CONFIG.format(name="m"))
+    result = run_cli("models", "validate", str(tmp_path))
+    assert result.returncode == 1 and "\x1b" not in result.stderr and "\\u001b[2Jx" in result.stderr
 
 
 def test_config_name_must_match_the_folder(tmp_path):

@@ -448,14 +448,16 @@ app.add_typer(models_app, name="models")
 
 def _validated(directory: Path, consequence: str = ""):
     """Validate a repository, print its findings, and exit 1 on any error."""
+    from tritonfleet.core.config.problems import printable
     from tritonfleet.models.validate import validate_repository
 
     report = validate_repository(directory)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
-        err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"))
+        line = printable(f"{finding.path}: {finding.message}")  # names and config strings may hold ESC, newlines
+        err.print(Text.assemble((f"{finding.severity}:", colour), f" {line}"))
     if not report.ok:
-        err.print(f"{len(report.errors)} error(s) in {directory}{consequence}")
+        err.print(f"{len(report.errors)} error(s) in {printable(str(directory))}{consequence}")
         raise typer.Exit(EXIT_USER_ERROR)
     return report
 
@@ -509,6 +511,7 @@ def models_sync(
     """Validate, then upload only what changed, publishing each model's config.pbtxt last (see docs/models.md)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
+    from tritonfleet.core.config.problems import printable
     from tritonfleet.models.stack import TargetError, stack_repository
     from tritonfleet.models.storage import RepositoryUri, StoreError, open_store
     from tritonfleet.models.sync import SyncError, execute, plan_sync
@@ -543,9 +546,9 @@ def models_sync(
         change = f"{len(model.uploads)} upload(s), {model.unchanged} unchanged" if model.uploads else "up to date"
         out.print(f"{model.model}: {change}; {before} -> serves {model.served_after}")
         for upload in model.uploads:
-            out.print(f"  {upload.reason:8} {upload.relative} ({upload.size} bytes)")
-    for name in plan.remote_only:
-        out.print(f"{name}: in the bucket but not in {directory}; left as it is")
+            out.print(f"  {upload.reason:8} {printable(upload.relative)} ({upload.size} bytes)")
+    for name in plan.remote_only:  # from the bucket's keys: anyone with write access chose them
+        out.print(f"{printable(name)}: in the bucket but not in {printable(str(directory))}; left as it is")
     if dry_run:
         out.print(f"Dry run: {len(plan.uploads)} file(s), {plan.total_bytes} bytes would be uploaded to {uri}")
         return

@@ -232,7 +232,7 @@ class S3Store:
                 body = source.read()
                 response = self._client.put_object(
                     Bucket=self.uri.bucket, Key=key, Body=body, Metadata={SHA256_METADATA: source.sha256},
-                    ChecksumSHA256=checksum("sha256", body), **condition,
+                    ChecksumAlgorithm="SHA256", ChecksumSHA256=checksum("sha256", body), **condition,
                 )
                 if progress:
                     progress(len(body))
@@ -255,7 +255,8 @@ class S3Store:
             for number, body in enumerate(source.chunks(part_bytes), start=1):
                 part_checksum = checksum("sha256", body)
                 sent = self._client.upload_part(
-                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body, ChecksumSHA256=part_checksum
+                    Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body,
+                    ChecksumAlgorithm="SHA256", ChecksumSHA256=part_checksum,
                 )
                 parts.append({"PartNumber": number, "ETag": sent["ETag"], "ChecksumSHA256": part_checksum})
                 if progress:
