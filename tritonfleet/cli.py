@@ -19,6 +19,7 @@ from typer.exceptions import TyperException
 from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
+from tritonfleet.models.control import DEADLINE_SECONDS
 
 app = typer.Typer(
     add_completion=False,
@@ -573,10 +574,14 @@ def models_sync(
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
 
 
-def _model_control(action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir) -> None:
+def _model_control(
+    action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
+) -> None:
     from components.k8s.access import ADMIN
     from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config.problems import printable
     from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
     from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
@@ -585,10 +590,13 @@ def _model_control(action: str, model: str, stack: str, deployment: str, replica
         config = load_stack_config(raw, stack)
     except (ConfigError, ProjectError) as error:
         raise _user_error(error) from None
+    if not is_model_name(model):
+        error_message(f"'{printable(model)}' is not a model name: {MODEL_NAME_RULE}")
+        raise typer.Exit(EXIT_USER_ERROR)
     found = next((d for d in config.triton_deployments if d.name == deployment), None)
     if found is None:
         names = ", ".join(d.name for d in config.triton_deployments) or "none"
-        error_message(f"stack '{stack}' has no Triton deployment '{deployment}' (deployments: {names})")
+        error_message(f"stack '{stack}' has no Triton deployment '{printable(deployment)}' (deployments: {names})")
         raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
         at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
@@ -604,22 +612,28 @@ def _model_control(action: str, model: str, stack: str, deployment: str, replica
             error_message(f"set {ADMIN.env} to the deployment's admin key (Secret key '{ADMIN.secret_key}')")
             raise typer.Exit(EXIT_USER_ERROR)
         headers[ADMIN.header] = key
+
+    def waiting(pending: list[str], elapsed: float) -> None:
+        names = printable(", ".join(pending))
+        err.print(f"{action} {model}: waiting for {len(pending)} replica(s) ({names}), {elapsed:.0f} of {timeout:g} s")
+
     try:
         if replica:
             pairs = [r.partition("=") for r in replica]
             if any(not name or not url for name, _, url in pairs):
                 raise ControlError("--replica takes NAME=URL, e.g. triton-llm-0=http://127.0.0.1:8000")
-            results = fan_out(action, model, {name: url for name, _, url in pairs}, headers)
+            results = fan_out(action, model, {name: url for name, _, url in pairs}, headers, deadline_seconds=timeout,
+                              on_wait=waiting)
         else:
             with kubectl_replicas(found.namespace, triton_release_name(found.name)) as replicas:
-                results = fan_out(action, model, replicas, headers)
+                results = fan_out(action, model, replicas, headers, deadline_seconds=timeout, on_wait=waiting)
     except ControlError as error:
-        error_message(f"{error}")
+        error_message(printable(str(error)))
         raise typer.Exit(EXIT_USER_ERROR) from None
-    for result in results:
+    for result in results:  # replica names and their error texts come from outside: escaped
         mark = ("ok", "green") if result.ok else ("FAILED", "red")
-        out.print(Text.assemble(f"{result.replica}: ", mark, f" {result.detail}"))
-    failed = [r.replica for r in results if not r.ok]
+        out.print(Text.assemble(f"{printable(result.replica)}: ", mark, f" {printable(result.detail)}"))
+    failed = [printable(r.replica) for r in results if not r.ok]
     if failed:
         err.print(f"{len(failed)} of {len(results)} replica(s) did not {action} {model}: {', '.join(failed)}", soft_wrap=True)
         raise typer.Exit(1)
@@ -630,6 +644,7 @@ def _model_control(action: str, model: str, stack: str, deployment: str, replica
 
 
 _REPLICA_HELP = "NAME=URL of a replica's HTTP endpoint (repeat); default: every running pod, via kubectl port-forward"
+_TIMEOUT_HELP = "seconds for all replicas together; a replica that has not answered by then is reported as failed"
 
 
 @models_app.command("load")
@@ -638,10 +653,11 @@ def models_load(
     stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
     deployment: Annotated[str, typer.Option(help="the Triton deployment (modelControlMode explicit)")],
     replica: Annotated[list[str] | None, typer.Option(help=_REPLICA_HELP)] = None,
+    timeout: Annotated[float, typer.Option(min=1, max=7200, help=_TIMEOUT_HELP)] = DEADLINE_SECONDS,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
     """Load (or reload) a model on EVERY replica of a deployment and report each; exit 1 if any failed."""
-    _model_control("load", model, stack, deployment, replica, project_dir)
+    _model_control("load", model, stack, deployment, replica, project_dir, timeout)
 
 
 @models_app.command("unload")
@@ -650,10 +666,11 @@ def models_unload(
     stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
     deployment: Annotated[str, typer.Option(help="the Triton deployment (modelControlMode explicit)")],
     replica: Annotated[list[str] | None, typer.Option(help=_REPLICA_HELP)] = None,
+    timeout: Annotated[float, typer.Option(min=1, max=7200, help=_TIMEOUT_HELP)] = DEADLINE_SECONDS,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
     """Unload a model from EVERY replica of a deployment and report each; exit 1 if any failed."""
-    _model_control("unload", model, stack, deployment, replica, project_dir)
+    _model_control("unload", model, stack, deployment, replica, project_dir, timeout)
 
 
 sizing_cli.register(app, out, err)

@@ -30,4 +30,3 @@ def version_number(name: str) -> int | None:
         return None
     number = int(name)
     return number if number <= MAX_VERSION else None
-

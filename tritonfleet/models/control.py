@@ -11,19 +11,29 @@ NAME=URL pairs.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import select
 import subprocess
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
 
 ACTIONS = ("load", "unload")
-TIMEOUT_SECONDS = 600  # a load returns when the model is loaded (or failed): large models take minutes
+DEADLINE_SECONDS = 600  # all replicas together; a load returns when the model is loaded (or failed): large models take minutes
+CONNECT_SECONDS = 10  # a replica that does not accept a connection in this time is unreachable
+READY_SECONDS = 10  # the readiness check after the load/unload
+PROGRESS_SECONDS = 10  # how often the replicas still being waited for are reported
+BODY_LIMIT = 64 * 1024  # an answer is an error text at most; the rest is not read
 PORT_FORWARD_LINE = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+) -> 8000")
 PORT_FORWARD_WAIT_LINES = 20
+PORT_FORWARD_SECONDS = 30
 
 
 class ControlError(Exception):
@@ -37,17 +47,69 @@ class ReplicaResult:
     detail: str
 
 
-def _request(url: str, data: bytes | None, headers: Mapping[str, str], timeout: float) -> tuple[int, str]:
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    for name, value in headers.items():
-        request.add_header(name, value)
+@dataclass(frozen=True)
+class Answer:
+    status: int  # 0: no HTTP answer (detail says why)
+    detail: str  # the body, or why there was no answer
+    location: str = ""  # a redirect's target, which is never followed
+
+
+def check_replica_url(name: str, url: str) -> str:
+    """`url` as a replica's base URL (http(s)://host:port), or ControlError: the admin key goes to this exact place,
+    so user info, a path, a query or a fragment (which could send it elsewhere or into logs) are refused."""
+    parts = urlsplit(url)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read().decode(errors="replace")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
-    except OSError as error:
-        return 0, str(error)
+        port = parts.port
+    except ValueError:
+        port = None
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        raise ControlError(f"replica {name}: {url!r} is not http(s)://HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ControlError(f"replica {name}: {url!r} has a path, query or fragment; give http(s)://HOST[:PORT]")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
+def request(
+    base_url: str,
+    path: str,
+    headers: Mapping[str, str],
+    *,
+    deadline: float,
+    data: bytes | None = None,
+    connect_seconds: float = CONNECT_SECONDS,
+) -> Answer:
+    """One HTTP request to exactly `base_url`: no proxy, no redirect followed (http.client follows none), the connection
+    made within `connect_seconds` and every wait on it ending by `deadline` (time.monotonic())."""
+    parts = urlsplit(base_url)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return Answer(0, "no time left before the deadline")
+    if parts.scheme == "https":
+        import ssl
+
+        connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=min(connect_seconds, left), context=ssl.create_default_context()
+        )
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=min(connect_seconds, left))
+    try:
+        try:
+            connection.connect()
+        except TimeoutError:
+            return Answer(0, f"no connection within {min(connect_seconds, left):g} s")
+        connection.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        connection.request("POST" if data is not None else "GET", path, body=data, headers=dict(headers))
+        response = connection.getresponse()
+        body = response.read(BODY_LIMIT).decode(errors="replace")
+        return Answer(response.status, body, response.getheader("Location", ""))
+    except TimeoutError:
+        return Answer(0, "no answer before the deadline")
+    except (OSError, http.client.HTTPException) as error:
+        return Answer(0, str(error) or type(error).__name__)
+    finally:
+        connection.close()
 
 
 def _error_text(body: str) -> str:
@@ -57,12 +119,34 @@ def _error_text(body: str) -> str:
         return body
 
 
-def control_replica(base_url: str, action: str, model: str, headers: Mapping[str, str], timeout: float = TIMEOUT_SECONDS):
+def control_replica(
+    base_url: str, action: str, model: str, headers: Mapping[str, str], deadline: float, connect_seconds: float = CONNECT_SECONDS
+) -> tuple[bool, str]:
     """One replica: the request, then the model's readiness there. Returns (ok, detail)."""
-    status, body = _request(f"{base_url}/v2/repository/models/{model}/{action}", b"{}", headers, timeout)
-    if status != 200:
-        return False, f"{action} refused (HTTP {status}): {_error_text(body)}" if status else f"unreachable: {body}"
-    ready, _ = _request(f"{base_url}/v2/models/{model}/ready", None, {}, 10)
+    name = quote(model, safe="")  # validated already; quoted all the same, as every value put into a URL
+    answer = request(
+        base_url,
+        f"/v2/repository/models/{name}/{action}",
+        headers,
+        deadline=deadline,
+        data=b"{}",
+        connect_seconds=connect_seconds,
+    )
+    if 300 <= answer.status < 400:
+        return False, (
+            f"{action} refused: the replica redirected (HTTP {answer.status} to {answer.location or 'nowhere'}); "
+            "control calls never follow a redirect, so the admin key goes only to the URL given"
+        )
+    if answer.status != 200:
+        reason = _error_text(answer.detail)
+        return False, f"{action} refused (HTTP {answer.status}): {reason}" if answer.status else f"unreachable: {reason}"
+    ready = request(
+        base_url,
+        f"/v2/models/{name}/ready",
+        {},
+        deadline=min(deadline, time.monotonic() + READY_SECONDS),
+        connect_seconds=connect_seconds,
+    ).status
     if action == "load" and ready != 200:
         return False, f"loaded, but the model is not ready (HTTP {ready})"
     if action == "unload" and ready == 200:
@@ -70,13 +154,52 @@ def control_replica(base_url: str, action: str, model: str, headers: Mapping[str
     return True, "ready" if action == "load" else "unloaded"
 
 
-def fan_out(action: str, model: str, replicas: Mapping[str, str], headers: Mapping[str, str]) -> list[ReplicaResult]:
-    """`replicas`: name -> base URL (http://host:port). Every replica is tried, whatever the others did."""
+def fan_out(
+    action: str,
+    model: str,
+    replicas: Mapping[str, str],
+    headers: Mapping[str, str],
+    *,
+    deadline_seconds: float = DEADLINE_SECONDS,
+    connect_seconds: float = CONNECT_SECONDS,
+    progress_seconds: float = PROGRESS_SECONDS,
+    on_wait: Callable[[list[str], float], None] | None = None,
+) -> list[ReplicaResult]:
+    """`replicas`: name -> base URL (http://host:port). Every replica is asked at once, whatever the others do, and
+    the whole call ends by `deadline_seconds`: a replica that has not answered by then is reported as such.
+    `on_wait(pending, elapsed)` is called every `progress_seconds` while replicas are still working."""
     if action not in ACTIONS:
         raise ControlError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    if not is_model_name(model):
+        raise ControlError(f"{model!r} is not a model name: {MODEL_NAME_RULE}")
     if not replicas:
         raise ControlError("no replicas to control")
-    return [ReplicaResult(name, *control_replica(url, action, model, headers)) for name, url in sorted(replicas.items())]
+    urls = {name: check_replica_url(name, url) for name, url in replicas.items()}
+    started = time.monotonic()
+    deadline = started + deadline_seconds
+    results: dict[str, ReplicaResult] = {}
+
+    def work(name: str) -> None:
+        results[name] = ReplicaResult(name, *control_replica(urls[name], action, model, headers, deadline, connect_seconds))
+
+    # Daemon threads: one stuck past the deadline (a replica dripping bytes) never holds the command open.
+    threads = {name: threading.Thread(target=work, args=(name,), daemon=True) for name in sorted(urls)}
+    for thread in threads.values():
+        thread.start()
+    next_report = started + progress_seconds
+    while True:
+        pending = [name for name, thread in threads.items() if thread.is_alive()]
+        now = time.monotonic()
+        if not pending or now >= deadline:
+            break
+        if now >= next_report:
+            if on_wait:
+                on_wait(pending, now - started)
+            next_report += progress_seconds
+            continue
+        threads[pending[0]].join(min(next_report, deadline) - now)
+    late = f"no answer within {deadline_seconds:g} s; the {action} may still complete there: check it, or run again"
+    return [results.get(name) or ReplicaResult(name, False, late) for name in sorted(urls)]
 
 
 def release_pods(pods_json: str) -> list[str]:
@@ -89,9 +212,12 @@ def release_pods(pods_json: str) -> list[str]:
 def kubectl_replicas(namespace: str, release: str, kubectl: str = "kubectl") -> Iterator[dict[str, str]]:
     """Each running pod of the release, reached through its own `kubectl port-forward` (closed on exit)."""
     selector = f"app.kubernetes.io/instance={release}"
-    listed = subprocess.run(
-        [kubectl, "get", "pods", "-n", namespace, "-l", selector, "-o", "json"], capture_output=True, text=True, timeout=60
-    )
+    try:
+        listed = subprocess.run(
+            [kubectl, "get", "pods", "-n", namespace, "-l", selector, "-o", "json"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ControlError(f"kubectl get pods -n {namespace} -l {selector} failed: {error}") from None
     if listed.returncode != 0:
         raise ControlError(f"kubectl get pods -n {namespace} -l {selector} failed: {listed.stderr.strip()}")
     pods = release_pods(listed.stdout)
@@ -105,12 +231,23 @@ def kubectl_replicas(namespace: str, release: str, kubectl: str = "kubectl") -> 
             )
             stack.callback(forward.wait, 10)
             stack.callback(forward.terminate)
-            for _ in range(PORT_FORWARD_WAIT_LINES):
-                line = forward.stdout.readline() if forward.stdout else ""
-                found = PORT_FORWARD_LINE.search(line)
-                if found or not line:
-                    break
+            found = _forwarded_port(forward)
             if not found:
-                raise ControlError(f"kubectl port-forward to pod {pod} did not start")
-            replicas[pod] = f"http://127.0.0.1:{found.group(1)}"
+                raise ControlError(f"kubectl port-forward to pod {pod} did not start within {PORT_FORWARD_SECONDS} s")
+            replicas[pod] = f"http://127.0.0.1:{found}"
         yield replicas
+
+
+def _forwarded_port(forward: subprocess.Popen) -> str | None:
+    """The local port `kubectl port-forward` reports, waiting at most PORT_FORWARD_SECONDS (it may hang silently)."""
+    deadline = time.monotonic() + PORT_FORWARD_SECONDS
+    for _ in range(PORT_FORWARD_WAIT_LINES):
+        left = deadline - time.monotonic()
+        if forward.stdout is None or left <= 0 or not select.select([forward.stdout], [], [], left)[0]:
+            return None
+        line = forward.stdout.readline()
+        if not line:
+            return None
+        if found := PORT_FORWARD_LINE.search(line):
+            return found.group(1)
+    return None
