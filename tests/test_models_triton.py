@@ -226,11 +226,12 @@ class FailingConfig:
     def __init__(self, store: S3Store):
         self.store, self.uri, self.sent = store, store.uri, []
 
-    def upload(self, key, sha256, **kwargs):
+    def upload(self, key, source, **kwargs):
         if key.endswith("/config.pbtxt"):
             raise StoreError(f"upload of {key} failed for s3://{self.uri.bucket}: connection reset")
-        self.store.upload(key, sha256, **kwargs)
+        token = self.store.upload(key, source, **kwargs)
         self.sent.append(key)
+        return token
 
     def __getattr__(self, name):
         return getattr(self.store, name)

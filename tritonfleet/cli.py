@@ -463,6 +463,13 @@ def _validated(directory: Path, consequence: str = ""):
     return report
 
 
+def _escaped_lines(error: Exception) -> str:
+    """An error's lines with what does not print escaped: store answers and object keys come from outside."""
+    from tritonfleet.core.config.problems import printable
+
+    return "\n".join(printable(line) for line in str(error).split("\n"))
+
+
 def _check_declared(stack: str, deployment: str, available: set[str], project_dir: Path | None, consequence: str) -> None:
     """Exit 1 when the deployment's requiredModels/loadModels name a model the repository does not have."""
     from tritonfleet.models.stack import TargetError, declared_models, missing_models
@@ -535,7 +542,7 @@ def models_sync(
         store.check()
         plan = plan_sync(report, store)
     except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
-        error_message(f"{error}\nNothing was published.")
+        error_message(f"{_escaped_lines(error)}\nNothing was published.")
         raise typer.Exit(EXIT_USER_ERROR) from None
     if stack is not None and deployment is not None:
         # The repository after the sync: what is published here plus what the bucket already has.
@@ -567,7 +574,7 @@ def models_sync(
                 on_file=lambda upload: bar.update(task, description=upload.relative),
             )
     except SyncError as error:
-        raise _user_error(error) from None
+        raise _user_error(_escaped_lines(error)) from None
     except KeyboardInterrupt:
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
