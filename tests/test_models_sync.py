@@ -226,9 +226,11 @@ def test_uri_parsing_and_prefixes():
     assert RepositoryUri.parse("gs://b/llm/", "v2") == RepositoryUri("gs", "b", "llm/v2/")
     assert str(RepositoryUri.parse("s3://b//a//", "/c/")) == "s3://b/a/c/"
     assert join_prefix("", "") == ""
-    for bad in ("b/prefix", "http://b", "s3://", "file:///x"):
+    for bad in ("b/prefix", "http://b", "s3://", "file:///x", "s3://b/../x", "s3://b/a/./c", "s3://b/\x1b[2J"):
         with pytest.raises(StoreError):
             RepositoryUri.parse(bad)
+    with pytest.raises(StoreError, match="not a folder name"):
+        RepositoryUri.parse("s3://b/models", "../../other")
 
 
 def test_stack_targets_follow_the_stack_config():
@@ -558,3 +560,16 @@ def test_cli_refuses_a_version_beyond_int64_cleanly(s3_bucket, repo, monkeypatch
     result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{bucket}/models")
     assert result.returncode == 1 and "at most 9223372036854775807" in result.stderr and "Traceback" not in result.stderr
     assert "Contents" not in client.list_objects_v2(Bucket=bucket)
+
+
+def test_a_file_swapped_for_a_fifo_after_validation_is_refused_not_waited_on(repo):
+    """Opening a FIFO to read it would wait for a writer forever: sync opens files non-blocking and refuses it."""
+    import os
+
+    report = validate_repository(repo)
+    weights = repo / MODEL / "1" / "model.py"
+    weights.unlink()
+    os.mkfifo(weights)
+    store = GcsStore(RepositoryUri.parse("gs://tf-gcp-prod-models/llm"), client=FakeGcsClient(FakeBucket()))
+    with pytest.raises(StoreError, match="model.py is no longer a regular file"):
+        plan_sync(report, store)

@@ -54,8 +54,12 @@ class RepositoryUri:
 
 
 def join_prefix(*parts: str) -> str:
-    """Folder parts joined as an object-key prefix: '' or 'a/b/'."""
+    """Folder parts joined as an object-key prefix: '' or 'a/b/'. A '.' or '..' segment (which Triton's S3 and GCS
+    readers do not resolve) and characters that do not print are refused."""
     segments = [s for part in parts for s in part.split("/") if s]
+    for segment in segments:
+        if segment in (".", "..") or not segment.isprintable():
+            raise StoreError(f"the prefix segment {segment!r} is not a folder name: use names such as models/llm")
     return "".join(f"{s}/" for s in segments)
 
 
@@ -94,7 +98,7 @@ class Source:
             return
         assert self.path is not None
         digest, sent = hashlib.sha256(), 0
-        with _open_regular(self.path) as handle:
+        with open_regular(self.path) as handle:
             while sent < self.size:
                 block = handle.read(min(chunk_size, self.size - sent))
                 if not block:
@@ -114,8 +118,9 @@ class Source:
         return self.data if self.data is not None else b"".join(self.chunks(MIB))
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """Open a file the plan resolved, refusing one that became a link, a FIFO or a device since."""
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file without following a link or blocking on a FIFO: a file that became a link, a FIFO or a
+    device since it was listed is refused."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:

@@ -28,7 +28,16 @@ from google.protobuf import text_format
 
 from tritonfleet.core.config.problems import printable
 from tritonfleet.core.model_names import version_number
-from tritonfleet.models.storage import ConcurrentChange, ContentChanged, RemoteObject, RepositoryUri, Source, Store, StoreError
+from tritonfleet.models.storage import (
+    ConcurrentChange,
+    ContentChanged,
+    RemoteObject,
+    RepositoryUri,
+    Source,
+    Store,
+    StoreError,
+    open_regular,
+)
 from tritonfleet.models.validate import CONFIG_FILE, Model, Report, parse_config
 
 PUBLISHED_HEADER = (
@@ -82,12 +91,14 @@ class SyncPlan:
         return sum(u.size for u in self.uploads)
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
+def sha256_file(path: Path) -> tuple[str, int]:
+    """The SHA-256 and size of the bytes read, in one pass."""
+    digest, size = hashlib.sha256(), 0
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+            size += len(block)
+    return digest.hexdigest(), size
 
 
 def published_config(model: Model) -> bytes:
@@ -159,8 +170,7 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
             if relative == config_rel:
                 continue
             local_rels.add(relative)
-            digest = sha256_file(path)
-            size = path.stat().st_size
+            digest, size = sha256_file(path)
             remote_object = model_remote.get(relative)
             state = _state(store, uri.key(relative), remote_object, size, digest)
             if state == "unchanged":
