@@ -169,7 +169,7 @@ def test_names_that_change_the_url_are_refused_before_any_request(name):
     "bad", ["ftp://h:1", "http://user:pw@h:1", "http://h:1/v2", "http://h:1?x=1", "http://h:1#f", "h:1", "http://h:99999"]
 )
 def test_replica_urls_are_exactly_scheme_host_port(bad):
-    with pytest.raises(ControlError, match="replica a"):
+    with pytest.raises(ControlError, match="replica a: '"):
         check_replica_url("a", bad)
 
 
@@ -197,3 +197,9 @@ def test_cli_escapes_what_replicas_and_users_send():
     result = _cli("load", "llm", "--replica", "\x1b[31mred=http://127.0.0.1:9")  # nothing listens on port 9
     assert result.returncode == 1 and "\x1b" not in result.stdout + result.stderr
     assert "\\u001b[31mred: FAILED unreachable" in result.stdout
+
+
+def test_an_admin_key_http_cannot_carry_is_a_failure_not_a_traceback():
+    with replica() as server:
+        [result] = fan_out("load", "resnet", {"a": url(server)}, {"admin-key": "line\nInjected: 1"})
+    assert not result.ok and "unreachable: Invalid header value" in result.detail and server.seen == []

@@ -61,8 +61,7 @@ def check_replica_url(name: str, url: str) -> str:
     try:
         port = parts.port
     except ValueError:
-        port = None
-        parts = parts._replace(netloc="")
+        raise ControlError(f"replica {name}: {url!r} has no valid port") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
         raise ControlError(f"replica {name}: {url!r} is not http(s)://HOST[:PORT]")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
@@ -106,7 +105,7 @@ def request(
         return Answer(response.status, body, response.getheader("Location", ""))
     except TimeoutError:
         return Answer(0, "no answer before the deadline")
-    except (OSError, http.client.HTTPException) as error:
+    except (OSError, http.client.HTTPException, ValueError) as error:  # ValueError: a header http.client refuses
         return Answer(0, str(error) or type(error).__name__)
     finally:
         connection.close()

@@ -131,9 +131,9 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def checksum(algorithm: str, data: bytes) -> str:
-    """The base64 digest S3 (x-amz-checksum-sha256) and GCS (md5Hash) take."""
-    return base64.b64encode(hashlib.new(algorithm, data).digest()).decode()
+def sha256_checksum(data: bytes) -> str:
+    """The base64 SHA-256 S3 takes as x-amz-checksum-sha256."""
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
 class Store(Protocol):
@@ -237,7 +237,7 @@ class S3Store:
                 body = source.read()
                 response = self._client.put_object(
                     Bucket=self.uri.bucket, Key=key, Body=body, Metadata={SHA256_METADATA: source.sha256},
-                    ChecksumAlgorithm="SHA256", ChecksumSHA256=checksum("sha256", body), **condition,
+                    ChecksumAlgorithm="SHA256", ChecksumSHA256=sha256_checksum(body), **condition,
                 )
                 if progress:
                     progress(len(body))
@@ -258,7 +258,7 @@ class S3Store:
         parts = []
         try:
             for number, body in enumerate(source.chunks(part_bytes), start=1):
-                part_checksum = checksum("sha256", body)
+                part_checksum = sha256_checksum(body)
                 sent = self._client.upload_part(
                     Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body,
                     ChecksumAlgorithm="SHA256", ChecksumSHA256=part_checksum,
