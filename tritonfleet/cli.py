@@ -563,7 +563,8 @@ def models_sync(
     if not plan.uploads:
         out.print(f"{uri} is up to date.")
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    # markup=False: a file name such as "a[link=x]b.bin" is text, not a style or a terminal hyperlink
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn())
     try:
         with Progress(*columns, console=err, transient=True) as bar:
             task = bar.add_task("uploading", total=plan.total_bytes)
