@@ -226,7 +226,7 @@ def test_uri_parsing_and_prefixes():
     assert RepositoryUri.parse("gs://b/llm/", "v2") == RepositoryUri("gs", "b", "llm/v2/")
     assert str(RepositoryUri.parse("s3://b//a//", "/c/")) == "s3://b/a/c/"
     assert join_prefix("", "") == ""
-    for bad in ("b/prefix", "http://b", "s3://", "file:///x", "s3://b/../x", "s3://b/a/./c", "s3://b/\x1b[2J"):
+    for bad in ("b/prefix", "http://b", "s3://", "file:///x", "s3://b/../x", "s3://b/a/./c", "s3://b/\x1b[2J", "s3://B", "gs://a b/"):
         with pytest.raises(StoreError):
             RepositoryUri.parse(bad)
     with pytest.raises(StoreError, match="not a folder name"):

@@ -495,6 +495,8 @@ def models_validate(
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
     """Check a Triton model repository the way Triton reads it; exit 1 on any error."""
+    from tritonfleet.core.config.problems import printable
+
     report = _validated(directory)
     if (stack is None) != (deployment is None):
         error_message("--stack and --deployment go together")
@@ -502,7 +504,7 @@ def models_validate(
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
-    out.print(f"{directory}: {len(report.models)} model(s) OK ({versions})")
+    out.print(f"{printable(str(directory))}: {len(report.models)} model(s) OK ({versions})")
 
 
 @models_app.command("sync")

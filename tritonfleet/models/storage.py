@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -19,7 +20,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from tritonfleet.core.config.problems import printable
+
 SHA256_METADATA = "sha256"
+# S3 and GCS bucket names (GCS also allows '_'); the exact rules are the stores' own, this only keeps a URI a URI.
+BUCKET_NAME = r"[a-z0-9]([a-z0-9._-]{0,220}[a-z0-9])?"
 MIB = 1 << 20
 S3_PART_BYTES = 8 * MIB  # boto3's default multipart threshold and part size
 S3_MAX_PARTS = 10_000  # https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html (2026-12-05)
@@ -40,10 +45,12 @@ class RepositoryUri:
     def parse(cls, uri: str, extra_prefix: str = "") -> RepositoryUri:
         scheme, sep, rest = uri.partition("://")
         if not sep or scheme not in ("s3", "gs"):
-            raise StoreError(f"'{uri}' is not a bucket URI: use s3://BUCKET[/PREFIX] or gs://BUCKET[/PREFIX]")
+            raise StoreError(f"'{printable(uri)}' is not a bucket URI: use s3://BUCKET[/PREFIX] or gs://BUCKET[/PREFIX]")
         bucket, _, path = rest.partition("/")
         if not bucket:
-            raise StoreError(f"'{uri}' names no bucket")
+            raise StoreError(f"'{printable(uri)}' names no bucket")
+        if not re.fullmatch(BUCKET_NAME, bucket):
+            raise StoreError(f"'{printable(bucket)}' is not a bucket name: lower-case letters, digits, '.', '_', '-'")
         return cls(scheme, bucket, join_prefix(path, extra_prefix))
 
     def key(self, relative: str) -> str:
