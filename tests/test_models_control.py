@@ -203,3 +203,9 @@ def test_an_admin_key_http_cannot_carry_is_a_failure_not_a_traceback():
     with replica() as server:
         [result] = fan_out("load", "resnet", {"a": url(server)}, {"admin-key": "line\nInjected: 1"})
     assert not result.ok and "unreachable: Invalid header value" in result.detail and server.seen == []
+
+
+@pytest.mark.parametrize("timeout", ["0", "nan", "inf", "1e9"])
+def test_cli_timeout_outside_1_to_7200_seconds_is_a_usage_error(timeout):
+    result = _cli("load", "llm", "--replica", "a=http://127.0.0.1:9", "--timeout", timeout)
+    assert result.returncode == 64 and "--timeout" in result.stderr and "Traceback" not in result.stderr
