@@ -180,6 +180,21 @@ def test_a_version_left_unpublished_may_be_rewritten(s3, repo):
     assert [(u.relative, u.reason) for u in plan.uploads] == expected
 
 
+def test_a_file_left_in_an_unpublished_version_would_be_served_and_is_refused(s3, repo):
+    """An interrupted run uploaded 2/old.bin, which was then removed locally: publishing version 2 would serve it."""
+    base = S3Store(RepositoryUri.parse(f"s3://{BUCKET}/models"))
+    sync(repo, base)
+    add_version(repo, 2)
+    (repo / MODEL / "2" / "old.bin").write_bytes(b"stale")
+    with pytest.raises(SyncError):
+        sync(repo, Recording(base, fail_at=3))  # old.bin and model.py go up, config.pbtxt fails
+    (repo / MODEL / "2" / "old.bin").unlink()
+    with pytest.raises(SyncError) as caught:
+        plan_sync(validate_repository(repo), base)
+    assert f"{MODEL}/2/old.bin: in the bucket but not in {repo / MODEL}; version 2 would be served" in str(caught.value)
+    assert served(s3) == [1]
+
+
 def test_config_is_re_uploaded_until_its_last_modified_second_is_later(repo):
     class SameSecondStore:
         uri = RepositoryUri.parse("s3://b/p")

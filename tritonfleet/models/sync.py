@@ -180,10 +180,18 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
             if served_before and version in served_before:
                 conflicts.append(f"{relative}: {state} in version {version}, which the bucket serves")
             uploads.append(Upload(relative, size, digest, state, path=path, expect=_token(remote_object)))
-        for relative in sorted(model_remote):
+        for relative in sorted(set(model_remote) - local_rels - {config_rel}):
             version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
-            if served_before and version in served_before and version in model.versions and relative not in local_rels:
-                conflicts.append(f"{relative}: in served version {version} in the bucket but not in {model.directory}")
+            shown = printable(relative)  # a key someone else may have written
+            if served_before and version in served_before:
+                if version in model.versions:
+                    conflicts.append(f"{shown}: in served version {version} in the bucket but not in {model.directory}")
+            elif version in model.served_versions:
+                # Left by an interrupted run (or another publisher): sync never deletes, and the switch would serve it.
+                conflicts.append(
+                    f"{shown}: in the bucket but not in {model.directory}; version {version} would be served with it "
+                    "(remove it from the bucket, or publish under a new version number)"
+                )
 
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
         config = published_config(model)
