@@ -93,6 +93,12 @@ def test_version_folders_must_be_positive_integers(tmp_path, folder):
     assert path == f"resnet/{folder}" and "positive integer" in message
 
 
+def test_a_config_naming_a_version_beyond_int64_is_malformed_not_a_crash(tmp_path):
+    onnx(tmp_path, config=ONNX_CONFIG.format(name="resnet") + "version_policy { specific { versions: [ 99999999999999999999999 ] } }")
+    path, message = only_error(validate_repository(tmp_path))
+    assert path == "resnet/config.pbtxt" and "malformed" in message and "out of range" in message
+
+
 def test_the_largest_int64_version_is_a_version(tmp_path):
     onnx(tmp_path, files={"9223372036854775807/model.onnx": "x"})
     report = validate_repository(tmp_path)
