@@ -20,6 +20,7 @@ from typing import Any
 
 from policies._match import (
     EKS_NODE_GROUP,
+    GKE_CLUSTER,
     GKE_NODE_POOL,
     K8S_DEPLOYMENT,
     KARPENTER_NODE_POOL,
@@ -28,15 +29,14 @@ from policies._match import (
     items,
     number,
 )
+from tritonfleet.clouds.aws.accelerators import accelerator as aws_accelerator
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
+from tritonfleet.clouds.gcp.accelerators import accelerator as gcp_accelerator
 from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL, CAPACITY_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import nodes_monthly_usd
 
-# Instance families that carry NVIDIA GPUs even when our catalog does not list the exact type.
-AWS_GPU_FAMILY = re.compile(r"^(p\d|g\d)")
-GCP_GPU_FAMILY = re.compile(r"^(a2|a3|a4|g2|g4)-")
 PURCHASE_FROM_EKS = {value: option for option, value in EKS_CAPACITY_TYPE.items()}
 K8S_EFFECT = {value: effect for effects in (EKS_TAINT_EFFECT, GKE_TAINT_EFFECT) for effect, value in effects.items()}
 # A pool pinned to a named reservation; ANY_RESERVATION is on-demand capacity that may use a matching one.
@@ -129,11 +129,17 @@ def _taints(raw: Any) -> tuple[tuple[str, str, str], ...]:
     )
 
 
+def _aws_accelerated(types: Iterable[str]) -> bool:
+    """Whether any of these types carries accelerators: catalogued, or of an accelerated family (clouds/aws)."""
+    catalog = load_catalog()
+    return any(catalog.find("aws", t) or aws_accelerator(t) for t in types)
+
+
 def _eks_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     types = tuple(str(t) for t in items(get(props, "instanceTypes")))
     catalog = load_catalog()
-    gpu_ami = any(marker in str(get(props, "amiType", "")) for marker in ("NVIDIA", "GPU"))
-    if not (gpu_ami or any(catalog.find("aws", t) or AWS_GPU_FAMILY.match(t) for t in types)):
+    gpu_ami = any(marker in str(get(props, "amiType", "")) for marker in ("NVIDIA", "GPU", "NEURON"))
+    if not (gpu_ami or _aws_accelerated(types)):
         return None
     per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
     capacity = str(get(props, "capacityType", "ON_DEMAND"))
@@ -167,8 +173,8 @@ def _karpenter_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     catalog = load_catalog()
     limits = get(props, "spec.limits", {}) or {}
     gpu_limit = limits.get("nvidia.com/gpu") if hasattr(limits, "get") else None
-    if gpu_limit is None and not any(catalog.find("aws", t) or AWS_GPU_FAMILY.match(t) for t in types):
-        return None
+    if gpu_limit is None and types and not _aws_accelerated(types):
+        return None  # a NodePool without an instance-type list may launch any type, accelerated ones included
     per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
     gpus_per_node = per_node[0] if types and len(per_node) == len(types) and len(set(per_node)) == 1 else None
     try:
@@ -247,7 +253,7 @@ def _gke_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     machine = str(get(props, "nodeConfig.machineType", ""))
     accelerators = items(get(props, "nodeConfig.guestAccelerators"))
     entry = load_catalog().find("gcp", machine)
-    if not (accelerators or entry or GCP_GPU_FAMILY.match(machine)):
+    if not (accelerators or entry or gcp_accelerator(machine)):
         return None
     declared = sum(number(get(a, "count")) or 0 for a in accelerators)
     low, high, note = _gke_bounds(props)
@@ -276,6 +282,8 @@ def gpu_pool(resource_type: str, props: Any, urn: str, name: str) -> GpuPool | N
         return _eks_pool(props, urn, name)
     if resource_type == GKE_NODE_POOL:
         return _gke_pool(props, urn, name)
+    if resource_type == GKE_CLUSTER and get(props, "removeDefaultNodePool") is not True:
+        return _gke_pool(props, urn, name)  # the default node pool, kept: the cluster's nodeConfig and node count
     return None
 
 

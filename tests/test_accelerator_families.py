@@ -49,6 +49,12 @@ def test_every_listed_family_follows_the_naming_that_catches_later_ones():
     assert gcp.SOURCE.startswith("https://") and "2026-12-05" in gcp.SOURCE
 
 
+def test_tpu_series_are_told_from_gpu_ones():
+    tpu = cloud_accelerators("gcp").tpu
+    assert tpu("ct5lp-hightpu-4t") and tpu("tpu7x-standard-4t") and tpu("ct6e-standard-4t")
+    assert not tpu("a3-ultragpu-8g") and not tpu("g2-standard-8") and not tpu("n1-standard-8")
+
+
 def test_every_catalogued_gpu_type_is_an_accelerated_one():
     from tritonfleet.core.catalog import load_catalog
 

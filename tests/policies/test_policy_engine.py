@@ -560,6 +560,45 @@ CASES = {
         None,
         {"gke-gpu-driver-mode-consistent": "would install a second one"},
     ),
+    "gr6-system-nodes": (  # issue 37: L4 GPUs in the system node group passed every GPU policy
+        "prod",
+        _set((NG, "system", "instanceTypes", ["gr6.8xlarge"])),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type gr6.8xlarge",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-aws-eks_system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type gr6.8xlarge has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-eks_system: no published on-demand price for gr6.8xlarge",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
+    "trn2-system-nodes": (  # issue 37: 20-40 Trainium2 nodes as system nodes
+        "prod",
+        both_of(
+            _set((NG, "system", "instanceTypes", ["trn2.48xlarge"])),
+            _set((NG, "system", "scalingConfig", {"minSize": 20, "maxSize": 40, "desiredSize": 20})),
+        ),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type trn2.48xlarge",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-aws-eks_system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type trn2.48xlarge has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-eks_system: no published on-demand price for trn2.48xlarge",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
+    "tpu-system-pool": (
+        "gcp-prod",
+        _set((NP, "system", "nodeConfig.machineType", "ct6e-standard-4t")),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type ct6e-standard-4t",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-gcp-system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type ct6e-standard-4t has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-gcp-system: no published on-demand price for ct6e-standard-4t",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
     "unknown-in-preview": (
         "prod",
         _set((KNP, "l40s-burst", "spec.template.spec.requirements", "<unknown>")),

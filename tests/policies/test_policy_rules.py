@@ -176,9 +176,16 @@ def test_a_karpenter_node_pool_reads_as_one_tier_priced_for_its_fallback():
     without_limit = changed(KARPENTER_POOL, "spec.limits", {"cpu": "384"})
     assert gpu_pool(KNP, without_limit, "urn", "x").max_gpus is None
     assert gpu_pool(KNP, without_limit, "urn", "x").bounds_note == "spec.limits['nvidia.com/gpu'] is not set"
-    system = changed(KARPENTER_POOL, "spec.template.spec.requirements", [])
+    cpu_types = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.2xlarge", "c7i.4xlarge"]}]
+    system = changed(KARPENTER_POOL, "spec.template.spec.requirements", cpu_types)
     system = changed(system, "spec.limits", {"cpu": "100"})
-    assert gpu_pool(KNP, system, "urn", "general") is None  # a NodePool for CPU work is no GPU pool
+    assert gpu_pool(KNP, system, "urn", "general") is None  # a NodePool of CPU types is no GPU pool
+    # One that lists no types may launch any, accelerated ones included: a GPU pool no bound or price is known for.
+    anything = changed(system, "spec.template.spec.requirements", [])
+    assert gpu_pool(KNP, anything, "urn", "general").max_gpus is None
+    for accelerated in ("gr6.8xlarge", "trn2.48xlarge", "inf2.48xlarge", "g5g.xlarge"):
+        requirement = [{**cpu_types[0], "values": [accelerated]}]
+        assert gpu_pool(KNP, changed(system, "spec.template.spec.requirements", requirement), "urn", "x") is not None
 
 
 def test_node_pool_taint_and_allowed_types_are_checked():
@@ -214,3 +221,18 @@ def test_node_classes_carry_the_cost_tags():
     assert run_resource(aws_resource_require_cost_tags.POLICY, kind, node_class) == []
     [message] = run_resource(aws_resource_require_cost_tags.POLICY, kind, {"spec": {"tags": {"team": "ml"}}})
     assert "lacks cost-allocation tag(s) cost-center" in message and "EC2NodeClass's spec.tags" in message
+
+
+def test_a_kept_gke_default_pool_is_a_node_group_like_any_other():
+    """A cluster that keeps its default node pool runs its nodeConfig: accelerated, it is a GPU pool; removed, none."""
+    cluster = {
+        "location": "us-central1-a",
+        "initialNodeCount": 3.0,
+        "removeDefaultNodePool": False,
+        "nodeConfig": {"machineType": "a2-highgpu-1g"},
+    }
+    pool = gpu_pool("gcp:container/cluster:Cluster", cluster, "urn", "tf-gke")
+    assert (pool.instance_types, pool.max_nodes, pool.gpus_per_node) == (("a2-highgpu-1g",), 3, None)
+    assert gpu_pool("gcp:container/cluster:Cluster", changed(cluster, "removeDefaultNodePool", True), "urn", "x") is None
+    cpu = changed(cluster, "nodeConfig", {"machineType": "e2-standard-4"})
+    assert gpu_pool("gcp:container/cluster:Cluster", cpu, "urn", "x") is None

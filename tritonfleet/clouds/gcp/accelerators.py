@@ -46,3 +46,8 @@ def accelerator(machine_type: str) -> str | None:
     if name in ACCELERATED_SERIES:
         return ACCELERATED_SERIES[name]
     return "an accelerated machine series" if SERIES_PATTERN.match(name) else None
+
+
+def tpu(machine_type: str) -> bool:
+    """Whether a machine type's accelerators are Cloud TPUs (no NVIDIA driver or device plugin applies)."""
+    return re.match(r"^(ct|tpu)\d", series(machine_type)) is not None
