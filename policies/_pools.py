@@ -14,7 +14,7 @@ policy prices a plan exactly as `tritonfleet plan` does. A bound or price that c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -90,6 +90,24 @@ class GpuPool:
         return value if value > 0 else None
 
     @property
+    def gpu_class(self) -> str | None:
+        """The catalog's GPU of the types the pool is priced by, when they share one (None: unknown or mixed)."""
+        entries = self.catalog_entries[:1] if self.priced_by_first_type else self.catalog_entries
+        classes = {entry.gpu for entry in entries if entry}
+        return next(iter(classes)) if entries and all(entries) and len(classes) == 1 else None
+
+    def assumed_floor_usd_per_hour(self, floors: Mapping[str, float]) -> float | None:
+        """The least $/node-hour an assumed price may state here: the floor per GPU-hour of the pool's GPU class
+        (policy config) times its GPUs per node; None when none applies (class or GPU count unknown, no floor)."""
+        per_gpu = floors.get(self.gpu_class) if self.gpu_class else None
+        return None if per_gpu is None or self.gpus_per_node is None else float(per_gpu) * self.gpus_per_node
+
+    def counted_assumed_usd_per_hour(self, floors: Mapping[str, float] | None = None) -> float | None:
+        """The assumed price the budget counts: the stated one, never below the floor of its GPU class."""
+        assumed, floor = self.assumed_usd_per_hour, self.assumed_floor_usd_per_hour(floors or {})
+        return assumed if assumed is None or floor is None else max(assumed, floor)
+
+    @property
     def priced_purchase(self) -> str:
         """The purchase option the budget prices: on-demand for a burst that falls back (spot unavailable)."""
         return "on-demand" if self.on_demand_fallback else self.purchase
@@ -104,14 +122,15 @@ class GpuPool:
         costs = self._costs(nodes or 0)
         return bool(nodes) and (not costs or any(c is None for c in costs)) and self.assumed_usd_per_hour is not None
 
-    def monthly_usd(self, basis: str) -> float | None:
+    def monthly_usd(self, basis: str, floors: Mapping[str, float] | None = None) -> float | None:
         """Monthly cost at the minimum (floor) or maximum (ceiling) node count; the dearest type when several.
 
-        A type without a published price is priced at the pool's acknowledged assumed price when it states one."""
+        A type without a published price is priced at the pool's acknowledged assumed price when it states one, never
+        below the floor of its GPU class in `floors` ($/GPU-hour by GPU, from the policy config)."""
         nodes = self.min_nodes if basis == "floor" else self.max_nodes
         if nodes is None:
             return None
-        assumed = self.assumed_usd_per_hour
+        assumed = self.counted_assumed_usd_per_hour(floors)
         costs = [
             cost if cost is not None or assumed is None else nodes * assumed * HOURS_PER_MONTH for cost in self._costs(nodes)
         ]
@@ -349,12 +368,15 @@ class StackSpend:
         return not self.unpriced
 
 
-def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
+def stack_spend(pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float] | None = None) -> StackSpend:
+    """The spend of `pools` on `basis`; assumed prices count at least the floor of their GPU class in `floors`."""
     known, unpriced, assumed = 0.0, [], []
     for pool in pools:
         if pool.priced_by_assumption(basis):
-            assumed.append(f"{pool.name}: assumed ${pool.assumed_usd_per_hour:,.2f}/node-hour ({pool.priced_purchase})")
-        usd = pool.monthly_usd(basis)
+            stated, counted = pool.assumed_usd_per_hour, pool.counted_assumed_usd_per_hour(floors)
+            at_floor = f", counted at the floor ${counted:,.2f}" if counted != stated else ""
+            assumed.append(f"{pool.name}: assumed ${stated:,.2f}/node-hour{at_floor} ({pool.priced_purchase})")
+        usd = pool.monthly_usd(basis, floors)
         if usd is not None:
             known += usd
         elif pool.bounds_note:

@@ -302,6 +302,44 @@ CASES = {
             "cost-stack-enforce-monthly-budget": "over the budget of $200,000.00",
         },
     ),
+    "assumed-price-below-floor": (  # issue 37: $0.01/node-hour for eight B200 turned an overrun into an advisory
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            gpu_limit("h200-burst", 160),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 0.01),
+        ),
+        config_change("gpu-stack-limit-total-gpus", maxGpus=400),
+        {
+            "cost-stack-enforce-monthly-budget": "assumes $0.01/node-hour, below the floor of $24.00 (8 B200 at $3.00",
+            "cost-stack-warn-monthly-budget": "assumed $0.01/node-hour, counted at the floor $24.00",
+        },
+    ),
+    "assumed-price-at-floor-over-budget": (  # counted at the floor, the same pool is over the budget
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            gpu_limit("h200-burst", 400),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 0.01),
+        ),
+        config_change("gpu-stack-limit-total-gpus", maxGpus=800),
+        {
+            "cost-stack-enforce-monthly-budget": "over the budget of $200,000.00",
+            "cost-stack-warn-monthly-budget": "counted at the floor $24.00",
+        },
+    ),
+    "assumed-price-without-floor": (
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 90),
+        ),
+        config_change("cost-stack-enforce-monthly-budget", assumedPriceFloors={"H200": 3.0}),
+        {
+            "cost-stack-enforce-monthly-budget": "assumedPriceFloors has no floor for it (floors: H200)",
+            "cost-stack-warn-monthly-budget": "rests on acknowledged assumed prices",
+        },
+    ),
     "unpriced-type-in-dev": (
         "dev",
         both_of(requirement("l40s-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]), gpu_limit("l40s-burst", 16)),

@@ -236,3 +236,23 @@ def test_a_kept_gke_default_pool_is_a_node_group_like_any_other():
     assert gpu_pool("gcp:container/cluster:Cluster", changed(cluster, "removeDefaultNodePool", True), "urn", "x") is None
     cpu = changed(cluster, "nodeConfig", {"machineType": "e2-standard-4"})
     assert gpu_pool("gcp:container/cluster:Cluster", cpu, "urn", "x") is None
+
+
+def test_assumed_price_floors_name_catalog_gpus_and_undercut_every_published_price():
+    """A floor is a lower bound, never a price: below the cheapest published $/GPU-hour of its class (any purchase
+    option, either cloud), so no real quote is refused; the prod configs set one for every catalogued GPU."""
+    from policy_cases import stack_policy_config
+
+    from tritonfleet.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    cheapest: dict[str, float] = {}
+    for entry in catalog.instance_types:
+        for price in entry.prices.values():
+            per_gpu = price.usd / entry.gpu_count
+            cheapest[entry.gpu] = min(cheapest.get(entry.gpu, per_gpu), per_gpu)
+    for stack in ("prod", "gcp-prod"):
+        for policy in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
+            floors = stack_policy_config(stack)[policy]["assumedPriceFloors"]
+            assert set(floors) == set(catalog.gpus), (stack, policy)
+            assert all(floor < cheapest.get(gpu, float("inf")) for gpu, floor in floors.items()), (stack, floors, cheapest)
