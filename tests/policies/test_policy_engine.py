@@ -415,7 +415,58 @@ CASES = {
         "gcp-prod",
         _set((RELEASE, "triton-vision", "values.service", {"type": "LoadBalancer", "annotations": {}})),
         None,
-        {"triton-release-require-secure-access": "public through a LoadBalancer Service without internal"},
+        {"triton-release-require-secure-access": "public through a LoadBalancer Service without the cloud's internal"},
+    ),
+    "triton-internet-facing-nlb": (  # issue 37: any annotation once counted as internal, even internet-facing
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-vision",
+                "values.service",
+                {
+                    "type": "LoadBalancer",
+                    "annotations": {
+                        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+                        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+                    },
+                },
+            )
+        ),
+        None,
+        {"triton-release-require-secure-access": "public through a LoadBalancer Service without the cloud's internal"},
+    ),
+    "triton-node-port": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.service.type", "NodePort")),
+        None,
+        {"triton-release-require-secure-access": "public through a NodePort Service"},
+    ),
+    "triton-ingress-enabled-as-text": (
+        "gcp-prod",
+        _set((RELEASE, "triton-llm", "values.ingress.enabled", "true")),
+        None,
+        {"triton-release-require-secure-access": "public through an Ingress"},
+    ),
+    "triton-internal-open-to-anywhere": (
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-vision",
+                "values.service",
+                {
+                    "type": "LoadBalancer",
+                    "annotations": {
+                        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+                        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                    },
+                    "loadBalancerSourceRanges": ["0.0.0.0/0"],
+                },
+            )
+        ),
+        None,
+        {"triton-release-require-secure-access": "from every address (service.loadBalancerSourceRanges 0.0.0.0/0)"},
     ),
     "eks-network-policy-agent-off": (
         "prod",
@@ -693,6 +744,11 @@ COMPLIANT_VARIANTS = {
             ),
         ),
     ),
+    "triton-internal-open-to-anywhere-acknowledged": (
+        "prod",
+        CASES["triton-internal-open-to-anywhere"][1],
+        config_change("triton-release-require-secure-access", acknowledgeOpenInternalInference=["tf-triton-vision"]),
+    ),
     "digest-pinned-image": ("prod", with_deployment("busybox@sha256:" + "0" * 64)),
     "kms-encryption": (
         "prod",
@@ -731,10 +787,12 @@ def test_each_violation_is_caught_by_its_policy(pack, bases, baseline, case):
 
 @pytest.mark.parametrize("case", sorted(COMPLIANT_VARIANTS))
 def test_compliant_variants_pass(pack, bases, baseline, case):
-    stack, mutate = COMPLIANT_VARIANTS[case]
+    stack, mutate, *change_config = COMPLIANT_VARIANTS[case]  # and, for some, a change to the policy config
     plan, config = copy.deepcopy(bases[stack]), stack_policy_config(stack)
     before = baseline(stack)
     mutate(plan)
+    for change in change_config:
+        change(config)
     assert [v for v in both(pack, plan, config) if v not in before] == []
 
 
