@@ -569,7 +569,25 @@ CASES = {
         "prod",
         _set((RELEASE, "triton-vision", "values.image.tag", "latest")),
         None,
-        {"k8s-image-require-pinned-tag": "image: tag latest"},
+        {"k8s-image-require-pinned-tag": "image: nvcr.io/nvidia/tritonserver:latest uses the moving tag latest"},
+    ),
+    "unreviewed-tag-in-prod": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.image.tag", "26.07-py3-hotfix")),
+        None,
+        {"k8s-image-require-pinned-tag": "matches none of allowedTagPatterns"},
+    ),
+    "bogus-digest-in-gcp-prod": (
+        "gcp-prod",
+        with_deployment("nvcr.io/nvidia/tritonserver@sha256:0123"),
+        None,
+        {"k8s-image-require-pinned-tag": "has a malformed digest 'sha256:0123'"},
+    ),
+    "nightly-in-dev": (
+        "dev",
+        _set((RELEASE, "triton", "values.image.tag", "nightly")),
+        None,
+        {"k8s-image-require-pinned-tag": "uses the moving tag nightly"},
     ),
     "untagged-workload-image": (
         "prod",

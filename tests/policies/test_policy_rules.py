@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from policy_cases import run_resource, run_stack, stack_resource
 
 from policies._pools import gpu_pool
@@ -136,7 +137,53 @@ def test_operator_style_image_values_are_read_as_name_plus_version():
     values = {"values": {"driver": {"repository": "nvcr.io/nvidia", "image": "driver", "version": "580.95.05"}}}
     assert run_resource(k8s_image_require_pinned_tag.POLICY, release, values) == []
     latest = changed(values, "values.driver.version", "latest")
-    assert "driver: tag latest" in run_resource(k8s_image_require_pinned_tag.POLICY, release, latest)[0]
+    assert "driver: nvcr.io/nvidia/driver:latest uses the moving tag latest" in run_resource(
+        k8s_image_require_pinned_tag.POLICY, release, latest
+    )[0]
+
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.mark.parametrize(
+    ("image", "why"),
+    [  # issue 37: only latest was refused
+        ("nvcr.io/nvidia/tritonserver:main", "uses the moving tag main"),
+        ("nvcr.io/nvidia/tritonserver:nightly", "uses the moving tag nightly"),
+        ("nvcr.io/nvidia/tritonserver:", "has an empty tag"),
+        ("nvcr.io/nvidia/tritonserver@sha256:abc", "has a malformed digest 'sha256:abc'"),
+        ("nvcr.io/nvidia/tritonserver@sha256:" + "g" * 64, "has a malformed digest"),
+        ("nvcr.io/nvidia/tritonserver:26.07-py3@sha256:" + "A" * 64, "has a malformed digest"),
+        ("localhost:5000/triton", "has no tag (means latest)"),
+    ],
+)
+def test_moving_empty_and_malformed_references_are_refused(image, why):
+    [message] = k8s_image_require_pinned_tag.problems({"containers": [{"image": image}]})
+    assert why in message, message
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["nvcr.io/nvidia/tritonserver:26.07-py3", f"busybox@{DIGEST}", f"nvcr.io/nvidia/tritonserver:26.07-py3@{DIGEST}",
+     "localhost:5000/triton:1.2.3"],
+)
+def test_release_tags_and_digests_pass(image):
+    assert k8s_image_require_pinned_tag.problems({"containers": [{"image": image}]}) == []
+
+
+def test_prod_takes_a_digest_or_a_reviewed_tag_pattern():
+    release = "kubernetes:helm.sh/v3:Release"
+    prod = {"requireDigest": True, "allowedTagPatterns": [r"^nvcr\.io/nvidia/tritonserver:\d{2}\.\d{2}-py3$", "(unclosed"]}
+    reviewed = {"values": {"image": {"repository": "nvcr.io/nvidia/tritonserver", "tag": "26.07-py3"}}}
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, reviewed, prod) == []
+    other = changed(reviewed, "values.image.tag", "26.07-py3-custom")
+    [message] = run_resource(k8s_image_require_pinned_tag.POLICY, release, other, prod)
+    assert "matches none of allowedTagPatterns" in message and "a digest or a tag allowedTagPatterns admits" in message
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, other) == []  # outside prod a fixed tag will do
+    digest = changed(other, "values.image", {"repository": "nvcr.io/nvidia/tritonserver", "digest": DIGEST})
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, digest, prod) == []
+    empty = changed(reviewed, "values.image.tag", "")
+    assert "has an empty tag" in run_resource(k8s_image_require_pinned_tag.POLICY, release, empty)[0]
 
 
 def test_protect_reads_the_resource_option_and_the_configured_types():
