@@ -339,5 +339,7 @@ ALB_PUBLIC_SCHEME = "internet-facing"
 # https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/#lb-type and
 # #lb-scheme, .../guide/service/nlb/ (read 2026-12-05). The policy pack tells internal Services by both.
 NLB_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
 NLB_CONTROLLER_TYPE = "external"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
 NLB_SCHEME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-scheme"

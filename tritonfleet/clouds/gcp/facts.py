@@ -116,6 +116,7 @@ GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
 # (without it, an external one). Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters
 # and .../how-to/internal-load-balancing (read 2026-12-05). The policy pack tells internal Services by it.
 GKE_LB_TYPE_ANNOTATION = "networking.gke.io/load-balancer-type"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters (read 2026-12-05).
 GKE_INTERNAL_LB_TYPE = "Internal"
 
 # The internal Application Load Balancer's Envoy proxies take addresses from the region's proxy-only subnet (purpose
