@@ -158,7 +158,9 @@ def _eks_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     types = tuple(str(t) for t in items(get(props, "instanceTypes")))
     catalog = load_catalog()
     gpu_ami = any(marker in str(get(props, "amiType", "")) for marker in ("NVIDIA", "GPU", "NEURON"))
-    if not (gpu_ami or _aws_accelerated(types)):
+    # Without instanceTypes the type comes from the launch template, which this resource does not show: any type.
+    from_template = not types and is_mapping(get(props, "launchTemplate"))
+    if not (gpu_ami or from_template or _aws_accelerated(types)):
         return None
     per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
     capacity = str(get(props, "capacityType", "ON_DEMAND"))

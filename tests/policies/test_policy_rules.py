@@ -63,6 +63,17 @@ def test_allowed_types_reads_floats_and_ignores_non_gpu_groups():
     assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, system, config) == []
 
 
+def test_a_node_group_typed_by_its_launch_template_counts_as_any_type():
+    """EKS takes the type from the launch template when instanceTypes is empty: a GPU there must not slip past."""
+    config = {"allowedInstanceTypes": ["g6e.xlarge"]}
+    system = {"amiType": "AL2023_x86_64_STANDARD", "instanceTypes": ["m6i.xlarge"], "scalingConfig": {"minSize": 2, "maxSize": 3},
+              "launchTemplate": {"id": "lt-1", "version": "1"}}
+    assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, system, config) == []
+    [message] = run_resource(gpu_pool_allowed_instance_types.POLICY, NG, changed(system, "instanceTypes", []), config)
+    assert "does not name its instance type" in message
+    assert gpu_pool(NG, changed(system, "instanceTypes", []), "urn", "x").max_gpus is None
+
+
 def test_schema_default_applies_when_the_config_is_absent():
     """The SDK hands policies no defaults; the pack applies them (empty allow-list: every GPU type is refused)."""
     assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, NODE_GROUP, None)
