@@ -552,6 +552,14 @@ CASES = {
         None,
         {"k8s-disallow-static-cloud-credentials": "name=GOOGLE_APPLICATION_CREDENTIALS"},
     ),
+    "alert-credentials-in-values": (  # issue 37: alert credentials in clear passed beside a secret sibling
+        "prod",
+        lambda plan: inputs(plan, RELEASE, "tf-monitoring")["values"].setdefault("alertmanager", {}).update(
+            config={"receivers": [{"name": "oncall", "slack_configs": [{"api_url": "https://hooks.slack.example/T0/B0/x"}]}]}
+        ),
+        None,
+        {"k8s-alert-credentials-require-secret": "at values.alertmanager.config.receivers[0].slack_configs[0].api_url"},
+    ),
     "key-id-in-config-map": ("prod", with_config_map, None, {"k8s-disallow-static-cloud-credentials": "at data.notes"}),
     "unpinned-chart": (
         "prod",

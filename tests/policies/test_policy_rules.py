@@ -314,3 +314,32 @@ def test_assumed_price_floors_name_catalog_gpus_and_undercut_every_published_pri
             floors = stack_policy_config(stack)[policy]["assumedPriceFloors"]
             assert set(floors) == set(catalog.gpus), (stack, policy)
             assert all(floor < cheapest.get(gpu, float("inf")) for gpu, floor in floors.items()), (stack, floors, cheapest)
+
+
+def test_alert_credentials_only_in_secrets():
+    from policies.rules import k8s_alert_credentials_require_secret as rule
+
+    release, config_map = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:ConfigMap"
+    values = {"values": {"alertmanager": {"config": {
+        "global": {"resolve_timeout": "5m"},
+        "receivers": [
+            {"name": "oncall", "slack_configs": [{"api_url": "https://hooks.slack.example/T0/B0/x", "channel": "#ops"}]},
+            {"name": "pager", "pagerduty_configs": [{"routing_key": "pd-key"}]},
+            {"name": "file", "slack_configs": [{"api_url_file": "/etc/alertmanager/secrets/slack"}]},
+        ],
+    }}}}
+    [message] = run_resource(rule.POLICY, release, values)
+    assert "values.alertmanager.config.receivers[0].slack_configs[0].api_url" in message
+    assert "receivers[1].pagerduty_configs[0].routing_key" in message and "api_url_file" not in message
+    text = "global:\n  slack_api_url: https://hooks.slack.example/x\nroute: {receiver: a}\nreceivers: [{name: a}]\n"
+    [message] = run_resource(rule.POLICY, config_map, {"data": {"alertmanager.yaml": text}})
+    assert "data.alertmanager.yaml.global.slack_api_url" in message
+    env = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x:1", "env": [
+        {"name": "SLACK_WEBHOOK_URL", "value": "https://hooks.slack.example/x"},
+        {"name": "PAGERDUTY_ROUTING_KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+    ]}]}}}}
+    [message] = run_resource(rule.POLICY, "kubernetes:apps/v1:Deployment", env)
+    assert "env[0]=SLACK_WEBHOOK_URL" in message and "PAGERDUTY" not in message
+    clean = {"values": {"alertmanager": {"alertmanagerSpec": {"useExistingSecret": True, "configSecret": "am-config"}}}}
+    assert run_resource(rule.POLICY, release, clean) == []
+    assert run_resource(rule.POLICY, config_map, {"data": {"notes": "webhook_configs are in the Secret"}}) == []
