@@ -69,3 +69,4 @@ def test_the_plan_refuses_the_stack_file_that_mixes_them(tmp_path):
     done = run_cli("plan", "--stack", "dev", "--project-dir", str(project))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "tritonfleet:monitoring.alertReceivers[0].url" in done.stderr and "clear-text-token" not in done.stderr
+
