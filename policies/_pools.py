@@ -1,5 +1,8 @@
-"""GPU pools as the policies see them: read back from Karpenter NodePool (AWS), GKE node pool and, should one
-appear, EKS managed node group properties.
+"""GPU pools as the policies see them: read back from Karpenter NodePool (AWS), GKE node pool (and a kept GKE default
+pool) and EKS managed node group properties. Every node group that can start accelerators is one, system nodes
+included: a type the catalog lists, or of an accelerated family (tritonfleet/clouds/<cloud>/accelerators.py), a
+GPU/Neuron AMI, declared guestAccelerators, or a type this resource does not show (a NodePool without an instance-type
+list, a node group typed by its launch template). What cannot be counted or priced is None, and the policies refuse it.
 
 A Karpenter NodePool is one tier of a pool (reserved, on-demand base, or burst: spot preferred with on-demand
 fallback). Its node maximum is its `nvidia.com/gpu` limit over the GPUs per node; Karpenter keeps no minimum, so a
