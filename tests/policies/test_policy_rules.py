@@ -343,3 +343,12 @@ def test_alert_credentials_only_in_secrets():
     clean = {"values": {"alertmanager": {"alertmanagerSpec": {"useExistingSecret": True, "configSecret": "am-config"}}}}
     assert run_resource(rule.POLICY, release, clean) == []
     assert run_resource(rule.POLICY, config_map, {"data": {"notes": "webhook_configs are in the Secret"}}) == []
+
+
+def test_an_n1_pool_with_guest_accelerators_and_a_tpu_pool_count():
+    n1 = changed(NODE_POOL, "nodeConfig", {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 2.0}]})
+    pool = gpu_pool(NP, n1, "urn", "t4")
+    assert (pool.gpus_per_node, pool.max_gpus) == (2, 12)  # declared accelerators, 3 nodes in each of 2 zones
+    assert gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "n1-standard-8"}), "urn", "cpu") is None
+    tpu = gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "ct5lp-hightpu-4t"}), "urn", "tpu")
+    assert tpu is not None and tpu.max_gpus is None  # counted, and its unknown chip count fails the GPU ceiling
