@@ -154,8 +154,11 @@ def plan(
     out.print()
     print_policy(document["policy"])
     if json_file:
+        from tritonfleet.policycheck.saved_plan import seal_plan
+
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
+        seal_plan(json_file)
         out.print(Text(f"Plan document written to {json_file}"))
     _policy_exit(document["policy"])
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.clouds.aws.facts import ALB_INTERNAL_SCHEME, ALB_PUBLIC_SCHEME, ALB_SCHEME_ANNOTATION
+from tritonfleet.clouds.aws.facts import (
+    ALB_INTERNAL_SCHEME,
+    ALB_PUBLIC_SCHEME,
+    ALB_SCHEME_ANNOTATION,
+    NLB_CONTROLLER_TYPE,
+    NLB_SCHEME_ANNOTATION,
+    NLB_TYPE_ANNOTATION,
+)
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
@@ -56,9 +63,9 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
     those subnets too (tagged kubernetes.io/role/internal-elb as well as role/elb), so every mode has the same sources."""
     return ExposureFacts(
         internal_service_annotations={
-            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+            NLB_TYPE_ANNOTATION: NLB_CONTROLLER_TYPE,
             "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
-            "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+            NLB_SCHEME_ANNOTATION: ALB_INTERNAL_SCHEME,
         },
         ingress_classes={INTERNAL_APPLICATION: "alb", PUBLIC: "alb"},
         ingress_annotations={

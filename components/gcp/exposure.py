@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from components.gcp.layout import PROXY_ONLY_CIDR
-from tritonfleet.clouds.gcp.facts import GKE_EXTERNAL_INGRESS_CLASS, GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
+from tritonfleet.clouds.gcp.facts import (
+    GKE_EXTERNAL_INGRESS_CLASS,
+    GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_INGRESS_CLASS,
+    GKE_INTERNAL_LB_TYPE,
+    GKE_LB_TYPE_ANNOTATION,
+)
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
@@ -60,7 +66,7 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
     Balancer proxies connect from."""
     https_only = {"kubernetes.io/ingress.allow-http": "false"}
     return ExposureFacts(
-        internal_service_annotations={"networking.gke.io/load-balancer-type": "Internal"},
+        internal_service_annotations={GKE_LB_TYPE_ANNOTATION: GKE_INTERNAL_LB_TYPE},
         ingress_classes={INTERNAL_APPLICATION: GKE_INTERNAL_INGRESS_CLASS, PUBLIC: GKE_EXTERNAL_INGRESS_CLASS},
         ingress_annotations={INTERNAL_APPLICATION: dict(https_only), PUBLIC: dict(https_only)},
         ingress_class_annotation=GKE_INGRESS_CLASS_ANNOTATION,

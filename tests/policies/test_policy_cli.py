@@ -238,5 +238,5 @@ def test_numbers_reach_direct_calls_as_the_pack_receives_them(tmp_path):
     document = {"format": 1, "stack": "dev", "project": "p", "resources": [_resource(inputs={"chart": "c", "version": 5})]}
     plan.write_text(json.dumps(document))
     done = run_cli("policy", "check", "--stack", "dev", "--plan", str(plan))
-    assert "The pack over gRPC and direct calls to its 21 policies agree." in done.stdout, done.stdout + done.stderr
+    assert "The pack over gRPC and direct calls to its 22 policies agree." in done.stdout, done.stdout + done.stderr
     assert "Helm chart 'c' of 'b' has version '5.0'" in done.stdout

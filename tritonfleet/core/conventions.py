@@ -8,6 +8,9 @@ from __future__ import annotations
 
 PROJECT = "tritonfleet"
 CONFIG_NAMESPACE = PROJECT
+# What the offline plan puts where a stack file has a `secure:` value (it never decrypts one): the config rules tell a
+# secret leaf from a clear one by it, which the engine cannot (it marks a whole top-level key secret).
+SECRET_PLACEHOLDER = "[secret: not decrypted by the offline plan]"
 
 # Node labels we put on every GPU node; Triton selects its pool with POOL_LABEL.
 POOL_LABEL = "tritonfleet.io/pool"

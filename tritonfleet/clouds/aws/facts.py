@@ -333,3 +333,13 @@ ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
 ALB_INTERNAL_SCHEME = "internal"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
 ALB_PUBLIC_SCHEME = "internet-facing"
+# A LoadBalancer Service is the AWS Load Balancer Controller's (an NLB) only with aws-load-balancer-type external (the
+# in-tree controller, which ignores the scheme annotation, makes an internet-facing Classic/NLB otherwise), and it is
+# internal only with aws-load-balancer-scheme internal; internet-facing is public. Sources:
+# https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/#lb-type and
+# #lb-scheme, .../guide/service/nlb/ (read 2026-12-05). The policy pack tells internal Services by both.
+NLB_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
+NLB_CONTROLLER_TYPE = "external"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
+NLB_SCHEME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-scheme"

@@ -112,6 +112,12 @@ GKE_INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 GKE_EXTERNAL_INGRESS_CLASS = "gce"
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
 GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
+# A LoadBalancer Service gets GKE's internal passthrough Network Load Balancer only with this annotation and value
+# (without it, an external one). Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters
+# and .../how-to/internal-load-balancing (read 2026-12-05). The policy pack tells internal Services by it.
+GKE_LB_TYPE_ANNOTATION = "networking.gke.io/load-balancer-type"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters (read 2026-12-05).
+GKE_INTERNAL_LB_TYPE = "Internal"
 
 # The internal Application Load Balancer's Envoy proxies take addresses from the region's proxy-only subnet (purpose
 # REGIONAL_MANAGED_PROXY, role ACTIVE; one active per VPC network and region; at least 64 addresses, /26 or shorter,

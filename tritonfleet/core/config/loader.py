@@ -33,6 +33,7 @@ from tritonfleet.core.config.rules.cluster import (
     check_node_image,
     check_other_cloud_keys,
     check_region,
+    check_system_nodes,
 )
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.rules.deployments import check_deployments
@@ -82,6 +83,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
         check_other_cloud_keys(ctx)
         check_node_image(ctx)
         check_control_plane(ctx)
+        check_system_nodes(ctx)
         ctx.rules.check_cluster(ctx, ctx.cluster)
     if ctx.cluster is not None and ctx.region is not None:
         ctx.stack_zones = ctx.rules.stack_zones(ctx.region, ctx.cluster) if ctx.rules else list(ctx.cluster.zones)

@@ -275,6 +275,11 @@ class Access(_Section):
     client_cidrs: list[str] = Field(
         default_factory=list, description="internal/public only: extra source CIDRs allowed through the load balancer"
     )
+    acknowledge_open_internal_inference: bool = Field(
+        False,
+        description="true to allow clientCidrs 0.0.0.0/0 with unauthenticated inference (restrictInference false) on "
+        "an internal endpoint in prod; the prod policy config must name the release in acknowledgeOpenInternalInference too",
+    )
 
     @property
     def mode(self) -> str:

@@ -73,3 +73,19 @@ def check_control_plane(ctx: RuleContext) -> None:
                 "cluster.acknowledgePublicControlPlane is true (or [] for private only)"
             )
             ctx.add(f"cluster.controlPlaneCidrs[{i}]", cidr, allowed, "198.51.100.0/24")
+
+
+def check_system_nodes(ctx: RuleContext) -> None:
+    """System nodes are CPU nodes: an accelerated type there would run GPUs (or Trainium, TPUs...) that no GPU pool,
+    budget or GPU limit counts."""
+    from tritonfleet.clouds import cloud_accelerators
+
+    assert ctx.cluster is not None and ctx.cloud is not None
+    instance_type = ctx.cluster.system_nodes.instance_type
+    carries = cloud_accelerators(ctx.cloud).accelerator(instance_type) if instance_type else None
+    if carries:
+        allowed = (
+            f"a CPU instance/machine type: {instance_type} carries {carries}, and system nodes are not counted in "
+            "the GPU budget or GPU limit (put accelerators in gpuPools); unset for the default"
+        )
+        ctx.remove("cluster.systemNodes.instanceType", instance_type, allowed)
