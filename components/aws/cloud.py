@@ -91,7 +91,7 @@ class EksFloor:
     load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
     gpu_node_pools: GpuNodePools  # the pools' NodePools and EC2NodeClasses (Triton releases wait for them)
     k8s_provider: k8s.Provider
-    kubeconfig: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]  # secret
     pools: dict[str, PoolFacts]
     node_pools: dict[str, list[str]]  # pool -> its Karpenter NodePools, highest weight first
     region: str
@@ -159,10 +159,17 @@ class AwsCloud(CloudAdapter[EksFloor]):
             for pool in config.enabled_pools
         }
 
-        kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
-            lambda args: kubeconfig(args[0], args[1], args[2], config.region)
+        # Secret from the start, as on GCP: the provider's input and the stack output are stored encrypted.
+        kubeconfig_text = pulumi.Output.secret(
+            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
+                lambda args: kubeconfig(args[0], args[1], args[2], config.region)
+            )
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+        # The kubeconfig authenticates as the deployer, whose access is the stack's own entry: nothing reaches the
+        # Kubernetes API before it exists.
+        k8s_provider = k8s.Provider(
+            f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self, depends_on=eks.admin_access)
+        )
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(
             f"{name}-storage-class",
@@ -281,7 +288,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
         return ClusterFacts(
             cluster_name=cluster.name,
             provider=floor.k8s_provider,
-            kubeconfig=pulumi.Output.secret(floor.kubeconfig),
+            kubeconfig=floor.kubeconfig,
             pools=floor.pools,
             **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
@@ -298,6 +305,9 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 "oidcIssuer": eks.issuer_url,
                 "nodePools": floor.node_pools,
                 "systemNodeGroup": eks.system_node_group.node_group_name,
+                # Who administers the cluster: the stack's access entries, and EKS's own entry where one exists.
+                "clusterAdmins": eks.admins,
+                **({"eksBootstrapAdmin": eks.bootstrap_admin} if eks.bootstrap_admin else {}),
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
                 "karpenterRoleArn": floor.karpenter.controller_role.arn,
                 "karpenterNodeRoleName": floor.karpenter.node_role.name,
