@@ -89,6 +89,18 @@ def test_only_poll_mode_turns_auto_complete_off(edge, polls):
     assert any(a.startswith("--repository-poll-secs=") for a in args) is polls
 
 
+def test_egress_never_opens_to_anywhere():
+    """An egress rule without `to` admits every destination: the chart renders none, with or without HTTPS endpoints
+    (by default there are none: tritonfleet names each cloud's)."""
+    for https in ([], ["52.216.0.0/15"]):
+        values = {"modelRepository": "s3://models", "networkPolicy": {"egressHttpsCidrs": https}}
+        (policy,) = [o for o in render(values) if o["kind"] == "NetworkPolicy"]
+        egress = policy["spec"]["egress"]
+        assert all(rule.get("to") for rule in egress)
+        https_rules = [r for r in egress if {"port": 443, "protocol": "TCP"} in r["ports"]]
+        assert [[peer["ipBlock"]["cidr"] for peer in r["to"]] for r in https_rules] == ([https] if https else [])
+
+
 def test_chart_defaults_follow_the_pins():
     values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
     assert (values["image"]["repository"], values["image"]["tag"]) == (pins.TRITON_IMAGE_REPOSITORY, pins.TRITON_IMAGE_TAG)

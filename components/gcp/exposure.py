@@ -13,7 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from components.gcp.layout import PROXY_ONLY_CIDR
-from tritonfleet.clouds.gcp.facts import GKE_EXTERNAL_INGRESS_CLASS, GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
+from tritonfleet.clouds.gcp.facts import (
+    GKE_EXTERNAL_INGRESS_CLASS,
+    GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_INGRESS_CLASS,
+    PRIVATE_GOOGLE_APIS_CIDR,
+)
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
@@ -33,6 +38,9 @@ GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
 # The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
 # Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
 METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
+# Cloud Storage through Private Google Access: the VPC's private DNS zone for googleapis.com (components/gcp/network.py)
+# sends storage.googleapis.com to private.googleapis.com (tritonfleet/clouds/gcp/facts.py).
+GOOGLE_APIS_EGRESS = (EgressRule(PRIVATE_GOOGLE_APIS_CIDR, 443),)
 GRPC_BALANCING = {
     INTERNAL: GrpcBalancing(
         "internal passthrough Network Load Balancer",
@@ -79,7 +87,7 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
             PUBLIC: GOOGLE_FRONT_END_RANGES,
         },
         keeps_client_address=frozenset({INTERNAL}),
-        extra_egress=METADATA_EGRESS,
+        egress=(*GOOGLE_APIS_EGRESS, *METADATA_EGRESS),
         grpc_balancing=GRPC_BALANCING,
     )
 
