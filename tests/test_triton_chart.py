@@ -83,7 +83,7 @@ def test_poll_mode_on_gke_spot_polls_within_the_drain_budget():
 
 @pytest.mark.parametrize(("edge", "polls"), [("poll-fixed-replicas", True), ("explicit-with-models", False), ("minimal", False)])
 def test_only_poll_mode_turns_auto_complete_off(edge, polls):
-    """A poll may find a model before its config.pbtxt: Triton must not make one up (tests/test_triton_poll_live.py)."""
+    """A poll may find a model before its config.pbtxt: Triton must not make one up (tests/test_triton_hardening_live.py)."""
     args = by_kind(render(EDGE_VALUES[edge]))["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert ("--disable-auto-complete-config" in args) is polls
     assert any(a.startswith("--repository-poll-secs=") for a in args) is polls

@@ -1,10 +1,17 @@
-"""Poll mode never serves a model with a configuration Triton made up: the real `tritonserver` of the nvidia-pytriton
-wheel, started with gcp-dev's rendered poll-mode args, leaves a model whose `config.pbtxt` has not arrived yet
-unloaded, and loads it at the poll after the file appears; the same server without `--disable-auto-complete-config`
-loads it at once with an auto-completed configuration (the race the flag closes).
+"""The rendered Triton container's hardening, on the real `tritonserver` of the nvidia-pytriton wheel started with
+gcp-dev's rendered command and args (poll mode, restricted APIs behind keys):
+
+- poll mode never serves a model with a configuration Triton made up: a model whose `config.pbtxt` has not arrived
+  yet stays unloaded, and loads at the poll after the file appears; the same server without
+  `--disable-auto-complete-config` loads it at once with an auto-completed configuration (the race the flag closes);
+- what model code can read of the keys: a Python model looks for them where model code can look, in its own
+  environment, in the server's /proc environ and in the server's /proc cmdline. The launcher keeps them out of the
+  first two; the third still shows them, because Triton takes the keys only in its args (docs/access.md "Keys and
+  model code" says what that leaves and what guards it).
 
 Test-only changes to the rendered args: the repository is a local folder, the HTTP port a free loopback port, gRPC and
 metrics off, the poll every second (the rendered interval is the drain budget's, 10 s) and the wheel's Python backend.
+The rendered command runs as it is, with the wheel's `bin/` first on PATH.
 """
 
 from __future__ import annotations
@@ -52,16 +59,26 @@ instance_group [ { kind: KIND_CPU, count: 1 } ]
 """
 
 
-def rendered_args() -> list[str]:
+def rendered_container() -> dict:
     spec = by_kind(render(planned_values(STACK, RELEASE), name=RELEASE))["Deployment"]["spec"]["template"]["spec"]
-    container = spec["containers"][0]
+    return spec["containers"][0]
+
+
+def rendered_args() -> list[str]:
+    """The rendered args as the kubelet expands them, with `test-<secret key>` for each key."""
+    container = rendered_container()
+    env = container_env(container, stand_in_secrets(container))
+    return [kubelet_expand(a, env) for a in container["args"]]
+
+
+def stand_in_secrets(container: dict) -> dict[str, dict[str, str]]:
+    """A stand-in for each Secret the container's env reads: `test-<key>` for each key."""
     secrets: dict[str, dict[str, str]] = {}
     for entry in container.get("env", []):
         if "valueFrom" in entry:
             ref = entry["valueFrom"]["secretKeyRef"]
             secrets.setdefault(ref["name"], {})[ref["key"]] = f"test-{ref['key']}"
-    env = container_env(container, secrets)
-    return [kubelet_expand(a, env) for a in container["args"]]
+    return secrets
 
 
 def admin_header(args: list[str]) -> dict[str, str]:
@@ -93,9 +110,12 @@ def wait_for(predicate, attempts: int = 120, pause: float = 0.5) -> bool:
 
 
 @contextmanager
-def serving(args: list[str], repository: Path, work: Path):
+def serving(
+    args: list[str], repository: Path, work: Path, extra_env: dict[str, str] | None = None, command: list[str] | None = None
+):
     """tritonserver with `args` (the test-only changes of the module docstring); once it answers, yields a function
     that reads its repository index."""
+    extra_env = extra_env or {}
     root = pytriton_dir() / "tritonserver"
     backend = work / "backends" / "python"
     backend.mkdir(parents=True)
@@ -104,17 +124,21 @@ def serving(args: list[str], repository: Path, work: Path):
     shutil.copy(root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub", backend)
     port = free_port()
     replaced = {"--model-repository": str(repository), "--repository-poll-secs": "1", "--http-port": str(port)}
-    args = [f"{a.split('=', 1)[0]}={replaced[a.split('=', 1)[0]]}" if a.split("=", 1)[0] in replaced else a for a in args]
+    flag = lambda a: a.split("=", 1)[0]  # noqa: E731
+    args = [f"{flag(a)}={replaced[flag(a)]}" if flag(a) in replaced else a for a in args]
     args = [a for a in args if not a.startswith(("--grpc-port=", "--metrics-port=", "--allow-metrics=", "--allow-gpu-metrics="))]
+    container = rendered_container()
     env = {
         **os.environ,
+        **container_env(container, stand_in_secrets(container)),  # the keys' variables too, as the kubelet sets them
+        **extra_env,
         "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "PATH": f"{root / 'bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
     log_path = work / "tritonserver.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [str(root / "bin" / "tritonserver"), *args, f"--backend-directory={work / 'backends'}",
+            [*(command or container["command"]), *args, f"--backend-directory={work / 'backends'}",
              "--http-address=127.0.0.1", "--allow-grpc=false", "--allow-metrics=false"],
             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
         )
@@ -152,3 +176,73 @@ def test_without_the_flag_triton_serves_a_made_up_configuration(tmp_path):
     with serving(args, repository, tmp_path / "work") as models:
         assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
         assert not (repository / "arriving" / "config.pbtxt").exists()
+
+
+# A Python model that looks for the keys where model code can: its own environment (inherited from the server), the
+# server's environ and cmdline in /proc. It writes what it found to PROBE_REPORT.
+PROBE_PY = """import json
+import os
+
+import triton_python_backend_utils as pb_utils
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError as error:
+        return f"unreadable: {error}"
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        server = os.getppid()
+        report = {
+            "server": read(f"/proc/{server}/comm").strip(),
+            "own_environment": {k: v for k, v in os.environ.items() if k.startswith("TRITON_") and k.endswith("_KEY")},
+            "server_environ": read(f"/proc/{server}/environ").split("\\0"),
+            "server_cmdline": read(f"/proc/{server}/cmdline").split("\\0"),
+        }
+        with open(os.environ["PROBE_REPORT"], "w") as f:
+            json.dump(report, f)
+
+    def execute(self, requests):
+        tensor = pb_utils.get_input_tensor_by_name
+        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", tensor(r, "INPUT0").as_numpy())]) for r in requests]
+"""
+
+
+def probe(tmp_path: Path, command: list[str] | None = None) -> dict:
+    """What the probe model found, in a server started with the rendered args (and `command`, or the rendered one)."""
+    repository = tmp_path / "repository"
+    (repository / "arriving" / "1").mkdir(parents=True)
+    (repository / "arriving" / "config.pbtxt").write_text(CONFIG)
+    (repository / "arriving" / "1" / "model.py").write_text(PROBE_PY)
+    report_path = tmp_path / "report.json"
+    with serving(rendered_args(), repository, tmp_path / "work", {"PROBE_REPORT": str(report_path)}, command) as models:
+        assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
+    return json.loads(report_path.read_text())
+
+
+def test_model_code_inherits_no_key_and_what_it_can_still_read(tmp_path):
+    container = rendered_container()
+    assert container["command"][:2] == ["bash", "-c"], "keys are set: the key-dropping launcher runs Triton"
+    keys = {e["name"]: f"test-{e['valueFrom']['secretKeyRef']['key']}" for e in container["env"] if "valueFrom" in e}
+    assert keys == {"TRITON_ADMIN_KEY": "test-admin-key"}
+    report = probe(tmp_path)
+    assert report["server"] == "tritonserver", "the model's parent is the server (the launcher exec'd into it)"
+    # Kept from model code: the key's variable, in its own environment and in the server's.
+    assert report["own_environment"] == {}
+    assert not [entry for entry in report["server_environ"] if "test-admin-key" in entry]
+    # Not kept: Triton takes the key only in its args, and its cmdline is readable by its children (same user).
+    assert "--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key=test-admin-key" in (
+        report["server_cmdline"]
+    )
+
+
+def test_without_the_launcher_model_code_inherits_the_key(tmp_path):
+    """The control: Triton started directly (as the chart once did) hands its environment, key included, to the
+    model code it starts."""
+    report = probe(tmp_path, command=["tritonserver"])
+    assert report["own_environment"] == {"TRITON_ADMIN_KEY": "test-admin-key"}
+    assert "TRITON_ADMIN_KEY=test-admin-key" in report["server_environ"]
