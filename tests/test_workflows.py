@@ -160,8 +160,9 @@ def untrusted_code_trust_violations(doc: dict) -> list[str]:
     for name, job in doc["jobs"].items():
         if uses_secrets(job):
             problems.append(f"{name}: reads secrets")
-        if any(level != "read" for level in (job.get("permissions") or {}).values()):
-            problems.append(f"{name}: permissions {job['permissions']!r}")
+        permissions = job.get("permissions") or {}
+        if isinstance(permissions, str) or any(level != "read" for level in permissions.values()):
+            problems.append(f"{name}: permissions {permissions!r}")
         if "environment" in job:
             problems.append(f"{name}: runs in environment {job['environment']!r}")
     return problems
@@ -196,6 +197,8 @@ def privileged_trust_violations(doc: dict) -> list[str]:
                 used = str(step.get("uses", ""))
                 if any(used.startswith(f"./{folder}") for folder in folders):
                     problems.append(f"{name}: runs the action {used} from the pull request's checkout")
+                if "cache" in step.get("with", {}) or used.startswith("actions/cache"):
+                    problems.append(f"{name}: a cache next to the pull request's code (the deploys would restore it)")
         elif uses_secrets(job) and "environment" not in job:
             problems.append(f"{name}: reads secrets outside an environment")
         if permissions.get("pull-requests") == "write" or permissions.get("issues") == "write":
@@ -236,6 +239,7 @@ def test_no_secret_or_write_token_where_a_pull_requests_code_runs():
         ("preview.yml", lambda d: d["jobs"]["preview"]["steps"][2].update(uses="./pr/.github/actions/pulumi-stack"), "from the pull request's"),
         ("preview.yml", lambda d: d["jobs"]["preview"]["permissions"].update({"pull-requests": "write"}), "permissions"),
         ("preview.yml", lambda d: d["jobs"]["preview"]["steps"][1]["with"].update({"persist-credentials": True}), "keeps its credentials"),
+        ("preview.yml", lambda d: d["jobs"]["preview"]["steps"].append({"uses": "actions/cache@x", "with": {"path": "~"}}), "a cache"),
         ("plan-diff-comment.yml", lambda d: d["jobs"]["comment"]["steps"][0]["with"].update(ref="refs/pull/1/merge", path="pr"), "may comment"),
         ("plan-diff-comment.yml", lambda d: d.update(permissions={"contents": "write"}), "top-level permissions"),
         ("plan-diff-comment.yml", lambda d: d["jobs"]["comment"].pop("permissions"), "no permissions of its own"),
@@ -283,7 +287,7 @@ def test_no_expression_is_expanded_inside_a_script():
 
 def test_privileged_jobs_run_the_default_branchs_action_on_the_pull_requests_program():
     job = workflow("preview.yml")["jobs"]["preview"]
-    assert job["if"].split("&&") and "head_repository.full_name == github.repository" in job["if"]
+    assert "head_repository.full_name == github.repository" in job["if"], "branches of this repository only"
     assert "conclusion == 'success'" in job["if"]
     default, pull_request = (s["with"] for s in job["steps"][:2])
     assert "ref" not in default and pull_request == {"ref": "${{ github.event.workflow_run.head_sha }}", "path": "pr", "persist-credentials": False}
@@ -295,8 +299,10 @@ def test_privileged_jobs_run_the_default_branchs_action_on_the_pull_requests_pro
         for step in up.get("steps", []):
             if step.get("uses") == "./.github/actions/pulumi-stack":
                 assert "program-dir" not in step["with"] and "PREVIEW" not in yaml.safe_dump(step)
-    # Only the Pulumi step sees the token and passphrase; the install runs before any credential.
+    # Only the Pulumi step sees the token and passphrase; the install runs before any credential; nothing is cached
+    # (the preview runs the pull request's program in the default branch's cache scope).
     steps = load(ACTION)["runs"]["steps"]
+    assert not [s for s in steps if "cache" in s.get("with", {}) or str(s.get("uses", "")).startswith("actions/cache")]
     holders = [s.get("id") or s.get("name") or s.get("uses") for s in steps if "inputs.pulumi-access-token" in yaml.safe_dump(s)]
     assert holders == ["check", steps[-1]["uses"]]
     install = next(s for s in steps if "make" in str(s.get("run", "")))
