@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.contract import CloudAdapter
+from components.k8s.pod_security import TRITON_LEVEL, pod_security_labels
 from tritonfleet.core.config import StackConfig
 
 # cloud (the `cloud` config value, one of tritonfleet.clouds.CLOUDS) -> "module:class" of its adapter. Only the
@@ -72,7 +73,7 @@ class Platform(pulumi.ComponentResource):
         namespaces = {
             ns: k8s.core.v1.Namespace(
                 f"{name}-ns-{ns}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=ns),
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=ns, labels=pod_security_labels(TRITON_LEVEL)),
                 opts=pulumi.ResourceOptions(parent=self, provider=facts.provider),
             )
             for ns in dict.fromkeys(d.namespace for d in config.triton_deployments)

@@ -95,6 +95,7 @@ WAITING_MODULES = (
     "test_autoscaling_live.py",
     "test_autoscaling_live_batched.py",
     "test_triton_live.py",
+    "test_triton_hardening_live.py",
     "test_models_triton.py",
     "test_loadtest_live.py",
     "test_model_control_live.py",

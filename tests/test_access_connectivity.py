@@ -305,10 +305,18 @@ def sources(case: Case) -> dict[str, list[str]]:
     }
 
 
+def _load_balancer_cidrs(case: Case) -> tuple[str, ...]:
+    return load_balancer_cidrs(_stack_config(case.stack)) if case.cloud == "aws" else ()
+
+
 def destinations(case: Case) -> dict[str, list[str]]:
+    object_store = {"aws": "52.216.0.10", "gcp": "199.36.153.9"}[case.cloud]  # in S3's range / private.googleapis.com
     return {
         "kube-dns": ["kube-system/coredns"],
-        "any-address": [INTERNET, "52.216.0.10"],  # an S3 address
+        "object-store": [object_store],
+        "identity": [_address(c) for c in _load_balancer_cidrs(case)],  # where STS's interface endpoint answers
+        # The internet (other Amazon and Google addresses among it), and the node and pod ranges.
+        "internet": [INTERNET, "3.5.140.10", "142.250.0.10", *_pod_range_addresses(case)],
         "metadata-252": ["169.254.169.252"],
         "metadata-254": ["169.254.169.254"],
         "pod": [f"{case.namespace}/bystander", f"{case.prefix}-other/stranger", "monitoring/prometheus"],
@@ -347,7 +355,7 @@ def test_who_reaches_triton(connectivity, label):
 @pytest.mark.parametrize("label", _case_ids())
 def test_what_triton_reaches(connectivity, label):
     case = _case(label)
-    expected = egress(_facts(case.stack, case.cloud))
+    expected = egress(_facts(case.stack, case.cloud), _load_balancer_cidrs(case))
     wrong = []
     for pod in _triton_pods(case):
         for peer in EGRESS_PEERS:

@@ -215,23 +215,41 @@ def test_existing_vpc_bottlerocket_and_admins():
     assert tags == {"subnet-0123456789abcdef0": "karpenter.sh/discovery", "subnet-0123456789abcdef1": "karpenter.sh/discovery"}
     for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the system nodes'
         assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
-    (entry,) = [e for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"]
-    assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
-    (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
-    assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
-
-
-def test_the_creator_gets_no_second_access_entry():
-    """The offline plan deploys as assumed-role/deployer: EKS makes that role's entry at creation (bootstrap), so the
-    listed copy and a listed duplicate get none, and the cluster records its creator for later runs."""
-    deployer, ops = "arn:aws:iam::123456789012:role/deployer", "arn:aws:iam::123456789012:role/ops"
-    by_type, _ = run("dev", cluster={"kubernetesVersion": "1.35", "adminPrincipals": [deployer, ops, ops]})
     entries = {e.name: e.inputs["principalArn"] for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"}
-    assert entries == {"tf-aws-eks-admin-1": ops}  # named by its place in the list, as before the creator was known
+    assert entries == {"tf-aws-eks-admin-0": "arn:aws:iam::123456789012:role/platform-admin", "tf-aws-eks-deployer": DEPLOYER}
+    associations = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
+    assert len(associations) == 2 and all(a.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy") for a in associations)
+
+
+DEPLOYER = "arn:aws:iam::123456789012:role/deployer"  # the offline plan deploys as assumed-role/deployer
+
+
+def test_no_admin_outside_the_stack_the_deployer_gets_the_stacks_own_entry():
+    """EKS makes no admin of its own (bootstrap off): the deployer's cluster-admin is the stack's `deployer` entry,
+    a listed copy and a listed duplicate get no second one, the cluster records its creator for later runs, and the
+    Kubernetes provider (which authenticates as the deployer) waits for that entry."""
+    ops = "arn:aws:iam::123456789012:role/ops"
+    by_type, outputs = run("dev", cluster={"kubernetesVersion": "1.35", "adminPrincipals": [DEPLOYER, ops, ops]})
+    entries = {e.name: e.inputs["principalArn"] for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"}
+    assert entries == {"tf-aws-eks-admin-1": ops, "tf-aws-eks-deployer": DEPLOYER}  # named by place, as before
+    associations = {a.name: a.inputs["policyArn"] for a in by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]}
+    assert set(associations) == set(entries) and all(p.endswith("/AmazonEKSClusterAdminPolicy") for p in associations.values())
     (cluster,) = by_type["aws:eks/cluster:Cluster"]
-    assert cluster.inputs["tags"]["tritonfleet.io/created-by"] == deployer
-    assert cluster.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+    assert cluster.inputs["tags"]["tritonfleet.io/created-by"] == DEPLOYER
+    assert cluster.inputs["accessConfig"] == {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": False}
     assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}  # dev: no extended-support fee
+    assert outputs["clusterAdmins"] == sorted([ops, DEPLOYER]) and "eksBootstrapAdmin" not in outputs
+
+
+def test_the_kubernetes_provider_and_the_cluster_flag_in_the_plan(stock_plan):
+    """Nothing reaches the Kubernetes API before the deployer's entry; a cluster created with EKS's bootstrap admin is
+    not replaced by the flag's new value (ignoreChanges), and its kubeconfig is a secret, as on GCP."""
+    resources = stock_plan("prod")["resources"]
+    (provider,) = [r for r in resources if r["type"] == "pulumi:providers:kubernetes"]
+    assert any(urn.endswith("AccessPolicyAssociation::tf-aws-eks-deployer") for urn in provider["dependsOn"])
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    (cluster,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
+    assert cluster["ignoreChanges"] == ["accessConfig.bootstrapClusterCreatorAdminPermissions"]
 
 
 def test_cluster_facts_for_the_kubernetes_layer(stack_config):

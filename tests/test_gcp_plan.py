@@ -217,11 +217,26 @@ def test_the_stack_enables_its_project_apis_and_never_disables_them(prod):
     services = of_type(prod["resources"], SERVICE)
     assert {s["inputs"]["service"] for s in services} == {
         "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com",
-        "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com",
+        "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "dns.googleapis.com",
     }
     for s in services:
         assert s["inputs"]["project"] == "acme-ml-prod"
         assert s["inputs"]["disableOnDestroy"] is False and s["inputs"]["disableDependentServices"] is False
+
+
+def test_google_api_names_resolve_to_private_google_access_where_tritons_egress_goes(prod):
+    """Triton's NetworkPolicy allows HTTPS to private.googleapis.com's range only: the VPC's private zone for
+    googleapis.com sends every Google API name (Cloud Storage's among them) there."""
+    (zone,) = of_type(prod["resources"], "gcp:dns/managedZone:ManagedZone")
+    assert zone["inputs"]["dnsName"] == "googleapis.com." and zone["inputs"]["visibility"] == "private"
+    (network,) = of_type(prod["resources"], "gcp:compute/network:Network")
+    assert len(zone["inputs"]["privateVisibilityConfig"]["networks"]) == 1 and network["urn"] in zone["dependsOn"]
+    records = {r["inputs"]["name"]: r["inputs"] for r in of_type(prod["resources"], "gcp:dns/recordSet:RecordSet")}
+    assert records["private.googleapis.com."]["rrdatas"] == ["199.36.153.8", "199.36.153.9", "199.36.153.10", "199.36.153.11"]
+    assert records["*.googleapis.com."]["type"] == "CNAME"
+    assert records["*.googleapis.com."]["rrdatas"] == ["private.googleapis.com."]
+    tritons = [r for r in prod["resources"] if r["inputs"].get("chart") == "./charts/triton-inference-server"]
+    assert tritons and all(r["inputs"]["values"]["networkPolicy"]["egressHttpsCidrs"] == ["199.36.153.8/30"] for r in tritons)
 
 
 def test_every_gcp_resource_waits_for_the_apis(prod):

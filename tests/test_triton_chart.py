@@ -81,6 +81,26 @@ def test_poll_mode_on_gke_spot_polls_within_the_drain_budget():
     assert values["shutdown"]["exitTimeoutSeconds"] == 10
 
 
+@pytest.mark.parametrize(("edge", "polls"), [("poll-fixed-replicas", True), ("explicit-with-models", False), ("minimal", False)])
+def test_only_poll_mode_turns_auto_complete_off(edge, polls):
+    """A poll may find a model before its config.pbtxt: Triton must not make one up (tests/test_triton_hardening_live.py)."""
+    args = by_kind(render(EDGE_VALUES[edge]))["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert ("--disable-auto-complete-config" in args) is polls
+    assert any(a.startswith("--repository-poll-secs=") for a in args) is polls
+
+
+def test_egress_never_opens_to_anywhere():
+    """An egress rule without `to` admits every destination: the chart renders none, with or without HTTPS endpoints
+    (by default there are none: tritonfleet names each cloud's)."""
+    for https in ([], ["52.216.0.0/15"]):
+        values = {"modelRepository": "s3://models", "networkPolicy": {"egressHttpsCidrs": https}}
+        (policy,) = [o for o in render(values) if o["kind"] == "NetworkPolicy"]
+        egress = policy["spec"]["egress"]
+        assert all(rule.get("to") for rule in egress)
+        https_rules = [r for r in egress if {"port": 443, "protocol": "TCP"} in r["ports"]]
+        assert [[peer["ipBlock"]["cidr"] for peer in r["to"]] for r in https_rules] == ([https] if https else [])
+
+
 def test_chart_defaults_follow_the_pins():
     values = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
     assert (values["image"]["repository"], values["image"]["tag"]) == (pins.TRITON_IMAGE_REPOSITORY, pins.TRITON_IMAGE_TAG)

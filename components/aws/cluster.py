@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.cluster_access import CREATOR_TAG, admin_entries, iam_principal
+from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_entry, iam_principal
 from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
@@ -92,7 +92,7 @@ class EksClusterArgs:
     support_type: str
     """upgradePolicy.supportType: STANDARD or EXTENDED (`cluster_access.support_type`)."""
     admin_principals: list[str] = field(default_factory=list)
-    """IAM principal ARNs given cluster-admin through access entries (the cluster's creator excepted)."""
+    """IAM principal ARNs given cluster-admin through access entries (the creator has the `deployer` entry)."""
     protected: bool = False
     """Protect the cluster, its secrets key and its system nodes, and turn on deletion protection."""
     tags: dict[str, str] = field(default_factory=dict)
@@ -156,7 +156,7 @@ class EksCluster(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             opts=child,
         )
-        creator = self._creator(cluster_name)
+        creator, bootstrapped = self._creator(cluster_name)
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
@@ -164,8 +164,9 @@ class EksCluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=args.support_type),
             role_arn=cluster_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=subnet_ids, **eks_endpoint_access(args.control_plane)),
+            # No admin outside the stack: the deployer's entry below is the stack's own (cluster_access.py).
             access_config=aws.eks.ClusterAccessConfigArgs(
-                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=False
             ),
             # We install vpc-cni, kube-proxy and coredns as managed add-ons below, so EKS must not install its own copies.
             bootstrap_self_managed_addons=False,
@@ -175,22 +176,40 @@ class EksCluster(pulumi.ComponentResource):
             ),
             deletion_protection=args.protected,
             tags={**tags, CREATOR_TAG: creator} if creator else tags,
-            opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(
+                    depends_on=[logs, cluster_policy],
+                    # The flag replaces the cluster when it changes: one created with it keeps it (and EKS's entry).
+                    ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
+                ),
+            ),
         )
         cluster = self.cluster
 
-        for i, principal in admin_entries(args.admin_principals, creator).items():
+        admins = {f"{name}-admin-{i}": principal for i, principal in admin_entries(args.admin_principals, creator).items()}
+        if deployer := deployer_entry(creator, bootstrapped):
+            admins[f"{name}-deployer"] = deployer
+        self.admin_access: list[aws.eks.AccessPolicyAssociation] = []
+        """The stack's cluster-admin grants: the Kubernetes provider waits for them (the deployer's is its access)."""
+        for resource_name, principal in admins.items():
             entry = aws.eks.AccessEntry(
-                f"{name}-admin-{i}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
+                resource_name, cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
             )
-            aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{i}",
-                cluster_name=cluster.name,
-                principal_arn=entry.principal_arn,
-                policy_arn=ADMIN_ACCESS_POLICY,
-                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                opts=child,
+            self.admin_access.append(
+                aws.eks.AccessPolicyAssociation(
+                    resource_name,
+                    cluster_name=cluster.name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=ADMIN_ACCESS_POLICY,
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                    opts=child,
+                )
             )
+        self.admins = sorted(admins.values())
+        """Principals with the stack's admin entries."""
+        self.bootstrap_admin = creator if bootstrapped else None
+        """The creator EKS made admin itself on a cluster created before the flag was false (not managed here)."""
 
         self.issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         self.oidc_provider = aws.iam.OpenIdConnectProvider(
@@ -295,17 +314,19 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _creator(self, cluster_name: str) -> str | None:
-        """The IAM principal EKS made cluster-admin at creation: the tag it was recorded in, or, while the cluster does
-        not exist yet, the caller (who is about to create it). None for a cluster created before the tag existed."""
+    def _creator(self, cluster_name: str) -> tuple[str | None, bool]:
+        """(the IAM principal that created the cluster, whether EKS made it admin itself): the tag it was recorded in
+        and the cluster's bootstrap flag, or, while the cluster does not exist yet, the caller (who is about to create
+        it, without the bootstrap admin). The principal is None for a cluster created before the tag existed."""
         invoke = pulumi.InvokeOptions(parent=self)
         try:
             existing = aws.eks.get_cluster(name=cluster_name, opts=invoke)
         except Exception as error:  # the provider reports a missing cluster as an error of the data source
             if not any(marker in str(error) for marker in CLUSTER_NOT_FOUND):
                 raise
-            return iam_principal(aws.get_caller_identity(opts=invoke).arn)
-        return (existing.tags or {}).get(CREATOR_TAG)
+            return iam_principal(aws.get_caller_identity(opts=invoke).arn), False
+        bootstrapped = any(c.bootstrap_cluster_creator_admin_permissions for c in existing.access_configs or [])
+        return (existing.tags or {}).get(CREATOR_TAG), bootstrapped
 
     def _service_account_role(
         self, name: str, service_account: tuple[str, str], policy_arn: str, tags: dict[str, str], opts: pulumi.ResourceOptions

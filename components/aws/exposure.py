@@ -25,6 +25,7 @@ from tritonfleet.core.exposure import (
     PER_REQUEST,
     PUBLIC,
     ControlPlaneAccess,
+    EgressRule,
     ExposureFacts,
     GrpcBalancing,
 )
@@ -54,7 +55,15 @@ ALB_ANNOTATIONS = {
 }
 
 
-def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
+def aws_egress(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> tuple[EgressRule, ...]:
+    """Where Triton's pods open connections besides DNS: HTTPS to S3 (the region's prefix list) for the model
+    repository, and HTTPS to the load balancer subnets, where STS's interface endpoint answers the IRSA token exchange
+    (sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
+    agent (169.254.170.23:80) is not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py)."""
+    return tuple(EgressRule(cidr, 443) for cidr in dict.fromkeys((*s3_cidrs, *load_balancer_cidrs)))
+
+
+def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> ExposureFacts:
     """Load balancers in target-type ip send from their own addresses (client IP preservation is off by default for
     NLB IP targets over TCP; the ALB is a proxy), and their health checks come from there too. Those addresses lie in
     the load balancers' subnets, `load_balancer_cidrs`, which hold no node and so no pod: never the VPC CIDR, where
@@ -84,8 +93,7 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
         load_balancer_sources={mode: tuple(load_balancer_cidrs) for mode in (INTERNAL, INTERNAL_APPLICATION, PUBLIC)},
         ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
         grpc_balancing=GRPC_BALANCING,
-        # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is
-        # not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py).
+        egress=aws_egress(load_balancer_cidrs, s3_cidrs),
     )
 
 

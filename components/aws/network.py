@@ -53,6 +53,8 @@ class Network(pulumi.ComponentResource):
     """The VPC's id (the existing one's, or the new one's)."""
     private_subnets: dict[str, pulumi.Input[str]]
     """zone -> private subnet id."""
+    public_subnets: dict[str, pulumi.Input[str]]
+    """zone -> public (load balancer) subnet id; empty for an existing VPC."""
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:Network", name, None, opts)
@@ -61,6 +63,7 @@ class Network(pulumi.ComponentResource):
         if args.existing_vpc_id:
             self.vpc_id = args.existing_vpc_id
             self.private_subnets = dict(args.existing_private_subnets)
+            self.public_subnets = {}
             # Karpenter's EC2NodeClasses select the nodes' subnets by tag: tag the existing ones (only this key).
             for zone, subnet_id in self.private_subnets.items():
                 aws.ec2.Tag(
@@ -109,6 +112,7 @@ class Network(pulumi.ComponentResource):
                 f"{name}-public-{plan.zone}", subnet_id=subnet.id, route_table_id=public_routes.id, opts=child
             )
             public_subnets[plan.zone] = subnet
+        self.public_subnets = {zone: subnet.id for zone, subnet in public_subnets.items()}
 
         nats = {}
         for zone in args.nat_zones:

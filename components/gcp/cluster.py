@@ -31,6 +31,7 @@ PROJECT_APIS = (
     "storage.googleapis.com",
     "logging.googleapis.com",
     "monitoring.googleapis.com",
+    "dns.googleapis.com",  # the private zone that sends Google API names to private.googleapis.com (network.py)
 )
 KMS_API = "cloudkms.googleapis.com"
 # The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).

@@ -19,6 +19,7 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_INTERNAL_INGRESS_CLASS,
     GKE_INTERNAL_LB_TYPE,
     GKE_LB_TYPE_ANNOTATION,
+    PRIVATE_GOOGLE_APIS_CIDR,
 )
 from tritonfleet.core.exposure import (
     INTERNAL,
@@ -39,6 +40,9 @@ GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
 # The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
 # Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
 METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
+# Cloud Storage through Private Google Access: the VPC's private DNS zone for googleapis.com (components/gcp/network.py)
+# sends storage.googleapis.com to private.googleapis.com (tritonfleet/clouds/gcp/facts.py).
+GOOGLE_APIS_EGRESS = (EgressRule(PRIVATE_GOOGLE_APIS_CIDR, 443),)
 GRPC_BALANCING = {
     INTERNAL: GrpcBalancing(
         "internal passthrough Network Load Balancer",
@@ -85,7 +89,7 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
             PUBLIC: GOOGLE_FRONT_END_RANGES,
         },
         keeps_client_address=frozenset({INTERNAL}),
-        extra_egress=METADATA_EGRESS,
+        egress=(*GOOGLE_APIS_EGRESS, *METADATA_EGRESS),
         grpc_balancing=GRPC_BALANCING,
     )
 

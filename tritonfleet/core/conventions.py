@@ -87,6 +87,9 @@ def pool_node_labels(
 # kube-prometheus-stack: the release name contains "kube-prometheus-stack", so the chart's fullname is the release
 # name itself and Prometheus is served at <release>-prometheus.<namespace>.svc:9090.
 MONITORING_NAMESPACE = "monitoring"
+# kube-prometheus-stack's node exporter reads the host (hostNetwork, hostPID, a hostPath of /), so it runs in a
+# namespace of its own that allows it, and `monitoring` enforces Pod Security "baseline" (components/k8s/pod_security.py).
+NODE_EXPORTER_NAMESPACE = "monitoring-node-exporter"
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 PROMETHEUS_SERVICE_URL = f"http://{KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc"
 PROMETHEUS_PORT = 9090

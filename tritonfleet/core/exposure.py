@@ -16,7 +16,7 @@ INFERENCE_APIS = ("inference",)
 
 @dataclass(frozen=True)
 class EgressRule:
-    """An endpoint Triton pods must reach besides DNS and HTTPS (e.g. a node-local metadata server)."""
+    """An endpoint Triton pods must reach besides DNS (the object store, an identity or metadata endpoint)."""
 
     cidr: str
     port: int
@@ -82,8 +82,9 @@ class ExposureFacts:
     keeps_client_address: frozenset[str] = frozenset()
     # The Ingress annotation that limits the load balancer to client networks ("" where the cloud has none).
     ingress_source_ranges_annotation: str = ""
-    # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
-    extra_egress: tuple[EgressRule, ...] = ()
+    # Every endpoint Triton's pods may open besides cluster DNS: the object store and the identity endpoints (HTTPS),
+    # node-local metadata servers. Nothing else, and never the whole internet (tests/test_access_connectivity.py).
+    egress: tuple[EgressRule, ...] = ()
     # Per mode with a cloud load balancer (internal, internal-application, public): how it balances gRPC
     # (docs/serving.md).
     grpc_balancing: dict[str, GrpcBalancing] = field(default_factory=dict)

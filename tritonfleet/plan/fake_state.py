@@ -34,6 +34,15 @@ _CALLS["aws:index/getCallerIdentity:getCallerIdentity"] = {
     "userId": "AROAEXAMPLEDEPLOYER:tritonfleet-plan",
     "id": ACCOUNT,
 }
+# The region's S3 managed prefix list (components/aws/cloud.py s3_cidrs): a stand-in of one range, 52.216.0.0/15,
+# which us-east-1's list holds; a real preview reads the region's own list.
+_CALLS["aws:ec2/getPrefixList:getPrefixList"] = {
+    "cidrBlocks": ["52.216.0.0/15"],
+    "id": "pl-0offline0s3",
+    "name": "com.amazonaws.us-east-1.s3",
+    "filters": [],
+    "tags": {},
+}
 # Data sources for things the offline plan's empty account does not have: the provider's not-found error.
 ABSENT_CALLS: dict[str, str] = {
     "aws:eks/getCluster:getCluster": "ResourceNotFoundException: No cluster found (offline plan: an empty account)",

@@ -300,3 +300,12 @@ MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
         "a3-ultragpu-8g": ("us-central1-b",),
     },
 }
+
+
+# Private Google Access by name: a private DNS zone for this domain sends the Google API names to
+# private.googleapis.com (https://cloud.google.com/vpc/docs/configure-private-google-access#config-domain, read
+# 2026-12-05).
+GOOGLE_APIS_DOMAIN = "googleapis.com"
+# private.googleapis.com answers for the Google APIs on these four addresses, reached from a subnet with Private
+# Google Access (https://cloud.google.com/vpc/docs/configure-private-google-access#domain-options, read 2026-12-05).
+PRIVATE_GOOGLE_APIS_CIDR = "199.36.153.8/30"
