@@ -281,22 +281,24 @@ def diff(
     stacks: Annotated[list[str] | None, typer.Option("--stack", "-s", help="only this stack (repeatable)")] = None,
     output_format: Annotated[DiffFormat, typer.Option("--format", help="markdown (PR comment) or json")] = DiffFormat.markdown,
     comments_dir: Annotated[
-        Path | None, typer.Option(help="also write one comment per stack to DIR/<stack>.md, each under the size limit")
+        Path | None,
+        typer.Option(help="also write the pull-request comment to DIR/plan-diff.md (under the size limit)", show_default=False),
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report here instead of stdout")] = None,
     json_file: Annotated[Path | None, typer.Option("--json", help="also write the JSON diff here (any --format)")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
     jobs: Annotated[int, typer.Option(help="stacks planned at once with --base-ref")] = 2,
 ) -> None:
-    """Diff plans for a pull request: resources, replacements, GPUs, monthly cost and policy verdicts per stack.
+    """Diff plans for a pull request: one comment with a headline per changed stack (blocked or not, cost,
+    budget use, GPUs), blocking items in full, then resources, pools and policy verdicts.
 
-    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack),
-    a stack that could not be planned, or a replacement prod refuses without an acknowledgement (the report still
-    shows why); 64 neither BASE HEAD nor --base-ref given, or both.
+    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack), a
+    stack that could not be planned, or a replacement prod refuses without an acknowledgement; 2 the head adds
+    a mandatory policy violation; 64 neither BASE HEAD nor --base-ref given, or both. The report is written in
+    every case but bad input and usage errors.
     """
-    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
+    from tritonfleet.diff import COMMENT_NAME, DiffInputError, compare_plans, error_stack, report, to_json
     from tritonfleet.diff.documents import plans_from_paths
-    from tritonfleet.diff.render import safe_name
     from tritonfleet.plan.project import ProjectError, find_project
 
     if (base_ref is not None and (base or head)) or (base_ref is None and not (base and head)):
@@ -324,8 +326,7 @@ def diff(
         json_file.write_text(as_json)
     if comments_dir:
         comments_dir.mkdir(parents=True, exist_ok=True)
-        for d in diffs:
-            (comments_dir / f"{safe_name(d.stack)}.md").write_text(stack_comment(d))
+        (comments_dir / f"{COMMENT_NAME}.md").write_text(rendered if output_format is DiffFormat.markdown else report(diffs))
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(rendered)
@@ -334,10 +335,15 @@ def diff(
     if errors:
         error_message(f"could not plan {', '.join(sorted(errors))}; the report says why")
         raise typer.Exit(EXIT_USER_ERROR)
+    added = [(d.stack, v) for d in diffs for v in d.added_mandatory]
+    for stack, verdict in added:
+        err.print(Text.assemble(("mandatory:", "red"), f" {stack}: {verdict.policy}: {verdict.message}"))
     refused = [f"{d.stack}: {r}" for d in diffs for r in d.refused]
+    for line in refused:
+        err.print(Text.assemble(("refused:", "red"), " ", line))
+    if added:
+        raise typer.Exit(EXIT_POLICY_VIOLATION)
     if refused:
-        for line in refused:
-            err.print(Text.assemble(("refused:", "red"), " ", line))
         raise typer.Exit(EXIT_USER_ERROR)
 
 
