@@ -38,11 +38,18 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                 "maxGpus": pc.max_gpus,
                 "prices": {
                     option: (
-                        {"usdPerHour": price.usd, "source": price.source, "asOf": str(load_sources()[price.source])}
+                        {"usdPerHour": price.usd, "source": price.source, "asOf": str(load_sources()[price.source]),
+                         "regions": list(price.regions)}
                         if (price := itype.price(option, config.region))
                         else ("assumed" if option in pc.assumed_prices else "unknown")
                     )
                     for option in dict.fromkeys([*pc.split.purchase, *(["on-demand"] if pc.falls_back else [])])
+                },
+                # Where the catalog does price an option this region lacks (the figure is never borrowed from there).
+                "pricedElsewhere": {
+                    option: list(itype.priced_regions(option))
+                    for option in dict.fromkeys([*pc.split.purchase, *(["on-demand"] if pc.falls_back else [])])
+                    if itype.price(option, config.region) is None and itype.priced_regions(option)
                 },
                 # Each tier counted once (they add up to maxNodes), filled in this order; `fallback` is the tier full
                 # with spot unavailable (AWS: the burst launches on-demand), `expected` the spotShare mix.
@@ -74,6 +81,7 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         )
     return {
         "currency": "USD",
+        "region": config.region,  # every price is this region's, or unknown
         "hoursPerMonth": HOURS_PER_MONTH,
         "scope": "GPU node pools only (system nodes, storage, load balancers and traffic are not counted)",
         "pools": pools,
