@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -177,15 +178,24 @@ def _money(value: float | None, digits: int = 2) -> float | str:
     return "unknown" if value is None else round(value, digits)
 
 
-def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, policy_config: Path | None = None) -> dict[str, Any]:
+def build_plan(
+    project_dir: Path,
+    stack: str,
+    *,
+    with_policy: bool = False,
+    policy_config: Path | None = None,
+    edit: Callable[[dict[str, str]], dict[str, str]] | None = None,
+) -> dict[str, Any]:
     """Validate the stack's config, run the program under mocks and assemble the plan document.
 
     With `with_policy`, also run the policy pack on it (policies/config/<stack>.json unless `policy_config`) and add
-    the `policy` section. Raises ProjectError, ConfigError or PlanError (and, with policies, PackConfigError or
-    PackError) for the user to read.
+    the `policy` section. `edit` changes the merged config first (`tritonfleet size` plans its advice so). Raises
+    ProjectError, ConfigError or PlanError (and, with policies, PackConfigError or PackError) for the user to read.
     """
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
+    if edit is not None:
+        raw = edit(raw)
     config = load_stack_config(raw, stack, secret_keys)  # fails fast, before any resource is registered
     sizing = plan_sizing(config, project.directory)  # so do target loads the configured bounds cannot carry
     inputs = input_digests(project, stack)

@@ -108,6 +108,12 @@ def set_command(key: str, value: Any, stack: str) -> str:
     return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
 
 
+def yaml_edit(key: str, value: Any) -> str:
+    """The same change as `set_command`, as an edit of the stack file: `tritonfleet:gpuPools[1].maxNodes: 10`
+    (the path below `config:`; JSON for the value, which YAML reads the same)."""
+    return f"{CONFIG_NAMESPACE}:{key}: {json.dumps(value, ensure_ascii=False)}"
+
+
 def secret_set_command(key: str, stack: str) -> str:
     return f"pulumi config set --secret --path {_shell_key(key)} <value> --stack {stack}"
 
