@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tritonfleet.exit_codes import EXIT_USAGE, EXIT_USER_ERROR
+from tritonfleet.terminal import print_labelled
 
 
 class Protocol(StrEnum):
@@ -20,9 +21,7 @@ class Protocol(StrEnum):
 
 
 def _fail(err: Console, message: str, status: int = EXIT_USER_ERROR) -> typer.Exit:
-    from rich.markup import escape
-
-    err.print(f"[red]error:[/red] {escape(message)}", markup=True, soft_wrap=True)
+    print_labelled(err, "error:", "red", message)
     return typer.Exit(status)
 
 
@@ -51,7 +50,7 @@ def loadtest_table(result: Any) -> Table:
 def register(app: typer.Typer, out: Console, err: Console) -> None:
     """Add the sizing commands to the `tritonfleet` app."""
 
-    @app.command()
+    @app.command(short_help="drive one model at a fixed rate or concurrency")
     def loadtest(
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         url: Annotated[str, typer.Option(help="host:port of Triton's HTTP (8000) or gRPC (8001) endpoint")] = "127.0.0.1:8000",
@@ -89,7 +88,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
         for sample in result.error_samples:
-            err.print(f"[yellow]error sample:[/yellow] {sample}", markup=True, soft_wrap=True)
+            print_labelled(err, "error sample:", "yellow", sample)
         if json_file:
             json_file.parent.mkdir(parents=True, exist_ok=True)
             json_file.write_text(result.dumps())
@@ -97,7 +96,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         if result.succeeded == 0:
             raise _fail(err, f"no request to '{model}' succeeded")
 
-    @app.command()
+    @app.command(short_help="rank GPU options for a deployment, inside the guardrails")
     def size(
         stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
         deployment: Annotated[str, typer.Option("--deployment", "-d", help="the tritonDeployments[].name to size")],
@@ -112,7 +111,10 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         model_memory_gib: Annotated[
             float | None,
             typer.Option(
-                help="GPU memory one replica needs; default: no less than it has now", min=0.1, show_default=False
+                help="GPU memory one replica needs; default: no less than it has now",
+                min=0.1,
+                metavar="GIB",
+                show_default=False,
             ),
         ] = None,
         project_dir: Annotated[
