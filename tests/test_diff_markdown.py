@@ -9,12 +9,10 @@ import copy
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-import pytest
+import cmarkgfm  # pinned in the test extra: GitHub's own Markdown engine, cmark-gfm
 from test_diff import base_plan, crafted_cases, plan, pool
 
 from tritonfleet.diff import compare_plans, report
-
-cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is pinned in the test extra (make install)")
 
 # GitHub's conversation column is ~720 px wide; its tables use a 14 px font (~7.5 px a character) and 13 px of
 # padding each side of a cell (~4 characters). A row wider than this pushes its last column out of view.
