@@ -88,6 +88,8 @@ def test_plans_failures_and_usage_errors_fit_80_columns(tmp_path):
         "models validate": (["models", "validate", str(tmp_path / "repo")], 1),
         "models validate --stack alone": (["models", "validate", str(tmp_path / "repo"), "--stack", "dev"], 64),
         "unknown stack": (["plan", "--stack", "nope"], 1),
+        "policy init over an existing file": (["policy", "init", "--stack", "prod"], 1),
+        "loadtest without a server": (["loadtest", "--url", "127.0.0.1:9", "--model", "m", "--rate", "5", "--duration", "1"], 1),
         "unknown option": (["plan", "--stak", "dev"], 64),
     }  # fmt: skip
     for name, (args, status) in runs.items():

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tritonfleet.core.config.problems import file_edit, set_command
 from tritonfleet.diff.replacement import (
     EXPLAINED,
     PROD_ACKNOWLEDGEMENT,
@@ -514,9 +515,10 @@ def refusals(diff: StackDiff, head: dict[str, Any] | None) -> list[str]:
         for reason in flag.reasons if flag.action == "replace" else ():
             key = PROD_ACKNOWLEDGEMENT.get((flag.type, reason))
             if key and key not in acknowledged:
+                command = set_command(key, True, diff.stack)
                 out.append(
                     f"{flag.kind} {flag.name} would be replaced ({reason} changes) in prod. If that is intended, "
-                    f"acknowledge it: `pulumi config set --path 'tritonfleet:{key}' true` (and remove it after the update)."
+                    f"acknowledge it: `{command}`, or {file_edit(command)} (and remove it after the update)."
                 )
     return out
 
