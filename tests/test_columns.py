@@ -82,7 +82,6 @@ def test_plans_failures_and_usage_errors_fit_80_columns(tmp_path):
     (repo / "config.pbtxt").write_text('name: "m"\nmax_batch_size: lots\n')
     runs = {
         "plan": (["plan", "--stack", "dev"], 0),
-        "plan gcp --resources": (["plan", "--stack", "gcp-prod", "--resources"], 0),
         "diff with a long verdict": (["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "-o", str(tmp_path / "c.md")], 2),
         "preflight without credentials": (["preflight", "--stack", "dev"], 1),
         "models validate": (["models", "validate", str(tmp_path / "repo")], 1),
@@ -96,3 +95,12 @@ def test_plans_failures_and_usage_errors_fit_80_columns(tmp_path):
         result = _run(*args)
         assert result.returncode == status, (name, result.stderr)
         assert _too_long(result.stdout + result.stderr) == [], name
+
+
+def test_every_shipped_plan_fits_80_columns_resources_included(stock_plan):
+    """The plan summary of each stack as the CLI lays it out (from the cached plans; the CLI run above covers the rest)."""
+    from tritonfleet.plan.text import plan_lines
+
+    for stack in ("dev", "staging", "prod", "gcp-dev", "gcp-prod"):
+        lines = [line.text for line in plan_lines(stock_plan(stack), WIDTH, resources=True)]
+        assert _too_long("\n".join(lines)) == [], stack
