@@ -152,9 +152,13 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, f"no published benchmark '{benchmark_model}' in the catalog (it has: {', '.join(published)}){hint}")
         rails = guardrails(config, project.directory, model_memory_gib, benchmark_model)
         ranking = rank_options(config, target, capacities.get(deployment), rails)
+        from tritonfleet.plan.harness import PlanError
+        from tritonfleet.policycheck.engine import PackError
+        from tritonfleet.policycheck.pack_config import PackConfigError
+
         try:
             ranking, chosen = advise(project.directory, stack, ranking)
-        except ConfigError as error:  # the stack as it is does not plan: nothing to compare advice with
+        except (ConfigError, PlanError, PackConfigError, PackError) as error:  # the stack as it is does not plan
             raise _fail(err, str(error)) from None
         print_ranking(out, config, target, ranking, chosen)
 

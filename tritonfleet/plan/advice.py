@@ -72,10 +72,14 @@ def plan_reasons(project_dir: Path, stack: str, base: dict[str, Any], option: Op
     from tritonfleet.plan.document import build_plan
 
     settings = {k: v for k, v in option.settings.items() if "<" not in str(v)}  # placeholders (reservation ids) aside
+    from tritonfleet.plan.harness import PlanError
+
     try:
         head = build_plan(project_dir, stack, with_policy=True, edit=lambda raw: with_settings(raw, settings))
     except ConfigError as error:
         return [f"planned, {p.key}: {p.allowed}" for p in error.problems]
+    except PlanError as error:
+        return [f"planned, the program failed: {error}"]
     diff = compare_stack(base, head)
     reasons = [f"planned, {v.policy} fails: {v.message}" for v in diff.added_mandatory]
     reasons += [
