@@ -293,15 +293,15 @@ def flags_section(diff: StackDiff) -> list[str]:
 def money_table(diff: StackDiff) -> list[str]:
     rows = [
         ["GPUs (max)", dash_or_text(diff.max_gpus.before), dash_or_text(diff.max_gpus.after), signed(diff.max_gpus.delta)],
-        ["floor", usd(diff.monthly_floor.before), usd(diff.monthly_floor.after), money_change(diff.monthly_floor)],
-        ["expected", usd(diff.monthly_expected.before), usd(diff.monthly_expected.after), money_change(diff.monthly_expected)],
-        ["ceiling", usd(diff.monthly_ceiling.before), usd(diff.monthly_ceiling.after), money_change(diff.monthly_ceiling)],
+        ["floor $/month", usd(diff.monthly_floor.before), usd(diff.monthly_floor.after), money_change(diff.monthly_floor)],
+        ["expected $/month", usd(diff.monthly_expected.before), usd(diff.monthly_expected.after), money_change(diff.monthly_expected)],
+        ["ceiling $/month", usd(diff.monthly_ceiling.before), usd(diff.monthly_ceiling.after), money_change(diff.monthly_ceiling)],
     ]
     if diff.monthly_expected.before is None and diff.monthly_expected.after is None:
         del rows[2]
     if diff.budget.changed:
-        rows.append(["budget", usd(diff.budget.before), usd(diff.budget.after), money_change(diff.budget)])
-    return [*_table(["$/month", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"]), ""]
+        rows.append(["budget $/month", usd(diff.budget.before), usd(diff.budget.after), money_change(diff.budget)])
+    return [*_table(["", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"]), ""]
 
 
 def _pool_line(p: PoolDiff) -> str | None:
