@@ -66,6 +66,7 @@ class GpuPool:
     on_demand_fallback: bool = False  # a spot NodePool that launches on-demand when spot is unavailable
     weight: int = 0  # Karpenter NodePool weight (higher is filled first)
     priced_by_first_type: bool = False  # a NodePool: priced at its first (the pool's own, cheapest on-demand) type
+    region: str | None = None  # the stack's region (its cloud provider's): prices hold per region, else unknown
 
     @property
     def catalog_entries(self) -> list[InstanceType | None]:
@@ -117,7 +118,7 @@ class GpuPool:
 
     def _costs(self, nodes: int) -> list[float | None]:
         entries = self.catalog_entries[:1] if self.priced_by_first_type else self.catalog_entries
-        return [nodes_monthly_usd(entry, self.priced_purchase, nodes) if entry else None for entry in entries]
+        return [nodes_monthly_usd(entry, self.priced_purchase, nodes, self.region) if entry else None for entry in entries]
 
     def priced_by_assumption(self, basis: str) -> bool:
         """Whether this pool's cost on this basis uses the assumed price because the catalog has none."""
@@ -325,10 +326,24 @@ def _warm_nodes(resources: list[Any]) -> dict[str, int]:
     return warm
 
 
+def stack_region(resources: Iterable[Any]) -> str | None:
+    """The region of the stack's cloud provider resource (`pulumi:providers:aws|gcp` input `region`), or None."""
+    for r in resources:
+        if r.resource_type in ("pulumi:providers:aws", "pulumi:providers:gcp"):
+            region = get(r.props, "region", None)
+            if isinstance(region, str) and region:
+                return region
+    return None
+
+
 def gpu_pools(resources: Iterable[Any]) -> list[GpuPool]:
-    """Every GPU pool among a stack's PolicyResources; Karpenter NodePools get their pool's warm nodes by weight."""
+    """Every GPU pool among a stack's PolicyResources; Karpenter NodePools get their pool's warm nodes by weight.
+    Each is priced in the stack's region: a price the catalog lists for other regions only is unknown there."""
     resources = list(resources)
-    found = [p for r in resources if (p := gpu_pool(r.resource_type, r.props, r.urn, r.name)) is not None]
+    region = stack_region(resources)
+    found = [
+        replace(p, region=region) for r in resources if (p := gpu_pool(r.resource_type, r.props, r.urn, r.name)) is not None
+    ]
     warm = _warm_nodes(resources)
     karpenter = sorted((p for p in found if p.priced_by_first_type), key=lambda p: -p.weight)
     assigned: dict[str, GpuPool] = {}
@@ -389,5 +404,6 @@ def stack_spend(pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float
         else:
             unpriced.append(
                 f"{pool.name}: no published {pool.priced_purchase} price for {', '.join(pool.instance_types) or 'its type'}"
+                + (f" in {pool.region}" if pool.region else "")
             )
     return StackSpend(basis, round(known, 2), tuple(unpriced), tuple(assumed))

@@ -53,6 +53,11 @@ def build_plan(*args, **kwargs):
     return forked("tritonfleet.plan.document:build_plan", *args, **kwargs)
 
 
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace one space: a message as written, whatever the terminal wrapped."""
+    return " ".join(text.split())
+
+
 def run_cli_fresh(
     *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

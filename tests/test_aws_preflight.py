@@ -17,7 +17,7 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tests.local_servers import free_port
 from tritonfleet.clouds.aws.facts import EC2_VCPU_QUOTAS
 from tritonfleet.clouds.aws.preflight import check_s3_endpoint, run_preflight
@@ -212,6 +212,6 @@ def test_no_credentials_is_said_before_any_call(tmp_path):
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1
-    assert "no AWS credentials found, so nothing was checked" in result.stderr
-    assert "AWS_ACCESS_KEY_ID" in result.stderr and "aws configure" in result.stderr
+    assert "no AWS credentials found, so nothing was checked" in one_line(result.stderr)
+    assert "AWS_ACCESS_KEY_ID" in one_line(result.stderr) and "aws configure" in one_line(result.stderr)
     assert "did not answer" not in result.stderr and "Traceback" not in result.stderr

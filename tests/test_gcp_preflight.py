@@ -10,7 +10,7 @@ import sys
 import pytest
 from google.api_core.exceptions import Forbidden, NotFound
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, one_line
 from tests.gcp_helpers import compute_v1, decoded, encoded
 from tritonfleet.clouds.gcp.preflight import GcpClients, required_gpus, run_preflight
 from tritonfleet.core.config import load_stack_config
@@ -202,6 +202,6 @@ def test_no_google_credentials_is_a_clear_message_without_traceback(tmp_path):
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1
-    assert "no Google Cloud credentials found" in result.stderr and "gcloud auth application-default login" in result.stderr
+    assert "no Google Cloud credentials found" in one_line(result.stderr) and "gcloud auth application-default login" in one_line(result.stderr)
     assert "Traceback" not in result.stderr and "DefaultCredentialsError" not in result.stderr
     assert "Warning" not in result.stderr  # google.api_core's Python-version notice is not the user's business

@@ -22,7 +22,7 @@ from google.api_core import exceptions as gcs_errors
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tritonfleet.models.stack import TargetError, stack_repository
 from tritonfleet.models.storage import GcsStore, RemoteObject, RepositoryUri, S3Store, StoreError, join_prefix
 from tritonfleet.models.sync import SyncError, execute, plan_sync, published_config
@@ -374,14 +374,14 @@ def test_cli_unreachable_bucket_is_a_clear_error(cli_env, repo, monkeypatch, tar
         monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     result = run_cli("models", "sync", str(repo), "--bucket", target)
     assert result.returncode == 1
-    assert expected in result.stderr and "Nothing was published." in result.stderr
+    assert one_line(expected) in one_line(result.stderr) and "Nothing was published." in one_line(result.stderr)
     assert "Traceback" not in result.stderr
 
 
 def test_cli_refuses_a_bad_repository_before_touching_the_bucket(cli_env, repo):
     (repo / MODEL / "1").rename(repo / MODEL / "v1")
     result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{BUCKET}/bad")
-    assert result.returncode == 1 and "positive integer" in result.stderr and "nothing was published" in result.stderr
+    assert result.returncode == 1 and "positive integer" in one_line(result.stderr) and "nothing was published" in one_line(result.stderr)
     assert "Contents" not in cli_env.list_objects_v2(Bucket=BUCKET, Prefix="bad/")
 
 
@@ -389,9 +389,9 @@ def test_cli_needs_exactly_one_target(repo):
     """Options missing or conflicting are usage errors (exit 64, as Click's own)."""
     for args in ([], ["--stack", "dev", "--bucket", "s3://b"]):
         result = run_cli("models", "sync", str(repo), *args)
-        assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in result.stderr
+        assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in one_line(result.stderr)
     result = run_cli("models", "sync", str(repo), "--bucket", "s3://b", "--deployment", "resnet")
-    assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in result.stderr
+    assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in one_line(result.stderr)
 
 
 # Races and refusals: what sync publishes is what it compared.

@@ -66,12 +66,19 @@ def _nodes(pool: dict[str, Any]) -> str:
     return f"{sum(r['min'] for r in ranges)}..{sum(r['max'] for r in ranges)}"
 
 
-def _purchase(pool: dict[str, Any]) -> str:
-    """How the pool's nodes are bought: 'on-demand 1..1 at $63.30/h, spot 0..2 at $27.20/h'."""
+def _purchase(pool: dict[str, Any], region: str | None = None) -> str:
+    """How the pool's nodes are bought: 'on-demand 1..1 at $63.30/h, spot 0..2 at $27.20/h'; an unknown price says
+    in which region, and where the catalog does price it ('unknown in eu-west-1 (priced in us-east-1 only)')."""
     parts = []
     for option, r in pool["nodes"].items():
         price = pool["prices"].get(option)
-        at = f"{usd(price['usdPerHour'])}/h" if isinstance(price, dict) else "unknown price"
+        if isinstance(price, dict):
+            at = f"{usd(price['usdPerHour'])}/h"
+        else:
+            at = "unknown price" + (f" in {region}" if region else "")
+            elsewhere = (pool.get("pricedElsewhere") or {}).get(option)
+            if elsewhere:
+                at += f" (priced in {', '.join(elsewhere)} only)"
         parts.append(f"{option} {r['min']}..{r['max']} at {at}")
     return ", ".join(parts)
 
@@ -107,13 +114,13 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     if as_table is not None:
         lines += as_table
         for p in pools:
-            lines += wrap(f"{p['pool']}: {_purchase(p)}{_fallback(p)}", width, INDENT, INDENT * 2)
+            lines += wrap(f"{p['pool']}: {_purchase(p, cost.get('region'))}{_fallback(p)}", width, INDENT, INDENT * 2)
             if p.get("capacity"):
                 lines += wrap(f"{p['pool']} at max: {_tiers(p)}", width, INDENT, INDENT * 2)
     else:
         for p in pools:
             lines += wrap(f"{p['pool']}: {p['gpu']} on {p['instanceType']}", width, INDENT, INDENT * 2)
-            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p)}; up to {p['maxGpus']} GPUs{_fallback(p)}", width, INDENT * 2)
+            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p, cost.get('region'))}; up to {p['maxGpus']} GPUs{_fallback(p)}", width, INDENT * 2)
             lines += wrap(
                 f"monthly {usd(p['monthlyFloorUsd'])} floor, {usd(p['monthlyCeilingUsd'])} ceiling", width, INDENT * 2
             )

@@ -118,8 +118,12 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
         if namespace != CONFIG_NAMESPACE:
             continue
         if key not in known:
-            problems.append(_unknown_key(key, value, sorted(known), "", stack))
-            continue
+            problem = _unknown_key(key, value, sorted(known), "", stack)
+            problems.append(problem)
+            meant = problem.renamed_to
+            if meant is None or f"{CONFIG_NAMESPACE}:{meant}" in raw or "." in meant or "[" in meant:
+                continue
+            key = meant  # checked as the key it was meant to be, so the typo hides none of its other problems
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 value = json.loads(value)

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from tritonfleet.core.catalog import Catalog
-from tritonfleet.core.config.problems import Problem, rm_command, secret_set_command, set_command
+from tritonfleet.core.config.problems import Problem, nearest, rm_command, secret_set_command, set_command
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
 
 
@@ -76,6 +76,18 @@ class RuleContext:
         self.problems.append(Problem(key, value, allowed, rm_command(fix_key or key, self.stack)))
 
 
+def with_meant_keys(model: type[BaseModel], item: dict[str, Any]) -> dict[str, Any]:
+    """`item` with each misspelt key under the key it most likely meant (the schema reported the typo already), so a
+    typo (maxNode) does not hide the section's other problems behind a missing required key."""
+    keys = {field.alias or name for name, field in model.model_fields.items()}
+    out = dict(item)
+    for key in item:
+        meant = nearest(key, keys) if key not in keys else None
+        if meant is not None and meant not in out:
+            out[meant] = out.pop(key)
+    return out
+
+
 def validate_section(model: type[BaseModel], item: Any) -> Any:
     """The section as a model for cross-field checks, with its bad or unknown keys dropped; None if that fails.
 
@@ -83,6 +95,7 @@ def validate_section(model: type[BaseModel], item: Any) -> Any:
     """
     if not isinstance(item, dict):
         return None
+    item = with_meant_keys(model, item)
     try:
         return model.model_validate(item)
     except ValidationError as exc:
