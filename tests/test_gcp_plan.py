@@ -218,6 +218,8 @@ def test_the_stack_enables_its_project_apis_and_never_disables_them(prod):
     assert {s["inputs"]["service"] for s in services} == {
         "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com",
         "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com",
+        # the project IAM binding of the nodes' role, and enabling APIs at all (cloud review 2026-12-05)
+        "cloudresourcemanager.googleapis.com", "serviceusage.googleapis.com",
     }
     for s in services:
         assert s["inputs"]["project"] == "acme-ml-prod"

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
-from components.aws.exposure import aws_exposure_facts
+from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
@@ -140,6 +140,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 protected=config.protected,
                 tags=config.tags,
                 control_plane=control_plane_access(cluster_config.control_plane_cidrs, config.environment),
+                api_ingress_cidrs=api_ingress_cidrs(cluster_config.deploy_from, cluster_config.deployer_cidrs),
             ),
             opts=child,
         )

@@ -20,7 +20,7 @@ from components.aws.cluster_access import CREATOR_TAG, admin_entries, iam_princi
 from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
-from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
+from tritonfleet.clouds.aws.facts import EKS_API_PORT, VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -99,6 +99,8 @@ class EksClusterArgs:
     """The stack's tags, on every resource."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API endpoint: the private endpoint always, the public one only from these CIDRs."""
+    api_ingress_cidrs: list[str] = field(default_factory=list)
+    """Networks inside or connected to the VPC admitted on 443 by the cluster security group (an in-VPC deployer)."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -178,6 +180,18 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
         )
         cluster = self.cluster
+        for i, cidr in enumerate(args.api_ingress_cidrs):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-from-{i}",
+                security_group_id=cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=EKS_API_PORT,
+                to_port=EKS_API_PORT,
+                description="Kubernetes API from the deployer (cluster.deployerCidrs)",
+                tags=tags,
+                opts=child,
+            )
 
         for i, principal in admin_entries(args.admin_principals, creator).items():
             entry = aws.eks.AccessEntry(

@@ -25,7 +25,15 @@ from components.contract import (
     shared_facts,
 )
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
-from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, enable_project_apis, kubeconfig
+from components.gcp.cluster import (
+    GkeClusterArgs,
+    create_cluster,
+    create_node_account,
+    dns_endpoint,
+    enable_project_apis,
+    kubeconfig,
+    provider_kubeconfig,
+)
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
@@ -140,12 +148,17 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 for spec in gpu_node_pool_specs(config, pool)
             ]
 
-        kubeconfig_text = pulumi.Output.secret(
-            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda args: kubeconfig(args[0], args[1], args[2])
-            )
+        endpoint = dns_endpoint(cluster)
+        kubeconfig_text = pulumi.Output.secret(pulumi.Output.all(cluster.name, endpoint).apply(lambda a: kubeconfig(*a)))
+        # The deployer's own token (docs/access.md: nothing for the CI runner to install, valid about an hour).
+        token = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOptions(parent=self, provider=provider))
+        k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=pulumi.Output.secret(
+                pulumi.Output.all(cluster.name, endpoint, token.access_token).apply(lambda a: provider_kubeconfig(*a))
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
         by_gke_name = {
             spec.name: node_pool
             for pool in config.enabled_pools

@@ -333,3 +333,15 @@ ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
 ALB_INTERNAL_SCHEME = "internal"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
 ALB_PUBLIC_SCHEME = "internet-facing"
+
+# The EKS kubeconfig's credential plugin is the AWS CLI (`aws eks get-token`), which GitHub's hosted Ubuntu runner
+# images carry (AWS CLI 2 in https://github.com/actions/runner-images/blob/main/images/ubuntu/Ubuntu2404-Readme.md,
+# "CLI Tools", read 2026-12-05); aws-actions/configure-aws-credentials puts the role's credentials in its environment.
+EKS_TOKEN_COMMAND = "aws"
+HOSTED_RUNNER_TOOLS_SOURCE = "https://github.com/actions/runner-images/blob/main/images/ubuntu/Ubuntu2404-Readme.md"
+# Up to 40 CIDRs per EKS public endpoint (publicAccessCidrs; the hosted runners' published ranges are far more), and
+# the cluster security group admits only itself until a rule is added: a private endpoint needs 443 from the client.
+# Sources: https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html and
+# https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html (read 2026-12-05; the 40 is VERIFY).
+EKS_PUBLIC_ACCESS_CIDRS_MAX = 40
+EKS_API_PORT = 443

@@ -30,6 +30,7 @@ from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import Deployer, DeployPath
 
 SERVICE_NAME = "GKE"
 REGIONS = GCP_REGIONS
@@ -59,6 +60,14 @@ LABEL_RULE = (
 
 def stack_zones(region: str, cluster: Cluster) -> list[str]:
     return list(cluster.zones)
+
+
+def deploy_path(cluster: Cluster, environment: str) -> DeployPath:
+    """The Kubernetes provider talks to the cluster's DNS-based endpoint, which takes traffic from any address and
+    admits only callers IAM lets in (container.clusters.connect); controlPlaneCidrs governs the IP endpoint alone, for
+    people. So every deploy source reaches it (docs/access.md; tritonfleet/clouds/gcp/facts.py: DNS_ENDPOINT_SOURCE)."""
+    deployer = Deployer(cluster.deploy_from, tuple(cluster.deployer_cidrs))
+    return DeployPath(deployer, "GKE DNS-based endpoint (IAM-authenticated, any address)", True)
 
 
 def check_stack(ctx: RuleContext) -> None:

@@ -101,6 +101,25 @@ ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 # https://cloud.google.com/service-mesh/docs/private-cluster-open-port, read 2026-12 (shared cloud-review-2026-12.md).
 GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 
+# The DNS-based control-plane endpoint: a per-cluster name under gke.goog that, with allow_external_traffic, takes
+# traffic from any address and passes a request only when IAM grants the caller container.clusters.connect; the IP
+# endpoints stay as configured (private in prod). Its name is the cluster's controlPlaneEndpointsConfig
+# .dnsEndpointConfig.endpoint. Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation
+# ("DNS-based endpoint") and https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations
+# .clusters#DNSEndpointConfig (allowExternalTraffic: "Controls whether user traffic is allowed over this endpoint"),
+# read 2026-12-05. Its server certificate chains to a public root, so a kubeconfig gives no cluster CA for it (VERIFY).
+DNS_ENDPOINT_DOMAIN = "gke.goog"
+DNS_ENDPOINT_PERMISSION = "container.clusters.connect"
+DNS_ENDPOINT_SOURCE = "https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation (read 2026-12-05)"
+# gke-gcloud-auth-plugin, the exec credential plugin of GKE kubeconfigs, is a gcloud component that GitHub's hosted
+# runner images do not install (https://github.com/actions/runner-images/issues/6778, read 2026-12-05; install:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin). The stack's
+# Kubernetes provider therefore authenticates with the deployer's OAuth access token
+# (gcp.organizations.get_client_config().access_token), which lives one hour by default
+# (https://cloud.google.com/docs/authentication/token-types#access-tokens, read 2026-12-05).
+GKE_AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+ACCESS_TOKEN_LIFETIME_S = 3600
+
 
 # GKE Ingress: the controller reads an Ingress's class from the kubernetes.io/ingress.class annotation only (gce: the
 # external Application Load Balancer, gce-internal: the regional internal one) and takes no action on an Ingress that

@@ -30,6 +30,7 @@ from tritonfleet.core.config.problems import (
 from tritonfleet.core.config.rules.buckets import check_buckets
 from tritonfleet.core.config.rules.cluster import (
     check_control_plane,
+    check_deploy_path,
     check_node_image,
     check_other_cloud_keys,
     check_region,
@@ -82,6 +83,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
         check_other_cloud_keys(ctx)
         check_node_image(ctx)
         check_control_plane(ctx)
+        check_deploy_path(ctx)
         ctx.rules.check_cluster(ctx, ctx.cluster)
     if ctx.cluster is not None and ctx.region is not None:
         ctx.stack_zones = ctx.rules.stack_zones(ctx.region, ctx.cluster) if ctx.rules else list(ctx.cluster.zones)

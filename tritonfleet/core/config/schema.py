@@ -69,6 +69,18 @@ class Cluster(_Section):
     acknowledge_public_control_plane: bool = Field(
         False, description="true to allow controlPlaneCidrs 0.0.0.0/0 in prod (the API server reachable from anywhere)"
     )
+    deploy_from: Literal["hosted-ci", "public-cidrs", "private-network"] = Field(
+        "hosted-ci",
+        description="where `pulumi up` runs from: hosted-ci (hosted CI runners, no fixed address; the default, as "
+        ".github/workflows/deploy.yml runs), public-cidrs (the internet from deployerCidrs: an office, a runner with "
+        "a static address) or private-network (inside the cluster's network or one connected to it, at "
+        "deployerCidrs). The API endpoint the stack configures must admit it (docs/access.md)",
+    )
+    deployer_cidrs: list[str] = Field(
+        default_factory=list,
+        description="the IPv4 CIDRs the deployer connects from (required with deployFrom public-cidrs or "
+        "private-network; AWS private-network: 443 on the cluster security group is opened to them)",
+    )
     acknowledge_datapath_replacement: bool = Field(
         False,
         description="GCP: true to let a prod stack replace its GKE cluster to change the datapath to Dataplane V2 "

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from tritonfleet.core.catalog import Catalog
 from tritonfleet.core.config.problems import Problem, rm_command, secret_set_command, set_command
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import DeployPath
 
 
 class CloudConfigRules(Protocol):
@@ -45,6 +46,10 @@ class CloudConfigRules(Protocol):
     def check_pool_zones(self, ctx: RuleContext, pool: GpuPool, at: str) -> None: ...
 
     def check_bucket(self, ctx: RuleContext, bucket: ModelBucket, at: str) -> None: ...
+
+    def deploy_path(self, cluster: Cluster, environment: str) -> DeployPath:
+        """How `cluster.deployFrom` reaches the API endpoint this cloud's cluster would have."""
+        ...
 
     def node_local_ssd_gi(self, instance_type: str) -> int | None:
         """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
