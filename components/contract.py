@@ -22,7 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
-from tritonfleet.core.config import StackConfig, physical_bucket_name
+from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import triton_service_account
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
@@ -33,7 +33,7 @@ class BucketRequest:
     """One model bucket, as every cloud needs it."""
 
     name: str  # the configured name: the key of ClusterFacts.model_repositories
-    physical_name: str  # the bucket's name in the cloud (global): bucketName or tf-<stack>-<name>
+    physical_name: str  # the bucket's name in the cloud (global): bucketName or tf-<stack>-<name>-<owner>-<region>
     noncurrent_version_days: int  # how long replaced or deleted model files stay restorable
     kms_key: str | None  # customer-managed key (KMS key ARN on AWS, Cloud KMS key name on GCP); None: cloud default
     protected: bool  # protect and retain on delete (prod)
@@ -118,7 +118,7 @@ def bucket_requests(config: StackConfig) -> list[BucketRequest]:
     return [
         BucketRequest(
             name=bucket.name,
-            physical_name=physical_bucket_name(bucket, config.stack),
+            physical_name=config.physical_bucket_name(bucket),
             noncurrent_version_days=bucket.noncurrent_version_days,
             kms_key=bucket.kms_key_id,
             protected=config.protected,

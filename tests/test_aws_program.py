@@ -189,7 +189,7 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
         assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:triton-{deployment}"
         policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
         resources = {s["Resource"] for s in policy["Statement"]}
-        assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}
+        assert resources == {"arn:aws:s3:::tf-prod-models-123456789012-us-east-1", f"arn:aws:s3:::tf-prod-models-123456789012-us-east-1/{prefix}*"}
         assert {s["Action"] for s in policy["Statement"]} == {"s3:ListBucket", "s3:GetObject"}
         assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 

@@ -41,7 +41,7 @@ async def test_facts_for_the_kubernetes_layer(gcp_dev):
     facts = cloud.facts
     assert set(facts.pools) == {"l4"} and facts.pools["l4"].taints[0]["value"] == "present"
     assert facts.pools["l4"].node_selector == {"cloud.google.com/compute-class": "tritonfleet-l4"}
-    assert await facts.model_repositories["models"].future() == "gs://tf-gcp-dev-models"
+    assert await facts.model_repositories["models"].future() == "gs://tf-gcp-dev-models-acme-ml-dev-us-central1"
     annotations = facts.service_account_annotations["resnet"]
     assert await pulumi.Output.from_input(annotations["iam.gke.io/gcp-service-account"]).future() == (
         "tf-gcp-dev-triton-resnet@acme-ml-dev.iam.gserviceaccount.com"

@@ -133,14 +133,14 @@ def test_each_deployment_reads_only_its_own_bucket():
     llm = "serviceAccount:tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com"
     vision = "serviceAccount:tf-gcp-prod-triton-vision@acme-ml-prod.iam.gserviceaccount.com"
     assert granted == {
-        (llm, "tf-gcp-prod-models", "roles/storage.objectViewer"),
-        (llm, "tf-gcp-prod-models", "roles/storage.legacyBucketReader"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.objectViewer"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.legacyBucketReader"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
     }
     project_roles = [r["inputs"]["role"] for r in of_type(resources, "gcp:projects/iAMMember:IAMMember")]
     assert not [role for role in project_roles if "storage" in role], "no project-wide storage roles"
-    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models"
+    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models-acme-ml-prod-us-central1"
 
 
 def test_workload_identity_bindings(prod):
@@ -164,7 +164,7 @@ def test_outputs(prod):
         "l4": ["l4-on-demand", "l4-spot"],
     }
     assert outputs["tritonServiceAccounts"]["llm"] == {
-        "bucket": "tf-gcp-prod-models",
+        "bucket": "tf-gcp-prod-models-acme-ml-prod-us-central1",
         "googleServiceAccount": "tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com",
         "kubernetesServiceAccount": "triton/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],

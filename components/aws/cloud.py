@@ -104,7 +104,13 @@ class AwsCloud(CloudAdapter[EksFloor]):
     cloud = "aws"
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
-        provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
+        # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
+        provider = aws.Provider(
+            f"{name}-aws",
+            region=config.region,
+            allowed_account_ids=[config.aws_account_id] if config.aws_account_id else None,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         cluster_config = config.cluster
         image = cluster_config.eks_gpu_node_image

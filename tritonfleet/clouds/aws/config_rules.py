@@ -38,6 +38,9 @@ from tritonfleet.core.exposure import (
 
 SERVICE_NAME = "AWS"
 REGIONS = AWS_REGIONS
+# Whose account or project default model bucket names carry (conventions.default_bucket_name): the config key, the
+# StackConfig field and an example.
+BUCKET_OWNER_KEY, BUCKET_OWNER_FIELD, BUCKET_OWNER_EXAMPLE = "awsAccountId", "aws_account_id", "123456789012"
 # Cluster keys that only mean something on AWS (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "adminPrincipals": "admin_principals",

@@ -34,6 +34,9 @@ from tritonfleet.core.exposure import Deployer, DeployPath
 
 SERVICE_NAME = "GKE"
 REGIONS = GCP_REGIONS
+# Whose account or project default model bucket names carry (conventions.default_bucket_name): the config key, the
+# StackConfig field and an example.
+BUCKET_OWNER_KEY, BUCKET_OWNER_FIELD, BUCKET_OWNER_EXAMPLE = "gcpProject", "gcp_project", "my-project-id"
 # Cluster keys that only mean something on GKE (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "releaseChannel": "release_channel",
@@ -76,6 +79,8 @@ def check_stack(ctx: RuleContext) -> None:
         ctx.add("gcpProject", MISSING, allowed, "my-project-id")
     if isinstance(ctx.data.get("tags"), Mapping):
         _check_tags_as_labels(ctx, ctx.data["tags"])
+    if ctx.data.get("awsAccountId"):
+        ctx.remove("awsAccountId", ctx.data["awsAccountId"], "unset: it applies to AWS only (GCP: gcpProject)")
 
 
 def _is_label_text(text: str, key: bool) -> bool:

@@ -62,7 +62,10 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    return config.model_copy(update={"stack": stack})
+    from tritonfleet.clouds import cloud_rules
+
+    owner = getattr(config, cloud_rules(config.cloud).BUCKET_OWNER_FIELD) or ""
+    return config.model_copy(update={"stack": stack, "bucket_owner": owner})
 
 
 def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> list[Problem]:
@@ -227,7 +230,7 @@ def _keys_at(loc: tuple[Any, ...]) -> list[str]:
         model = next((a for a in (info.annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None)
     if model is None:
         return []
-    return sorted(f.alias or n for n, f in model.model_fields.items() if n != "stack")
+    return sorted(f.alias or n for n, f in model.model_fields.items() if not f.exclude)
 
 
 def _key(loc: tuple[Any, ...]) -> str:

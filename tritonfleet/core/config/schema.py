@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
+from tritonfleet.core.conventions import default_bucket_name
 from tritonfleet.core.exposure import exposure_mode
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
@@ -196,12 +197,18 @@ class GpuPool(_Section):
         return self.assumed_price.usd_per_hour if self.assumed_price else None
 
 
+def physical_bucket_name(bucket: ModelBucket, stack: str, owner: str, region: str) -> str:
+    """A bucket's name in the cloud: its bucketName, or the default (conventions.default_bucket_name)."""
+    return bucket.bucket_name or default_bucket_name(stack, bucket.name, owner, region)
+
+
 class ModelBucket(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     bucket_name: str | None = Field(
         None,
-        description="the bucket's own name (default tf-<stack>-<name>); S3 and GCS bucket names are global, so set a "
-        "name of your organisation's when the default is taken",
+        description="the bucket's own name (default tf-<stack>-<name>-<awsAccountId or gcpProject>-<region>); S3 and "
+        "GCS bucket names are global, so set one of your organisation's to keep an existing bucket or when the "
+        "default is taken",
     )
     noncurrent_version_days: int = Field(30, ge=1, le=3650, description="days to keep old object versions, 1..3650")
     kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
@@ -437,6 +444,12 @@ class StackConfig(_Section):
     cloud: Literal["aws", "gcp"] = Field(description="aws or gcp")
     region: str = Field(pattern=r"^[a-z]+(-[a-z]+)+-?\d+$", description="a region such as us-east-1 or us-central1")
     gcp_project: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$", description="a GCP project id")
+    aws_account_id: str | None = Field(
+        None,
+        pattern=r"^\d{12}$",
+        description="AWS: the 12-digit account the stack deploys into; the AWS provider refuses any other, and default "
+        "bucket names carry it (required unless every model bucket sets bucketName)",
+    )
     cluster: Cluster = Field(default_factory=Cluster, description="cluster settings (an object)")
     gpu_pools: list[GpuPool] = Field(min_length=1, description="a list of GPU pools")
     model_buckets: list[ModelBucket] = Field(min_length=1, description="a list of model buckets")
@@ -454,6 +467,8 @@ class StackConfig(_Section):
 
     # Filled in by load_stack_config from the stack's name, not from a config key.
     stack: str = Field("", exclude=True)
+    # Filled in by load_stack_config: the cloud's account or project (its rules' BUCKET_OWNER_FIELD), for bucket names.
+    bucket_owner: str = Field("", exclude=True)
 
     @property
     def protected(self) -> bool:
@@ -465,6 +480,10 @@ class StackConfig(_Section):
 
     def pool(self, name: str) -> GpuPool:
         return next(p for p in self.gpu_pools if p.name == name)
+
+    def physical_bucket_name(self, bucket: ModelBucket) -> str:
+        """The bucket's name in the cloud: its bucketName, or the default (conventions.default_bucket_name)."""
+        return physical_bucket_name(bucket, self.stack, self.bucket_owner, self.region)
 
     def bucket_for(self, deployment: TritonDeployment) -> ModelBucket:
         name = deployment.bucket or self.model_buckets[0].name
@@ -483,7 +502,7 @@ class StackConfig(_Section):
 
 
 # Every project config key, as written in Pulumi.yaml and the stack files.
-CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if name != "stack")
+CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if not field.exclude)
 
 
 def latency_ms(text: str) -> float:

@@ -30,6 +30,9 @@ class CloudConfigRules(Protocol):
     INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
+    BUCKET_OWNER_KEY: str  # the config key naming the account or project default bucket names carry
+    BUCKET_OWNER_FIELD: str  # its StackConfig field
+    BUCKET_OWNER_EXAMPLE: str  # an example value of it
 
     def stack_zones(self, region: str, cluster: Cluster) -> list[str]: ...
 
