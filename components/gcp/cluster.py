@@ -13,33 +13,10 @@ from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
 from components.gcp.maintenance import Maintenance
 from components.gcp.network import GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
-from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN
+from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, project_apis
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-# Project APIs the stack calls, enabled by the stack itself (a new project has most of them off). container: GKE;
-# compute: VPC, subnets, NAT, node VMs; iam: service accounts and their bindings; iamcredentials: Workload Identity's
-# token exchange for Triton's pods; storage: model buckets; logging and monitoring: GKE's default system logs and
-# metrics; cloudresourcemanager: the project IAM bindings (the nodes' role) read and set the project's IAM policy;
-# serviceusage: enabling these APIs goes through it; cloudkms only where a bucket names a KMS key. Source: GKE quickstart / "Enable the Google Kubernetes Engine
-# API" and the Workload Identity Federation for GKE how-to (https://cloud.google.com/kubernetes-engine/docs/how-to/
-# workload-identity, "enable the IAM Service Account Credentials API"), read 2026-12-03; cloudresourcemanager and
-# serviceusage: the provider's google_project_iam_member and google_project_service call them
-# (https://registry.terraform.io/providers/hashicorp/google/latest/docs/guides/getting_started, "enable the APIs",
-# and https://cloud.google.com/service-usage/docs/enable-disable, read 2026-12-05). serviceusage must already be on
-# to enable anything through it: preflight reports it (tritonfleet/clouds/gcp/preflight.py).
-PROJECT_APIS = (
-    "container.googleapis.com",
-    "compute.googleapis.com",
-    "iam.googleapis.com",
-    "iamcredentials.googleapis.com",
-    "storage.googleapis.com",
-    "logging.googleapis.com",
-    "monitoring.googleapis.com",
-    "cloudresourcemanager.googleapis.com",
-    "serviceusage.googleapis.com",
-)
-KMS_API = "cloudkms.googleapis.com"
 # The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
@@ -119,11 +96,6 @@ class GkeClusterArgs:
     """The stack's tags, as resource labels."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
-
-
-def project_apis(uses_kms: bool) -> list[str]:
-    """The APIs the stack enables in its project."""
-    return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]
 
 
 def enable_project_apis(

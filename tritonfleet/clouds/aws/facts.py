@@ -345,3 +345,33 @@ HOSTED_RUNNER_TOOLS_SOURCE = "https://github.com/actions/runner-images/blob/main
 # https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html (read 2026-12-05; the 40 is VERIFY).
 EKS_PUBLIC_ACCESS_CIDRS_MAX = 40
 EKS_API_PORT = 443
+
+# Where EKS publishes each AMI release (SSM public parameters), the names preflight asks for the pinned release and
+# Karpenter's `al2023@v<date>` / `bottlerocket@v<version>` aliases resolve through. Sources:
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html (…/amazon-linux-2023/x86_64/nvidia/
+# recommended/image_id, and a release's own amazon-eks-node-al2023-x86_64-nvidia-<k8s>-v<date>/image_id),
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html and
+# https://karpenter.sh/docs/concepts/nodeclasses/ ("amiSelectorTerms", alias), read 2026-12-05 (VERIFY the release
+# parameters' exact names for the NVIDIA variants).
+AL2023_NVIDIA_AMI_PARAMETER = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/"
+    "amazon-eks-node-al2023-x86_64-nvidia-{k8s}-v{date}/image_id"
+)
+AL2023_NVIDIA_RECOMMENDED_RELEASE = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"
+)
+BOTTLEROCKET_NVIDIA_AMI_PARAMETER = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/{version}/image_id"
+BOTTLEROCKET_NVIDIA_RECOMMENDED_RELEASE = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/latest/image_version"
+
+# Capacity reservation states (DescribeCapacityReservations State): usable now, not yet usable, and gone. Capacity
+# Blocks are `scheduled` before their start date and `expired` after their end. Source:
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html (State) and
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-using.html, read 2026-12-05.
+RESERVATION_USABLE_STATES = ("active",)
+RESERVATION_PENDING_STATES = ("scheduled", "payment-pending", "pending", "assessing", "delayed")
+RESERVATION_GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported")
+
+# HeadBucket answers 404 for a name nobody holds, 403 for a bucket of another account, 200 for one the caller can
+# read, and 301 for one in another region. Source: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
+# (read 2026-12-05).
+HEAD_BUCKET_FREE, HEAD_BUCKET_FOREIGN, HEAD_BUCKET_ELSEWHERE = ("404", "NoSuchBucket", "NotFound"), ("403", "Forbidden"), ("301",)

@@ -313,3 +313,33 @@ MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
         "a3-ultragpu-8g": ("us-central1-b",),
     },
 }
+
+# Project APIs the stack calls, enabled by the stack itself (a new project has most of them off). container: GKE;
+# compute: VPC, subnets, NAT, node VMs; iam: service accounts and their bindings; iamcredentials: Workload Identity's
+# token exchange for Triton's pods; storage: model buckets; logging and monitoring: GKE's default system logs and
+# metrics; cloudresourcemanager: the project IAM bindings (the nodes' role) read and set the project's IAM policy;
+# serviceusage: enabling these APIs goes through it; cloudkms only where a bucket names a KMS key. Source: GKE quickstart / "Enable the Google Kubernetes Engine
+# API" and the Workload Identity Federation for GKE how-to (https://cloud.google.com/kubernetes-engine/docs/how-to/
+# workload-identity, "enable the IAM Service Account Credentials API"), read 2026-12-03; cloudresourcemanager and
+# serviceusage: the provider's google_project_iam_member and google_project_service call them
+# (https://registry.terraform.io/providers/hashicorp/google/latest/docs/guides/getting_started, "enable the APIs",
+# and https://cloud.google.com/service-usage/docs/enable-disable, read 2026-12-05). serviceusage must already be on
+# to enable anything through it: preflight reports it (tritonfleet/clouds/gcp/preflight.py), and every API that is off.
+PROJECT_APIS = (
+    "container.googleapis.com",
+    "compute.googleapis.com",
+    "iam.googleapis.com",
+    "iamcredentials.googleapis.com",
+    "storage.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
+    "serviceusage.googleapis.com",
+)
+KMS_API = "cloudkms.googleapis.com"
+SERVICE_USAGE_API = "serviceusage.googleapis.com"
+
+
+def project_apis(uses_kms: bool) -> list[str]:
+    """The APIs the stack enables in its project."""
+    return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]

@@ -1,6 +1,7 @@
 """Capacity preflight for a GCP stack, before any `pulumi up`: are the region's zones the ones configured, do they offer
 each pool's machine type and accelerator, do the regional GPU quotas (per GPU model, on-demand and preemptible) and the
-project's GPUS_ALL_REGIONS cover the stack's ceiling, and do the reservations exist with room for their pools.
+project's GPUS_ALL_REGIONS cover the stack's ceiling, do the reservations exist with room for their pools, are the
+APIs the stack needs on (or can the stack turn them on), and are the default bucket names free.
 
 Uses the google-cloud-compute client with Application Default Credentials (the CLI checks for them first). No Pulumi
 here. A check the API cannot answer is reported as unknown with the reason, never as passed.
@@ -12,9 +13,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from google.api_core.exceptions import GoogleAPICallError, NotFound
+from google.api_core.exceptions import Forbidden, GoogleAPICallError, NotFound
 
-from tritonfleet.clouds.gcp.facts import GLOBAL_GPU_QUOTA_METRIC, GPU_QUOTA_METRICS, QUOTA_KIND_BY_OPTION
+from tritonfleet.clouds.gcp.facts import (
+    GLOBAL_GPU_QUOTA_METRIC,
+    GPU_QUOTA_METRICS,
+    QUOTA_KIND_BY_OPTION,
+    SERVICE_USAGE_API,
+    project_apis,
+)
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
@@ -29,19 +36,52 @@ class GcpClients:
     machine_types: Any  # compute_v1.MachineTypesClient
     accelerator_types: Any  # compute_v1.AcceleratorTypesClient
     reservations: Any  # compute_v1.ReservationsClient
+    services: Any = None  # ServiceUsage (enabled APIs); None: not asked
+    storage: Any = None  # google.cloud.storage.Client (bucket names); None: not asked
+
+
+class ServiceUsage:
+    """The project's enabled APIs, from the Service Usage API's REST surface (no extra client library)."""
+
+    URL = "https://serviceusage.googleapis.com/v1/projects/{project}/services"
+    MAX_PAGES = 20  # 200 services a page: far more than a project enables
+
+    def __init__(self, session: Any):
+        self.session = session  # google.auth.transport.requests.AuthorizedSession
+
+    def enabled(self, project: str) -> set[str]:
+        from google.api_core.exceptions import from_http_response
+
+        names: set[str] = set()
+        params = {"filter": "state:ENABLED", "pageSize": 200}
+        for _ in range(self.MAX_PAGES):
+            response = self.session.get(self.URL.format(project=project), params=params, timeout=30)
+            if response.status_code != 200:
+                raise from_http_response(response)
+            body = response.json()
+            names |= {service["config"]["name"] for service in body.get("services", [])}
+            if not body.get("nextPageToken"):
+                break
+            params["pageToken"] = body["nextPageToken"]
+        return names
 
 
 def gcp_clients() -> GcpClients:
     """Clients on Application Default Credentials (gcloud auth application-default login, a service account key file
     in GOOGLE_APPLICATION_CREDENTIALS, or the metadata server)."""
-    from google.cloud import compute_v1
+    import google.auth
+    from google.auth.transport.requests import AuthorizedSession
+    from google.cloud import compute_v1, storage
 
+    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
     return GcpClients(
         compute_v1.RegionsClient(),
         compute_v1.ProjectsClient(),
         compute_v1.MachineTypesClient(),
         compute_v1.AcceleratorTypesClient(),
         compute_v1.ReservationsClient(),
+        services=ServiceUsage(AuthorizedSession(credentials)),
+        storage=storage.Client(project=None, credentials=credentials),
     )
 
 
@@ -214,6 +254,51 @@ def check_reservations(clients: GcpClients, config: StackConfig, region_zones: l
     return findings
 
 
+def check_apis(services: Any, config: StackConfig) -> list[Finding]:
+    """The APIs the stack enables (facts.PROJECT_APIS): on is ok, off is a warning (`up` enables it, and the deployer
+    needs serviceusage.services.enable), and Service Usage itself off is a blocker: nothing can be enabled through it."""
+    project = config.gcp_project or ""
+    wanted = project_apis(uses_kms=any(b.kms_key_id for b in config.model_buckets))
+    try:
+        enabled = services.enabled(project)
+    except (GoogleAPICallError, OSError) as error:  # OSError: requests' connection errors and timeouts
+        return [Finding("api", f"project {project}", UNKNOWN, f"unknown (not checked: {_reason(error)})", {"apis": wanted})]
+    findings = []
+    for api in wanted:
+        if api in enabled:
+            findings.append(Finding("api", api, OK, "enabled"))
+        elif api == SERVICE_USAGE_API:
+            detail = f"off: nothing can be enabled through it; gcloud services enable {api} --project {project}"
+            findings.append(Finding("api", api, BLOCKER, detail))
+        else:
+            detail = "off: `pulumi up` enables it first (the deployer needs roles/serviceusage.serviceUsageAdmin)"
+            findings.append(Finding("api", api, WARNING, detail))
+    return findings
+
+
+def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
+    """Each model bucket's name is free or already ours: GCS names are global (409 on create when taken)."""
+    findings = []
+    for i, bucket in enumerate(config.model_buckets):
+        name = config.physical_bucket_name(bucket)
+        subject = f"bucket {bucket.name}: {name}"
+        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        try:
+            storage.get_bucket(name)
+        except NotFound:
+            findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
+            continue
+        except Forbidden:
+            findings.append(Finding("bucket", subject, BLOCKER, f"taken by someone you cannot read; name yours: {fix}"))
+            continue
+        except GoogleAPICallError as error:
+            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})"))
+            continue
+        detail = f"exists and you can read it: right if this stack created it; otherwise pulumi import it, or {fix}"
+        findings.append(Finding("bucket", subject, WARNING, detail))
+    return findings
+
+
 def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:
     region = clients.regions.get(project=config.gcp_project, region=config.region)
     region_zones = sorted(_name(z) for z in region.zones)
@@ -221,5 +306,9 @@ def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:
     findings += check_offerings(clients, config, region_zones)
     findings += check_quotas(clients, config, region)
     findings += check_reservations(clients, config, region_zones)
+    if clients.services is not None:
+        findings += check_apis(clients.services, config)
+    if clients.storage is not None:
+        findings += check_gcs_bucket_names(clients.storage, config)
     zones = sorted({*(config.cluster.zones or region_zones), *(z for p in config.enabled_pools for z in p.zones)})
     return PreflightReport(config.stack, config.region, zones, findings)
