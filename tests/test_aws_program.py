@@ -146,6 +146,8 @@ def test_cluster_addons_identity_and_logging():
     assert ("tf-aws-eks-cloudwatch", "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy") in attached
     groups = {g.inputs["name"]: g for g in by_type["aws:cloudwatch/logGroup:LogGroup"]}
     assert groups["/aws/containerinsights/tf-prod/application"].inputs["retentionInDays"] > 0
+    for kind in ("dataplane", "host", "performance"):  # every group the add-on writes expires (cloud review 2026-12-05)
+        assert groups[f"/aws/containerinsights/tf-prod/{kind}"].inputs["retentionInDays"] > 0
     # The VPC CNI runs as its own IRSA role; the node role no longer carries its policy.
     assert addons["vpc-cni"].inputs["serviceAccountRoleArn"] == "arn:aws:iam::123456789012:role/tf-aws-eks-cni"
     attachments = {a.name: a.inputs["policyArn"] for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]}

@@ -46,9 +46,18 @@ CLOUDWATCH_SERVICE_ACCOUNT = ("amazon-cloudwatch", "cloudwatch-agent")
 CLOUDWATCH_AGENT_POLICY = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
 
 
-def container_log_group(cluster_name: str) -> str:
-    """Where the add-on's Fluent Bit writes the pods' logs (Triton's model-load errors included)."""
-    return f"/aws/containerinsights/{cluster_name}/application"
+# The log groups the add-on writes, each created here first so it has a retention (a group the agent or Fluent Bit
+# creates never expires): application (the pods' logs, Triton's model-load errors included), dataplane (kubelet,
+# containerd), host (the nodes' system logs) and performance (Container Insights' metric events). Source:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-logs-FluentBit.html
+# (log groups /aws/containerinsights/Cluster_Name/{application,host,dataplane}) and .../Container-Insights-reference
+# .html (performance log events in /aws/containerinsights/Cluster_Name/performance), read 2026-12-05.
+CONTAINER_INSIGHTS_LOG_KINDS = ("application", "dataplane", "host", "performance")
+
+
+def container_log_group(cluster_name: str, kind: str = "application") -> str:
+    """One of the add-on's log groups (CONTAINER_INSIGHTS_LOG_KINDS)."""
+    return f"/aws/containerinsights/{cluster_name}/{kind}"
 
 
 def irsa_role(
@@ -279,16 +288,19 @@ class EksCluster(pulumi.ComponentResource):
         self.cloudwatch_role, _ = self._service_account_role(
             f"{name}-cloudwatch", CLOUDWATCH_SERVICE_ACCOUNT, CLOUDWATCH_AGENT_POLICY, tags, child
         )
-        # Created first so it has a retention (a group Fluent Bit creates never expires).
-        container_logs = aws.cloudwatch.LogGroup(
-            f"{name}-container-logs",
-            name=container_log_group(cluster_name),
-            retention_in_days=args.log_retention_days,
-            tags=tags,
-            opts=child,
-        )
+        # Created first so each has a retention; application keeps its first resource name (its URN).
+        container_logs = [
+            aws.cloudwatch.LogGroup(
+                f"{name}-container-logs" if kind == "application" else f"{name}-container-logs-{kind}",
+                name=container_log_group(cluster_name, kind),
+                retention_in_days=args.log_retention_days,
+                tags=tags,
+                opts=child,
+            )
+            for kind in CONTAINER_INSIGHTS_LOG_KINDS
+        ]
         addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, "amazon-cloudwatch-observability": self.cloudwatch_role.arn}
-        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, container_logs])
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *container_logs])
         self.addons = [
             *node_addons,
             *(

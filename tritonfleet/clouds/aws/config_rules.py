@@ -231,6 +231,16 @@ def _check_existing_subnets(ctx: RuleContext, cluster: Cluster, region: str) -> 
 
 
 def _check_admin_principals(ctx: RuleContext, cluster: Cluster) -> None:
+    """Well-formed ARNs; in prod at least one. The deployer (CI's role) gets cluster admin as the cluster's creator,
+    and a private or CIDR-limited prod cluster whose only admin is CI has no break-glass access when CI is down or its
+    role is changed: EKS access entries are the only way in (authenticationMode API)."""
+    if ctx.data.get("environment") == "prod" and not cluster.admin_principals:
+        account = ctx.data.get("awsAccountId") or "123456789012"
+        allowed = (
+            "in prod, at least one IAM role of the people who administer the cluster (break-glass access besides "
+            "the deployer's role, which EKS makes admin as the creator)"
+        )
+        ctx.add("cluster.adminPrincipals[0]", MISSING, allowed, f"arn:aws:iam::{account}:role/platform-admin")
     for i, principal in enumerate(cluster.admin_principals):
         if not re.fullmatch(r"arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]+", principal):
             allowed = "an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>"
