@@ -36,3 +36,39 @@ def test_prod_on_eks_needs_an_admin_principal_besides_the_deployer():
         "arn:aws:iam::123456789012:role/platform-admin --stack prod"
     )
     load_stack_config(engine_config("dev"), "dev")  # dev and staging may rely on the creator alone
+
+
+# ---- the S3 gateway endpoint's policy
+
+
+def test_the_s3_endpoint_serves_the_model_buckets_and_the_nodes_own_buckets_only():
+    from components.aws.network import s3_endpoint_policy
+    from tests.serving_helpers import plan
+
+    (endpoint,) = [r for r in plan("prod")["resources"] if r["type"] == "aws:ec2/vpcEndpoint:VpcEndpoint"]
+    policy = json.loads(endpoint["inputs"]["policy"])
+    assert policy == json.loads(s3_endpoint_policy("us-east-1", ["tf-prod-models-123456789012-us-east-1"]))
+    models, nodes = policy["Statement"]
+    assert models["Resource"] == [
+        "arn:aws:s3:::tf-prod-models-123456789012-us-east-1",
+        "arn:aws:s3:::tf-prod-models-123456789012-us-east-1/*",
+    ]
+    assert set(models["Action"]) == {"s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation"}  # no write
+    assert nodes["Action"] == "s3:GetObject" and nodes["Resource"] == [
+        "arn:aws:s3:::prod-us-east-1-starport-layer-bucket/*",  # ECR image layers (the add-ons' images)
+        "arn:aws:s3:::al2023-repos-us-east-1-*/*",
+    ]
+    assert all(s["Effect"] == "Allow" for s in policy["Statement"])
+
+
+def test_every_container_insights_log_group_expires():
+    from components.aws.cluster import CONTAINER_INSIGHTS_LOG_KINDS
+    from tests.serving_helpers import plan
+
+    groups = {
+        r["inputs"]["name"]: r["inputs"]["retentionInDays"]
+        for r in plan("prod")["resources"]
+        if r["type"] == "aws:cloudwatch/logGroup:LogGroup"
+    }
+    for kind in CONTAINER_INSIGHTS_LOG_KINDS:
+        assert groups[f"/aws/containerinsights/tf-prod/{kind}"] > 0

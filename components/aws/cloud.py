@@ -126,6 +126,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 existing_vpc_id=cluster_config.existing_vpc_id,
                 existing_private_subnets=dict(cluster_config.existing_private_subnets),
                 tags=config.tags,
+                model_buckets=[config.physical_bucket_name(bucket) for bucket in config.model_buckets],
             ),
             opts=child,
         )

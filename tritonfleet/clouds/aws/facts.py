@@ -375,3 +375,17 @@ RESERVATION_GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "
 # read, and 301 for one in another region. Source: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
 # (read 2026-12-05).
 HEAD_BUCKET_FREE, HEAD_BUCKET_FOREIGN, HEAD_BUCKET_ELSEWHERE = ("404", "NoSuchBucket", "NotFound"), ("403", "Forbidden"), ("301",)
+
+# S3 buckets the nodes read through the VPC's S3 gateway endpoint besides the model buckets: an endpoint policy that
+# leaves them out breaks image pulls (ECR serves layers from its regional starport bucket; the EKS add-ons' images
+# come from ECR) and AL2023's package repositories. Traffic the policy denies does not fall back to NAT: the route
+# table sends every S3 address to the endpoint. Sources: https://docs.aws.amazon.com/AmazonECR/latest/userguide/
+# vpc-endpoints.html ("Minimum Amazon S3 bucket permissions for Amazon ECR": prod-<region>-starport-layer-bucket) and
+# https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html (repositories in S3 buckets
+# al2023-repos-<region>-<id>; the id is matched by a wildcard: VERIFY), read 2026-12-05.
+ECR_LAYER_BUCKET = "prod-{region}-starport-layer-bucket"
+AL2023_REPO_BUCKETS = "al2023-repos-{region}-*"
+# What Triton does with a model bucket: list a folder, find its region, read objects (writes come from
+# `tritonfleet models sync`, outside the VPC). Source: triton-inference-server/core src/filesystem/implementations/s3.h
+# (ListObjectsV2, HeadBucket/GetBucketLocation, GetObject), read 2026-12-05.
+MODEL_READ_ACTIONS = ("s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation")
