@@ -81,7 +81,7 @@ class ClusterFacts:
         ServiceAccount. The cloud adapter grants read on the deployment's bucket (and nothing else) to the
         ServiceAccount named `conventions.triton_service_account(deployment.name)` in namespace `<deployment.namespace>`; the Kubernetes layer
         must run Triton under that ServiceAccount and put these annotations on it (IRSA role ARN on AWS,
-        `iam.gke.io/gcp-service-account` on GKE). No keys or credential files are involved. The adapter makes each
+        the principal's name on GKE, whose direct Workload Identity principal needs no annotation). No keys or credential files are involved. The adapter makes each
         annotation resolve only after its grants exist, so a release that takes it waits for them.
     gpu_operator_values: Helm values the GPU Operator release must merge over its own (driver/toolkit mode, host
         paths, toolkit env). They follow from how the adapter built the GPU nodes, so the consumer must not override

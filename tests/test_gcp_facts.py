@@ -18,7 +18,7 @@ class _Mocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         answer = fake_call(args.token)
-        if answer is None or args.token != "gcp:organizations/getClientConfig:getClientConfig":
+        if answer is None or not args.token.startswith("gcp:organizations/"):
             raise AssertionError(f"unexpected invoke {args.token}")
         return answer
 
@@ -43,8 +43,9 @@ async def test_facts_for_the_kubernetes_layer(gcp_dev):
     assert facts.pools["l4"].node_selector == {"cloud.google.com/compute-class": "tritonfleet-l4"}
     assert await facts.model_repositories["models"].future() == "gs://tf-gcp-dev-models-acme-ml-dev-us-central1"
     annotations = facts.service_account_annotations["resnet"]
-    assert await pulumi.Output.from_input(annotations["iam.gke.io/gcp-service-account"]).future() == (
-        "tf-gcp-dev-triton-resnet@acme-ml-dev.iam.gserviceaccount.com"
+    assert await pulumi.Output.from_input(annotations["tritonfleet.io/workload-identity-principal"]).future() == (
+        "principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/"
+        "acme-ml-dev.svc.id.goog/subject/ns/triton/sa/triton-resnet"
     )
     assert facts.gpu_operator_values == gke_gpu_operator_values(gpu_driver_setup(gcp_dev), "1.33")
     assert facts.gpu_operator_values["driver"] == {"enabled": True}

@@ -130,8 +130,8 @@ def test_each_deployment_reads_only_its_own_bucket():
     resources = [r.document() for r in run.resources]
     reads = of_type(resources, BUCKET_READ)
     granted = {(r["inputs"]["member"], r["inputs"]["bucket"], r["inputs"]["role"]) for r in reads}
-    llm = "serviceAccount:tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com"
-    vision = "serviceAccount:tf-gcp-prod-triton-vision@acme-ml-prod.iam.gserviceaccount.com"
+    llm = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm"
+    vision = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-vision"
     assert granted == {
         (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
         (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
@@ -143,15 +143,20 @@ def test_each_deployment_reads_only_its_own_bucket():
     assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models-acme-ml-prod-us-central1"
 
 
-def test_workload_identity_bindings(prod):
-    bindings = of_type(prod["resources"], WI_BINDING)
-    assert {(b["inputs"]["member"], b["inputs"]["role"]) for b in bindings} == {
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-llm]", "roles/iam.workloadIdentityUser"),
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-vision]", "roles/iam.workloadIdentityUser"),
+PRINCIPAL = "principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/"
+
+
+def test_workload_identity_principals_read_their_buckets_without_google_service_accounts(prod):
+    reads = of_type(prod["resources"], BUCKET_READ)
+    assert {(r["inputs"]["member"], r["inputs"]["role"]) for r in reads} == {
+        (f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-{d}", role)
+        for d in ("llm", "vision")
+        for role in ("roles/storage.objectViewer", "roles/storage.legacyBucketReader")
     }
-    llm = next(b for b in bindings if "triton/triton-llm" in b["inputs"]["member"])
-    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com")
-    assert any(dep.endswith("::tf-gcp-gke") for dep in llm["dependsOn"]), "the workload pool exists only with the cluster"
+    assert all(any(dep.endswith("::tf-gcp-gke") for dep in r["dependsOn"]) for r in reads), "the pool needs the cluster"
+    assert not of_type(prod["resources"], WI_BINDING), "no impersonation hop"
+    accounts = [r["inputs"]["accountId"] for r in of_type(prod["resources"], "gcp:serviceaccount/account:Account")]
+    assert accounts == ["tf-gcp-prod-nodes"], "the nodes' account only: no Google account per deployment"
     assert not of_type(prod["resources"], "gcp:serviceaccount/key:Key"), "no service account keys"
 
 
@@ -165,8 +170,8 @@ def test_outputs(prod):
     }
     assert outputs["tritonServiceAccounts"]["llm"] == {
         "bucket": "tf-gcp-prod-models-acme-ml-prod-us-central1",
-        "googleServiceAccount": "tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com",
         "kubernetesServiceAccount": "triton/triton-llm",
+        "principal": f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
     }
 

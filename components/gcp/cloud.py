@@ -61,7 +61,6 @@ class GkeFloor:
     pools: dict[str, PoolFacts]
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
     compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
-    stack: str
     project: str | None
     bucket_location: str  # the region, as GCS spells a regional location
 
@@ -190,7 +189,6 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             pools=pools,
             node_pool_names={pool: [node_pool.name for node_pool in group] for pool, group in node_pools.items()},
             compute_classes=compute_classes,
-            stack=config.stack,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
         )
@@ -213,14 +211,17 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
     ) -> dict[str, TritonIdentity]:
+        project = gcp.organizations.get_project_output(
+            project_id=floor.project, opts=pulumi.InvokeOptions(parent=self, provider=floor.children.provider)
+        )
         return {
             request.deployment: create_triton_identity(
                 name,
                 TritonIdentityArgs(
                     request=request,
                     bucket_name=stores[request.bucket].grant_target,
-                    stack=floor.stack,
                     project=floor.project,
+                    project_number=project.number,
                     cluster=floor.cluster,
                 ),
                 opts=floor.children,

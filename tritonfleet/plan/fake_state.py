@@ -36,6 +36,12 @@ _CALLS["gcp:organizations/getClientConfig:getClientConfig"] = {
     "zone": "",
     "defaultLabels": {},
 }
+_CALLS["gcp:organizations/getProject:getProject"] = {
+    "number": GCP_PROJECT_NUMBER,
+    "projectId": "offline-plan",
+    "name": "offline-plan",
+    "id": "projects/offline-plan",
+}
 # The identity the offline plan deploys as (an assumed role, as CI runs usually are).
 _CALLS["aws:index/getCallerIdentity:getCallerIdentity"] = {
     "accountId": ACCOUNT,
