@@ -72,3 +72,48 @@ def test_every_container_insights_log_group_expires():
     }
     for kind in CONTAINER_INSIGHTS_LOG_KINDS:
         assert groups[f"/aws/containerinsights/tf-prod/{kind}"] > 0
+
+
+# ---- GCP: shared and block reservations
+
+
+@pytest.mark.parametrize(
+    ("reservation_id", "project", "name", "block", "shared"),
+    [
+        ("h200-serving", "acme-ml-prod", "h200-serving", None, False),
+        ("projects/acme-capacity/reservations/h200-serving", "acme-capacity", "h200-serving", None, True),
+        ("h200-serving/reservationBlocks/block-1", "acme-ml-prod", "h200-serving", "block-1", False),
+        ("projects/acme-capacity/reservations/h200-serving/reservationBlocks/b1", "acme-capacity", "h200-serving", "b1", True),
+    ],
+)
+def test_a_gcp_reservation_may_be_shared_or_a_block_and_reaches_the_node_pool(reservation_id, project, name, block, shared):
+    from components.gcp.node_pools import gpu_node_pool_specs
+    from tritonfleet.clouds.gcp.reservations import parse_reservation
+
+    def edit(data):
+        data["tritonfleet:gpuPools"][1]["reservationId"] = reservation_id
+
+    config = load_stack_config(_config("gcp-prod", edit), "gcp-prod")
+    ref = parse_reservation(config.pool("h200").reservation_id, "acme-ml-prod")
+    assert (ref.project, ref.name, ref.block, ref.shared) == (project, name, block, shared)
+    (spec,) = gpu_node_pool_specs(config, config.pool("h200"))  # GKE takes every form as the affinity's value
+    assert spec.reservation_affinity == "SPECIFIC_RESERVATION" and spec.reservation == reservation_id
+
+
+@pytest.mark.parametrize(
+    ("reservation_id", "fragment", "fix"),
+    [
+        ("reservationBlocks/block-1", "a reservation block without its reservation", "'<reservation>/reservationBlocks/block-1'"),
+        ("/reservationBlocks/block-1", "a reservation block without its reservation", "'<reservation>/reservationBlocks/block-1'"),
+        ("projects/acme-capacity/h200-serving", "projects/OWNER/reservations/NAME", "my-reservation"),
+        ("H200_Serving", "NAME (a reservation of the stack's project)", "my-reservation"),
+    ],
+)
+def test_a_malformed_gcp_reservation_names_the_forms_and_the_fix(reservation_id, fragment, fix):
+    def edit(data):
+        data["tritonfleet:gpuPools"][1]["reservationId"] = reservation_id
+
+    found = _problems("gcp-prod", edit)
+    value, allowed, command = found["gpuPools[1].reservationId"]
+    assert value == reservation_id and fragment in allowed
+    assert command.endswith(f"reservationId' {fix} --stack gcp-prod")

@@ -26,6 +26,7 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.reservations import RESERVATION_FORMS, parse_reservation, reservation_fix
 from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
@@ -217,6 +218,10 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     if pool.capacity == "capacity-block":
         allowed = "capacity-block is an AWS purchase option; on GCP use reservation or flex-start"
         ctx.add(f"{at}.capacity", pool.capacity, allowed, "reservation")
+    if pool.reservation_id and parse_reservation(pool.reservation_id, "") is None:
+        why = "a reservation block without its reservation: " if "reservationBlocks/" in pool.reservation_id else ""
+        allowed = f"{why}a GCP reservation: {RESERVATION_FORMS}"
+        ctx.add(f"{at}.reservationId", pool.reservation_id, allowed, reservation_fix(pool.reservation_id))
 
 
 def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:

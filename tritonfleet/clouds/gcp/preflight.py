@@ -22,6 +22,7 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_USAGE_API,
     project_apis,
 )
+from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
@@ -36,6 +37,7 @@ class GcpClients:
     machine_types: Any  # compute_v1.MachineTypesClient
     accelerator_types: Any  # compute_v1.AcceleratorTypesClient
     reservations: Any  # compute_v1.ReservationsClient
+    reservation_blocks: Any = None  # compute_v1.ReservationBlocksClient; None: blocks not asked
     services: Any = None  # ServiceUsage (enabled APIs); None: not asked
     storage: Any = None  # google.cloud.storage.Client (bucket names); None: not asked
 
@@ -80,6 +82,7 @@ def gcp_clients() -> GcpClients:
         compute_v1.MachineTypesClient(),
         compute_v1.AcceleratorTypesClient(),
         compute_v1.ReservationsClient(),
+        reservation_blocks=compute_v1.ReservationBlocksClient(),
         services=ServiceUsage(AuthorizedSession(credentials)),
         storage=storage.Client(project=None, credentials=credentials),
     )
@@ -213,10 +216,15 @@ def check_quotas(clients: GcpClients, config: StackConfig, region: Any) -> list[
 
 
 def check_reservations(clients: GcpClients, config: StackConfig, region_zones: list[str]) -> list[Finding]:
-    """Each reservation pool's reservation: found in one of the pool's zones, for its machine type, with room."""
+    """Each reservation pool's reservation (in its owner project when shared): found in one of the pool's zones, for
+    its machine type, shared with the stack's project, with room; its block too when the pool names one. One that
+    other VMs may consume automatically (specificReservationRequired false) is a warning."""
     findings = []
     for pool in config.enabled_pools:
         if pool.capacity != "reservation" or not pool.reservation_id:
+            continue
+        ref = parse_reservation(pool.reservation_id, config.gcp_project or "")
+        if ref is None:  # refused by the config rules; a config loaded past them is not checked
             continue
         itype = config.instance_type(pool)
         subject = f"pool {pool.name}: {pool.reservation_id}"
@@ -224,34 +232,79 @@ def check_reservations(clients: GcpClients, config: StackConfig, region_zones: l
         found, errors = None, []
         for zone in zones:
             try:
-                found = clients.reservations.get(project=config.gcp_project, zone=zone, reservation=pool.reservation_id)
+                found = clients.reservations.get(project=ref.project, zone=zone, reservation=ref.name)
                 break
             except NotFound:
                 continue
             except GoogleAPICallError as error:
                 errors.append(f"{zone}: {_reason(error)}")
-        data: dict[str, Any] = {"reservation": pool.reservation_id, "zones": zones}
+        data: dict[str, Any] = {"reservation": pool.reservation_id, "project": ref.project, "zones": zones}
         if found is None:
             if errors:
                 findings.append(Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {'; '.join(errors)})", data))
             else:
-                detail = f"no reservation {pool.reservation_id} in {', '.join(zones)}; set gpuPools[].zones to its zone"
+                where = f"project {ref.project}, " if ref.shared else ""
+                detail = f"no reservation {ref.name} in {where}{', '.join(zones)}; set gpuPools[].zones to its zone"
                 findings.append(Finding("reservation", subject, BLOCKER, detail, data))
             continue
         specific = found.specific_reservation
         machine = specific.instance_properties.machine_type
-        free = int(specific.count) - int(specific.in_use_count)
-        data.update(zone=_name(found.zone), machineType=machine, count=int(specific.count), inUse=int(specific.in_use_count))
+        count, in_use, zone = int(specific.count), int(specific.in_use_count), _name(found.zone)
+        data.update(zone=zone, machineType=machine, count=count, inUse=in_use)
+        if ref.block:
+            count, in_use, block_finding = _block_room(clients, ref, zone, subject, data)
+            if block_finding is not None:
+                findings.append(block_finding)
+                continue
+        free = count - in_use
+        unshared = ref.shared and ref.project != config.gcp_project and not _shared_with(found, config.gcp_project or "")
         if machine != itype.name:
             detail = f"reserves {machine}, the pool asks for {itype.name}; set the pool's instanceType to {machine}"
             findings.append(Finding("reservation", subject, BLOCKER, detail, data))
+        elif unshared:
+            detail = (
+                f"not shared with project {config.gcp_project}: gcloud compute reservations update {ref.name} "
+                f"--zone {zone} --project {ref.project} --add-share-with {config.gcp_project}"
+            )
+            findings.append(Finding("reservation", subject, BLOCKER, detail, data))
         elif free < pool.max_nodes:
-            detail = f"{free} of {int(specific.count)} {machine} free in {_name(found.zone)}, the pool may grow to {pool.max_nodes}"
+            detail = f"{free} of {count} {machine} free in {zone}, the pool may grow to {pool.max_nodes}"
+            findings.append(Finding("reservation", subject, WARNING, detail, data))
+        elif not found.specific_reservation_required:
+            detail = (
+                f"{free} of {count} {machine} free in {zone}, but any VM of the project may consume it "
+                "(specificReservationRequired false): other workloads can take the pool's capacity"
+            )
             findings.append(Finding("reservation", subject, WARNING, detail, data))
         else:
-            detail = f"{free} of {int(specific.count)} {machine} free in {_name(found.zone)} for up to {pool.max_nodes} nodes"
+            detail = f"{free} of {count} {machine} free in {zone} for up to {pool.max_nodes} nodes"
             findings.append(Finding("reservation", subject, OK, detail, data))
     return findings
+
+
+def _shared_with(reservation: Any, project: str) -> bool:
+    """Whether a reservation of another project is shared with `project` (shareSettings.projectMap)."""
+    settings = reservation.share_settings
+    return settings.share_type == "SPECIFIC_PROJECTS" and project in settings.project_map
+
+
+def _block_room(
+    clients: GcpClients, ref: Any, zone: str, subject: str, data: dict[str, Any]
+) -> tuple[int, int, Finding | None]:
+    """The named block's VM count and use, or a finding when it cannot be read or does not exist."""
+    if clients.reservation_blocks is None:
+        return 0, 0, Finding("reservation", subject, UNKNOWN, "unknown (the block was not asked for)", data)
+    try:
+        block = clients.reservation_blocks.get(
+            project=ref.project, zone=zone, reservation=ref.name, reservation_block=ref.block
+        ).resource
+    except NotFound:
+        detail = f"reservation {ref.name} has no block {ref.block}: `gcloud compute reservations blocks list {ref.name}`"
+        return 0, 0, Finding("reservation", subject, BLOCKER, detail, data)
+    except GoogleAPICallError as error:
+        return 0, 0, Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})", data)
+    data.update(block=ref.block, blockCount=int(block.count), blockInUse=int(block.in_use_count))
+    return int(block.count), int(block.in_use_count), None
 
 
 def check_apis(services: Any, config: StackConfig) -> list[Finding]:
