@@ -117,3 +117,20 @@ def test_a_malformed_gcp_reservation_names_the_forms_and_the_fix(reservation_id,
     value, allowed, command = found["gpuPools[1].reservationId"]
     assert value == reservation_id and fragment in allowed
     assert command.endswith(f"reservationId' {fix} --stack gcp-prod")
+
+
+# ---- GCP: CMEK key location
+
+
+def test_a_cmek_key_outside_the_buckets_region_is_refused_with_the_same_key_in_the_region():
+    key = "projects/acme-ml-prod/locations/{}/keyRings/models/cryptoKeys/models"
+
+    def edit(location):
+        return lambda data: data["tritonfleet:modelBuckets"][0].update(kmsKeyId=key.format(location))
+
+    value, allowed, fix = _problems("gcp-prod", edit("us"))["modelBuckets[0].kmsKeyId"]
+    assert "in us-central1" in allowed and "the key is in us" in allowed
+    assert fix.endswith(f"{key.format('us-central1')} --stack gcp-prod")
+    assert _problems("gcp-prod", edit("global"))
+    config = load_stack_config(_config("gcp-prod", edit("us-central1")), "gcp-prod")
+    assert config.model_buckets[0].kms_key_id == key.format("us-central1")

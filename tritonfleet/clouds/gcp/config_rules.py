@@ -297,3 +297,16 @@ def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:
     if bucket.kms_key_id and not re.match(KMS_KEY_PATTERN, bucket.kms_key_id):
         allowed = f"a Cloud KMS key name such as {KMS_KEY_EXAMPLE}, or unset"
         ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, KMS_KEY_EXAMPLE)
+        return
+    location = bucket.kms_key_id.split("/")[3] if bucket.kms_key_id else None
+    if location is not None and ctx.region is not None and location != ctx.region:
+        # The bucket is regional in the stack's region (components/gcp/bucket.py), and its default key must be in
+        # the bucket's location: https://cloud.google.com/storage/docs/encryption/customer-managed-keys ("Key
+        # residency": the key must be in the same location as the data it encrypts), read 2026-12-05.
+        allowed = (
+            f"a Cloud KMS key in {ctx.region}, the bucket's location (the key is in {location}; GCS encrypts with a "
+            "key of the bucket's own location only)"
+        )
+        parts = bucket.kms_key_id.split("/")
+        parts[3] = ctx.region
+        ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, "/".join(parts))
