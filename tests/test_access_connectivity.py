@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from components.aws.layout import load_balancer_cidrs, subnet_layout
-from components.gcp.network import NODE_CIDR, POD_CIDR
+from components.gcp.layout import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config

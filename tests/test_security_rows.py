@@ -134,3 +134,48 @@ def test_a_cmek_key_outside_the_buckets_region_is_refused_with_the_same_key_in_t
     assert _problems("gcp-prod", edit("global"))
     config = load_stack_config(_config("gcp-prod", edit("us-central1")), "gcp-prod")
     assert config.model_buckets[0].kms_key_id == key.format("us-central1")
+
+
+# ---- GCP: configurable ranges
+
+
+def test_gke_ranges_replace_the_defaults_in_the_subnet_the_cluster_and_the_webhook_rule():
+    from components.gcp.layout import PLANNED_RANGES, planned_ranges
+
+    ranges = {"nodes": "10.60.0.0/20", "pods": "10.64.0.0/14", "services": "10.68.0.0/20", "controlPlane": "10.255.255.0/28"}
+    config = load_stack_config(_config("gcp-prod", lambda d: d["tritonfleet:cluster"].update(gkeRanges=ranges)), "gcp-prod")
+    assert planned_ranges(config.cluster.gke_ranges) == {
+        "node": "10.60.0.0/20", "pod": "10.64.0.0/14", "service": "10.68.0.0/20", "control-plane": "10.255.255.0/28",
+    }  # fmt: skip
+    partial = load_stack_config(
+        _config("gcp-prod", lambda d: d["tritonfleet:cluster"].update(gkeRanges={"controlPlane": "10.255.255.0/28"})), "gcp-prod"
+    )
+    assert planned_ranges(partial.cluster.gke_ranges) == {**PLANNED_RANGES, "control-plane": "10.255.255.0/28"}
+    assert planned_ranges(None) == PLANNED_RANGES
+
+
+@pytest.mark.parametrize(
+    ("ranges", "key", "fragment"),
+    [
+        ({"controlPlane": "10.255.255.0/27"}, "cluster.gkeRanges.controlPlane", "a /28 of a private"),
+        ({"controlPlane": "8.8.8.0/28"}, "cluster.gkeRanges.controlPlane", "a /28 of a private"),
+        ({"pods": "10.8.0.0/14"}, "cluster.gkeRanges.pods", "apart from the node range"),
+        ({"services": "10.20.0.1/20"}, "cluster.gkeRanges.services", "an IPv4 CIDR"),
+    ],
+)
+def test_bad_gke_ranges_name_the_key_and_the_fix(ranges, key, fragment):
+    found = _problems("gcp-prod", lambda d: d["tritonfleet:cluster"].update(gkeRanges=ranges))
+    assert fragment in found[key][1] and found[key][2].startswith("pulumi config set --path")
+
+
+def test_gke_ranges_are_refused_on_aws():
+    found = _problems("dev", lambda d: d["tritonfleet:cluster"].update(gkeRanges={"nodes": "10.60.0.0/20"}))
+    assert "applies to GKE only" in found["cluster.gkeRanges"][1]
+
+
+def test_the_proxy_only_subnet_is_checked_against_the_configured_ranges():
+    def edit(data):
+        data["tritonfleet:cluster"].update(gkeRanges={"nodes": "10.30.0.0/20"}, proxyOnlySubnetCidr="10.30.0.0/23")
+
+    found = _problems("gcp-prod", edit)
+    assert "node 10.30.0.0/20" in found["cluster.proxyOnlySubnetCidr"][1]

@@ -38,7 +38,7 @@ from components.gcp.compute_classes import compute_class_specs, create_compute_c
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from components.gcp.exposure import gcp_exposure_facts
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
-from components.gcp.layout import needs_proxy_only_subnet, proxy_only_cidr
+from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
@@ -90,6 +90,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             project=config.gcp_project,
             opts=child,
         )
+        ranges = planned_ranges(config.cluster.gke_ranges)
         network = create_network(
             name,
             GkeNetworkArgs(
@@ -97,6 +98,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 protected=config.protected,
                 proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+                ranges=ranges,
             ),
             opts=child,
         )
@@ -121,6 +123,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 protected=config.protected,
                 labels=config.tags,
                 control_plane=control_plane_access(config.cluster.control_plane_cidrs, config.environment),
+                control_plane_cidr=ranges["control-plane"],
             ),
             network,
             opts=child,

@@ -96,6 +96,8 @@ class GkeClusterArgs:
     """The stack's tags, as resource labels."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
+    control_plane_cidr: str = CONTROL_PLANE_CIDR
+    """The control plane's /28 (`layout.planned_ranges`)."""
 
 
 def enable_project_apis(
@@ -174,7 +176,7 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
             enable_private_nodes=True,
             enable_private_endpoint=control_plane["enable_private_endpoint"],
-            master_ipv4_cidr_block=CONTROL_PLANE_CIDR,
+            master_ipv4_cidr_block=args.control_plane_cidr,
         ),
         master_authorized_networks_config=control_plane["master_authorized_networks_config"],
         # The DNS-based endpoint: how `pulumi up` (the Kubernetes provider) and people reach the API from anywhere,

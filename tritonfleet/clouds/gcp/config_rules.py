@@ -44,6 +44,7 @@ CLOUD_ONLY_CLUSTER_KEYS = {
     "gpuDriver": "gpu_driver",
     "acknowledgeDatapathReplacement": "acknowledge_datapath_replacement",
     "proxyOnlySubnetCidr": "proxy_only_subnet_cidr",
+    "gkeRanges": "gke_ranges",
 }
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
@@ -118,12 +119,39 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
             if not zone.startswith(f"{region}-"):
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
     _check_kubernetes_version(ctx, cluster)
+    _check_ranges(ctx, cluster)
     _check_proxy_only_cidr(ctx, cluster)
+
+
+def _check_ranges(ctx: RuleContext, cluster: Cluster) -> None:
+    """cluster.gkeRanges: IPv4 networks, the control plane a private /28 (GKE's rule), no two overlapping."""
+    from components.gcp.layout import PLANNED_RANGES, RANGE_KEYS, planned_ranges  # a plain module, no Pulumi
+
+    if cluster.gke_ranges is None:
+        return
+    networks: dict[str, ipaddress.IPv4Network] = {}
+    for word, cidr in planned_ranges(cluster.gke_ranges).items():
+        key = f"cluster.gkeRanges.{RANGE_KEYS[word][0]}"
+        try:
+            networks[word] = network = ipaddress.IPv4Network(cidr, strict=True)
+        except ValueError as exc:
+            ctx.add(key, cidr, f"an IPv4 CIDR such as {PLANNED_RANGES[word]} ({exc})", PLANNED_RANGES[word])
+            continue
+        if word == "control-plane" and (network.prefixlen != 28 or not network.is_private):
+            allowed = "a /28 of a private (RFC 1918) range that no network of yours uses, such as 10.255.255.0/28"
+            ctx.add(key, cidr, allowed, "10.255.255.0/28")
+    words = list(networks)
+    for i, word in enumerate(words):
+        clash = [other for other in words[:i] if networks[word].overlaps(networks[other])]
+        if clash:
+            plan = ", ".join(f"{w} {n}" for w, n in networks.items())
+            allowed = f"a range apart from the {' and '.join(clash)} range ({plan})"
+            ctx.add(f"cluster.gkeRanges.{RANGE_KEYS[word][0]}", str(networks[word]), allowed, "<a free range>")
 
 
 def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     """A proxy-only subnet of at least 64 addresses, apart from every range of the stack's address plan."""
-    from components.gcp.layout import PLANNED_RANGES, PROXY_ONLY_CIDR  # the adapter's plan (a plain module, no Pulumi)
+    from components.gcp.layout import PROXY_ONLY_CIDR, planned_ranges  # the adapter's plan (a plain module)
 
     cidr, key = cluster.proxy_only_subnet_cidr, "cluster.proxyOnlySubnetCidr"
     if cidr is None:
@@ -136,11 +164,20 @@ def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     if network.prefixlen > PROXY_ONLY_MAX_PREFIX:
         allowed = f"a /{PROXY_ONLY_MAX_PREFIX} or larger range (a proxy-only subnet needs at least 64 addresses; /23 recommended)"
         ctx.add(key, cidr, allowed, str(network.supernet(new_prefix=23)))
-    overlaps = [name for name, planned in PLANNED_RANGES.items() if network.overlaps(ipaddress.IPv4Network(planned))]
+    ranges = planned_ranges(cluster.gke_ranges)
+    overlaps = [name for name, planned in ranges.items() if _overlaps(network, planned)]
     if overlaps:
-        plan = ", ".join(f"{name} {planned}" for name, planned in PLANNED_RANGES.items())
+        plan = ", ".join(f"{name} {planned}" for name, planned in ranges.items())
         allowed = f"a range outside the stack's {' and '.join(overlaps)} range ({plan})"
         ctx.add(key, cidr, allowed, PROXY_ONLY_CIDR)
+
+
+def _overlaps(network: ipaddress.IPv4Network, cidr: str) -> bool:
+    """Whether `network` overlaps `cidr` (a malformed `cidr` is reported by _check_ranges, not here)."""
+    try:
+        return network.overlaps(ipaddress.IPv4Network(cidr, strict=False))
+    except ValueError:
+        return False
 
 
 def _check_node_account_id(ctx: RuleContext, cluster: Cluster) -> None:

@@ -33,6 +33,13 @@ class SystemNodes(_Section):
     count: int = Field(2, ge=1, le=20, description="an integer from 1 to 20")
 
 
+class GkeRanges(_Section):
+    nodes: str | None = Field(None, description="the node subnet's IPv4 CIDR (default 10.10.0.0/20)")
+    pods: str | None = Field(None, description="the pods' secondary range (default 10.16.0.0/14)")
+    services: str | None = Field(None, description="the services' secondary range (default 10.20.0.0/20)")
+    control_plane: str | None = Field(None, description="the control plane's /28 (default 172.16.0.0/28)")
+
+
 class Cluster(_Section):
     name: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{0,39}$", description="a cluster name (defaults to tf-<stack>)")
     kubernetes_version: str = Field(
@@ -59,6 +66,12 @@ class Cluster(_Section):
         description="GCP: the IPv4 CIDR of the proxy-only subnet (purpose REGIONAL_MANAGED_PROXY) the stack creates in "
         "its VPC when a deployment uses exposure internal with loadBalancer application: /26 or larger (Google "
         "recommends /23), outside the node, pod, service and control-plane ranges. Default 10.10.16.0/23",
+    )
+    gke_ranges: GkeRanges | None = Field(
+        None,
+        description="GCP: the address plan of the VPC the stack creates, {nodes, pods, services, controlPlane}, each "
+        "an IPv4 CIDR apart from the others, from the proxy-only subnet and from the networks that must reach the "
+        "cluster (the defaults' 172.16.0.0/28 collides with many corporate networks); controlPlane a /28",
     )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     control_plane_cidrs: list[str] | None = Field(
