@@ -23,7 +23,7 @@ NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
 def kubeconfig(name: str, dns_endpoint: str) -> str:
     """The kubeconfig for people: the DNS-based endpoint, authenticated by gke-gcloud-auth-plugin (no credentials in
-    it). The endpoint's certificate is publicly trusted, so no cluster CA is given (facts.DNS_ENDPOINT_DOMAIN)."""
+    it). The endpoint's certificate is publicly trusted, so no cluster CA is given (facts.DNS_ENDPOINT_PERMISSION)."""
     return _kubeconfig(
         name,
         dns_endpoint,

@@ -16,6 +16,7 @@ from tritonfleet.clouds.aws.facts import (
     AWS_REGIONS,
     AWS_ZONE_COUNT,
     CAPACITY_RESERVATION_ID_PATTERN,
+    EKS_PUBLIC_ACCESS_CIDRS_MAX,
     TAG_LIMITS,
     eks_version,
     standard_eks_versions,
@@ -105,7 +106,8 @@ def deploy_path(cluster: Cluster, environment: str) -> DeployPath:
         if access.anywhere:
             return DeployPath(deployer, "EKS public endpoint, open to 0.0.0.0/0 (IAM-authenticated)", True)
         why = (
-            f"hosted runners have no fixed address and the EKS endpoint is {public}: open it to {ANYWHERE} "
+            f"hosted runners have no fixed address (their published ranges are far more than EKS's "
+            f"{EKS_PUBLIC_ACCESS_CIDRS_MAX} public CIDRs) and the EKS endpoint is {public}: open it to {ANYWHERE} "
             "(prod: with acknowledgePublicControlPlane), or deploy from a runner in an existing VPC "
             "(deployFrom private-network, existingVpcId, deployerCidrs)"
         )

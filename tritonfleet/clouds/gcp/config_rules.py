@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from tritonfleet.clouds.gcp.facts import (
+    ACCESS_TOKEN_LIFETIME_S,
     BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_MIN_VERSION,
+    DNS_ENDPOINT_PERMISSION,
     EXTENDED_CHANNEL,
     GCP_REGIONS,
     GKE_DEFAULT_REGION_ZONES,
@@ -70,9 +72,13 @@ def stack_zones(region: str, cluster: Cluster) -> list[str]:
 def deploy_path(cluster: Cluster, environment: str) -> DeployPath:
     """The Kubernetes provider talks to the cluster's DNS-based endpoint, which takes traffic from any address and
     admits only callers IAM lets in (container.clusters.connect); controlPlaneCidrs governs the IP endpoint alone, for
-    people. So every deploy source reaches it (docs/access.md; tritonfleet/clouds/gcp/facts.py: DNS_ENDPOINT_SOURCE)."""
+    people. So every deploy source reaches it (docs/access.md; facts.DNS_ENDPOINT_PERMISSION)."""
     deployer = Deployer(cluster.deploy_from, tuple(cluster.deployer_cidrs))
-    return DeployPath(deployer, "GKE DNS-based endpoint (IAM-authenticated, any address)", True)
+    endpoint = (
+        f"GKE DNS-based endpoint (any address, IAM {DNS_ENDPOINT_PERMISSION}; the provider's token lasts "
+        f"{ACCESS_TOKEN_LIFETIME_S // 60} min)"
+    )
+    return DeployPath(deployer, endpoint, True)
 
 
 def check_stack(ctx: RuleContext) -> None:

@@ -104,20 +104,19 @@ GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 # The DNS-based control-plane endpoint: a per-cluster name under gke.goog that, with allow_external_traffic, takes
 # traffic from any address and passes a request only when IAM grants the caller container.clusters.connect; the IP
 # endpoints stay as configured (private in prod). Its name is the cluster's controlPlaneEndpointsConfig
-# .dnsEndpointConfig.endpoint. Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation
-# ("DNS-based endpoint") and https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations
-# .clusters#DNSEndpointConfig (allowExternalTraffic: "Controls whether user traffic is allowed over this endpoint"),
-# read 2026-12-05. Its server certificate chains to a public root, so a kubeconfig gives no cluster CA for it (VERIFY).
-DNS_ENDPOINT_DOMAIN = "gke.goog"
+# .dnsEndpointConfig.endpoint; its server certificate chains to a public root, so a kubeconfig gives no cluster CA for
+# it (VERIFY). Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation ("DNS-based
+# endpoint") and https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters
+# (DNSEndpointConfig.allowExternalTraffic), read 2026-12-05.
 DNS_ENDPOINT_PERMISSION = "container.clusters.connect"
-DNS_ENDPOINT_SOURCE = "https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation (read 2026-12-05)"
 # gke-gcloud-auth-plugin, the exec credential plugin of GKE kubeconfigs, is a gcloud component that GitHub's hosted
 # runner images do not install (https://github.com/actions/runner-images/issues/6778, read 2026-12-05; install:
 # https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin). The stack's
 # Kubernetes provider therefore authenticates with the deployer's OAuth access token
-# (gcp.organizations.get_client_config().access_token), which lives one hour by default
-# (https://cloud.google.com/docs/authentication/token-types#access-tokens, read 2026-12-05).
+# (gcp.organizations.get_client_config().access_token).
 GKE_AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+# An OAuth access token lives one hour by default: https://cloud.google.com/docs/authentication/token-types
+# ("Access tokens"), read 2026-12-05.
 ACCESS_TOKEN_LIFETIME_S = 3600
 
 
@@ -336,7 +335,11 @@ PROJECT_APIS = (
     "cloudresourcemanager.googleapis.com",
     "serviceusage.googleapis.com",
 )
+# cloudkms: only where a bucket names a key (https://cloud.google.com/storage/docs/encryption/using-customer-managed-keys,
+# "enable the Cloud KMS API", read 2026-12-05).
 KMS_API = "cloudkms.googleapis.com"
+# Service Usage: enabling any API goes through it (https://cloud.google.com/service-usage/docs/enable-disable, read
+# 2026-12-05).
 SERVICE_USAGE_API = "serviceusage.googleapis.com"
 
 

@@ -39,7 +39,9 @@ def _check_physical_name(ctx: RuleContext, bucket: ModelBucket, at: str) -> None
             )
             ctx.add(key, MISSING, allowed, ctx.rules.BUCKET_OWNER_EXAMPLE)
         return
-    physical = physical_bucket_name(bucket, ctx.stack, owner, str(ctx.data.get("region") or ""))
+    if ctx.region is None and not bucket.bucket_name:  # the default name needs the region, reported on its own
+        return
+    physical = physical_bucket_name(bucket, ctx.stack, owner, ctx.region or "")
     if re.match(BUCKET_NAME_PATTERN, physical) and "google" not in physical:
         return
     if bucket.bucket_name:
