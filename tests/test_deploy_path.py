@@ -232,3 +232,13 @@ def test_the_ci_action_and_workflow_provide_what_every_kubeconfig_runs():
     assert _exec_commands(kubeconfig("c", "gke-x.us-central1.gke.goog")) == {GKE_AUTH_PLUGIN}
     assert GKE_AUTH_PLUGIN not in _installed_by(action)
     assert _exec_commands(provider_kubeconfig("c", "gke-x.us-central1.gke.goog", "t")) == set()
+
+
+@pytest.mark.parametrize(("stack", "identifier"), [("prod", "arn:aws:eks:"), ("gcp-prod", "tf-gcp-gke")])
+def test_the_kubernetes_provider_is_tied_to_its_cluster_not_to_its_endpoint(stack, identifier):
+    """A token that changes every run or an endpoint that moves updates the provider; only a new cluster replaces
+    it (and every Kubernetes object with it)."""
+    from tests.serving_helpers import plan
+
+    (provider,) = [r for r in plan(stack)["resources"] if r["type"] == "pulumi:providers:kubernetes"]
+    assert provider["inputs"]["clusterIdentifier"].startswith(identifier)

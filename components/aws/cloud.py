@@ -170,7 +170,10 @@ class AwsCloud(CloudAdapter[EksFloor]):
         kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
             lambda args: kubeconfig(args[0], args[1], args[2], config.region)
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+        # Replaced (with every Kubernetes object) only when the cluster is, not when its endpoint's settings change.
+        k8s_provider = k8s.Provider(
+            f"{name}-k8s", kubeconfig=kubeconfig_text, cluster_identifier=cluster.arn, opts=pulumi.ResourceOptions(parent=self)
+        )
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(
             f"{name}-storage-class",

@@ -159,6 +159,8 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             kubeconfig=pulumi.Output.secret(
                 pulumi.Output.all(cluster.name, endpoint, token.access_token).apply(lambda a: provider_kubeconfig(*a))
             ),
+            # Replaced (with every Kubernetes object) only when the cluster is, not when its endpoint or token moves.
+            cluster_identifier=cluster.id,
             opts=pulumi.ResourceOptions(parent=self),
         )
         by_gke_name = {
