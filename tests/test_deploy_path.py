@@ -242,3 +242,20 @@ def test_the_kubernetes_provider_is_tied_to_its_cluster_not_to_its_endpoint(stac
 
     (provider,) = [r for r in plan(stack)["resources"] if r["type"] == "pulumi:providers:kubernetes"]
     assert provider["inputs"]["clusterIdentifier"].startswith(identifier)
+
+
+def test_an_unreachable_deployer_fails_the_plan_with_exit_1_and_the_fix(tmp_path):
+    import shutil
+
+    from tests.conftest import run_cli
+
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    cluster = document["config"]["tritonfleet:cluster"]
+    del cluster["controlPlaneCidrs"], cluster["acknowledgePublicControlPlane"]
+    (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(document))
+    result = run_cli("plan", "--stack", "prod", "--project-dir", str(tmp_path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert 'tritonfleet:cluster.deployFrom = "hosted-ci"' in result.stderr
+    assert "fix: pulumi config set --path 'tritonfleet:cluster.controlPlaneCidrs[0]' 0.0.0.0/0" in result.stderr
