@@ -413,14 +413,12 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
         assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
         assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
-        prod = _stack_config(stack).environment == "prod"
-        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is prod
+        # The IP endpoint is private in every environment: the DNS-based endpoint is the way in.
+        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is True
         # The provider's path from anywhere: the IAM-authenticated DNS endpoint, whatever the IP endpoint is.
         assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
-        if prod:  # authorized networks on, none outside the network
-            assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
-        else:
-            assert "masterAuthorizedNetworksConfig" not in cluster["inputs"]
+        # authorized networks on, none outside the network
+        assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
     section = document["networkPolicy"]
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
     with cli.out.capture() as captured:

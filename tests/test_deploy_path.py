@@ -259,3 +259,10 @@ def test_an_unreachable_deployer_fails_the_plan_with_exit_1_and_the_fix(tmp_path
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert 'tritonfleet:cluster.deployFrom = "hosted-ci"' in result.stderr
     assert "fix: pulumi config set --path 'tritonfleet:cluster.controlPlaneCidrs[0]' 0.0.0.0/0" in result.stderr
+
+
+def test_the_gke_ip_endpoint_is_private_unless_cidrs_are_named():
+    from components.gcp.exposure import gke_ip_endpoint_access
+
+    assert gke_ip_endpoint_access(None, "dev").private_only and gke_ip_endpoint_access(None, "prod").private_only
+    assert gke_ip_endpoint_access(["198.51.100.0/24"], "dev").public_cidrs == ("198.51.100.0/24",)

@@ -36,7 +36,7 @@ from components.gcp.cluster import (
 )
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts
+from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
 from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from components.gcp.maintenance import maintenance_for
@@ -46,7 +46,6 @@ from components.gcp.workload_identity import TritonIdentityArgs, create_triton_i
 from tritonfleet.clouds.gcp.config_rules import node_account_id
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts
 
 
@@ -122,7 +121,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 maintenance=maintenance_for(config.environment),
                 protected=config.protected,
                 labels=config.tags,
-                control_plane=control_plane_access(config.cluster.control_plane_cidrs, config.environment),
+                control_plane=gke_ip_endpoint_access(config.cluster.control_plane_cidrs, config.environment),
                 control_plane_cidr=ranges["control-plane"],
             ),
             network,

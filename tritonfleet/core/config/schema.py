@@ -76,9 +76,10 @@ class Cluster(_Section):
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     control_plane_cidrs: list[str] | None = Field(
         None,
-        description="who reaches the Kubernetes API from outside the cluster's network: [] private only, or IPv4 CIDRs "
-        "(EKS public endpoint CIDRs, GKE master authorized networks). Default: [] in prod, 0.0.0.0/0 otherwise; "
-        "0.0.0.0/0 in prod needs acknowledgePublicControlPlane",
+        description="who reaches the Kubernetes API's address from outside the cluster's network: [] private only, or "
+        "IPv4 CIDRs (EKS public endpoint CIDRs, GKE master authorized networks on the IP endpoint). Default: EKS [] in "
+        "prod, 0.0.0.0/0 otherwise; GKE [] (its DNS-based endpoint serves everyone, IAM-authenticated); 0.0.0.0/0 in "
+        "prod needs acknowledgePublicControlPlane",
     )
     acknowledge_public_control_plane: bool = Field(
         False, description="true to allow controlPlaneCidrs 0.0.0.0/0 in prod (the API server reachable from anywhere)"
