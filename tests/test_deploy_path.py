@@ -50,7 +50,8 @@ def test_every_shipped_stack_is_deployed_from_hosted_ci_and_reaches_its_endpoint
     from tritonfleet.clouds import cloud_rules
 
     config = stack_config(stack)
-    assert config.cluster.deploy_from == "hosted-ci"  # as .github/workflows/deploy.yml runs them
+    # Said in the stack file itself, as .github/workflows/deploy.yml runs them.
+    assert json.loads(engine_config(stack)["tritonfleet:cluster"])["deployFrom"] == "hosted-ci"
     path = cloud_rules(config.cloud).deploy_path(config.cluster, config.environment)
     assert path.reachable, path.why
 
