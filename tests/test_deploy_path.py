@@ -267,3 +267,20 @@ def test_the_gke_ip_endpoint_is_private_unless_cidrs_are_named():
 
     assert gke_ip_endpoint_access(None, "dev").private_only and gke_ip_endpoint_access(None, "prod").private_only
     assert gke_ip_endpoint_access(["198.51.100.0/24"], "dev").public_cidrs == ("198.51.100.0/24",)
+
+
+def test_an_in_vpc_runner_gets_443_on_the_cluster_security_group_in_the_program():
+    from tests.conftest import run_program
+
+    runner = {"deployFrom": "private-network", "deployerCidrs": ["10.0.8.0/24", "10.0.9.0/24"], "controlPlaneCidrs": []}
+    run = run_program(ROOT, "tritonfleet", "dev", _config("dev", {**runner, **VPC}), [])
+    resources = [r.document() for r in run.resources]
+    rules = [r for r in resources if r["type"] == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"]
+    assert sorted(r["inputs"]["cidrIpv4"] for r in rules) == ["10.0.8.0/24", "10.0.9.0/24"]
+    assert all(r["inputs"]["fromPort"] == r["inputs"]["toPort"] == 443 and r["inputs"]["ipProtocol"] == "tcp" for r in rules)
+    (eks,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
+    assert eks["inputs"]["vpcConfig"]["endpointPublicAccess"] is False  # the API stays off the internet
+    from tests.serving_helpers import plan
+
+    hosted = plan("dev")["resources"]  # the shipped dev, deployed from hosted runners: no rule
+    assert not [r for r in hosted if r["type"] == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"]
