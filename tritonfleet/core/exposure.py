@@ -121,8 +121,7 @@ def control_plane_access(cidrs: list[str] | None, environment: str) -> ControlPl
 # from"). hosted-ci: hosted runners (GitHub's), no fixed address; public-cidrs: the internet from known addresses
 # (cluster.deployerCidrs: an office, a VPN egress, a runner with a static IP); private-network: a runner inside the
 # cluster's network or one connected to it (VPN, peering, Direct Connect / Interconnect) at deployerCidrs.
-HOSTED_CI, PUBLIC_CIDRS, PRIVATE_NETWORK = "hosted-ci", "public-cidrs", "private-network"
-DEPLOY_SOURCES = (HOSTED_CI, PUBLIC_CIDRS, PRIVATE_NETWORK)
+HOSTED_CI, PUBLIC_CIDRS, PRIVATE_NETWORK = "hosted-ci", "public-cidrs", "private-network"  # schema: Cluster.deploy_from
 DEPLOY_SOURCE_TEXT = {
     HOSTED_CI: "hosted CI runners (no fixed address)",
     PUBLIC_CIDRS: "the internet from",
@@ -139,7 +138,7 @@ class Deployer:
 
     def describe(self) -> str:
         text = DEPLOY_SOURCE_TEXT[self.source]
-        return text if self.source == HOSTED_CI else f"{text} {', '.join(self.cidrs) or '(no CIDR given)'}"
+        return text if self.source == HOSTED_CI else f"{text} {', '.join(self.cidrs)}"
 
 
 @dataclass(frozen=True)
