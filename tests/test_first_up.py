@@ -199,13 +199,18 @@ def test_quota_headroom_counts_what_already_runs(stack_config):
                     {"InstanceType": "p5en.48xlarge", "CpuOptions": {"CoreCount": 96, "ThreadsPerCore": 2}},
                     {"InstanceType": "g6e.xlarge", "InstanceLifecycle": "spot", "CpuOptions": {"CoreCount": 2, "ThreadsPerCore": 2}},
                     {"InstanceType": "m6i.large", "CpuOptions": {"CoreCount": 1, "ThreadsPerCore": 2}},
+                    {  # the stack's own node: its ceiling counts it already
+                        "InstanceType": "p5en.48xlarge",
+                        "CpuOptions": {"CoreCount": 96, "ThreadsPerCore": 2},
+                        "Tags": [{"Key": "kubernetes.io/cluster/tf-prod", "Value": "owned"}],
+                    },
                 ]
             }
         ]
     }
     with Stubber(ec2) as stub:
         stub.add_response("describe_instances", running)
-        used = running_vcpus(ec2)
+        used = running_vcpus(ec2, "tf-prod")
     p_on_demand, g_spot = EC2_VCPU_QUOTAS["p5en"]["on-demand"], EC2_VCPU_QUOTAS["g6e"]["spot"]
     assert used[p_on_demand] == 192 and used[g_spot] == 4
     with Stubber(quotas) as stub:

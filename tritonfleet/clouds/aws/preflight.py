@@ -141,9 +141,11 @@ def check_offerings(ec2, config: StackConfig) -> list[Finding]:
     return findings
 
 
-def running_vcpus(ec2) -> dict[VcpuQuota, int]:
+def running_vcpus(ec2, cluster_name: str = "") -> dict[VcpuQuota, int]:
     """vCPUs of the instances already pending or running in the region, per vCPU quota they draw on (spot by their
-    lifecycle): the quota's headroom is its value less these."""
+    lifecycle): the quota's headroom is its value less these. The stack's own nodes (tagged for its cluster by EKS
+    and Karpenter) are left out: the stack's ceiling counts them already."""
+    own = {("eks:cluster-name", cluster_name), (f"kubernetes.io/cluster/{cluster_name}", "owned")}
     used: dict[VcpuQuota, int] = defaultdict(int)
     pages = ec2.get_paginator("describe_instances").paginate(
         Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -151,6 +153,8 @@ def running_vcpus(ec2) -> dict[VcpuQuota, int]:
     for page in pages:
         for reservation in page["Reservations"]:
             for instance in reservation["Instances"]:
+                if own & {(tag["Key"], tag["Value"]) for tag in instance.get("Tags", [])}:
+                    continue
                 market = "spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand"
                 quota = vcpu_quota(instance["InstanceType"], market)
                 cpu = instance.get("CpuOptions", {})
@@ -418,7 +422,7 @@ def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> Prefli
     findings, _ = check_zones(ec2, config, zones)
     findings += check_offerings(ec2, config)
     try:
-        used: dict[VcpuQuota, int] | None = running_vcpus(ec2)
+        used: dict[VcpuQuota, int] | None = running_vcpus(ec2, config.cluster_name)
     except (ClientError, BotoCoreError):
         used = None  # the quotas are still checked against the ceiling; the finding says running instances count too
     findings += check_quotas(quotas, config, used)
