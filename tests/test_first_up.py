@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from types import SimpleNamespace
 
 import boto3
 import pytest
@@ -264,3 +265,61 @@ class _Storage:
 def test_gcs_bucket_names_are_asked(stack_config, error, status):
     (finding,) = check_gcs_bucket_names(_Storage(error), stack_config("gcp-prod"))
     assert finding.status == status and finding.subject == "bucket models: tf-gcp-prod-models-acme-ml-prod-us-central1"
+
+
+class _Response:
+    def __init__(self, status: int, body: dict, method: str, url: str):
+        self.status_code, self.body = status, body
+        self.headers, self.text = {}, json.dumps(body)
+        self.request = SimpleNamespace(method=method, url=url)  # what from_http_response names in its message
+
+    def json(self):
+        return self.body
+
+
+class _Session:
+    """An AuthorizedSession's get/post, answering from a list of (status, body), recording what was asked."""
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), []
+
+    def get(self, url, params=None, timeout=None):
+        self.asked.append((url, dict(params or {})))
+        return _Response(*self.answers.pop(0), "GET", url)
+
+    def post(self, url, json=None, timeout=None):
+        self.asked.append((url, json))
+        return _Response(*self.answers.pop(0), "POST", url)
+
+
+def test_service_usage_pages_through_the_enabled_apis_and_maps_errors():
+    from tritonfleet.clouds.gcp.preflight import ServiceUsage
+
+    session = _Session(
+        (200, {"services": [{"config": {"name": "compute.googleapis.com"}}], "nextPageToken": "t1"}),
+        (200, {"services": [{"config": {"name": "container.googleapis.com"}}]}),
+    )
+    assert ServiceUsage(session).enabled("acme-ml-prod") == {"compute.googleapis.com", "container.googleapis.com"}
+    assert session.asked[0][0] == "https://serviceusage.googleapis.com/v1/projects/acme-ml-prod/services"
+    assert session.asked[0][1]["filter"] == "state:ENABLED" and session.asked[1][1]["pageToken"] == "t1"
+    with pytest.raises(Forbidden):
+        ServiceUsage(_Session((403, {"error": {"message": "denied"}}))).enabled("acme-ml-prod")
+
+
+def test_the_deployers_missing_permissions_are_a_warning(stack_config):
+    from tritonfleet.clouds.gcp.facts import DEPLOYER_PERMISSIONS
+    from tritonfleet.clouds.gcp.preflight import ProjectPermissions, check_deployer_permissions
+
+    config = stack_config("gcp-prod")
+    everything = _Session((200, {"permissions": list(DEPLOYER_PERMISSIONS)}))
+    (ok,) = check_deployer_permissions(ProjectPermissions(everything), config)
+    assert ok.status == OK and everything.asked[0] == (
+        "https://cloudresourcemanager.googleapis.com/v1/projects/acme-ml-prod:testIamPermissions",
+        {"permissions": list(DEPLOYER_PERMISSIONS)},
+    )
+    some = _Session((200, {"permissions": ["container.clusters.create"]}))
+    (warning,) = check_deployer_permissions(ProjectPermissions(some), config)
+    assert warning.status == WARNING and "serviceusage.services.enable" in warning.data["missing"]
+    assert "container.clusters.create" not in warning.data["missing"]
+    (unknown,) = check_deployer_permissions(ProjectPermissions(_Session((403, {}))), config)
+    assert unknown.status == UNKNOWN

@@ -378,7 +378,8 @@ NO_GCP_CREDENTIALS = (
     "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
     "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
     "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
-    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get)."
+    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get; "
+    "it asks which permissions `pulumi up` uses the caller holds)."
 )
 
 

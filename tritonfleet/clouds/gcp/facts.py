@@ -346,3 +346,18 @@ SERVICE_USAGE_API = "serviceusage.googleapis.com"
 def project_apis(uses_kms: bool) -> list[str]:
     """The APIs the stack enables in its project."""
     return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]
+
+# What `pulumi up` of a GCP stack does with the deployer's identity, one permission per kind of change (tritonfleet's
+# choice of a representative each; names from https://cloud.google.com/iam/docs/permissions-reference, read
+# 2026-12-05). Preflight asks the project which of them its caller holds
+# (https://cloud.google.com/resource-manager/reference/rest/v1/projects/testIamPermissions).
+DEPLOYER_PERMISSIONS = (
+    "serviceusage.services.enable",
+    "compute.networks.create",
+    "compute.firewalls.create",
+    "container.clusters.create",
+    "container.clusters.connect",
+    "iam.serviceAccounts.create",
+    "resourcemanager.projects.setIamPolicy",
+    "storage.buckets.create",
+)

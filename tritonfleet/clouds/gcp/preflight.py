@@ -16,6 +16,7 @@ from typing import Any
 from google.api_core.exceptions import Forbidden, GoogleAPICallError, NotFound
 
 from tritonfleet.clouds.gcp.facts import (
+    DEPLOYER_PERMISSIONS,
     GLOBAL_GPU_QUOTA_METRIC,
     GPU_QUOTA_METRICS,
     QUOTA_KIND_BY_OPTION,
@@ -39,7 +40,31 @@ class GcpClients:
     reservations: Any  # compute_v1.ReservationsClient
     reservation_blocks: Any = None  # compute_v1.ReservationBlocksClient; None: blocks not asked
     services: Any = None  # ServiceUsage (enabled APIs); None: not asked
+    permissions: Any = None  # ProjectPermissions (the caller's permissions); None: not asked
     storage: Any = None  # google.cloud.storage.Client (bucket names); None: not asked
+
+
+def _checked(response: Any) -> dict[str, Any]:
+    """A REST response's JSON body, or the GoogleAPICallError its status stands for."""
+    from google.api_core.exceptions import from_http_response
+
+    if response.status_code != 200:
+        raise from_http_response(response)
+    return response.json()
+
+
+class ProjectPermissions:
+    """Which permissions the caller holds on a project (Resource Manager's testIamPermissions, REST)."""
+
+    URL = "https://cloudresourcemanager.googleapis.com/v1/projects/{project}:testIamPermissions"
+
+    def __init__(self, session: Any):
+        self.session = session  # google.auth.transport.requests.AuthorizedSession
+
+    def granted(self, project: str, permissions: list[str]) -> set[str]:
+        url = self.URL.format(project=project)
+        body = _checked(self.session.post(url, json={"permissions": permissions}, timeout=30))
+        return set(body.get("permissions", []))
 
 
 class ServiceUsage:
@@ -52,15 +77,10 @@ class ServiceUsage:
         self.session = session  # google.auth.transport.requests.AuthorizedSession
 
     def enabled(self, project: str) -> set[str]:
-        from google.api_core.exceptions import from_http_response
-
         names: set[str] = set()
-        params = {"filter": "state:ENABLED", "pageSize": 200}
+        params: dict[str, Any] = {"filter": "state:ENABLED", "pageSize": 200}
         for _ in range(self.MAX_PAGES):
-            response = self.session.get(self.URL.format(project=project), params=params, timeout=30)
-            if response.status_code != 200:
-                raise from_http_response(response)
-            body = response.json()
+            body = _checked(self.session.get(self.URL.format(project=project), params=params, timeout=30))
             names |= {service["config"]["name"] for service in body.get("services", [])}
             if not body.get("nextPageToken"):
                 break
@@ -76,6 +96,7 @@ def gcp_clients() -> GcpClients:
     from google.cloud import compute_v1, storage
 
     credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    session = AuthorizedSession(credentials)
     return GcpClients(
         compute_v1.RegionsClient(),
         compute_v1.ProjectsClient(),
@@ -83,7 +104,8 @@ def gcp_clients() -> GcpClients:
         compute_v1.AcceleratorTypesClient(),
         compute_v1.ReservationsClient(),
         reservation_blocks=compute_v1.ReservationBlocksClient(),
-        services=ServiceUsage(AuthorizedSession(credentials)),
+        services=ServiceUsage(session),
+        permissions=ProjectPermissions(session),
         storage=storage.Client(project=None, credentials=credentials),
     )
 
@@ -329,6 +351,26 @@ def check_apis(services: Any, config: StackConfig) -> list[Finding]:
     return findings
 
 
+def check_deployer_permissions(permissions: Any, config: StackConfig) -> list[Finding]:
+    """The permissions `pulumi up` uses (facts.DEPLOYER_PERMISSIONS) that the caller lacks on the project. A warning,
+    not a blocker: preflight may run as someone else than the deployer (CI's service account: docs/ci.md)."""
+    project = config.gcp_project or ""
+    wanted = list(DEPLOYER_PERMISSIONS)
+    subject = f"deployer on {project}"
+    try:
+        granted = permissions.granted(project, wanted)
+    except (GoogleAPICallError, OSError) as error:
+        return [Finding("permissions", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})")]
+    missing = [p for p in wanted if p not in granted]
+    if not missing:
+        return [Finding("permissions", subject, OK, "the caller holds every permission `pulumi up` uses")]
+    detail = (
+        f"the caller lacks {', '.join(missing)}: `pulumi up` as this identity stops there (grant the deploy service "
+        "account roles that hold them: docs/ci.md)"
+    )
+    return [Finding("permissions", subject, WARNING, detail, {"missing": missing})]
+
+
 def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
     """Each model bucket's name is free or already ours: GCS names are global (409 on create when taken)."""
     findings = []
@@ -361,6 +403,8 @@ def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:
     findings += check_reservations(clients, config, region_zones)
     if clients.services is not None:
         findings += check_apis(clients.services, config)
+    if clients.permissions is not None:
+        findings += check_deployer_permissions(clients.permissions, config)
     if clients.storage is not None:
         findings += check_gcs_bucket_names(clients.storage, config)
     zones = sorted({*(config.cluster.zones or region_zones), *(z for p in config.enabled_pools for z in p.zones)})
