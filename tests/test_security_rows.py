@@ -179,3 +179,14 @@ def test_the_proxy_only_subnet_is_checked_against_the_configured_ranges():
 
     found = _problems("gcp-prod", edit)
     assert "node 10.30.0.0/20" in found["cluster.proxyOnlySubnetCidr"][1]
+
+
+def test_gke_runs_no_idle_managed_prometheus_collectors_beside_the_stacks_prometheus():
+    from tests.serving_helpers import plan
+
+    for stack in ("gcp-dev", "gcp-prod"):
+        (cluster,) = [r for r in plan(stack)["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+        assert cluster["inputs"]["monitoringConfig"] == {
+            "enableComponents": ["SYSTEM_COMPONENTS"],
+            "managedPrometheus": {"enabled": False},
+        }

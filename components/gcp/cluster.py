@@ -13,7 +13,7 @@ from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
 from components.gcp.maintenance import Maintenance
 from components.gcp.network import GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
-from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, project_apis
+from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, GKE_MONITORING_COMPONENTS, project_apis
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -197,6 +197,11 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
             service_account=args.node_service_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
         ),
         maintenance_policy=maintenance_policy(args.maintenance),
+        # The stack's kube-prometheus-stack scrapes the cluster: no idle managed-Prometheus collectors beside it.
+        monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+            enable_components=list(GKE_MONITORING_COMPONENTS),
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=False),
+        ),
         resource_labels=args.labels,
         deletion_protection=args.protected,
         opts=protected,

@@ -361,3 +361,11 @@ DEPLOYER_PERMISSIONS = (
     "resourcemanager.projects.setIamPolicy",
     "storage.buckets.create",
 )
+
+# Managed Service for Prometheus' managed collection is on by default in GKE Standard clusters from 1.27: its collector
+# DaemonSet runs on every node (GPU nodes included) and scrapes nothing unless PodMonitorings exist. tritonfleet runs
+# kube-prometheus-stack, so the stack turns it off (monitoring_config.managed_prometheus.enabled false) and keeps
+# GKE's system metrics (SYSTEM_COMPONENTS, the Standard default). Source:
+# https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed ("enabled by default ... 1.27", disable
+# managed collection) and https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics, read 2026-12-05.
+GKE_MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS",)
