@@ -323,3 +323,34 @@ def test_the_deployers_missing_permissions_are_a_warning(stack_config):
     assert "container.clusters.create" not in warning.data["missing"]
     (unknown,) = check_deployer_permissions(ProjectPermissions(_Session((403, {}))), config)
     assert unknown.status == UNKNOWN
+
+
+# ---- AWS: an in-VPC deployer
+
+
+def test_an_in_vpc_deployer_is_checked_against_the_vpcs_cidrs():
+    from tritonfleet.clouds.aws.preflight import check_deployer_network
+
+    def in_vpc(cidrs):
+        def edit(data):
+            data["tritonfleet:cluster"].update(
+                deployFrom="private-network",
+                deployerCidrs=cidrs,
+                controlPlaneCidrs=[],
+                existingVpcId="vpc-0123456789abcdef0",
+                existingPrivateSubnets={"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+                existingLoadBalancerCidrs=["10.0.224.0/24"],
+                zones=["us-east-1a", "us-east-1b"],
+            )
+
+        return load_stack_config(_config("dev", edit), "dev")
+
+    vpc = {"Vpcs": [{"VpcId": "vpc-0123456789abcdef0", "CidrBlock": "10.0.0.0/16"}]}
+    for cidrs, status in ((["10.0.8.0/24"], OK), (["192.168.1.0/24"], UNKNOWN)):
+        ec2 = _client("ec2")
+        with Stubber(ec2) as stub:
+            stub.add_response("describe_vpcs", vpc, {"VpcIds": ["vpc-0123456789abcdef0"]})
+            (finding,) = check_deployer_network(ec2, in_vpc(cidrs))
+        assert finding.status == status, finding.detail
+    assert "routes to the VPC" in finding.detail and finding.data["outside"] == ["192.168.1.0/24"]
+    assert check_deployer_network(_client("ec2"), load_stack_config(engine_config("dev"), "dev")) == []  # hosted-ci

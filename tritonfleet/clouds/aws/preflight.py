@@ -37,6 +37,7 @@ from tritonfleet.clouds.aws.facts import (
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import capacity_tiers
+from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 
@@ -416,6 +417,29 @@ def check_capacity_reservations(ec2, config: StackConfig, now: dt.datetime | Non
     return findings
 
 
+def check_deployer_network(ec2, config: StackConfig) -> list[Finding]:
+    """deployFrom private-network: are deployerCidrs inside the existing VPC (the private endpoint answers there), or
+    a connected network whose route to the VPC only the network's owner can confirm?"""
+    vpc = config.cluster.existing_vpc_id
+    if config.cluster.deploy_from != PRIVATE_NETWORK or not vpc:
+        return []
+    subject = f"deployer {', '.join(config.cluster.deployer_cidrs)}"
+    try:
+        (found,) = ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]
+    except (ClientError, BotoCoreError) as error:
+        return [Finding("deploy-path", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})")]
+    blocks = tuple(b["CidrBlock"] for b in found.get("CidrBlockAssociationSet", []) or [{"CidrBlock": found["CidrBlock"]}])
+    outside = uncovered(tuple(config.cluster.deployer_cidrs), blocks)
+    data = {"vpcCidrs": list(blocks), "outside": outside}
+    if not outside:
+        return [Finding("deploy-path", subject, OK, f"inside {vpc} ({', '.join(blocks)}): the private endpoint answers", data)]
+    detail = (
+        f"{', '.join(outside)} outside {vpc} ({', '.join(blocks)}): `pulumi up` reaches the private endpoint only if "
+        "that network routes to the VPC (VPN, peering, Transit Gateway, Direct Connect); not checked"
+    )
+    return [Finding("deploy-path", subject, UNKNOWN, detail, data)]
+
+
 def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> PreflightReport:
     """Every check; `ssm` and `s3` (the AMI release and bucket checks) come with aws_clients."""
     zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
@@ -429,6 +453,7 @@ def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> Prefli
     findings += check_spot_prices(ec2, config)
     findings += check_s3_endpoint(ec2, config)
     findings += check_capacity_reservations(ec2, config)
+    findings += check_deployer_network(ec2, config)
     if ssm is not None:
         findings += check_ami_release(ssm, config)
     if s3 is not None:
