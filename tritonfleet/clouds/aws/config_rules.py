@@ -233,14 +233,14 @@ def _check_existing_subnets(ctx: RuleContext, cluster: Cluster, region: str) -> 
 
 
 def _check_admin_principals(ctx: RuleContext, cluster: Cluster) -> None:
-    """Well-formed ARNs; in prod at least one. The deployer (CI's role) gets cluster admin as the cluster's creator,
-    and a private or CIDR-limited prod cluster whose only admin is CI has no break-glass access when CI is down or its
-    role is changed: EKS access entries are the only way in (authenticationMode API)."""
+    """Well-formed ARNs; in prod at least one. A prod cluster whose only admin is the deployer (CI's role) has no
+    break-glass access when CI is down or its role is changed: EKS access entries are the only way in
+    (authenticationMode API)."""
     if ctx.data.get("environment") == "prod" and not cluster.admin_principals:
         account = ctx.data.get("awsAccountId") or "123456789012"
         allowed = (
             "in prod, at least one IAM role of the people who administer the cluster (break-glass access besides "
-            "the deployer's role, which EKS makes admin as the creator)"
+            "the deployer's role)"
         )
         ctx.add("cluster.adminPrincipals[0]", MISSING, allowed, f"arn:aws:iam::{account}:role/platform-admin")
     for i, principal in enumerate(cluster.admin_principals):
