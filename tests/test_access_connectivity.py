@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from components.aws.layout import load_balancer_cidrs, subnet_layout
-from components.gcp.network import NODE_CIDR, POD_CIDR
+from components.gcp.layout import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
@@ -411,8 +411,9 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (eks,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
         endpoint = eks["inputs"]["vpcConfig"]
         assert endpoint["endpointPrivateAccess"] is True
-        assert endpoint["endpointPublicAccess"] is (stack != "prod")  # prod: private only by default
-        assert endpoint.get("publicAccessCidrs", []) == ([] if stack == "prod" else ["0.0.0.0/0"])
+        # Every shipped AWS stack is deployed from hosted runners (deployFrom hosted-ci, prod acknowledged).
+        assert endpoint["endpointPublicAccess"] is True
+        assert endpoint.get("publicAccessCidrs", []) == ["0.0.0.0/0"]
         (cni,) = [r for r in resources if r["type"] == "aws:eks/addon:Addon" and r["inputs"]["addonName"] == "vpc-cni"]
         assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
         assert "addonVersion" not in cni["inputs"]  # EKS's default for the cluster version: later than v1.14.0
@@ -420,12 +421,12 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
         assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
         assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
-        prod = _stack_config(stack).environment == "prod"
-        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is prod
-        if prod:  # authorized networks on, none outside the network
-            assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
-        else:
-            assert "masterAuthorizedNetworksConfig" not in cluster["inputs"]
+        # The IP endpoint is private in every environment: the DNS-based endpoint is the way in.
+        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is True
+        # The provider's path from anywhere: the IAM-authenticated DNS endpoint, whatever the IP endpoint is.
+        assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+        # authorized networks on, none outside the network
+        assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
     section = document["networkPolicy"]
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
     with cli.out.capture() as captured:

@@ -146,6 +146,8 @@ def test_cluster_addons_identity_and_logging():
     assert ("tf-aws-eks-cloudwatch", "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy") in attached
     groups = {g.inputs["name"]: g for g in by_type["aws:cloudwatch/logGroup:LogGroup"]}
     assert groups["/aws/containerinsights/tf-prod/application"].inputs["retentionInDays"] > 0
+    for kind in ("dataplane", "host", "performance"):  # every group the add-on writes expires (cloud review 2026-12-05)
+        assert groups[f"/aws/containerinsights/tf-prod/{kind}"].inputs["retentionInDays"] > 0
     # The VPC CNI runs as its own IRSA role; the node role no longer carries its policy.
     assert addons["vpc-cni"].inputs["serviceAccountRoleArn"] == "arn:aws:iam::123456789012:role/tf-aws-eks-cni"
     attachments = {a.name: a.inputs["policyArn"] for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]}
@@ -189,7 +191,7 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
         assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:triton-{deployment}"
         policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
         resources = {s["Resource"] for s in policy["Statement"]}
-        assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}
+        assert resources == {"arn:aws:s3:::tf-prod-models-123456789012-us-east-1", f"arn:aws:s3:::tf-prod-models-123456789012-us-east-1/{prefix}*"}
         assert {s["Action"] for s in policy["Statement"]} == {"s3:ListBucket", "s3:GetObject"}
         assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.identity import service_account_id, workload_identity_member
+from components.gcp.identity import workload_identity_principal
 from components.gcp.node_pools import gpu_node_pool_specs, system_pool_layout
 from tests.conftest import UPSTREAM_CHARTS
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
@@ -221,25 +221,12 @@ def test_resource_quota_covers_system_critical_classes_and_grows():
     assert int(big["hard"]["pods"]) >= 10 * 41
 
 
-@pytest.mark.parametrize(
-    ("stack", "deployment"), [("gcp-prod", "llm"), ("gcp-prod", "a" * 20), ("x", "y"), ("gcp-staging-eu", "b" * 20)]
-)
-def test_service_account_ids_are_valid(stack, deployment):
-    account = service_account_id(stack, deployment)
-    assert re.fullmatch(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", account), account
-    assert account == service_account_id(stack, deployment)
+def test_workload_identity_principal():
+    assert workload_identity_principal("123", "acme-ml-prod", "triton", "triton-llm") == (
+        "principal://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/acme-ml-prod.svc.id.goog"
+        "/subject/ns/triton/sa/triton-llm"
+    )
 
-
-def test_triton_accounts_never_take_the_node_account_name():
-    assert service_account_id("gcp-prod", "nodes") != "tf-gcp-prod-nodes"
-
-
-def test_long_service_account_ids_stay_distinct():
-    assert service_account_id("gcp-prod", "a" * 19 + "b") != service_account_id("gcp-prod", "a" * 19 + "c")
-
-
-def test_workload_identity_member():
-    assert workload_identity_member("acme-ml-prod", "triton", "llm") == "serviceAccount:acme-ml-prod.svc.id.goog[triton/llm]"
 
 
 def test_the_gke_address_plan_does_not_overlap():

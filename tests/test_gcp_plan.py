@@ -130,28 +130,33 @@ def test_each_deployment_reads_only_its_own_bucket():
     resources = [r.document() for r in run.resources]
     reads = of_type(resources, BUCKET_READ)
     granted = {(r["inputs"]["member"], r["inputs"]["bucket"], r["inputs"]["role"]) for r in reads}
-    llm = "serviceAccount:tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com"
-    vision = "serviceAccount:tf-gcp-prod-triton-vision@acme-ml-prod.iam.gserviceaccount.com"
+    llm = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm"
+    vision = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-vision"
     assert granted == {
-        (llm, "tf-gcp-prod-models", "roles/storage.objectViewer"),
-        (llm, "tf-gcp-prod-models", "roles/storage.legacyBucketReader"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.objectViewer"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.legacyBucketReader"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
     }
     project_roles = [r["inputs"]["role"] for r in of_type(resources, "gcp:projects/iAMMember:IAMMember")]
     assert not [role for role in project_roles if "storage" in role], "no project-wide storage roles"
-    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models"
+    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models-acme-ml-prod-us-central1"
 
 
-def test_workload_identity_bindings(prod):
-    bindings = of_type(prod["resources"], WI_BINDING)
-    assert {(b["inputs"]["member"], b["inputs"]["role"]) for b in bindings} == {
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-llm]", "roles/iam.workloadIdentityUser"),
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-vision]", "roles/iam.workloadIdentityUser"),
+PRINCIPAL = "principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/"
+
+
+def test_workload_identity_principals_read_their_buckets_without_google_service_accounts(prod):
+    reads = of_type(prod["resources"], BUCKET_READ)
+    assert {(r["inputs"]["member"], r["inputs"]["role"]) for r in reads} == {
+        (f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-{d}", role)
+        for d in ("llm", "vision")
+        for role in ("roles/storage.objectViewer", "roles/storage.legacyBucketReader")
     }
-    llm = next(b for b in bindings if "triton/triton-llm" in b["inputs"]["member"])
-    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com")
-    assert any(dep.endswith("::tf-gcp-gke") for dep in llm["dependsOn"]), "the workload pool exists only with the cluster"
+    assert all(any(dep.endswith("::tf-gcp-gke") for dep in r["dependsOn"]) for r in reads), "the pool needs the cluster"
+    assert not of_type(prod["resources"], WI_BINDING), "no impersonation hop"
+    accounts = [r["inputs"]["accountId"] for r in of_type(prod["resources"], "gcp:serviceaccount/account:Account")]
+    assert accounts == ["tf-gcp-prod-nodes"], "the nodes' account only: no Google account per deployment"
     assert not of_type(prod["resources"], "gcp:serviceaccount/key:Key"), "no service account keys"
 
 
@@ -164,9 +169,9 @@ def test_outputs(prod):
         "l4": ["l4-on-demand", "l4-spot"],
     }
     assert outputs["tritonServiceAccounts"]["llm"] == {
-        "bucket": "tf-gcp-prod-models",
-        "googleServiceAccount": "tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com",
+        "bucket": "tf-gcp-prod-models-acme-ml-prod-us-central1",
         "kubernetesServiceAccount": "triton/triton-llm",
+        "principal": f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
     }
 
@@ -218,6 +223,8 @@ def test_the_stack_enables_its_project_apis_and_never_disables_them(prod):
     assert {s["inputs"]["service"] for s in services} == {
         "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com",
         "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "dns.googleapis.com",
+        # the project IAM binding of the nodes' role, and enabling APIs at all (cloud review 2026-12-05)
+        "cloudresourcemanager.googleapis.com", "serviceusage.googleapis.com",
     }
     for s in services:
         assert s["inputs"]["project"] == "acme-ml-prod"

@@ -48,7 +48,7 @@ def test_validate_passes_when_every_declared_model_is_there():
 
 def test_sync_publishes_nothing_when_a_required_model_is_missing(cli_env, repo, project):  # noqa: F811
     def keys() -> list[str]:
-        return [o["Key"] for o in cli_env.list_objects_v2(Bucket="tf-dev-models", Prefix="resnet/").get("Contents", [])]
+        return [o["Key"] for o in cli_env.list_objects_v2(Bucket="tf-dev-models-123456789012-us-east-1", Prefix="resnet/").get("Contents", [])]
 
     before = keys()  # the module's other tests may have published there already
     result = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet", "--project-dir", str(project))

@@ -249,10 +249,10 @@ def test_uri_parsing_and_prefixes():
 
 
 def test_stack_targets_follow_the_stack_config():
-    assert str(stack_repository(ROOT, "dev")) == "s3://tf-dev-models/"
-    assert str(stack_repository(ROOT, "dev", deployment="resnet")) == "s3://tf-dev-models/resnet/"
-    assert str(stack_repository(ROOT, "gcp-prod", deployment="llm", prefix="canary")) == "gs://tf-gcp-prod-models/llm/canary/"
-    assert str(stack_repository(ROOT, "prod", bucket="models")) == "s3://tf-prod-models/"
+    assert str(stack_repository(ROOT, "dev")) == "s3://tf-dev-models-123456789012-us-east-1/"
+    assert str(stack_repository(ROOT, "dev", deployment="resnet")) == "s3://tf-dev-models-123456789012-us-east-1/resnet/"
+    assert str(stack_repository(ROOT, "gcp-prod", deployment="llm", prefix="canary")) == "gs://tf-gcp-prod-models-acme-ml-prod-us-central1/llm/canary/"
+    assert str(stack_repository(ROOT, "prod", bucket="models")) == "s3://tf-prod-models-123456789012-us-east-1/"
     with pytest.raises(TargetError, match="no Triton deployment 'nope'.*resnet"):
         stack_repository(ROOT, "dev", deployment="nope")
     with pytest.raises(TargetError, match="no model bucket 'other'"):
@@ -340,7 +340,7 @@ def moto_endpoint():
 def cli_env(monkeypatch, moto_endpoint, aws_env):
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
     client = boto3.client("s3", endpoint_url=moto_endpoint)
-    for name in (BUCKET, "tf-dev-models"):
+    for name in (BUCKET, "tf-dev-models-123456789012-us-east-1"):
         client.create_bucket(Bucket=name)
     return client
 
@@ -356,9 +356,9 @@ def test_cli_dry_run_prints_the_plan_and_uploads_nothing(cli_env, repo):
 def test_cli_sync_to_a_stack_deployment(cli_env, repo):
     result = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet")
     assert result.returncode == 0, result.stderr
-    assert "Published add_version to s3://tf-dev-models/resnet/" in result.stdout
+    assert "Published add_version to s3://tf-dev-models-123456789012-us-east-1/resnet/" in result.stdout
     again = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet")
-    assert "s3://tf-dev-models/resnet/ is up to date." in again.stdout
+    assert "s3://tf-dev-models-123456789012-us-east-1/resnet/ is up to date." in again.stdout
 
 
 @pytest.mark.parametrize(

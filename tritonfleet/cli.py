@@ -363,7 +363,8 @@ def diff(
 NO_AWS_CREDENTIALS = (
     "no AWS credentials found, so nothing was checked. Provide them as for the AWS CLI: a profile "
     "(`aws configure` or `aws sso login`, then AWS_PROFILE=NAME), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota)."
+    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota, "
+    "ssm:GetParameter, s3:ListBucket)."
 )
 
 
@@ -396,7 +397,8 @@ NO_GCP_CREDENTIALS = (
     "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
     "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
     "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
-    "compute.reservations.get)."
+    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get; "
+    "it asks which permissions `pulumi up` uses the caller holds)."
 )
 
 

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
-from components.aws.exposure import aws_exposure_facts
+from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
@@ -114,7 +114,13 @@ class AwsCloud(CloudAdapter[EksFloor]):
     cloud = "aws"
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
-        provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
+        # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
+        provider = aws.Provider(
+            f"{name}-aws",
+            region=config.region,
+            allowed_account_ids=[config.aws_account_id] if config.aws_account_id else None,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         cluster_config = config.cluster
         image = cluster_config.eks_gpu_node_image
@@ -130,6 +136,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 existing_vpc_id=cluster_config.existing_vpc_id,
                 existing_private_subnets=dict(cluster_config.existing_private_subnets),
                 tags=config.tags,
+                model_buckets=[config.physical_bucket_name(bucket) for bucket in config.model_buckets],
             ),
             opts=child,
         )
@@ -160,6 +167,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 protected=config.protected,
                 tags=config.tags,
                 control_plane=control_plane_access(cluster_config.control_plane_cidrs, config.environment),
+                api_ingress_cidrs=api_ingress_cidrs(cluster_config.deploy_from, cluster_config.deployer_cidrs),
             ),
             opts=child,
         )
@@ -186,9 +194,13 @@ class AwsCloud(CloudAdapter[EksFloor]):
             )
         )
         # The kubeconfig authenticates as the deployer, whose access is the stack's own entry: nothing reaches the
-        # Kubernetes API before it exists.
+        # Kubernetes API before it exists. Replaced (with every Kubernetes object) only when the cluster is, not when
+        # its endpoint's settings change.
         k8s_provider = k8s.Provider(
-            f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self, depends_on=eks.admin_access)
+            f"{name}-k8s",
+            kubeconfig=kubeconfig_text,
+            cluster_identifier=cluster.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=eks.admin_access),
         )
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(

@@ -20,7 +20,7 @@ from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_e
 from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
-from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
+from tritonfleet.clouds.aws.facts import EKS_API_PORT, VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -46,9 +46,18 @@ CLOUDWATCH_SERVICE_ACCOUNT = ("amazon-cloudwatch", "cloudwatch-agent")
 CLOUDWATCH_AGENT_POLICY = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
 
 
-def container_log_group(cluster_name: str) -> str:
-    """Where the add-on's Fluent Bit writes the pods' logs (Triton's model-load errors included)."""
-    return f"/aws/containerinsights/{cluster_name}/application"
+# The log groups the add-on writes, each created here first so it has a retention (a group the agent or Fluent Bit
+# creates never expires): application (the pods' logs, Triton's model-load errors included), dataplane (kubelet,
+# containerd), host (the nodes' system logs) and performance (Container Insights' metric events). Source:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-logs-FluentBit.html
+# (log groups /aws/containerinsights/Cluster_Name/{application,host,dataplane}) and .../Container-Insights-reference
+# .html (performance log events in /aws/containerinsights/Cluster_Name/performance), read 2026-12-05.
+CONTAINER_INSIGHTS_LOG_KINDS = ("application", "dataplane", "host", "performance")
+
+
+def container_log_group(cluster_name: str, kind: str = "application") -> str:
+    """One of the add-on's log groups (CONTAINER_INSIGHTS_LOG_KINDS)."""
+    return f"/aws/containerinsights/{cluster_name}/{kind}"
 
 
 def irsa_role(
@@ -99,6 +108,8 @@ class EksClusterArgs:
     """The stack's tags, on every resource."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API endpoint: the private endpoint always, the public one only from these CIDRs."""
+    api_ingress_cidrs: list[str] = field(default_factory=list)
+    """Networks inside or connected to the VPC admitted on 443 by the cluster security group (an in-VPC deployer)."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -186,6 +197,18 @@ class EksCluster(pulumi.ComponentResource):
             ),
         )
         cluster = self.cluster
+        for i, cidr in enumerate(args.api_ingress_cidrs):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-from-{i}",
+                security_group_id=cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=EKS_API_PORT,
+                to_port=EKS_API_PORT,
+                description="Kubernetes API from the deployer (cluster.deployerCidrs)",
+                tags=tags,
+                opts=child,
+            )
 
         admins = {f"{name}-admin-{i}": principal for i, principal in admin_entries(args.admin_principals, creator).items()}
         if deployer := deployer_entry(creator, bootstrapped):
@@ -284,16 +307,19 @@ class EksCluster(pulumi.ComponentResource):
         self.cloudwatch_role, _ = self._service_account_role(
             f"{name}-cloudwatch", CLOUDWATCH_SERVICE_ACCOUNT, CLOUDWATCH_AGENT_POLICY, tags, child
         )
-        # Created first so it has a retention (a group Fluent Bit creates never expires).
-        container_logs = aws.cloudwatch.LogGroup(
-            f"{name}-container-logs",
-            name=container_log_group(cluster_name),
-            retention_in_days=args.log_retention_days,
-            tags=tags,
-            opts=child,
-        )
+        # Created first so each has a retention; application keeps its first resource name (its URN).
+        container_logs = [
+            aws.cloudwatch.LogGroup(
+                f"{name}-container-logs" if kind == "application" else f"{name}-container-logs-{kind}",
+                name=container_log_group(cluster_name, kind),
+                retention_in_days=args.log_retention_days,
+                tags=tags,
+                opts=child,
+            )
+            for kind in CONTAINER_INSIGHTS_LOG_KINDS
+        ]
         addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, "amazon-cloudwatch-observability": self.cloudwatch_role.arn}
-        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, container_logs])
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *container_logs])
         self.addons = [
             *node_addons,
             *(

@@ -23,6 +23,7 @@ from tritonfleet.core.exposure import (
     INTERNAL_APPLICATION,
     PER_CONNECTION,
     PER_REQUEST,
+    PRIVATE_NETWORK,
     PUBLIC,
     ControlPlaneAccess,
     EgressRule,
@@ -105,3 +106,9 @@ def eks_endpoint_access(access: ControlPlaneAccess) -> dict[str, Any]:
         "endpoint_public_access": not access.private_only,
         "public_access_cidrs": list(access.public_cidrs) or None,
     }
+
+
+def api_ingress_cidrs(deploy_from: str, deployer_cidrs: list[str]) -> list[str]:
+    """Who the cluster security group admits on 443 besides itself: a deployer inside the network (the private
+    endpoint's interfaces carry that group, which admits only itself otherwise: facts.EKS_API_PORT)."""
+    return list(dict.fromkeys(deployer_cidrs)) if deploy_from == PRIVATE_NETWORK else []

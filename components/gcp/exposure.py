@@ -31,6 +31,7 @@ from tritonfleet.core.exposure import (
     EgressRule,
     ExposureFacts,
     GrpcBalancing,
+    control_plane_access,
 )
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud; the internal
@@ -105,3 +106,9 @@ def gke_control_plane_access(access: ControlPlaneAccess) -> dict[str, Any]:
             "gcp_public_cidrs_access_enabled": False,
         }
     return {"enable_private_endpoint": access.private_only, "master_authorized_networks_config": networks}
+
+
+def gke_ip_endpoint_access(cidrs: list[str] | None, environment: str) -> ControlPlaneAccess:
+    """Who reaches the GKE control plane's IP endpoint: cluster.controlPlaneCidrs when set, else nobody from outside
+    the network, in every environment: `pulumi up` and people use the DNS-based endpoint (docs/access.md)."""
+    return control_plane_access([] if cidrs is None else cidrs, environment)

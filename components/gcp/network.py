@@ -9,13 +9,13 @@ GKE stack); the address plan is plain data.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.layout import CONTROL_PLANE_CIDR, NODE_CIDR, POD_CIDR, PODS_RANGE, SERVICE_CIDR, SERVICES_RANGE
+from components.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
 from tritonfleet.clouds.gcp.facts import (
     GOOGLE_APIS_DOMAIN,
     PRIVATE_GOOGLE_APIS_CIDR,
@@ -38,6 +38,8 @@ class GkeNetworkArgs:
     """Protect the VPC and subnet (deleting them takes the cluster with them)."""
     proxy_only_cidr: str | None = None
     """The proxy-only subnet's range when a deployment uses an internal Application Load Balancer; None: no subnet."""
+    ranges: Mapping[str, str] = field(default_factory=lambda: dict(PLANNED_RANGES))
+    """The address plan (`layout.planned_ranges`): node, pod, service and control-plane CIDRs."""
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,11 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
         name=resource_name(args.stack, "nodes"),
         network=network.self_link,
         region=args.region,
-        ip_cidr_range=NODE_CIDR,
+        ip_cidr_range=args.ranges["node"],
         private_ip_google_access=True,
         secondary_ip_ranges=[
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=POD_CIDR),
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=SERVICE_CIDR),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.ranges["pod"]),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.ranges["service"]),
         ],
         opts=protected,
     )
@@ -87,7 +89,7 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
     # The private control plane reaches the nodes on 443 and 10250 only: prometheus-adapter's custom metrics API
     # (6443) needs its own rule, or every HPA stops (tritonfleet/clouds/gcp/facts.py). Source: the control plane's
     # /28 only, to the instances of this stack's own VPC.
-    _allow_tcp_in(name, "control-plane-webhooks", args, network, CONTROL_PLANE_CIDR,
+    _allow_tcp_in(name, "control-plane-webhooks", args, network, args.ranges["control-plane"],
                   control_plane_firewall_ports(CONTROL_PLANE_CALLED_PORTS), opts)  # fmt: skip
     if args.proxy_only_cidr:
         create_proxy_only_subnet(name, args, network, opts)

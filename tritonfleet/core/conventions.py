@@ -43,6 +43,13 @@ TRITON_CHART_NAME = "triton-inference-server"
 HOURS_PER_MONTH = 730
 
 
+def default_bucket_name(stack: str, bucket: str, owner: str, region: str) -> str:
+    """A model bucket's name when `bucketName` is unset: tf-<stack>-<bucket>-<owner>-<region>, where the owner is the
+    AWS account id or the GCP project id. Bucket names are global on S3 and GCS, so a name without the owner (the old
+    tf-<stack>-<bucket>) is almost surely someone else's already (BucketAlreadyExists)."""
+    return "-".join(part for part in (resource_name(stack, bucket), owner, region) if part)
+
+
 def gpu_taint(cloud: str) -> dict[str, str]:
     """The GPU taint of a cloud's GPU nodes, in Kubernetes spelling."""
     from tritonfleet.clouds import cloud_facts

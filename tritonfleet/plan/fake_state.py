@@ -27,6 +27,21 @@ _CALLS: dict[str, dict[str, Any]] = {
 }
 
 
+# The GCP provider's own configuration: its identity's short-lived OAuth access token (the Kubernetes provider's).
+_CALLS["gcp:organizations/getClientConfig:getClientConfig"] = {
+    "accessToken": "offline-plan-access-token",
+    "id": "offline-plan",
+    "project": "offline-plan",
+    "region": "us-central1",
+    "zone": "",
+    "defaultLabels": {},
+}
+_CALLS["gcp:organizations/getProject:getProject"] = {
+    "number": GCP_PROJECT_NUMBER,
+    "projectId": "offline-plan",
+    "name": "offline-plan",
+    "id": "projects/offline-plan",
+}
 # The identity the offline plan deploys as (an assumed role, as CI runs usually are).
 _CALLS["aws:index/getCallerIdentity:getCallerIdentity"] = {
     "accountId": ACCOUNT,
@@ -88,6 +103,9 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     if typ == "gcp:container/cluster:Cluster":
         out.setdefault("endpoint", "203.0.113.10")
         out.setdefault("masterAuth", {"clusterCaCertificate": FAKE_CA})
+        dns = (out.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig")
+        if dns is not None:
+            dns.setdefault("endpoint", f"gke-{name}-0000.{inputs.get('location', 'us-central1')}.gke.goog")
     elif typ == "gcp:serviceaccount/account:Account":
         project = inputs.get("project", "project")
         out.setdefault("email", f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com")

@@ -162,8 +162,13 @@ def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
 
 
 def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
-    """The cluster version's support dates and how model pulls reach the bucket (AWS), when the cloud adds notes."""
+    """Where the stack is deployed from and the API endpoint that admits it, the cluster version's support dates and
+    how model pulls reach the bucket (AWS), when the cloud adds notes."""
     lines: list[Line] = []
+    path = notes.get("deployPath")
+    if path:
+        reach = "reaches" if path["reachable"] else "CANNOT reach"
+        lines += wrap(f"Deployed from {path['deployer']}: {reach} the {path['endpoint']}.", width, INDENT, INDENT)
     version = notes.get("kubernetes")
     if version:
         if version["support"] == "unknown":

@@ -343,3 +343,72 @@ NLB_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type"
 NLB_CONTROLLER_TYPE = "external"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
 NLB_SCHEME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+
+# The EKS kubeconfig's credential plugin is the AWS CLI (`aws eks get-token`), which GitHub's hosted Ubuntu runner
+# images carry (AWS CLI 2 in https://github.com/actions/runner-images/blob/main/images/ubuntu/Ubuntu2404-Readme.md,
+# "CLI Tools", read 2026-12-05); aws-actions/configure-aws-credentials puts the role's credentials in its environment.
+EKS_TOKEN_COMMAND = "aws"
+# Up to 40 CIDRs per EKS public endpoint (publicAccessCidrs; the hosted runners' published ranges are far more), and
+# the cluster security group admits only itself until a rule is added: a private endpoint needs 443 from the client.
+# Sources: https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html and
+# https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html (read 2026-12-05; the 40 is VERIFY).
+EKS_PUBLIC_ACCESS_CIDRS_MAX = 40
+# The Kubernetes API's port on both EKS endpoints: https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html
+# (read 2026-12-05).
+EKS_API_PORT = 443
+
+# Where EKS publishes each AMI release (SSM public parameters), the names preflight asks for the pinned release and
+# Karpenter's `al2023@v<date>` / `bottlerocket@v<version>` aliases resolve through. Sources:
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html (…/amazon-linux-2023/x86_64/nvidia/
+# recommended/image_id, and a release's own amazon-eks-node-al2023-x86_64-nvidia-<k8s>-v<date>/image_id),
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html and
+# https://karpenter.sh/docs/concepts/nodeclasses/ ("amiSelectorTerms", alias), read 2026-12-05 (VERIFY the release
+# parameters' exact names for the NVIDIA variants).
+AL2023_NVIDIA_AMI_PARAMETER = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/"
+    "amazon-eks-node-al2023-x86_64-nvidia-{k8s}-v{date}/image_id"
+)
+# The recommended (latest) AL2023 NVIDIA release: https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html
+# (read 2026-12-05).
+AL2023_NVIDIA_RECOMMENDED_RELEASE = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"
+)
+# Bottlerocket's NVIDIA variant, a release's image and the latest version:
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html (read 2026-12-05; VERIFY).
+BOTTLEROCKET_NVIDIA_AMI_PARAMETER = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/{version}/image_id"
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html (read 2026-12-05).
+BOTTLEROCKET_NVIDIA_RECOMMENDED_RELEASE = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/latest/image_version"
+
+# Capacity reservation states (DescribeCapacityReservations State): usable now, not yet usable, and gone. Capacity
+# Blocks are `scheduled` before their start date and `expired` after their end. Source:
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html (State) and
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-using.html, read 2026-12-05.
+RESERVATION_PENDING_STATES = ("scheduled", "payment-pending", "pending", "assessing", "delayed")
+# States after which it launches nothing: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+# API_CapacityReservation.html (read 2026-12-05).
+RESERVATION_GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported")
+
+# HeadBucket answers 404 for a name nobody holds, 403 for a bucket of another account, 200 for one the caller can
+# read, and 301 for one in another region. Source: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
+# (read 2026-12-05).
+HEAD_BUCKET_FREE = ("404", "NoSuchBucket", "NotFound")
+# Same page (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html, 2026-12-05): another account's.
+HEAD_BUCKET_FOREIGN = ("403", "Forbidden")
+# Same page (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html, 2026-12-05): another region's.
+HEAD_BUCKET_ELSEWHERE = ("301",)
+
+# S3 buckets the nodes read through the VPC's S3 gateway endpoint besides the model buckets: an endpoint policy that
+# leaves them out breaks image pulls (ECR serves layers from its regional starport bucket; the EKS add-ons' images
+# come from ECR) and AL2023's package repositories. Traffic the policy denies does not fall back to NAT: the route
+# table sends every S3 address to the endpoint. Sources: https://docs.aws.amazon.com/AmazonECR/latest/userguide/
+# vpc-endpoints.html ("Minimum Amazon S3 bucket permissions for Amazon ECR": prod-<region>-starport-layer-bucket) and
+# https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html (repositories in S3 buckets
+# al2023-repos-<region>-<id>; the id is matched by a wildcard: VERIFY), read 2026-12-05.
+ECR_LAYER_BUCKET = "prod-{region}-starport-layer-bucket"
+# AL2023's repository buckets: https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html (read
+# 2026-12-05; the id part is matched by a wildcard: VERIFY).
+AL2023_REPO_BUCKETS = "al2023-repos-{region}-*"
+# What Triton does with a model bucket: list a folder, find its region, read objects (writes come from
+# `tritonfleet models sync`, outside the VPC). Source: https://github.com/triton-inference-server/core/blob/main/src/
+# filesystem/implementations/s3.h (ListObjectsV2, HeadBucket/GetBucketLocation, GetObject), read 2026-12-05.
+MODEL_READ_ACTIONS = ("s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation")

@@ -30,6 +30,7 @@ from tritonfleet.core.config.problems import (
 from tritonfleet.core.config.rules.buckets import check_buckets
 from tritonfleet.core.config.rules.cluster import (
     check_control_plane,
+    check_deploy_path,
     check_node_image,
     check_other_cloud_keys,
     check_region,
@@ -62,7 +63,10 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    return config.model_copy(update={"stack": stack})
+    from tritonfleet.clouds import cloud_rules
+
+    owner = getattr(config, cloud_rules(config.cloud).BUCKET_OWNER_FIELD) or ""
+    return config.model_copy(update={"stack": stack, "bucket_owner": owner})
 
 
 def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> list[Problem]:
@@ -84,6 +88,7 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
         check_node_image(ctx)
         check_control_plane(ctx)
         check_system_nodes(ctx)
+        check_deploy_path(ctx)
         ctx.rules.check_cluster(ctx, ctx.cluster)
     if ctx.cluster is not None and ctx.region is not None:
         ctx.stack_zones = ctx.rules.stack_zones(ctx.region, ctx.cluster) if ctx.rules else list(ctx.cluster.zones)
@@ -231,7 +236,7 @@ def _keys_at(loc: tuple[Any, ...]) -> list[str]:
         model = next((a for a in (info.annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None)
     if model is None:
         return []
-    return sorted(f.alias or n for n, f in model.model_fields.items() if n != "stack")
+    return sorted(f.alias or n for n, f in model.model_fields.items() if not f.exclude)
 
 
 def _key(loc: tuple[Any, ...]) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from tritonfleet.core.catalog import Catalog
 from tritonfleet.core.config.problems import Problem, nearest, rm_command, secret_set_command, set_command
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import DeployPath
 
 
 class CloudConfigRules(Protocol):
@@ -29,6 +30,9 @@ class CloudConfigRules(Protocol):
     INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
+    BUCKET_OWNER_KEY: str  # the config key naming the account or project default bucket names carry
+    BUCKET_OWNER_FIELD: str  # its StackConfig field
+    BUCKET_OWNER_EXAMPLE: str  # an example value of it
 
     def stack_zones(self, region: str, cluster: Cluster) -> list[str]: ...
 
@@ -45,6 +49,10 @@ class CloudConfigRules(Protocol):
     def check_pool_zones(self, ctx: RuleContext, pool: GpuPool, at: str) -> None: ...
 
     def check_bucket(self, ctx: RuleContext, bucket: ModelBucket, at: str) -> None: ...
+
+    def deploy_path(self, cluster: Cluster, environment: str) -> DeployPath:
+        """How `cluster.deployFrom` reaches the API endpoint this cloud's cluster would have."""
+        ...
 
     def node_local_ssd_gi(self, instance_type: str) -> int | None:
         """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
