@@ -248,7 +248,7 @@ def test_the_kubernetes_provider_is_tied_to_its_cluster_not_to_its_endpoint(stac
 def test_an_unreachable_deployer_fails_the_plan_with_exit_1_and_the_fix(tmp_path):
     import shutil
 
-    from tests.conftest import run_cli
+    from tests.conftest import one_line, run_cli
 
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     (tmp_path / "stacks").mkdir()
@@ -258,8 +258,9 @@ def test_an_unreachable_deployer_fails_the_plan_with_exit_1_and_the_fix(tmp_path
     (tmp_path / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(document))
     result = run_cli("plan", "--stack", "prod", "--project-dir", str(tmp_path))
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert 'tritonfleet:cluster.deployFrom = "hosted-ci"' in result.stderr
-    assert "fix: pulumi config set --path 'tritonfleet:cluster.controlPlaneCidrs[0]' 0.0.0.0/0" in result.stderr
+    message = one_line(result.stderr)  # wrapped at the terminal's width
+    assert 'tritonfleet:cluster.deployFrom = "hosted-ci"' in message
+    assert "fix: pulumi config set --path 'tritonfleet:cluster.controlPlaneCidrs[0]' 0.0.0.0/0" in message
 
 
 def test_the_gke_ip_endpoint_is_private_unless_cidrs_are_named():
