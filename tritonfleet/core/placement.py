@@ -108,7 +108,7 @@ def kept_nodes(config: StackConfig, pool: GpuPool) -> int:
 @dataclass(frozen=True)
 class PoolNodes:
     pool: str
-    replica_nodes: int  # nodes Triton's replicas need on this pool (before minNodes and maxNodes)
+    replica_nodes: int  # nodes Triton's replicas take on this pool (before minNodes; at most maxNodes)
     nodes: int  # nodes running: at least minNodes, at most maxNodes
 
     @property
