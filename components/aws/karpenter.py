@@ -180,6 +180,7 @@ class KarpenterController(pulumi.ComponentResource):
             chart=crd_chart["chart"],
             version=crd_chart["version"],
             namespace=NAMESPACE,
+            values={},  # the chart has none to set
             opts=pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(depends_on or [])),
         )
         chart = pins.KARPENTER_CHART

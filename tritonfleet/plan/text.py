@@ -175,6 +175,19 @@ def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
                 f"(source: {version['source']})."
             )
         lines += wrap(text, width, INDENT, INDENT)
+    plane = notes.get("controlPlane")
+    if plane:
+        text = f"Control plane: {usd(plane['monthlyUsdNow'])}/month now"
+        if plane["supportType"] == "EXTENDED":
+            text += (
+                f"; from {plane['endOfStandardSupport']} (end of standard support) "
+                f"{usd(plane['monthlyUsdInExtendedSupport'])}/month in extended support until upgraded"
+            )
+        else:
+            text += f"; AWS upgrades it at the end of standard support ({plane['endOfStandardSupport']}), no fee"
+        if plane["newerVersions"]:
+            text += f". Newer: {', '.join(plane['newerVersions'])} (start a new cluster on the newest)"
+        lines += wrap(text + ".", width, INDENT, INDENT)
     spot = notes.get("spotShutdown")
     if spot:
         text = f"Spot nodes: {spot['podSeconds']} s for pods to stop (GKE {spot['gkeBuild']})"

@@ -130,7 +130,8 @@ VPC_CNI_ADDON = "vpc-cni"
 # internal/manifests/collector (acceleratedComputeMetrics decides the DCGM exporter), read 2026-12-05. VERIFY on a GPU
 # node that only the GPU Operator's dcgm-exporter runs.
 CLOUDWATCH_OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
-# Its configuration values (same sources, read 2026-12-05).
+# Its configuration values (same sources: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+# install-CloudWatch-Observability-EKS-addon.html, read 2026-12-05).
 CLOUDWATCH_OBSERVABILITY_CONFIGURATION = {
     "agent": {
         "config": {
@@ -219,9 +220,13 @@ EKS_VERSIONS: dict[str, EksVersion] = {
         EksVersion("1.36", None, None, None, verify=True),
     )
 }
-# Extended support price per cluster-hour, on top of the standard $0.10. Source: https://aws.amazon.com/eks/pricing/
-# as quoted by docs.cloudzero.com "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on
-# the pricing page).
+# What an EKS cluster's control plane costs per cluster-hour in standard support. Source:
+# https://aws.amazon.com/eks/pricing/ ("$0.10 per cluster per hour" for standard support), read 2026-12-05.
+EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR = 0.10
+# ... and in extended support, in total (it replaces the $0.10, it is not added to it). Sources:
+# https://aws.amazon.com/eks/pricing/ ("$0.60 per cluster per hour" for extended support) and the AWS containers blog
+# "Amazon EKS extended support for Kubernetes versions pricing", read 2026-12-05 (earlier quoted by
+# docs.cloudzero.com, read 2026-12-03). VERIFY on the pricing page.
 EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR = 0.60
 
 

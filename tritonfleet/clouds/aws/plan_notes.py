@@ -7,11 +7,16 @@ from datetime import date
 from typing import Any
 
 from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, kubernetes_support
+from tritonfleet.clouds.aws.support import control_plane
 from tritonfleet.core.config import StackConfig
 
 
 def plan_notes(config: StackConfig, today: date) -> dict[str, Any]:
-    return {"kubernetes": kubernetes_support(config.cluster.kubernetes_version, today), "modelPulls": model_pulls(config)}
+    return {
+        "kubernetes": kubernetes_support(config.cluster.kubernetes_version, today),
+        "controlPlane": control_plane(config.cluster.kubernetes_version, config.environment, today),
+        "modelPulls": model_pulls(config),
+    }
 
 
 def model_pulls(config: StackConfig) -> dict[str, Any]:
