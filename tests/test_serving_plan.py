@@ -28,7 +28,7 @@ def test_release_names_are_pinned(stack, stack_config):
     if config.cloud == "aws" or config.cluster.gke_gpu_driver == "operator":
         expected.add(conventions.GPU_OPERATOR_RELEASE)  # gke-managed: GKE's own GPU stack, no operator
     if config.cloud == "aws":
-        expected.add("karpenter")  # GKE autoscales node pools itself
+        expected |= {"karpenter-crd", "karpenter"}  # its CRDs as their own release; GKE autoscales node pools itself
     assert names == expected
 
 
