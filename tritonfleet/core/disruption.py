@@ -77,7 +77,7 @@ def spot_exposure(config: StackConfig, deployment: TritonDeployment, replicas: i
     pool = config.pool(deployment.pool)
     per_node = deployment_per_node(config, deployment)
     replicas = deployment.min_replicas if replicas is None else replicas
-    placed = place(config, {deployment.name: replicas})
+    placed = place(config, {deployment.name: replicas}, only=pool.name)
     members = [(m, placed[m.name].nodes) for m in pool_members(config, pool)]  # its own nodes and its fallback's
     nodes = sum(count for _, count in members)
     replicas = min(replicas, nodes * per_node)

@@ -117,15 +117,16 @@ class PoolNodes:
         return max(0, self.nodes - self.replica_nodes)
 
 
-def place(config: StackConfig, replicas: Mapping[str, int]) -> dict[str, PoolNodes]:
-    """Every enabled pool's nodes with `replicas` (deployment name -> replicas) running, deployments not named at 0."""
+def place(config: StackConfig, replicas: Mapping[str, int], only: str | None = None) -> dict[str, PoolNodes]:
+    """Every enabled pool's nodes with `replicas` (deployment name -> replicas) running, deployments not named at 0;
+    with `only`, just that pool's and its class's."""
     pools: dict[str, PoolNodes] = {}
     for head in config.enabled_pools:
         members = pool_members(config, head)
-        if members[0] is not head:
+        if members[0] is not head or (only is not None and only not in {m.name for m in members}):
             continue
         names = {m.name for m in members}
-        deployments = [d for d in config.triton_deployments if d.pool in names]
+        deployments = [d for d in config.triton_deployments if d.pool in names and replicas.get(d.name, 0) > 0]
         itype = config.instance_type(head)
         needed = max([replica_nodes(config, d, replicas.get(d.name, 0)) for d in deployments], default=0)
         packed = pack(
