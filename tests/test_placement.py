@@ -182,3 +182,35 @@ def test_gke_mixed_pools_keep_the_on_demand_base_and_fill_spot_first(stack_confi
     ]
     # On AWS the same pool's mix is the spotShare estimate of what Karpenter gets.
     assert fill_split("aws", pool, 4) == {"on-demand": 3, "spot": 1}
+
+
+def test_placement_invariants_hold_for_any_pool_and_deployment():
+    """Whatever the pool and deployment: never fewer nodes than the GPUs need or the pool keeps, never more than
+    maxNodes, the ceiling never below the floor, and a prod minimum of two or more always on two nodes or more."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(
+        stack=st.sampled_from(["prod", "staging"]),
+        gpus=st.sampled_from([1, 2, 4, 8]),
+        min_nodes=st.integers(0, 4),
+        extra_nodes=st.integers(0, 6),
+        base=st.integers(0, 3),
+        min_replicas=st.integers(1, 12),
+        extra_replicas=st.integers(0, 20),
+        zones=st.sampled_from([["us-east-1a"], ["us-east-1a", "us-east-1b"], ["us-east-1a", "us-east-1b", "us-east-1c"]]),
+    )
+    def check(stack, gpus, min_nodes, extra_nodes, base, min_replicas, extra_replicas, zones):
+        max_nodes = max(1, min_nodes + extra_nodes)
+        pool = {**H200_AWS, "minNodes": min(min_nodes, max_nodes), "maxNodes": max_nodes,
+                "onDemandBase": min(base, max_nodes), "spotShare": 0.5, "zones": zones}
+        llm = deployment("llm", "h200", min_replicas, min_replicas + extra_replicas, gpusPerReplica=gpus)
+        config = config_with(stack, [pool], [llm])
+        floor, ceiling = floor_placement(config)["h200"], ceiling_placement(config)["h200"]
+        needed = -(-min_replicas * gpus // 8)
+        assert min(max_nodes, max(needed, pool["minNodes"])) <= floor.nodes <= ceiling.nodes <= max_nodes
+        if stack == "prod" and min_replicas >= 2 and max_nodes >= 2:
+            assert floor.nodes >= 2
+
+    check()
