@@ -313,17 +313,27 @@ def gpu_pool(resource_type: str, props: Any, urn: str, name: str) -> GpuPool | N
 
 
 WARM_CAPACITY_NAME = "warm-capacity"  # app.kubernetes.io/name of the placeholder Deployments (node_pools.py)
+FLOOR_ANNOTATION = "tritonfleet.io/floor-nodes"  # a NodePool's nodes at the plan's floor (node_pools.py)
 
 
 def _warm_nodes(resources: list[Any]) -> dict[str, int]:
-    """pool -> nodes its warm-capacity placeholder Deployment keeps up (one pod per node)."""
+    """pool -> nodes kept up at its minimum: the floor its NodePools carry (Triton's minReplicas and the warm nodes,
+    components/aws/node_pools.py FLOOR_ANNOTATION), else what its warm-capacity placeholder Deployment keeps up (one
+    pod per node)."""
     warm: dict[str, int] = {}
+    floor: dict[str, int] = {}
     for r in resources:
         labels = get(r.props, "metadata.labels", {}) or {}
         if r.resource_type == K8S_DEPLOYMENT and labels.get("app.kubernetes.io/name") == WARM_CAPACITY_NAME:
             pool = str(labels.get(POOL_LABEL, ""))
             warm[pool] = warm.get(pool, 0) + (number(get(r.props, "spec.replicas")) or 0)
-    return warm
+        annotations = get(r.props, "metadata.annotations", {}) or {}
+        if r.resource_type == KARPENTER_NODE_POOL and hasattr(annotations, "get") and FLOOR_ANNOTATION in annotations:
+            pool_labels = get(r.props, "spec.template.metadata.labels", {}) or {}
+            pool = str(pool_labels.get(POOL_LABEL, r.name))
+            value = str(annotations.get(FLOOR_ANNOTATION))
+            floor[pool] = floor.get(pool, 0) + (int(value) if value.isdigit() else 0)
+    return {**warm, **floor}
 
 
 def stack_region(resources: Iterable[Any]) -> str | None:

@@ -26,6 +26,7 @@ from policies.rules import (
     spot_pool_require_spot_only,
     spot_serving_pool_require_on_demand_base,
     stateful_resource_require_protect,
+    triton_release_require_min_replicas_apart,
     triton_release_require_secure_access,
     triton_release_tolerate_pool_taint,
 )
@@ -44,6 +45,7 @@ MODULES = (
     spot_serving_pool_require_on_demand_base,
     triton_release_tolerate_pool_taint,
     triton_release_require_secure_access,
+    triton_release_require_min_replicas_apart,
     cluster_require_network_policy_enforcement,
     s3_bucket_require_encryption,
     s3_bucket_require_versioning,

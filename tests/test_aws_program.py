@@ -98,11 +98,19 @@ def test_node_classes_imds_storage_discovery_and_node_role():
 
 
 def test_warm_capacity_placeholders_in_the_plan():
+    """Prod's minimum replicas keep minNodes up on their own: no placeholder. minNodes 3 on h200 keeps one more node
+    warm: one placeholder, and each NodePool carries its share of the floor."""
     by_type, _ = run("prod")
+    assert "kubernetes:scheduling.k8s.io/v1:PriorityClass" not in by_type
+    pools = pools_of("prod")
+    pools[0]["minNodes"] = 3
+    by_type, _ = run("prod", gpuPools=pools)
     warm = {d.name: d for d in by_type["kubernetes:apps/v1:Deployment"] if d.name.startswith("tf-aws-gpu-warm-")}
-    assert {name: d.inputs["spec"]["replicas"] for name, d in warm.items()} == {"tf-aws-gpu-warm-h200": 1, "tf-aws-gpu-warm-l40s": 2}
+    assert {name: d.inputs["spec"]["replicas"] for name, d in warm.items()} == {"tf-aws-gpu-warm-h200": 1}
     (priority,) = by_type["kubernetes:scheduling.k8s.io/v1:PriorityClass"]
     assert priority.inputs["value"] < 0
+    floors = {name: p.inputs["metadata"]["annotations"]["tritonfleet.io/floor-nodes"] for name, p in node_pools(by_type).items()}
+    assert floors == {"h200-base": "1", "h200-burst": "2", "l40s-base": "2", "l40s-burst": "0"}
 
 
 def test_capacity_block_pool_when_enabled():
@@ -135,7 +143,15 @@ def test_cluster_addons_identity_and_logging():
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert len(inputs["vpcConfig"]["subnetIds"]) == 3
     addons = {a.inputs["addonName"]: a for a in by_type["aws:eks/addon:Addon"]}
-    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability", "eks-pod-identity-agent"}
+    assert set(addons) == {
+        "vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability",
+        "eks-pod-identity-agent", "eks-node-monitoring-agent",
+    }
+    # One dcgm-exporter per GPU node (the GPU Operator's): the CloudWatch add-on collects no NVIDIA GPU metrics.
+    cloudwatch = json.loads(addons["amazon-cloudwatch-observability"].inputs["configurationValues"])
+    kubernetes = cloudwatch["agent"]["config"]["logs"]["metrics_collected"]["kubernetes"]
+    assert kubernetes["accelerated_compute_metrics"] is False and cloudwatch["containerLogs"] == {"enabled": True}
+    assert "configurationValues" not in addons["eks-node-monitoring-agent"].inputs  # its defaults: every node
     assert addons["aws-ebs-csi-driver"].inputs["serviceAccountRoleArn"] == outputs["ebsCsiRoleArn"]
     # Container logs (Triton's model-load errors) reach CloudWatch through the add-on, with an IRSA role for its agent
     # only, into a log group created first with a retention.

@@ -6,7 +6,6 @@ import pytest
 
 from tests.conftest import ROOT, run_program
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
-from tritonfleet.core import pins
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 BUCKET_READ = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -44,7 +43,7 @@ def test_cluster_is_private_vpc_native_with_workload_identity(prod):
     assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"] == "pods"
     assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
-    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == pins.KUBERNETES_VERSION
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == "1.35.0-gke.1171000"  # gkeVersion
     assert inputs["enableShieldedNodes"] is True and inputs["removeDefaultNodePool"] is True
     assert inputs["deletionProtection"] is True and cluster["protect"] is True
     assert of_type(prod["resources"], "gcp:compute/routerNat:RouterNat"), "private nodes need NAT to pull nvcr.io images"
@@ -100,10 +99,14 @@ def test_operator_gpu_pools(dev):
 
 
 def test_pool_bounds_add_up_in_the_plan(prod):
+    """Maxima: the pool's maxNodes; minima: the plan's floor (h200-spot keeps the node llm's second minimum replica
+    needs beside the one reserved node)."""
     config = decoded("gcp-prod")
+    floors = {p["pool"]: p["floorNodes"] for p in prod["cost"]["pools"]}
+    assert floors == {"l4": 2, "h200": 1, "h200-spot": 1}
     for name, resources in by_pool(prod["resources"]).items():
         wanted = next(p for p in config["gpuPools"] if p["name"] == name)
-        assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in resources) == wanted["minNodes"]
+        assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in resources) == floors[name]
         assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in resources) == wanted["maxNodes"]
 
 
@@ -114,7 +117,9 @@ def test_mixes_become_spot_and_on_demand_pools(min_nodes, max_nodes, base, share
     run = run_program(ROOT, "tritonfleet", "gcp-dev", encoded(mixed_l4_stack(min_nodes, max_nodes, base, share)), [])
     resources = [r.document() for r in run.resources]
     pools = gpu_pools(resources)
-    assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in pools) == min_nodes
+    # The minima hold the floor: the on-demand base (0, 4, 4, 1.0: four on-demand nodes stay up) and the node
+    # gcp-dev's one resnet replica keeps up.
+    assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in pools) == max(min_nodes, base, 1)
     assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in pools) == max_nodes
     for r in pools:
         capacity = r["inputs"]["nodeConfig"]["labels"]["tritonfleet.io/capacity"]

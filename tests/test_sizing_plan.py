@@ -48,9 +48,9 @@ def test_prod_h200_pays_whole_nodes():
     assert h200["peak"]["purchase"] == {"on-demand": 1, "spot": 2}
     assert h200["peak"]["usdPerHour"] == round(63.296 + 2 * 27.20, 4)
     assert h200["peak"]["usdPer1M"] == round((63.296 + 2 * 27.20) / (300 * 3600) * 1e6, 6)
-    # minimum: 2 replicas on one node -> 6 of 8 GPUs idle, warned
-    assert h200["minimum"]["idleGpus"] == 6
-    assert any("6 of 8 paid GPUs idle at the minimum" in f["message"] for f in plan("prod")["sizing"]["findings"])
+    # minimum: the plan's floor, 2 replicas kept on 2 nodes (prod's hard node spread) -> 14 of 16 GPUs idle, warned
+    assert (h200["minimum"]["nodes"], h200["minimum"]["idleGpus"]) == (2, 14)
+    assert any("14 of 16 paid GPUs idle at the minimum" in f["message"] for f in plan("prod")["sizing"]["findings"])
 
 
 def test_plan_prints_per_million_lines():

@@ -50,10 +50,12 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG, NODE_CAPACITY_TYPE_LABEL
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import CAPACITY_LABEL
+from tritonfleet.core.disruption import capacity_spread
 from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
@@ -181,11 +183,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
             value=config.cluster_name,
             opts=child,
         )
-        # Karpenter labels how each node was bought; a burst node's tritonfleet.io/capacity says only what it prefers.
-        pools = {
-            pool.name: replace(pool_facts(config, pool), capacity_type_label=NODE_CAPACITY_TYPE_LABEL)
-            for pool in config.enabled_pools
-        }
+        # No spread over spot / on-demand: Karpenter would hold a preferred one as required and split every
+        # deployment half and half, launching spot beside an idle on-demand base (docs/aws.md "How the nodes are
+        # counted"). The NodePool weights fill the on-demand base first.
+        spread = CAPACITY_LABEL if capacity_spread(config) else ""
+        pools = {pool.name: replace(pool_facts(config, pool), capacity_type_label=spread) for pool in config.enabled_pools}
 
         # Secret from the start, as on GCP: the provider's input and the stack output are stored encrypted.
         kubeconfig_text = pulumi.Output.secret(

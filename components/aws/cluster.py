@@ -20,7 +20,14 @@ from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_e
 from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
-from tritonfleet.clouds.aws.facts import EKS_API_PORT, VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
+from tritonfleet.clouds.aws.facts import (
+    CLOUDWATCH_OBSERVABILITY_ADDON,
+    CLOUDWATCH_OBSERVABILITY_CONFIGURATION,
+    EKS_API_PORT,
+    NODE_MONITORING_AGENT_ADDON,
+    VPC_CNI_ADDON,
+    VPC_CNI_NETWORK_POLICY_CONFIGURATION,
+)
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -36,9 +43,13 @@ CLUSTER_NOT_FOUND = ("ResourceNotFoundException", "couldn't find resource", "No 
 # Add-ons nodes need before they can become Ready (and the EKS Pod Identity agent, a DaemonSet that must run on the
 # system nodes before the Karpenter controller starts there), and those that need Ready nodes to become healthy.
 NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
-WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", "amazon-cloudwatch-observability")
-# The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for; tritonfleet/clouds/aws/facts.py).
-ADDON_CONFIGURATION = {VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION}
+WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", CLOUDWATCH_OBSERVABILITY_ADDON, NODE_MONITORING_AGENT_ADDON)
+# The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for); the CloudWatch add-on runs no
+# dcgm-exporter of its own (the GPU Operator's is the one per node). tritonfleet/clouds/aws/facts.py has the sources.
+ADDON_CONFIGURATION = {
+    VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION,
+    CLOUDWATCH_OBSERVABILITY_ADDON: CLOUDWATCH_OBSERVABILITY_CONFIGURATION,
+}
 # Container logs to CloudWatch Logs (Fluent Bit of the amazon-cloudwatch-observability add-on, AWS's recommended path:
 # docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-quickstart.html). Its agent runs
 # as this service account, which gets CloudWatch write access through IRSA (never through the node role).
@@ -318,7 +329,7 @@ class EksCluster(pulumi.ComponentResource):
             )
             for kind in CONTAINER_INSIGHTS_LOG_KINDS
         ]
-        addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, "amazon-cloudwatch-observability": self.cloudwatch_role.arn}
+        addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, CLOUDWATCH_OBSERVABILITY_ADDON: self.cloudwatch_role.arn}
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *container_logs])
         self.addons = [
             *node_addons,

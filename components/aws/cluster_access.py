@@ -15,16 +15,9 @@ from __future__ import annotations
 
 import re
 
+from tritonfleet.clouds.aws.support import SUPPORT_TYPE, support_type  # noqa: F401 - the plan prices it too
+
 CREATOR_TAG = "tritonfleet.io/created-by"
-# upgradePolicy.supportType per environment: prod pays EKS extended support (about $0.60 per cluster-hour, facts.py)
-# rather than let AWS upgrade its control plane at the end of standard support at a time AWS picks; the plan prints
-# that date so the upgrade is planned and the fee never starts. dev and staging take STANDARD: no fee, and AWS's
-# automatic upgrade there shows what a version change breaks before prod meets it.
-SUPPORT_TYPE = {"prod": "EXTENDED", "staging": "STANDARD", "dev": "STANDARD"}
-
-
-def support_type(environment: str) -> str:
-    return SUPPORT_TYPE[environment]
 
 
 def iam_principal(caller_arn: str) -> str:

@@ -32,7 +32,7 @@ class GpuNodePoolArgs:
     node_pools: list[NodePoolSpec]
     """Its NodePools, highest weight first (`node_pools.node_pool_specs`)."""
     placeholders: dict | None = None
-    """The warm-capacity Deployment (`node_pools.placeholder_deployment`), None when minNodes is 0."""
+    """The warm-capacity Deployment (`node_pools.placeholder_deployment`), None when no node is kept warm."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class GpuNodePools(pulumi.ComponentResource):
                     f"{name}-{spec.name}",
                     api_version=NODE_POOL_API,
                     kind="NodePool",
-                    metadata={"name": spec.name},
+                    metadata=spec.metadata(),
                     spec=spec.spec,
                     opts=pulumi.ResourceOptions.merge(ordered, pulumi.ResourceOptions(depends_on=[node_class])),
                 )

@@ -111,7 +111,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 zones=list(config.cluster.zones),
                 release_channel=config.cluster.gke_release_channel,
-                kubernetes_version=config.cluster.kubernetes_version,
+                kubernetes_version=config.cluster.gke_build,
                 node_service_account=node_account.email,
                 system_machine_type=system.instance_type or SYSTEM_MACHINE_TYPE,
                 system_node_count=system_layout.total,

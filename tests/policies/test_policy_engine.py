@@ -264,7 +264,7 @@ CASES = {
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=40000, basis="floor"),
-        {"cost-stack-enforce-monthly-budget": "$48,923.14/month on the floor basis"},
+        {"cost-stack-enforce-monthly-budget": "$95,129.22/month on the floor basis"},  # llm's 2 p5en, spot unavailable
     ),
     "near-budget": (
         "prod",
@@ -379,6 +379,19 @@ CASES = {
         requirement("h200-base", CAPACITY_TYPE, ["spot"]),
         None,
         {"spot-serving-pool-require-on-demand-base": "Pool 'h200' serves Triton release 'tf-triton-llm' with 0 non-spot"},
+    ),
+    "prod-min-replicas-on-one-node": (
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-llm",
+                "values.topologySpread.hostname",
+                {"maxSkew": 8, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None},
+            )
+        ),
+        None,
+        {"triton-release-require-min-replicas-apart": "may run all 2 replicas of its minimum on one node"},
     ),
     "triton-without-toleration": (
         "prod",
@@ -727,6 +740,7 @@ CASES = {
                 "cost-stack-enforce-monthly-budget",
                 "cost-stack-warn-monthly-budget",
                 "spot-serving-pool-require-on-demand-base",
+                "triton-release-require-min-replicas-apart",
                 "triton-release-tolerate-pool-taint",
             )
         },

@@ -352,3 +352,50 @@ def test_an_n1_pool_with_guest_accelerators_and_a_tpu_pool_count():
     assert gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "n1-standard-8"}), "urn", "cpu") is None
     tpu = gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "ct5lp-hightpu-4t"}), "urn", "tpu")
     assert tpu is not None and tpu.max_gpus is None  # counted, and its unknown chip count fails the GPU ceiling
+
+
+def test_a_karpenter_floor_annotation_is_the_node_pools_minimum_by_weight():
+    from policies._pools import gpu_pools
+
+    base = changed(KARPENTER_POOL, "spec.weight", 50.0)
+    base = changed(base, "spec.limits", {"nvidia.com/gpu": "8", "cpu": "192"})
+    base["spec"]["template"]["spec"]["requirements"][1]["values"] = ["on-demand"]
+    base["metadata"] = {"annotations": {"tritonfleet.io/floor-nodes": "1"}}
+    burst = changed(KARPENTER_POOL, "metadata", {"annotations": {"tritonfleet.io/floor-nodes": "1"}})
+    pools = gpu_pools([stack_resource(KNP, burst, "burst"), stack_resource(KNP, base, "base")])
+    assert {p.name: p.min_nodes for p in pools} == {"burst": 1, "base": 1}
+
+
+def _release(values: dict, selector: dict) -> dict:
+    return {"chart": "./charts/triton-inference-server", "values": {"nodeSelector": selector, **values}}
+
+
+def _min_apart(release_values: dict, gpus_per_node: float = 8.0) -> list:
+    from policies.rules import triton_release_require_min_replicas_apart
+
+    pool = changed(NODE_POOL, "nodeConfig.labels", {POOL_LABEL: "h200"})
+    pool = changed(pool, "nodeConfig.guestAccelerators", [{"type": "nvidia-h200-141gb", "count": gpus_per_node}])
+    resources = [
+        stack_resource(NP, pool, "h200-spot"),
+        stack_resource("kubernetes:helm.sh/v3:Release", _release(release_values, {POOL_LABEL: "h200"}), "tf-triton-llm"),
+    ]
+    return [message for message, _ in run_stack(triton_release_require_min_replicas_apart.POLICY, resources)]
+
+
+def test_min_replicas_apart_accepts_a_hard_spread_or_replicas_too_big_to_share():
+    hard = {"maxSkew": 1.0, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2.0}
+    assert _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": hard}}) == []
+    soft = {"maxSkew": 8.0, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None}
+    assert _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 8.0, "topologySpread": {"hostname": soft}}) == []
+    assert _min_apart({"replicas": {"min": 3.0}, "gpusPerReplica": 5.0, "topologySpread": {"hostname": soft}}) == []
+
+
+def test_min_replicas_apart_refuses_a_floor_one_node_can_hold():
+    soft = {"maxSkew": 8.0, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None}
+    [message] = _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": soft}})
+    assert "may run all 2 replicas of its minimum on one node" in message and "minDomains 2, maxSkew 1" in message
+    wide = {"maxSkew": 3.0, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2.0}
+    [message] = _min_apart({"replicas": {"min": 3.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": wide}})
+    assert "maxSkew 2" in message  # maxSkew 3 lets one node take all three
+    [message] = _min_apart({"replicas": {"min": 1.0}, "gpusPerReplica": 8.0})
+    assert "keeps 1 replica at its minimum" in message

@@ -65,6 +65,9 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                     for tier in pc.tiers
                 ],
                 "fallsBackToOnDemand": pc.falls_back,
+                # The nodes the autoscalers keep up at minReplicas and reach at maxReplicas (core/placement.py).
+                "floorNodes": pc.floor_nodes,
+                "ceilingNodes": pc.ceiling_nodes,
                 "monthlyExpectedCeilingUsd": _money(pc.monthly_expected_ceiling_usd),
                 "monthlyFloorUsd": _money(pc.monthly_floor_usd),
                 "monthlyCeilingUsd": _money(pc.monthly_ceiling_usd),
@@ -92,6 +95,9 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         "monthlyFloorUsd": _money(cost.monthly_floor_usd),
         "monthlyCeilingUsd": _money(cost.monthly_ceiling_usd),
         "monthlyExpectedCeilingUsd": _money(cost.monthly_expected_ceiling_usd),
+        # false: the spot/on-demand mix (spotShare) is an estimate of what the provisioner will get (AWS Karpenter),
+        # not a bound its node pools hold.
+        "spotShareEnforced": all(pc.spot_share_enforced for pc in cost.pools),
         "maxGpus": cost.max_gpus,
         "budget": {
             "monthlyUsd": config.budget.monthly_usd,

@@ -138,10 +138,12 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     # "spot unavailable" only where some pool's burst falls back to on-demand (Karpenter); elsewhere the ceiling is
     # every pool at maxNodes in its configured mix.
     falls_back = any(t["monthlyFallbackUsd"] != t["monthlyExpectedUsd"] for p in cost["pools"] for t in p.get("capacity", []))
+    mix = "spotShare mix" if cost.get("spotShareEnforced", True) else "spotShare estimate"
     figures = [
-        ("floor (every pool at minNodes)", total(cost, "monthlyFloorUsd")),
+        ("floor (minReplicas, spot unavailable)" if falls_back else "floor (minReplicas, minNodes)",
+         total(cost, "monthlyFloorUsd")),
         ("ceiling (maxNodes, spot unavailable)" if falls_back else "ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
-        ("expected (maxNodes, spotShare mix)", total(cost, "monthlyExpectedCeilingUsd")),
+        (f"expected (maxReplicas, {mix})", total(cost, "monthlyExpectedCeilingUsd")),
         (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
     ]
     label = max(len(f[0]) for f in figures)
@@ -150,6 +152,11 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     for name, value in figures:
         lines += wrap(f"{name.ljust(label)}  {value.rjust(figure)}", width, INDENT, INDENT * 2)
     lines += wrap(f"GPUs: up to {cost['maxGpus']}, limit {budget['gpuLimit']}.", width, INDENT)
+    if not cost.get("spotShareEnforced", True):
+        lines += wrap(
+            "spotShare is an estimate: Karpenter takes spot whenever EC2 has it and no NodePool holds a share "
+            "(docs/aws.md).", width, INDENT, INDENT,
+        )
     lines += wrap(f"Counted: {cost['scope']}.", width, INDENT, INDENT)
     return lines
 
@@ -180,6 +187,25 @@ def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
                 f"(source: {version['source']})."
             )
         lines += wrap(text, width, INDENT, INDENT)
+    plane = notes.get("controlPlane")
+    if plane:
+        text = f"Control plane: {usd(plane['monthlyUsdNow'])}/month now"
+        if plane["supportType"] == "EXTENDED":
+            text += (
+                f"; from {plane['endOfStandardSupport']} (end of standard support) "
+                f"{usd(plane['monthlyUsdInExtendedSupport'])}/month in extended support until upgraded"
+            )
+        else:
+            text += f"; AWS upgrades it at the end of standard support ({plane['endOfStandardSupport']}), no fee"
+        if plane["newerVersions"]:
+            text += f". Newer: {', '.join(plane['newerVersions'])} (start a new cluster on the newest)"
+        lines += wrap(text + ".", width, INDENT, INDENT)
+    spot = notes.get("spotShutdown")
+    if spot:
+        text = f"Spot nodes: {spot['podSeconds']} s for pods to stop (GKE {spot['gkeBuild']})"
+        if spot["windowSeconds"] < 120:
+            text += f"; cluster.gkeVersion {spot['extendedFrom']} or later extends the window to 120 s"
+        lines += wrap(text + ".", width, INDENT, INDENT)
     pulls = notes.get("modelPulls")
     if pulls:
         if pulls["monthlyUsd"] == "unknown":

@@ -121,6 +121,37 @@ GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
 # cni-network-policy-configure.html and https://aws.github.io/amazon-vpc-cni-k8s/docs/network-policy-faq.html
 # (read 2026-12-03). VERIFY: kubelet probes and load-balancer health checks pass with the policies on a live cluster.
 VPC_CNI_ADDON = "vpc-cni"
+# The CloudWatch Observability add-on (container logs through Fluent Bit) with its NVIDIA GPU metrics off: with them on
+# (the default) the add-on's operator runs its own dcgm-exporter on every GPU node beside the GPU Operator's, two DCGM
+# engines with clashing profiling fields. `accelerated_compute_metrics: false` in the agent's Kubernetes metrics is the
+# documented opt-out; the rest is the add-on's default agent config. Sources:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/install-CloudWatch-Observability-EKS-addon.html
+# ("Opt out of collecting NVIDIA GPU metrics") and aws/amazon-cloudwatch-agent-operator
+# internal/manifests/collector (acceleratedComputeMetrics decides the DCGM exporter), read 2026-12-05. VERIFY on a GPU
+# node that only the GPU Operator's dcgm-exporter runs.
+CLOUDWATCH_OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+# Its configuration values (same sources: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+# install-CloudWatch-Observability-EKS-addon.html, read 2026-12-05).
+CLOUDWATCH_OBSERVABILITY_CONFIGURATION = {
+    "agent": {
+        "config": {
+            "logs": {
+                "metrics_collected": {
+                    "kubernetes": {"enhanced_container_insights": True, "accelerated_compute_metrics": False}
+                }
+            }
+        }
+    },
+    "containerLogs": {"enabled": True},
+}
+# The EKS node monitoring agent add-on: a DaemonSet on every node (it tolerates every taint) that reads kernel logs and
+# the GPU driver for faults (XID errors, NVLink, thermal) and reports them as node conditions and events
+# (AcceleratedHardwareReady) where Karpenter's node repair, or an operator, can act. Its own DCGM host engine
+# (dcgm-server) tolerates no taint, so it stays off the GPU-tainted nodes: one DCGM engine per node, the GPU
+# Operator's. Sources: https://docs.aws.amazon.com/eks/latest/userguide/node-health.html and
+# aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml (nodeAgent.tolerations Exists,
+# dcgmAgent.tolerations []), read 2026-12-05. VERIFY on a GPU node that the agent reports AcceleratedHardwareReady.
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 # The add-on configuration values that turn the agent on. Source: https://docs.aws.amazon.com/eks/latest/userguide/
 # cni-network-policy-configure.html, step 2 (read 2026-12-03).
 VPC_CNI_NETWORK_POLICY_CONFIGURATION = {"enableNetworkPolicy": "true"}
@@ -189,9 +220,13 @@ EKS_VERSIONS: dict[str, EksVersion] = {
         EksVersion("1.36", None, None, None, verify=True),
     )
 }
-# Extended support price per cluster-hour, on top of the standard $0.10. Source: https://aws.amazon.com/eks/pricing/
-# as quoted by docs.cloudzero.com "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on
-# the pricing page).
+# What an EKS cluster's control plane costs per cluster-hour in standard support. Source:
+# https://aws.amazon.com/eks/pricing/ ("$0.10 per cluster per hour" for standard support), read 2026-12-05.
+EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR = 0.10
+# ... and in extended support, in total (it replaces the $0.10, it is not added to it). Sources:
+# https://aws.amazon.com/eks/pricing/ ("$0.60 per cluster per hour" for extended support) and the AWS containers blog
+# "Amazon EKS extended support for Kubernetes versions pricing", read 2026-12-05 (earlier quoted by
+# docs.cloudzero.com, read 2026-12-03). VERIFY on the pricing page.
 EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR = 0.60
 
 
@@ -282,6 +317,24 @@ NAT_PRICE_REGION = "us-east-1"
 # attempt to provision on-demand instances, generally within milliseconds." Source: https://karpenter.sh/docs/concepts/
 # nodepools/ (spec.template.spec.requirements, karpenter.sh/capacity-type), read 2026-12-03.
 SPOT_FALLS_BACK_TO_ON_DEMAND = True
+# How Karpenter turns pending pods into nodes (tritonfleet/core/placement.py counts the plan's nodes with these).
+# "Karpenter starts by treating preferred affinities as required ... When these requirements cannot be met, the pod's
+# preferences are relaxed one-at-a-time", and "Preferred topology spread (ScheduleAnyway) can result in more nodes being
+# created than expected". Source: karpenter-provider-aws v1.14 website/content/en/v1.14/concepts/scheduling.md
+# ("Preferences", "Topology Spread"), https://karpenter.sh/v1.14/concepts/scheduling/, read 2026-12-05.
+PREFERRED_SPREADS_ADD_NODES = True
+# A hostname spread lets Karpenter put at most maxSkew of the deployment's pending pods on each node it launches: a
+# new node is a domain with no pod yet, so the skew is counted from 0 (same page: "If instead the maxSkew were 5, pods
+# could be spread 5, 0, 0"), https://karpenter.sh/v1.14/concepts/scheduling/#topology-spread, read 2026-12-05.
+# VERIFY on a cluster: 1-GPU replicas with maxSkew 8 open one p5en.
+HOSTNAME_SPREAD_CAPS_NEW_NODES = True
+# spotShare is not something a NodePool can hold: the burst NodePool allows spot and on-demand and Karpenter launches
+# spot whenever EC2 has it (price-capacity-optimized), on-demand when it has not. Karpenter's only split is "a crude
+# method" of virtual domains (one NodePool per capacity type with disjoint values of a custom label and a topology
+# spread over it), which moves the ratio into every pod spec; tritonfleet does not use it, so on AWS the plan prices
+# the burst at spotShare as an ESTIMATE of what Karpenter will get. Source: same page, "On-Demand/Spot Ratio Split",
+# https://karpenter.sh/v1.14/concepts/scheduling/#on-demandspot-ratio-split, read 2026-12-05.
+SPOT_SHARE_ENFORCED = False
 # Karpenter's capacity types (label karpenter.sh/capacity-type); `reserved` is capacity from the EC2NodeClass's
 # capacityReservationSelectorTerms (feature gate reservedCapacity, beta and on by default in chart 1.14.1:
 # tests/upstream/karpenter-1.14.1/values.yaml). Source: https://karpenter.sh/docs/concepts/nodeclasses/

@@ -8,12 +8,14 @@ from typing import Any
 
 from tritonfleet.clouds.aws.config_rules import deploy_path
 from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, kubernetes_support
+from tritonfleet.clouds.aws.support import control_plane
 from tritonfleet.core.config import StackConfig
 
 
 def plan_notes(config: StackConfig, today: date) -> dict[str, Any]:
     return {
         "kubernetes": kubernetes_support(config.cluster.kubernetes_version, today),
+        "controlPlane": control_plane(config.cluster.kubernetes_version, config.environment, today),
         "modelPulls": model_pulls(config),
         "deployPath": deploy_path(config.cluster, config.environment).document(),
     }

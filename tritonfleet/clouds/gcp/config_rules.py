@@ -18,6 +18,7 @@ from tritonfleet.clouds.gcp.facts import (
     COMPUTE_CLASS_MIN_VERSION,
     DNS_ENDPOINT_PERMISSION,
     EXTENDED_CHANNEL,
+    FLEX_START_MAX_RUN_SECONDS,
     GCP_REGIONS,
     GKE_DEFAULT_REGION_ZONES,
     GKE_NO_DEVICE_PLUGIN_LABEL,
@@ -47,6 +48,7 @@ CLOUD_ONLY_CLUSTER_KEYS = {
     "acknowledgeDatapathReplacement": "acknowledge_datapath_replacement",
     "proxyOnlySubnetCidr": "proxy_only_subnet_cidr",
     "gkeRanges": "gke_ranges",
+    "gkeVersion": "gke_version",
 }
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
@@ -126,6 +128,7 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
     _check_kubernetes_version(ctx, cluster)
     _check_ranges(ctx, cluster)
+    _check_gke_build(ctx, cluster)
     _check_proxy_only_cidr(ctx, cluster)
 
 
@@ -153,6 +156,14 @@ def _check_ranges(ctx: RuleContext, cluster: Cluster) -> None:
             plan = ", ".join(f"{w} {n}" for w, n in networks.items())
             allowed = f"a range apart from the {' and '.join(clash)} range ({plan})"
             ctx.add(f"cluster.gkeRanges.{RANGE_KEYS[word][0]}", str(networks[word]), allowed, "<a free range>")
+
+
+def _check_gke_build(ctx: RuleContext, cluster: Cluster) -> None:
+    """gkeVersion is a build of kubernetesVersion (the minor decides support, the build what the plan relies on)."""
+    build = cluster.gke_version
+    if build is not None and ".".join(build.split(".")[:2]) != cluster.kubernetes_version:
+        allowed = f"a GKE build of kubernetesVersion {cluster.kubernetes_version} ({cluster.kubernetes_version}.N-gke.M)"
+        ctx.add("cluster.gkeVersion", build, allowed, f"{cluster.kubernetes_version}.0-gke.0")
 
 
 def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
@@ -214,7 +225,7 @@ def _check_system_nodes(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_compute_class_version(ctx: RuleContext, cluster: Cluster) -> None:
     """Each GPU pool is scheduled through a custom compute class, which needs COMPUTE_CLASS_MIN_VERSION."""
-    if not gke_version_at_least(cluster.kubernetes_version, COMPUTE_CLASS_MIN_VERSION):
+    if not gke_version_at_least(cluster.gke_build, COMPUTE_CLASS_MIN_VERSION):
         allowed = (
             f"a GKE version of at least {COMPUTE_CLASS_MIN_VERSION}: tritonfleet schedules each GPU pool through a "
             "custom compute class"
@@ -265,6 +276,13 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
         why = "a reservation block without its reservation: " if "reservationBlocks/" in pool.reservation_id else ""
         allowed = f"{why}a GCP reservation: {RESERVATION_FORMS}"
         ctx.add(f"{at}.reservationId", pool.reservation_id, allowed, reservation_fix(pool.reservation_id))
+    if pool.capacity == "flex-start" and pool.min_nodes > 0:
+        allowed = (
+            f"0 on a flex-start pool: GKE removes a flex-start VM after at most {FLEX_START_MAX_RUN_SECONDS // 86400} "
+            "days and a new one waits for capacity, so it cannot be a serving floor; keep the floor on a reservation "
+            "or on-demand pool"
+        )
+        ctx.add(f"{at}.minNodes", pool.min_nodes, allowed, 0)
 
 
 def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:

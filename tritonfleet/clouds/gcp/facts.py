@@ -33,6 +33,39 @@ NODE_CAPACITY_TYPE_LABEL: str | None = None
 # https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (a Spot node pool creates Spot VMs only; fall back
 # needs a second node pool), read 2026-12-03.
 SPOT_FALLS_BACK_TO_ON_DEMAND = False
+# How GKE's cluster autoscaler turns pending pods into nodes (tritonfleet/core/placement.py counts the plan's nodes
+# with these). It scales up for pods the scheduler cannot place, simulating the scheduler's filters: a ScheduleAnyway
+# spread is a score, not a filter, so it never adds a node; a DoNotSchedule spread does. Sources:
+# https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md ("How does scale-up work?") and
+# https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/ (whenUnsatisfiable), read
+# 2026-12-05.
+PREFERRED_SPREADS_ADD_NODES = False
+# A new node the autoscaler simulates is one more domain of a hostname spread, counted like every other eligible node
+# (kube-scheduler's rule), so a hostname spread does not cap what one new node takes. Source:
+# https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/ (skew = pods in the domain
+# minus the global minimum over eligible domains), read 2026-12-05.
+HOSTNAME_SPREAD_CAPS_NEW_NODES = False
+# A mixed pool is an on-demand node pool and a spot node pool, each with its own autoscaling bounds: the spot pool's
+# maximum is the spotShare of the burst, so the split holds (tritonfleet/core/cost.py). The compute class tries the
+# spot pool before the on-demand one (components/gcp/compute_classes.py), so below maxNodes the burst is spot first.
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes (priorities are tried
+# in order), read 2026-12-05.
+SPOT_SHARE_ENFORCED = True
+# GKE labels a GPU or TPU node whose VM has a host maintenance event scheduled (GPUs do not live-migrate, and host
+# events bypass maintenance windows and exclusions) with this label, its value the start time in epoch seconds, from
+# 1.31.1-gke.2008000. Triton replicas prefer nodes without it (components/gcp/compute_classes.py). Sources:
+# https://cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters ("Monitor host maintenance events",
+# "Schedule Pods on nodes without a future scheduled maintenance") and
+# https://cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events, read 2026-12-05.
+SCHEDULED_MAINTENANCE_LABEL = "cloud.google.com/scheduled-maintenance-time"
+# The GKE version from which GPU nodes carry that label (same source,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events, read 2026-12-05).
+SCHEDULED_MAINTENANCE_LABEL_MIN_VERSION = "1.31.1-gke.2008000"
+# Flex-start VMs run at most seven days, then GKE removes them; a node pool sets the limit with max_run_duration
+# (node_config.max_run_duration, seconds with an "s"). Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/dws ("up to seven days"), and the pulumi-gcp 9.x
+# NodePoolNodeConfig.max_run_duration field, read 2026-12-05.
+FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 
 # GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the GPU
 # Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).

@@ -122,6 +122,13 @@ class Cluster(_Section):
         description="GCP: the GKE release channel, RAPID, REGULAR, STABLE or EXTENDED (extended support, billed "
         "extra; default REGULAR)",
     )
+    gke_version: str | None = Field(
+        None,
+        pattern=r"^1\.\d{2}\.\d{1,3}-gke\.\d{1,12}$",
+        description="GCP: a full GKE build of kubernetesVersion, e.g. 1.35.0-gke.1171000: the control plane's minimum "
+        "version, and what the plan relies on for version-gated features (the 120 s spot shutdown window); a minor "
+        "alone counts as its first build",
+    )
     gpu_driver: Literal["gke-managed", "operator"] | None = Field(
         None,
         description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE's driver, LATEST on COS or DEFAULT "
@@ -146,6 +153,11 @@ class Cluster(_Section):
     @property
     def gke_release_channel(self) -> str:
         return self.release_channel or "REGULAR"
+
+    @property
+    def gke_build(self) -> str:
+        """The GKE version features are judged on: gkeVersion, else the minor (its first build, 1.35.0-gke.0)."""
+        return self.gke_version or self.kubernetes_version
 
 
 
