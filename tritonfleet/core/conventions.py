@@ -39,6 +39,10 @@ TRITON_CHART_NAME = "triton-inference-server"
 
 HOURS_PER_MONTH = 730
 
+# The deepest nesting of mappings and lists a stack's config may have (stack files and the engine's JSON text alike):
+# tritonfleet's own keys nest four levels; parsers and validators recurse once per level.
+MAX_CONFIG_NESTING = 64
+
 
 def gpu_taint(cloud: str) -> dict[str, str]:
     """The GPU taint of a cloud's GPU nodes, in Kubernetes spelling."""

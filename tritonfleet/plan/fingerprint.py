@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tritonfleet.plan.project import Project
+from tritonfleet.plan.project import Project, ProjectError, read_yaml
 
 PROJECT_FILES = ("Pulumi.yaml", "__main__.py", "pyproject.toml")
 PROJECT_FOLDERS = ("policies", "charts")
@@ -54,13 +54,11 @@ def _package_folder(project_dir: Path, name: str) -> Path | None:
 def _loadtest_results(stack_file: Path) -> list[str]:
     """The `tritonDeployments[].loadtestResult.path` values of a stack file (none when it does not parse: the plan
     then fails on the config and is never reused)."""
-    import yaml
-
     try:
-        document = yaml.safe_load(stack_file.read_text())
+        document = read_yaml(stack_file)
         deployments = document["config"]["tritonfleet:tritonDeployments"]
         return sorted({d["loadtestResult"]["path"] for d in deployments if isinstance(d.get("loadtestResult"), dict)})
-    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
+    except (ProjectError, KeyError, TypeError, AttributeError):
         return []
 
 

@@ -40,7 +40,7 @@ from tritonfleet.core.config.rules.pools import check_pools
 from tritonfleet.core.config.rules.receivers import check_receivers
 from tritonfleet.core.config.rules.sizing import check_sizing
 from tritonfleet.core.config.schema import CONFIG_KEYS, Cluster, StackConfig
-from tritonfleet.core.conventions import CONFIG_NAMESPACE
+from tritonfleet.core.conventions import CONFIG_NAMESPACE, MAX_CONFIG_NESTING
 
 
 def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> StackConfig:
@@ -119,8 +119,12 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
             problems.append(_unknown_key(key, value, sorted(known), "", stack))
             continue
         if isinstance(value, str) and value[:1] in "[{":
+            text = value
             try:
-                value = json.loads(value)
+                value = json.loads(text)
+                too_deep = _nesting(value) > MAX_CONFIG_NESTING
+            except RecursionError:  # nested deeper than the JSON parser recurses
+                too_deep = True
             except json.JSONDecodeError as exc:
                 if _takes_text(key):  # "[/x]" given as a region is a bad region, not bad JSON
                     data[key] = value
@@ -128,8 +132,24 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
                 allowed = f"valid YAML/JSON ({exc.msg} at character {exc.pos + 1})"
                 problems.append(Problem(key, value, allowed, set_command(key, "<value>", stack)))
                 continue
+            if too_deep:
+                allowed = f"an object or list nested at most {MAX_CONFIG_NESTING} levels deep"
+                problems.append(Problem(key, text, allowed, set_command(key, "<value>", stack)))
+                continue
         data[key] = value
     return data, problems
+
+
+def _nesting(value: Any) -> int:
+    """How many levels of objects and lists `value` has (counted without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_CONFIG_NESTING:
+                pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _takes_text(key: str) -> bool:

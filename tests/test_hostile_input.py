@@ -1,0 +1,111 @@
+"""Input written to break the tool (issue 37 point 5): alias bombs, duplicate keys, deep nesting, text that is not
+UTF-8, numbers that are not finite or out of range, unwritable output paths. Each is a clean exit 1 naming what is wrong,
+never a traceback, a hang or a value silently dropped. tests/test_input_properties.py feeds generated input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from tritonfleet.plan.project import MAX_YAML_DEPTH, MAX_YAML_VALUES, ProjectError, read_yaml, stack_config
+
+DEV = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
+
+
+def _laughs(levels: int) -> str:
+    """A "billion laughs" document: each anchor a list of ten aliases of the one before (10**levels values)."""
+    lines = ["lol0: &lol0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"lol{i}: &lol{i} [{', '.join([f'*lol{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def _read(tmp_path: Path, text: str | bytes):
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return read_yaml(path)
+
+
+# ---- stack files: what the YAML parser would build ----
+
+
+def test_an_alias_bomb_is_refused_before_anything_is_built(tmp_path):
+    with pytest.raises(ProjectError) as caught:
+        _read(tmp_path, _laughs(9))  # 10**9 values once expanded
+    assert f"expands to more than {MAX_YAML_VALUES:,} values through its aliases" in str(caught.value)
+    assert "Pulumi.dev.yaml, line 5" in str(caught.value)  # lol4 holds 10**5 values and more: past the bound
+
+
+def test_aliases_within_the_bound_and_merges_still_load(tmp_path):
+    text = "base: &base {x: 1, y: 2}\nmerged:\n  <<: *base\n  x: 3\nagain: *base\n" + _laughs(4)
+    document = _read(tmp_path, text)
+    assert document["merged"] == {"x": 3, "y": 2} and document["again"] == {"x": 1, "y": 2}  # own keys override <<
+
+
+def test_duplicate_keys_are_refused_with_every_key_and_its_lines(tmp_path):
+    text = DEV.replace("  tritonfleet:gpuLimit: 4\n", "  tritonfleet:gpuLimit: 4\n  tritonfleet:gpuLimit: 400\n")
+    text = text.replace("      maxNodes: 2\n", "      maxNodes: 2\n      maxNodes: 20\n")
+    with pytest.raises(ProjectError) as caught:
+        _read(tmp_path, text)
+    message = str(caught.value)
+    assert "2 key(s) given twice in one mapping (YAML would keep the last silently)" in message
+    lines = text.splitlines()
+    for key, value in (("maxNodes", "20"), ("tritonfleet:gpuLimit", "400")):
+        again = next(i for i, line in enumerate(lines, 1) if line.strip() == f"{key}: {value}")
+        assert f'"{key}" on line {again - 1} and again on line {again}' in message
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 10_000 + "]" * 10_000, "".join("  " * i + f"k{i}:\n" for i in range(200)) + "  " * 200 + "v\n"],
+                         ids=["flow", "block"])
+def test_deep_nesting_is_refused_not_a_recursion_error(tmp_path, text):
+    with pytest.raises(ProjectError) as caught:
+        _read(tmp_path, text)
+    assert f"nested more than {MAX_YAML_DEPTH} levels deep" in str(caught.value)
+
+
+def test_a_stack_file_that_is_not_utf8_names_the_line_and_byte(tmp_path):
+    with pytest.raises(ProjectError) as caught:
+        _read(tmp_path, DEV.encode().replace(b"team: ml-platform", b"team: caf\xe9"))
+    line = next(i for i, text in enumerate(DEV.splitlines(), 1) if "team: ml-platform" in text)
+    assert f"Pulumi.dev.yaml, line {line}, column 14: not UTF-8 text (byte 0xe9); save the file as UTF-8" in str(caught.value)
+
+
+def test_deeply_nested_json_from_the_engine_is_a_config_problem():
+    """`pulumi config set --path` can hand the program JSON text of any depth: the parser's RecursionError and a
+    depth the schema would recurse through are one problem naming the key."""
+    from tritonfleet.core.config import ConfigError, load_stack_config
+    from tritonfleet.plan.project import load_project
+
+    raw, _ = stack_config(load_project(ROOT), "dev")
+    raw["tritonfleet:cluster"] = '{"a":' * 100_000 + "1" + "}" * 100_000
+    raw["tritonfleet:tags"] = '{"a":' * 100 + '"b"' + "}" * 100
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, "dev")
+    assert {p.key for p in caught.value.problems} == {"cluster", "tags"}
+    assert all("nested at most 64 levels deep" in p.allowed for p in caught.value.problems)
+
+
+def _project_with(tmp_path: Path, text: str | bytes) -> Path:
+    for item in ("__main__.py", "components", "tritonfleet", "policies", "charts"):
+        (tmp_path / item).symlink_to(ROOT / item)
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_bytes(text if isinstance(text, bytes) else text.encode())
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (DEV + _laughs(9), "values through its aliases"),
+        (DEV.replace("  tritonfleet:gpuLimit: 4\n", "  tritonfleet:gpuLimit: 4\n  tritonfleet:gpuLimit: 400\n"), "given twice"),
+        (DEV + "deep: " + "[" * 5000 + "]" * 5000 + "\n", "levels deep"),
+    ],
+    ids=["alias-bomb", "duplicate-key", "deep"],
+)
+@pytest.mark.parametrize("command", [["plan"], ["policy", "check"], ["size", "--deployment", "resnet"]], ids=["plan", "policy-check", "size"])
+def test_every_command_that_reads_a_stack_refuses_it_cleanly(tmp_path, text, message, command):
+    result = run_cli(*command, "--stack", "dev", "--project-dir", str(_project_with(tmp_path, text)), timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stdout + result.stderr
