@@ -109,3 +109,97 @@ def test_every_command_that_reads_a_stack_refuses_it_cleanly(tmp_path, text, mes
     result = run_cli(*command, "--stack", "dev", "--project-dir", str(_project_with(tmp_path, text)), timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stdout + result.stderr
+
+
+# ---- plan documents: read strictly, written as valid JSON ----
+
+PLAN_TEXTS = {
+    "nan": ('{"format": 1, "cost": {"monthlyCeilingUsd": NaN}}', "holds the number NaN (line 1), which JSON does not have"),
+    "infinity": ('{"format": 1,\n "cost": -Infinity}', "holds the number -Infinity (line 2)"),
+    "overflow": ('{"format": 1, "cost": 1e400}', "holds the number 1e400"),
+    "duplicate-key": ('{"stack": "dev",\n "cost": {},\n "stack": "prod"}', 'gives a key twice in one object, and JSON readers disagree on which counts: "stack" (lines 1, 3)'),
+    "deep": ("[" * 50_000 + "]" * 50_000, "nests more than 100 levels deep"),
+    "not-json": ('{"a": }', "is not JSON (line 1, column 7: Expecting value)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAN_TEXTS))
+def test_plan_documents_are_read_strictly(tmp_path, case):
+    from tritonfleet.diff.documents import DiffInputError, read_document
+
+    text, message = PLAN_TEXTS[case]
+    (tmp_path / "plan.json").write_text(text)
+    with pytest.raises(DiffInputError) as caught:
+        read_document(tmp_path / "plan.json")
+    assert message in str(caught.value)
+
+
+def test_a_plan_document_that_is_not_utf8_is_refused(tmp_path):
+    from tritonfleet.diff.documents import DiffInputError, read_document
+
+    (tmp_path / "plan.json").write_bytes(b'{"stack": "dev",\n "x": "\xff"}')
+    with pytest.raises(DiffInputError, match=r"plan.json, line 2: not UTF-8 text \(byte 0xff\)"):
+        read_document(tmp_path / "plan.json")
+
+
+def test_a_plan_that_holds_a_number_that_is_not_finite_is_never_written():
+    from tritonfleet.plan.document import PlanDocumentError, dumps
+
+    with pytest.raises(PlanDocumentError, match=r"not finite at cost.pools\[0\].monthlyCeilingUsd, sizing.x: not written"):
+        dumps({"cost": {"pools": [{"monthlyCeilingUsd": float("inf")}]}, "sizing": {"x": float("nan")}, "ok": 1.5})
+
+
+@pytest.mark.parametrize("case", ["nan", "duplicate-key"])
+@pytest.mark.parametrize("command", ["diff", "policy"])
+def test_commands_that_read_plan_documents_refuse_bad_ones(tmp_path, stock_plan, case, command):
+    import json
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(stock_plan("dev")))
+    text = good.read_text()
+    bad_text = {"nan": text.replace('"format": 1', '"format": NaN', 1), "duplicate-key": text.replace('"format": 1', '"format": 1, "format": 2', 1)}[case]
+    (tmp_path / "bad.json").write_text(bad_text)
+    args = ["diff", str(good), str(tmp_path / "bad.json")] if command == "diff" else ["policy", "check", "--stack", "dev", "--plan", str(tmp_path / "bad.json")]
+    result = run_cli(*args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "bad.json" in result.stderr and "Traceback" not in result.stdout + result.stderr
+    assert ("NaN" if case == "nan" else '"format"') in result.stderr
+
+
+# ---- output paths ----
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("/nonexistent-tritonfleet/x.json", "cannot write /nonexistent-tritonfleet/x.json: folder /nonexistent-tritonfleet does not exist"),
+        ("{tmp}", "cannot write {tmp}: it is a folder"),
+        ("{tmp}/file/x.json", "cannot write {tmp}/file/x.json: {tmp}/file is a file, not a folder"),
+        ("/proc/x.json", "cannot write /proc/x.json: folder /proc takes no new files"),
+    ],
+    ids=["missing-folder", "a-folder", "under-a-file", "read-only"],
+)
+@pytest.mark.parametrize("command", ["plan", "diff", "preflight"])
+def test_unwritable_output_paths_are_user_errors(tmp_path, target, message, command):
+    target, message = target.format(tmp=tmp_path), message.format(tmp=tmp_path)
+    (tmp_path / "file").write_text("x")
+    args = {
+        "plan": ["plan", "--stack", "dev", "--json", target],
+        "diff": ["diff", str(tmp_path / "file"), str(tmp_path / "file"), "--output", target],
+        "preflight": ["preflight", "--stack", "dev", "--json", target],
+    }[command]
+    result = run_cli(*args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stdout + result.stderr
+    assert not Path("/nonexistent-tritonfleet").exists()
+
+
+def test_a_missing_folder_inside_the_working_folder_is_created(tmp_path, monkeypatch):
+    from tritonfleet.output_paths import OutputError, make_output_folder, write_output
+
+    monkeypatch.chdir(tmp_path)
+    write_output(Path("plans/sub/x.json"), "{}\n")
+    assert (tmp_path / "plans" / "sub" / "x.json").read_text() == "{}\n"
+    make_output_folder(tmp_path.parent / f"{tmp_path.name}-comments")  # the folder named is made where its parent is
+    with pytest.raises(OutputError, match="does not exist"):
+        make_output_folder(tmp_path.parent / f"{tmp_path.name}-missing" / "comments")

@@ -19,6 +19,7 @@ from typer.exceptions import TyperException
 from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
+from tritonfleet.output_paths import OutputError, check_output_file, check_output_folder, make_output_folder, write_output
 
 app = typer.Typer(
     add_completion=False,
@@ -119,6 +120,14 @@ def _user_error(error: Exception) -> typer.Exit:
     return typer.Exit(EXIT_USER_ERROR)
 
 
+def _write(path: Path, text: str) -> None:
+    """Write an output file, or exit 1 saying why it cannot be written."""
+    try:
+        write_output(path, text)
+    except OutputError as error:
+        raise _user_error(error) from None
+
+
 StackOption = Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")]
 ProjectOption = Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")]
 PolicyConfigOption = Annotated[
@@ -138,23 +147,25 @@ def plan(
 
     Exit 2 when a mandatory policy is violated (the plan document is still written)."""
     _without_cyclic_gc()
-    from tritonfleet.plan.document import build_plan, dumps
+    from tritonfleet.plan.document import PlanDocumentError, build_plan, dumps
     from tritonfleet.plan.harness import PlanError
     from tritonfleet.plan.project import ProjectError, find_project
     from tritonfleet.policycheck.engine import PackError
     from tritonfleet.policycheck.pack_config import PackConfigError
 
     try:
+        if json_file:
+            check_output_file(json_file)  # before the plan, not after it
         directory = project_dir or find_project(Path.cwd())
         document = build_plan(directory, stack, with_policy=True, policy_config=policy_config)
-    except (ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
+        text = dumps(document) if json_file else ""
+    except (ConfigError, ProjectError, PlanError, PackConfigError, PackError, PlanDocumentError, OutputError) as error:
         raise _user_error(error) from None
     print_plan(document, resources=resources)
     out.print()
     print_policy(document["policy"])
     if json_file:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(dumps(document))
+        _write(json_file, text)
         out.print(Text(f"Plan document written to {json_file}"))
     _policy_exit(document["policy"])
 
@@ -304,6 +315,11 @@ def diff(
         error_message("give BASE and HEAD plan documents (files or folders), or --base-ref REF, not both")
         raise typer.Exit(EXIT_USAGE)
     try:
+        for path in (json_file, output):
+            if path is not None:
+                check_output_file(path)
+        if comments_dir is not None:
+            check_output_folder(comments_dir)
         if base_ref is not None:
             from tritonfleet.diff.base_ref import plans_at_ref
 
@@ -312,7 +328,7 @@ def diff(
             )
         else:
             (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
-    except (DiffInputError, ProjectError) as error:
+    except (DiffInputError, ProjectError, OutputError) as error:
         raise _user_error(error) from None
 
     planned = compare_plans(base_plans, head_plans)
@@ -320,15 +336,16 @@ def diff(
     as_json = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
     rendered = as_json if output_format is DiffFormat.json else report(diffs)
     if json_file:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(as_json)
+        _write(json_file, as_json)
     if comments_dir:
-        comments_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            make_output_folder(comments_dir)
+        except OutputError as error:
+            raise _user_error(error) from None
         for d in diffs:
-            (comments_dir / f"{safe_name(d.stack)}.md").write_text(stack_comment(d))
+            _write(comments_dir / f"{safe_name(d.stack)}.md", stack_comment(d))
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(rendered)
+        _write(output, rendered)
     else:
         sys.stdout.write(rendered)
     if errors:
@@ -419,10 +436,12 @@ def preflight(
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
+        if json_file:
+            check_output_file(json_file)
         project = load_project(project_dir or find_project(Path.cwd()))
         raw, _ = stack_config(project, stack)
         config = load_stack_config(raw, stack)
-    except (ConfigError, ProjectError) as error:
+    except (ConfigError, ProjectError, OutputError) as error:
         raise _user_error(error) from None
     report = _gcp_preflight(config) if config.cloud == "gcp" else _aws_preflight(config)
     table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
@@ -433,8 +452,7 @@ def preflight(
         table.add_row(f.check, f.subject, Text(f.status, style=colour[f.status]), f.detail)
     out.print(table)
     if json_file:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
+        _write(json_file, json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
     if report.blockers:
         err.print(Text.assemble((f"{len(report.blockers)} blocker(s)", "red"), ": fix them before `pulumi up`."))
         raise typer.Exit(EXIT_USER_ERROR)
