@@ -44,6 +44,18 @@ HOURS_PER_MONTH = 730
 MAX_CONFIG_NESTING = 64
 
 
+def nesting(value: object, bound: int) -> int:
+    """How many levels of dicts and lists `value` has, counted without recursion and no further than bound + 1."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= bound:
+                pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def gpu_taint(cloud: str) -> dict[str, str]:
     """The GPU taint of a cloud's GPU nodes, in Kubernetes spelling."""
     from tritonfleet.clouds import cloud_facts

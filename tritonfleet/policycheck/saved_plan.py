@@ -4,7 +4,6 @@ reading a saved one takes milliseconds."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,9 +86,11 @@ def plan_for_check(project_dir: Path, stack: str) -> CheckedPlan:
     if not path.is_file():
         reason = f"no {shown} (`tritonfleet plan --stack {stack} --json {shown}` or `make plan STACK={stack}` saves one)"
     else:
+        from tritonfleet.diff.documents import DiffInputError, read_document
+
         try:
-            document = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            document = read_document(path)
+        except DiffInputError as error:
             reason = f"{shown} cannot be read ({error})"
         else:
             problem = _why_stale(document, stack, input_digests(load_project(project_dir), stack))

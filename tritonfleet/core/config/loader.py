@@ -40,7 +40,7 @@ from tritonfleet.core.config.rules.pools import check_pools
 from tritonfleet.core.config.rules.receivers import check_receivers
 from tritonfleet.core.config.rules.sizing import check_sizing
 from tritonfleet.core.config.schema import CONFIG_KEYS, Cluster, StackConfig
-from tritonfleet.core.conventions import CONFIG_NAMESPACE, MAX_CONFIG_NESTING
+from tritonfleet.core.conventions import CONFIG_NAMESPACE, MAX_CONFIG_NESTING, nesting
 
 
 def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> StackConfig:
@@ -122,7 +122,7 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
             text = value
             try:
                 value = json.loads(text)
-                too_deep = _nesting(value) > MAX_CONFIG_NESTING
+                too_deep = nesting(value, MAX_CONFIG_NESTING) > MAX_CONFIG_NESTING
             except RecursionError:  # nested deeper than the JSON parser recurses
                 too_deep = True
             except json.JSONDecodeError as exc:
@@ -138,18 +138,6 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
                 continue
         data[key] = value
     return data, problems
-
-
-def _nesting(value: Any) -> int:
-    """How many levels of objects and lists `value` has (counted without recursion)."""
-    deepest, pending = 0, [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            if depth <= MAX_CONFIG_NESTING:
-                pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
 
 
 def _takes_text(key: str) -> bool:
