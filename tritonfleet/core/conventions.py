@@ -120,6 +120,18 @@ PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 CONTROL_PLANE_CALLED_PORTS = {"prometheus-adapter": 6443, "prometheus-operator-webhook": 10250}
 GPU_OPERATOR_RELEASE = "gpu-operator"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
+# Where the AWS stack's capacity placeholders run (components/aws/node_pools.py PLACEHOLDER_NAMESPACE).
+CAPACITY_NAMESPACE = "tritonfleet-capacity"
+# Namespaces a Triton deployment may not take: Kubernetes reserves the kube- prefix for its system namespaces
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/, read 2026-12-05); the CIS Kubernetes
+# Benchmark (5.7.4) says workloads stay out of default; the platform's own namespaces hold its controllers, whose
+# NetworkPolicies, Pod Security labels and RBAC a Triton release would share or override.
+RESERVED_NAMESPACE_PREFIX = "kube-"
+PLATFORM_NAMESPACES = ("default", MONITORING_NAMESPACE, GPU_OPERATOR_NAMESPACE, CAPACITY_NAMESPACE)
+
+
+def reserved_namespace(namespace: str) -> bool:
+    return namespace.startswith(RESERVED_NAMESPACE_PREFIX) or namespace in PLATFORM_NAMESPACES
 
 
 def triton_release_name(deployment: str) -> str:

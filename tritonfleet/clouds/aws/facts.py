@@ -333,3 +333,9 @@ ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
 ALB_INTERNAL_SCHEME = "internal"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
 ALB_PUBLIC_SCHEME = "internet-facing"
+
+# The most nodes an EKS cluster runs: 100,000 ("ultra scale" clusters). A GPU pool is Karpenter NodePools, whose node
+# limits (tritonfleet: maxNodes) have no ceiling of their own, so this bounds a pool's maxNodes and all pools together.
+# Source: https://aws.amazon.com/blogs/containers/under-the-hood-amazon-eks-ultra-scale-clusters/ (2025-07-16), read
+# 2026-12-05. VERIFY: whether a cluster past the earlier bound needs the provisioned control plane tiers.
+MAX_NODES_PER_CLUSTER = 100_000
