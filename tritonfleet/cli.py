@@ -18,6 +18,7 @@ from typer.exceptions import TyperException
 
 from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
+from tritonfleet.deadline import DeadlineExceeded, call_within
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
 from tritonfleet.output_paths import OutputError, check_output_file, check_output_folder, make_output_folder, write_output
 
@@ -365,6 +366,11 @@ NO_AWS_CREDENTIALS = (
 )
 
 
+# The whole preflight's deadline: each API call has its own timeouts too (tritonfleet/clouds/<cloud>/preflight.py);
+# tritonfleet's choice, ample for the few dozen read calls a stack needs.
+PREFLIGHT_DEADLINE_S = 300
+
+
 def _aws_credentials_found(region: str) -> bool:
     """Whether boto3's standard chain finds credentials (env, config files, SSO, instance role), before any API call."""
     import boto3
@@ -381,7 +387,10 @@ def _aws_preflight(config):
         error_message(NO_AWS_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR)
     try:
-        return run_preflight(config, *aws_clients(config.region))
+        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, *aws_clients(config.region)))
+    except DeadlineExceeded:
+        error_message(f"the AWS APIs did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
+        raise typer.Exit(EXIT_USER_ERROR) from None
     except NoCredentialsError:
         error_message(NO_AWS_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR) from None
@@ -411,7 +420,10 @@ def _gcp_preflight(config):
 
     try:
         google.auth.default()
-        return run_preflight(config, gcp_clients())
+        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, gcp_clients()))
+    except DeadlineExceeded:
+        error_message(f"the Compute Engine API did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
+        raise typer.Exit(EXIT_USER_ERROR) from None
     except DefaultCredentialsError:
         error_message(NO_GCP_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR) from None

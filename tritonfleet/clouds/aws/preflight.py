@@ -244,6 +244,13 @@ def run_preflight(config: StackConfig, ec2, quotas) -> PreflightReport:
 def aws_clients(region: str):
     """EC2 and Service Quotas clients from the standard chain (env, profile, SSO, instance role; AWS_ENDPOINT_URL)."""
     import boto3
+    from botocore.config import Config
 
     session = boto3.session.Session(region_name=region)
-    return session.client("ec2"), session.client("service-quotas")
+    bounded = Config(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard", "max_attempts": 3})
+    return session.client("ec2", config=bounded), session.client("service-quotas", config=bounded)
+
+
+# Each call's timeouts (botocore's defaults are 60 s each, with retries): tritonfleet's choice, generous for a
+# Describe call; the CLI also bounds the whole preflight (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 10, 30

@@ -37,12 +37,30 @@ def gcp_clients() -> GcpClients:
     from google.cloud import compute_v1
 
     return GcpClients(
-        compute_v1.RegionsClient(),
-        compute_v1.ProjectsClient(),
-        compute_v1.MachineTypesClient(),
-        compute_v1.AcceleratorTypesClient(),
-        compute_v1.ReservationsClient(),
+        _Bounded(compute_v1.RegionsClient()),
+        _Bounded(compute_v1.ProjectsClient()),
+        _Bounded(compute_v1.MachineTypesClient()),
+        _Bounded(compute_v1.AcceleratorTypesClient()),
+        _Bounded(compute_v1.ReservationsClient()),
     )
+
+
+# Each call's timeout in seconds: tritonfleet's choice, generous for a read; the CLI also bounds the whole preflight
+# (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+CALL_TIMEOUT_S = 30
+
+
+class _Bounded:
+    """A Compute Engine client whose calls carry a timeout unless the caller gives one."""
+
+    def __init__(self, client: Any):
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if not callable(method):
+            return method
+        return lambda *args, **kwargs: method(*args, **{"timeout": CALL_TIMEOUT_S, **kwargs})
 
 
 def _name(url: str) -> str:
