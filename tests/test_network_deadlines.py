@@ -131,3 +131,26 @@ def test_call_within_returns_raises_or_gives_up():
         call_within(0.1, never.wait)
     never.set()
     time.sleep(0)  # the abandoned call's thread returns now
+
+
+def test_preflight_calls_carry_timeouts():
+    """Each AWS call: connect and read timeouts and a bounded number of attempts (botocore's defaults are 60 s each);
+    each Compute Engine call: a timeout unless the caller gives one. The CLI bounds the whole run too."""
+    from tritonfleet.cli import PREFLIGHT_DEADLINE_S
+    from tritonfleet.clouds.aws.preflight import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, aws_clients
+    from tritonfleet.clouds.gcp.preflight import CALL_TIMEOUT_S, _Bounded
+
+    for client in aws_clients("us-east-1"):
+        config = client.meta.config
+        assert (config.connect_timeout, config.read_timeout, config.retries["total_max_attempts"]) == (CONNECT_TIMEOUT_S, READ_TIMEOUT_S, 3)
+
+    class Recording:
+        region = "us-central1"
+
+        def get(self, **kwargs):
+            return kwargs
+
+    bounded = _Bounded(Recording())
+    assert bounded.get(project="p") == {"project": "p", "timeout": CALL_TIMEOUT_S}
+    assert bounded.get(project="p", timeout=5)["timeout"] == 5 and bounded.region == "us-central1"
+    assert CALL_TIMEOUT_S < PREFLIGHT_DEADLINE_S and READ_TIMEOUT_S < PREFLIGHT_DEADLINE_S

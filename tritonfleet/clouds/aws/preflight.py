@@ -247,7 +247,7 @@ def aws_clients(region: str):
     from botocore.config import Config
 
     session = boto3.session.Session(region_name=region)
-    bounded = Config(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard", "max_attempts": 3})
+    bounded = Config(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard", "total_max_attempts": 3})
     return session.client("ec2", config=bounded), session.client("service-quotas", config=bounded)
 
 
