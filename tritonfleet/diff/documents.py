@@ -7,7 +7,9 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tritonfleet.core.conventions import nesting
 
@@ -33,7 +35,22 @@ def check_plan(document: Any, source: str) -> dict[str, Any]:
     bad = [i for i, r in enumerate(document["resources"]) if not isinstance(r, dict) or not isinstance(r.get("urn"), str)]
     if bad:
         raise DiffInputError(f"{source}: resources[{bad[0]}] has no 'urn' string")
+    _check_fields(document, source)
     return document
+
+
+def _check_fields(document: dict[str, Any], source: str) -> None:
+    """The fields a diff reads have the types `tritonfleet plan` writes (a DiffInputError naming the first that does
+    not): an edited or foreign document is refused here, not halfway through the comparison."""
+    try:
+        _PlanFields.model_validate(document)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+        raise DiffInputError(
+            f"{source} is not a tritonfleet plan document: {where}: {first['msg'].lower()} "
+            f"(got {json.dumps(first.get('input'), default=str)[:80]})"
+        ) from None
 
 
 def load_plan(path: Path) -> dict[str, Any]:
@@ -163,3 +180,97 @@ def relative_to_checkout(value: Any, root: str) -> Any:
     if isinstance(value, str) and (value == root or value.startswith(root + "/")):
         return "." + value[len(root):]
     return value
+
+
+# ---- the fields a diff reads, as `tritonfleet plan --json` writes them (other fields pass unread) ----
+
+Money = float | str  # a figure, or why there is none ("unknown", "not given")
+
+
+class _Fields(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class _Resource(_Fields):
+    urn: str
+    type: str = ""
+    name: str = ""
+    inputs: dict[str, Any] | None = None
+    ignoreChanges: list[str] = []  # noqa: N815 - the document's spelling
+    protect: bool = False
+    retainOnDelete: bool = False  # noqa: N815
+    deleteBeforeReplace: bool = False  # noqa: N815
+
+
+class _NodeRange(_Fields):
+    min: int = 0
+    max: int | None = None
+
+
+class _PoolCost(_Fields):
+    pool: str
+    gpu: str | None = None
+    instanceType: str | None = None  # noqa: N815
+    nodes: dict[str, _NodeRange] = {}
+    gpusPerNode: int = 0  # noqa: N815
+    maxGpus: int | None = None  # noqa: N815
+    monthlyFloorUsd: Money | None = None  # noqa: N815
+    monthlyCeilingUsd: Money | None = None  # noqa: N815
+    assumedPrice: dict[str, Any] | str | None = None  # noqa: N815
+
+
+class _Cost(_Fields):
+    pools: list[_PoolCost] = []
+    monthlyFloorUsd: Money = "unknown"  # noqa: N815
+    monthlyCeilingUsd: Money = "unknown"  # noqa: N815
+    maxGpus: int | Literal["unknown"] = "unknown"  # noqa: N815
+
+
+class _Verdict(_Fields):
+    policy: str
+    enforcement: str
+    message: str
+    urn: str | None = None
+
+
+class _Policy(_Fields):
+    verdicts: list[_Verdict] | None = None
+
+
+class _PerMillion(_Fields):
+    peak: Money | None = None
+    average: Money | None = None
+
+
+class _SizedDeployment(_Fields):
+    deployment: str
+    usdPer1M: _PerMillion  # noqa: N815
+    capacity: dict[str, Any] | float | str | None = None
+
+
+class _AtLoad(_Fields):
+    usdPer1M: Money | None = None  # noqa: N815
+
+
+class _SizedPool(_Fields):
+    pool: str
+    peak: _AtLoad
+    average: _AtLoad
+
+
+class _Sizing(_Fields):
+    deployments: list[_SizedDeployment] = []
+    pools: list[_SizedPool] = []
+
+
+class _PlanFields(_Fields):
+    stack: str
+    cloud: str = ""
+    region: str = ""
+    environment: str = ""
+    resources: list[_Resource]
+    cost: _Cost
+    policy: _Policy | Any = None
+    sizing: _Sizing | None = None
+    acknowledged: list[str] | None = None
+
