@@ -4,6 +4,7 @@ never a traceback, a hang or a value silently dropped. tests/test_input_properti
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,26 @@ def test_a_missing_folder_inside_the_working_folder_is_created(tmp_path, monkeyp
     make_output_folder(tmp_path.parent / f"{tmp_path.name}-comments")  # the folder named is made where its parent is
     with pytest.raises(OutputError, match="does not exist"):
         make_output_folder(tmp_path.parent / f"{tmp_path.name}-missing" / "comments")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"all": "mandatory", "all": "advisory"}', 'gives a key twice in one object'),
+        (b'{"gpu-stack-limit-total-gpus": {"maxGpus": NaN}}', "holds the number NaN"),
+        (b'{"x": "caf\xe9"}', "not UTF-8 text (byte 0xe9)"),
+        (b"[" * 5000 + b"]" * 5000, "nests more than 100 levels deep"),
+    ],
+    ids=["duplicate-key", "nan", "latin-1", "deep"],
+)
+def test_policy_configs_and_load_test_results_are_read_strictly(tmp_path, data, message):
+    """The other JSON files the tool reads go through the same strict reader (tritonfleet/core/strict_json.py)."""
+    from tritonfleet.core.loadtest_result import ResultError, read_result
+    from tritonfleet.policycheck.pack_config import PackConfigError, load
+
+    path = tmp_path / "file.json"
+    path.write_bytes(data)
+    with pytest.raises(PackConfigError, match=re.escape(message)):
+        load(path)
+    with pytest.raises(ResultError, match=re.escape(message)):
+        read_result(path)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
-import re
-from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tritonfleet.core.conventions import nesting
+from tritonfleet.core.strict_json import StrictJsonError, loads_json, read_json
 
 REQUIRED_KEYS = ("format", "stack", "resources", "cost")
 
@@ -57,82 +54,23 @@ def load_plan(path: Path) -> dict[str, Any]:
     return check_plan(read_document(path), str(path))
 
 
-# A plan document nests about 14 levels (Helm values inside a resource's inputs); the JSON parser and the code that
-# walks a document recurse once per level.
-MAX_DOCUMENT_NESTING = 100
-
-
 def read_document(path: Path) -> Any:
-    """The JSON in `path`, or a DiffInputError saying why it cannot be read: not there, not UTF-8, not JSON, numbers
-    that JSON does not have (NaN, Infinity, 1e400), a key given twice in one object, nesting past MAX_DOCUMENT_NESTING."""
+    """The JSON in `path`, or a DiffInputError saying why it cannot be read: not there, not UTF-8, not strict JSON
+    (NaN, Infinity, 1e400, a key given twice in one object, nesting past 100 levels: tritonfleet/core/strict_json.py)."""
     if not path.exists():
         raise DiffInputError(f"{path} does not exist")
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DiffInputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DiffInputError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); plan documents are UTF-8 JSON") from None
-    return parse_document(text, str(path))
+        return read_json(path)
+    except StrictJsonError as error:
+        raise DiffInputError(str(error)) from None
 
 
 def parse_document(text: str, source: str) -> Any:
     """JSON text as a plan document is read: strictly (see read_document)."""
-    duplicates: list[str] = []
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        document = dict(pairs)
-        if len(document) != len(pairs):
-            duplicates.extend(sorted(key for key, count in Counter(key for key, _ in pairs).items() if count > 1))
-        return document
-
     try:
-        document = json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite, object_pairs_hook=no_duplicates)
-        too_deep = nesting(document, MAX_DOCUMENT_NESTING) > MAX_DOCUMENT_NESTING
-    except RecursionError:  # nested deeper than the JSON parser recurses
-        too_deep = True
-    except json.JSONDecodeError as exc:
-        raise DiffInputError(f"{source} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except _NotFinite as exc:
-        raise DiffInputError(
-            f"{source} holds the number {exc} (line {_line_of(text, str(exc))}), which JSON does not have: "
-            "plan documents hold finite numbers only; plan again with `tritonfleet plan --json`"
-        ) from None
-    if too_deep:
-        raise DiffInputError(f"{source} nests more than {MAX_DOCUMENT_NESTING} levels deep: not a plan document")
-    if duplicates:
-        shown = ", ".join(f'"{key}" (lines {_lines_of(text, key)})' for key in dict.fromkeys(duplicates))
-        raise DiffInputError(f"{source} gives a key twice in one object, and JSON readers disagree on which counts: {shown}")
-    return document
-
-
-class _NotFinite(ValueError):
-    """A number in a document that is not finite (its text is the message)."""
-
-
-def _not_a_json_number(text: str) -> float:
-    raise _NotFinite(text)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotFinite(text)
-    return value
-
-
-def _line_of(text: str, token: str) -> int:
-    at = text.find(token)
-    return text.count("\n", 0, at) + 1 if at >= 0 else 0
-
-
-def _lines_of(text: str, key: str) -> str:
-    """The lines where `"key":` appears (a duplicate key's occurrences, maybe with the same key of other objects)."""
-    lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
-    return ", ".join(str(n) for n in lines[:10]) + (", ..." if len(lines) > 10 else "")
+        return loads_json(text, source)
+    except StrictJsonError as error:
+        raise DiffInputError(str(error)) from None
 
 
 def load_plans(path: Path) -> dict[str, dict[str, Any]]:
