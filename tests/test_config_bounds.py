@@ -157,3 +157,14 @@ def test_stack_numbers_are_bounded(section, value, key, allowed):
 def test_an_assumed_price_is_a_finite_amount():
     found = _problems(_edited("dev", "gpuPools", assumedPrice={"usdPerHour": 1e308, "note": "quote Q-1"}), "dev")
     assert "less than or equal to 9007199254740991" in found["gpuPools[0].assumedPrice.usdPerHour"][1]
+
+
+@pytest.mark.parametrize("reservation", ["a" * 64, "My-Reservation", "r-", "projects/p/reservations/r"])
+def test_a_gcp_reservation_id_is_a_compute_engine_name(reservation):
+    raw = engine_config("gcp-prod")
+    pools = json.loads(raw["tritonfleet:gpuPools"])
+    index = next(i for i, pool in enumerate(pools) if pool.get("reservationId"))
+    pools[index]["reservationId"] = reservation
+    raw["tritonfleet:gpuPools"] = json.dumps(pools)
+    value, allowed, _ = _problems(raw, "gcp-prod")[f"gpuPools[{index}].reservationId"]
+    assert value == reservation and "the name of a Compute Engine reservation" in allowed

@@ -79,7 +79,9 @@ def _with(data: Any, path: tuple, value: Any) -> Any:
     head, rest = path[0], path[1:]
     copied: Any = list(data) if isinstance(data, list) else dict(data)
     if isinstance(copied, list) and head >= len(copied):
-        copied.append(_with({}, rest, value) if rest else value)
+        copied.append(_with({}, rest, value))
+    elif isinstance(copied, dict) and head not in copied:  # a key the stack leaves unset
+        copied[head] = _with({}, rest, value)
     else:
         copied[head] = _with(copied[head], rest, value)
     return copied

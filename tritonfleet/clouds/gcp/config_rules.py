@@ -15,6 +15,7 @@ from typing import Any
 from tritonfleet.clouds.gcp.facts import (
     BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_MIN_VERSION,
+    COMPUTE_NAME_PATTERN,
     EXTENDED_CHANNEL,
     GCP_REGIONS,
     GKE_DEFAULT_REGION_ZONES,
@@ -205,6 +206,12 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     if pool.capacity == "capacity-block":
         allowed = "capacity-block is an AWS purchase option; on GCP use reservation or flex-start"
         ctx.add(f"{at}.capacity", pool.capacity, allowed, "reservation")
+    if pool.reservation_id and not re.fullmatch(COMPUTE_NAME_PATTERN, pool.reservation_id):
+        allowed = (
+            "the name of a Compute Engine reservation in the stack's project: a lower-case letter, then at most 62 "
+            "lower-case letters, digits or '-' (gcloud compute reservations list)"
+        )
+        ctx.add(f"{at}.reservationId", pool.reservation_id, allowed, RESERVATION_EXAMPLE)
 
 
 def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:

@@ -302,3 +302,8 @@ MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
 MAX_NODES_PER_POOL_ZONE = 1_000
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters (read 2026-12-05).
 MAX_NODES_PER_CLUSTER = 65_000
+
+# A Compute Engine resource name (a reservation's, as a pool's reservationId names it in the stack's project): a
+# lower-case letter, then up to 62 lower-case letters, digits or '-', not ending in '-'.
+# Source: https://cloud.google.com/compute/docs/naming-resources (read 2026-12-05).
+COMPUTE_NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
