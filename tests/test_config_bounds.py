@@ -130,7 +130,7 @@ def test_namespace_names_are_dns_labels(namespace):
     assert "at most 63 characters" in allowed
 
 
-@pytest.mark.parametrize("prefix", ["../../", "../", "a/../", "./", "a/./b/", "/abs/", ".hidden/", "a//", "a" * 600 + "/"])
+@pytest.mark.parametrize("prefix", ["../" * 2, "../", "a/../", "./", "a/./b/", "/abs/", ".hidden/", "a//", "a" * 600 + "/"])
 def test_a_model_prefix_stays_inside_the_bucket_folder(prefix):
     value, allowed, _ = _problems(_edited("dev", "tritonDeployments", modelPrefix=prefix), "dev")[f"{D}.modelPrefix"]
     assert value == prefix and "none starting with '.' (no '..')" in allowed
