@@ -34,7 +34,7 @@ def _read(tmp_path: Path, text: str | bytes):
 def test_an_alias_bomb_is_refused_before_anything_is_built(tmp_path):
     with pytest.raises(ProjectError) as caught:
         _read(tmp_path, _laughs(9))  # 10**9 values once expanded
-    assert f"expands to more than {MAX_YAML_VALUES:,} values through its aliases" in str(caught.value)
+    assert f"holds more than {MAX_YAML_VALUES:,} values through its aliases" in str(caught.value)
     assert "Pulumi.dev.yaml, line 5" in str(caught.value)  # lol4 holds 10**5 values and more: past the bound
 
 
@@ -227,3 +227,11 @@ def test_policy_configs_and_load_test_results_are_read_strictly(tmp_path, data, 
         load(path)
     with pytest.raises(ResultError, match=re.escape(message)):
         read_result(path)
+
+
+def test_a_stack_file_too_big_to_be_one_is_refused_before_it_is_parsed(tmp_path):
+    """PyYAML reads about 0.4 MB/s: a 50 MB value would read like a hang."""
+    with pytest.raises(ProjectError, match=r"holds 2,097,156 characters: a stack file takes a few thousand \(at most 1,048,576\)"):
+        _read(tmp_path, "a: " + "x" * (2 << 20) + "\n")
+    with pytest.raises(ProjectError, match=r"line 10000: the document holds more than 20,000 values; a stack file holds a few hundred$"):
+        _read(tmp_path, "".join(f"k{i}: {i}\n" for i in range(30_000)))

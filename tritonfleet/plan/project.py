@@ -45,7 +45,10 @@ def find_project(start: Path) -> Path:
 # (a "billion laughs" hung the tool at 3 GB). Go's yaml.v3, which the Pulumi CLI reads stack files with, likewise
 # refuses "excessive aliasing" (decode.go, allowedAliasRatio). A stack file holds a few hundred values; nesting deeper
 # than a few levels is a mistake, and PyYAML's composer recurses once per level (a RecursionError past ~1,000).
-MAX_YAML_VALUES = 100_000  # values after expanding aliases
+MAX_YAML_VALUES = 20_000  # values after expanding aliases (a stack of 100 deployments has about 1,500)
+# PyYAML reads about 0.4 MB/s of plain text here (a 5 MB value took 14 s to read twice): past 1 MiB a stack file (the
+# shipped ones take 1-3 KB) is a mistake that would read like a hang.
+MAX_YAML_BYTES = 1 << 20
 MAX_YAML_DEPTH = MAX_CONFIG_NESTING  # nested mappings and sequences
 
 
@@ -77,6 +80,8 @@ def read_yaml(path: Path) -> Any:
     Text that is not UTF-8, aliases that expand past MAX_YAML_VALUES, nesting deeper than MAX_YAML_DEPTH and a key
     given twice in one mapping are ProjectErrors too (every duplicate key in one message)."""
     text = _utf8_text(path)
+    if len(text) > MAX_YAML_BYTES:
+        raise ProjectError(f"{path} holds {len(text):,} characters: a stack file takes a few thousand (at most {MAX_YAML_BYTES:,})")
     try:
         _check_size(text, path)
         loader = _NoDuplicateKeysLoader(text)
@@ -118,7 +123,7 @@ def _check_size(text: str, path: Path) -> None:
     counting on the parser's events (iterative, nothing built)."""
     expanded: dict[str, int] = {}  # anchor -> values in its node, aliases expanded
     open_nodes: list[list[Any]] = []  # [anchor, values so far] of each open mapping or sequence
-    total = 0
+    total, aliased = 0, False
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         where = f"{path}, line {event.start_mark.line + 1}"
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
@@ -131,7 +136,7 @@ def _check_size(text: str, path: Path) -> None:
         elif isinstance(event, yaml.ScalarEvent):
             anchor, size = event.anchor, 1
         elif isinstance(event, yaml.AliasEvent):
-            anchor, size = None, expanded.get(event.anchor, 1)
+            anchor, size, aliased = None, expanded.get(event.anchor, 1), True
         else:
             continue
         if anchor is not None:
@@ -143,9 +148,9 @@ def _check_size(text: str, path: Path) -> None:
             total += size
             count = total
         if count > MAX_YAML_VALUES:
+            how = " through its aliases (*name): write the values out, or alias fewer times" if aliased else ""
             raise ProjectError(
-                f"{where}: the document expands to more than {MAX_YAML_VALUES:,} values through its aliases "
-                "(*name); a stack file holds a few hundred: write the values out, or alias fewer times"
+                f"{where}: the document holds more than {MAX_YAML_VALUES:,} values{how}; a stack file holds a few hundred"
             )
 
 
