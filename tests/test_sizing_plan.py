@@ -115,7 +115,7 @@ def _result(model: str, achieved: float, errors: int = 0) -> dict:
         (_result("bert", 900.0), "resnet", "a result for model 'resnet'"),
         (_result("resnet", 0.0, errors=1000), "resnet", "achieved 0 inferences/s (1000 errors"),
         ({"hello": 1}, "resnet", "is not a `tritonfleet loadtest` result"),
-        ({**_result("resnet", 900.0), "achievedInferencesPerSecond": float("inf")}, "resnet", "holds the number Infinity"),
+        ({**_result("resnet", 900.0), "achievedInferencesPerSecond": float("inf")}, "resnet", "the number Infinity, which JSON does not have"),
         (None, "resnet", "cannot read"),
     ],
 )

@@ -19,14 +19,14 @@ class OutputError(Exception):
 def check_output_file(path: Path) -> None:
     """Raise OutputError if `path` cannot be written as a file."""
     if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder; name a file in it, such as {path / 'out.json'}")
+        raise OutputError(f"cannot write {path}:\n  it is a folder; name a file in it, such as {path / 'out.json'}")
     _check_folder(path, path.parent, create_last=False)
 
 
 def check_output_folder(path: Path) -> None:
     """Raise OutputError if files cannot be written into the folder `path` (created when missing)."""
     if path.exists() and not path.is_dir():
-        raise OutputError(f"cannot write into {path}: it is a file, not a folder")
+        raise OutputError(f"cannot write into {path}:\n  it is a file, not a folder")
     _check_folder(path, path, create_last=True)
 
 
@@ -37,14 +37,14 @@ def _check_folder(target: Path, folder: Path, create_last: bool) -> None:
     missing = existing != folder
     if missing and not (_inside_working_folder(folder) or (create_last and existing == folder.parent)):
         first_missing = existing / folder.relative_to(existing).parts[0]
-        raise OutputError(f"cannot write {target}: folder {first_missing} does not exist (create it, or name another)")
+        raise OutputError(f"cannot write {target}:\n  folder {first_missing} does not exist (create it, or name another)")
     if not existing.is_dir():
-        raise OutputError(f"cannot write {target}: {existing} is a file, not a folder")
+        raise OutputError(f"cannot write {target}:\n  {existing} is a file, not a folder")
     try:  # a file made and removed: what the folder's mode, its mount and its file system really allow
         with tempfile.NamedTemporaryFile(dir=existing, prefix=".tritonfleet-"):
             pass
     except OSError as error:
-        raise OutputError(f"cannot write {target}: folder {existing} takes no new files ({error.strerror or error})") from None
+        raise OutputError(f"cannot write {target}:\n  folder {existing} takes no new files ({error.strerror or error})") from None
 
 
 def _inside_working_folder(folder: Path) -> bool:

@@ -32,7 +32,7 @@ def read_json(path: Path) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise StrictJsonError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); JSON is UTF-8") from None
+        raise StrictJsonError(f"{path}, line {line}:\n  not UTF-8 text (byte 0x{data[error.start]:02x}); JSON is UTF-8") from None
     return loads_json(text, str(path))
 
 
@@ -55,14 +55,13 @@ def loads_json(text: str, source: str) -> Any:
         raise StrictJsonError(f"{source} is not JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
     except _NotFinite as error:
         raise StrictJsonError(
-            f"{source} holds the number {error} (line {_line_of(text, str(error))}), which JSON does not have: "
-            "finite numbers only"
+            f"{source}, line {_line_of(text, str(error))}:\n  the number {error}, which JSON does not have (finite numbers only)"
         ) from None
     if too_deep:
-        raise StrictJsonError(f"{source} nests more than {MAX_JSON_NESTING} levels deep")
+        raise StrictJsonError(f"{source}:\n  nested more than {MAX_JSON_NESTING} levels deep")
     if duplicates:
         shown = ", ".join(f'"{key}" (lines {_lines_of(text, key)})' for key in dict.fromkeys(duplicates))
-        raise StrictJsonError(f"{source} gives a key twice in one object, and JSON readers disagree on which counts: {shown}")
+        raise StrictJsonError(f"{source}:\n  a key given twice in one object (JSON readers disagree on which counts):\n  {shown}")
     return document
 
 

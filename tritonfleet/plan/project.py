@@ -81,7 +81,7 @@ def read_yaml(path: Path) -> Any:
     given twice in one mapping are ProjectErrors too (every duplicate key in one message)."""
     text = _utf8_text(path)
     if len(text) > MAX_YAML_BYTES:
-        raise ProjectError(f"{path} holds {len(text):,} characters: a stack file takes a few thousand (at most {MAX_YAML_BYTES:,})")
+        raise ProjectError(f"{path}:\n  {len(text):,} characters: a stack file takes a few thousand (at most {MAX_YAML_BYTES:,})")
     try:
         _check_size(text, path)
         loader = _NoDuplicateKeysLoader(text)
@@ -96,8 +96,8 @@ def read_yaml(path: Path) -> Any:
     if loader.duplicates:
         lines = [f"  {json.dumps(key, default=str)} on line {first} and again on line {again}" for key, first, again in sorted(loader.duplicates, key=lambda d: d[2])]
         raise ProjectError(
-            f"{path}: {len(lines)} key(s) given twice in one mapping (YAML would keep the last silently); "
-            "keep the one you mean and delete the other:\n" + "\n".join(lines)
+            f"{path}: {len(lines)} key(s) given twice in one mapping\n" + "\n".join(lines)
+            + "\n  (YAML would keep the last silently: keep the one you mean, delete the other)"
         )
     return document
 
@@ -113,8 +113,7 @@ def _utf8_text(path: Path) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ProjectError(
-            f"{path}, line {line}, column {column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-            "save the file as UTF-8"
+            f"{path}, line {line}, column {column}:\n  not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
         ) from None
 
 
@@ -129,7 +128,7 @@ def _check_size(text: str, path: Path) -> None:
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             open_nodes.append([event.anchor, 1])
             if len(open_nodes) > MAX_YAML_DEPTH:
-                raise ProjectError(f"{where}: nested more than {MAX_YAML_DEPTH} levels deep; a stack file needs a few")
+                raise ProjectError(f"{where}:\n  nested more than {MAX_YAML_DEPTH} levels deep; a stack file needs a few")
             continue
         if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, size = open_nodes.pop()
@@ -148,10 +147,9 @@ def _check_size(text: str, path: Path) -> None:
             total += size
             count = total
         if count > MAX_YAML_VALUES:
-            how = " through its aliases (*name): write the values out, or alias fewer times" if aliased else ""
-            raise ProjectError(
-                f"{where}: the document holds more than {MAX_YAML_VALUES:,} values{how}; a stack file holds a few hundred"
-            )
+            how = " through its aliases (*name)" if aliased else ""
+            fix = "\n  (write the values out, or alias fewer times)" if aliased else ""
+            raise ProjectError(f"{where}:\n  more than {MAX_YAML_VALUES:,} values{how}; a stack file holds a few hundred{fix}")
 
 
 def _yaml_problem(path: Path, exc: yaml.MarkedYAMLError) -> str:
