@@ -168,3 +168,24 @@ def test_a_gcp_reservation_id_is_a_compute_engine_name(reservation):
     raw["tritonfleet:gpuPools"] = json.dumps(pools)
     value, allowed, _ = _problems(raw, "gcp-prod")[f"gpuPools[{index}].reservationId"]
     assert value == reservation and "the name of a Compute Engine reservation" in allowed
+
+
+@pytest.mark.parametrize(
+    ("labels", "key", "allowed"),
+    [
+        ({"team/" + "a" * 64: "x"}, "gpuPools[0].nodeLabels", "a name of at most 63 characters"),
+        ({"a" * 254 + "/team": "x"}, "gpuPools[0].nodeLabels", "an optional DNS prefix"),
+        ({"team": "a" * 64}, "gpuPools[0].nodeLabels.team", "a label value: at most 63"),
+        ({"team": "-x"}, "gpuPools[0].nodeLabels.team", "starting and ending alphanumeric"),
+    ],
+    ids=["long-name", "long-prefix", "long-value", "bad-value"],
+)
+def test_node_labels_are_kubernetes_labels(labels, key, allowed):
+    """They go on every node of the pool: a label Kubernetes refuses would fail the deploy, not the plan."""
+    assert allowed in _problems(_edited("dev", "gpuPools", nodeLabels=labels), "dev")[key][1]
+
+
+def test_a_storage_class_name_is_at_most_253_characters():
+    raw = engine_config("dev")
+    raw["tritonfleet:monitoring"] = json.dumps({**json.loads(raw["tritonfleet:monitoring"]), "storageClass": "a" * 254})
+    assert "at most 253 characters" in _problems(raw, "dev")["monitoring.storageClass"][1]

@@ -6,6 +6,7 @@ Descriptions are the "allowed" text of schema problems and feed Pulumi.yaml and 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -227,6 +228,12 @@ LABEL_KEY_PATTERN = (
 )
 
 
+def is_label_key(key: object) -> bool:
+    """A Kubernetes label key: an optional DNS-subdomain prefix (at most 253 characters) and '/', then a name of at
+    most 63 (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set)."""
+    return isinstance(key, str) and bool(re.match(LABEL_KEY_PATTERN, key)) and len(key.rpartition("/")[0]) <= 253
+
+
 class Tls(_Section):
     """Where the Application load balancer's certificate comes from: exactly one of these."""
 
@@ -434,6 +441,7 @@ class Monitoring(_Section):
     storage_class: str | None = Field(
         None,
         pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        max_length=253,  # a DNS subdomain name, as Kubernetes object names are
         description="a StorageClass name for Prometheus' volume, or unset for the cluster default",
     )
     alert_receivers: list[AlertReceiver] = Field(

@@ -3,11 +3,13 @@ is sold as (with only the keys that option uses), node labels outside the reserv
 
 from __future__ import annotations
 
+import re
+
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
-from tritonfleet.core.config.schema import GpuPool
-from tritonfleet.core.conventions import RESERVED_LABEL_DOMAINS, is_reserved_label
+from tritonfleet.core.config.schema import GpuPool, is_label_key
+from tritonfleet.core.conventions import LABEL_VALUE_PATTERN, RESERVED_LABEL_DOMAINS, is_reserved_label
 
 # Pools that draw every node from a reservation the user names.
 RESERVED_CAPACITY = ("capacity-block", "reservation")
@@ -242,7 +244,13 @@ def _check_single_option(ctx: RuleContext, pool: GpuPool, itype: InstanceType, a
 
 
 def _check_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
-    for key in pool.node_labels:
+    for key, value in pool.node_labels.items():
+        if not is_label_key(key):
+            allowed = "label keys like team or example.com/team (a name of at most 63 characters, an optional DNS prefix)"
+            ctx.remove(f"{at}.nodeLabels", pool.node_labels, allowed, fix_key=f"{at}.nodeLabels.{key}")
+        elif not re.fullmatch(LABEL_VALUE_PATTERN, value):
+            allowed = "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
+            ctx.add(f"{at}.nodeLabels.{key}", value, allowed, "<value>")
         if is_reserved_label(key):
             ctx.remove(
                 f"{at}.nodeLabels",
