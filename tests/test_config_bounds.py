@@ -189,3 +189,20 @@ def test_a_storage_class_name_is_at_most_253_characters():
     raw = engine_config("dev")
     raw["tritonfleet:monitoring"] = json.dumps({**json.loads(raw["tritonfleet:monitoring"]), "storageClass": "a" * 254})
     assert "at most 253 characters" in _problems(raw, "dev")["monitoring.storageClass"][1]
+
+
+@pytest.mark.parametrize("path", ["../" * 2 + "etc/x.json", "/etc/x.json", "a/../../x.json", ".hidden/x.json"])
+def test_a_loadtest_result_is_a_file_inside_the_project(path):
+    found = _problems(_edited("dev", "tritonDeployments", loadtestResult={"path": path, "model": "resnet"}), "dev")
+    assert "inside it (no '..', no leading '/')" in found[f"{D}.loadtestResult.path"][1]
+
+
+@pytest.mark.parametrize("stack", ["../" * 2 + "etc/passwd", "a/b", "", "x" * 101, "dev\n"])
+def test_a_stack_name_cannot_reach_other_files(stack):
+    """The name becomes part of file paths (stacks/Pulumi.<stack>.yaml, plans/<stack>.json, policies/config/...)."""
+    from conftest import ROOT
+
+    from tritonfleet.plan.project import ProjectError, load_project, stack_config
+
+    with pytest.raises(ProjectError, match="a stack name has letters, digits, '-', '_' and '.' only"):
+        stack_config(load_project(ROOT), stack)

@@ -235,3 +235,12 @@ def test_a_stack_file_too_big_to_be_one_is_refused_before_it_is_parsed(tmp_path)
         _read(tmp_path, "a: " + "x" * (2 << 20) + "\n")
     with pytest.raises(ProjectError, match=r"line 10000:\n  more than 20,000 values; a stack file holds a few hundred$"):
         _read(tmp_path, "".join(f"k{i}: {i}\n" for i in range(30_000)))
+
+
+@pytest.mark.parametrize("command", [["policy", "init"], ["policy", "check"], ["plan"], ["size", "--deployment", "x"]])
+def test_a_stack_name_with_a_path_is_refused_and_nothing_is_written(tmp_path, command):
+    stack = "../" * 2 + str(tmp_path / "evil").lstrip("/")
+    result = run_cli(*command, "--stack", stack)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "a stack name has letters, digits, '-', '_' and '.' only" in result.stderr
+    assert "Traceback" not in result.stderr and list(tmp_path.iterdir()) == []

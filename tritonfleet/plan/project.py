@@ -7,6 +7,7 @@ values become the strings the engine passes to a program (objects and arrays as 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -242,9 +243,23 @@ def _hide_secrets(value: Any) -> Any:
     return value
 
 
+# A stack name as Pulumi takes it: letters, digits, '-', '_' and '.' (https://www.pulumi.com/docs/iac/concepts/stacks/,
+# read 2026-12-05); it becomes part of file paths (stacks/Pulumi.<stack>.yaml, plans/<stack>.json,
+# policies/config/<stack>.json), so a '/' would reach files outside them.
+STACK_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,100}"
+
+
+def stack_file(project: Project, stack: str) -> Path:
+    """The stack's file, once the name is one Pulumi takes (a ProjectError otherwise)."""
+    if not re.fullmatch(STACK_NAME_PATTERN, stack):
+        shown = json.dumps(stack)[:120]
+        raise ProjectError(f"no stack {shown}: a stack name has letters, digits, '-', '_' and '.' only (at most 100)")
+    return project.stack_dir / f"Pulumi.{stack}.yaml"
+
+
 def stack_config(project: Project, stack: str) -> tuple[dict[str, str], list[str]]:
     """The merged config (full key -> engine string) and the keys that are secret."""
-    path = project.stack_dir / f"Pulumi.{stack}.yaml"
+    path = stack_file(project, stack)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
         raise ProjectError(f"no stack '{stack}': {path} does not exist (stacks here: {known})")

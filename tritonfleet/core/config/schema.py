@@ -331,7 +331,13 @@ class TargetLoad(_Section):
 
 
 class LoadtestRef(_Section):
-    path: str = Field(min_length=1, max_length=4096, description="a `tritonfleet loadtest --json` result file, relative to the project")
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        pattern=r"^([A-Za-z0-9_-][A-Za-z0-9._-]*/)*[A-Za-z0-9_-][A-Za-z0-9._-]*$",
+        description="a `tritonfleet loadtest --json` result file, relative to the project and inside it (no '..', no "
+        "leading '/')",
+    )
     model: str = Field(
         min_length=1, max_length=128, description="the model the deployment serves, as the loadtest named it"
     )
