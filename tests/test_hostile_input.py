@@ -244,3 +244,22 @@ def test_a_stack_name_with_a_path_is_refused_and_nothing_is_written(tmp_path, co
     assert result.returncode == 1, result.stdout + result.stderr
     assert "a stack name has letters, digits, '-', '_' and '.' only" in result.stderr
     assert "Traceback" not in result.stderr and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["resources"][5].update(type=[]), "resources[5].type: input should be a valid string"),
+        (lambda d: d["cost"].update(monthlyCeilingUsd=1.7e308), "cost.monthlyCeilingUsd: input should be less than or equal to 9007199254740991"),
+        (lambda d: d["cost"]["pools"][0].update(nodes={"spot": {"min": "x"}}), "cost.pools[0].nodes.spot.min: input should be a valid integer"),
+    ],
+    ids=["type-not-text", "money-past-json-integers", "node-count-not-a-number"],
+)
+def test_a_plan_document_with_fields_of_the_wrong_type_is_refused_by_name(stock_plan, edit, message):
+    """An edited or foreign document is refused before the comparison, not halfway through it with a TypeError."""
+    from tritonfleet.diff.documents import DiffInputError, check_plan
+
+    document = stock_plan("dev")
+    edit(document)
+    with pytest.raises(DiffInputError, match=re.escape(f"head.json is not a tritonfleet plan document:\n  {message}")):
+        check_plan(document, "head.json")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tritonfleet.core.config.schema import USD_MAX
 from tritonfleet.core.strict_json import StrictJsonError, loads_json, read_json
 
 REQUIRED_KEYS = ("format", "stack", "resources", "cost")
@@ -43,10 +44,10 @@ def _check_fields(document: dict[str, Any], source: str) -> None:
         _PlanFields.model_validate(document)
     except ValidationError as error:
         first = error.errors()[0]
-        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+        where = _where(document, first["loc"])
         raise DiffInputError(
-            f"{source} is not a tritonfleet plan document: {where}: {first['msg'].lower()} "
-            f"(got {json.dumps(first.get('input'), default=str)[:80]})"
+            f"{source} is not a tritonfleet plan document:\n  {where}: {first['msg'].lower()}"
+            f"\n  (got {json.dumps(first.get('input'), default=str)[:60]})"
         ) from None
 
 
@@ -120,9 +121,21 @@ def relative_to_checkout(value: Any, root: str) -> Any:
     return value
 
 
+def _where(document: Any, loc: tuple) -> str:
+    """A validation error's location as a path into the document (the union members pydantic names are dropped)."""
+    path, value = "", document
+    for part in loc:
+        if isinstance(value, dict) and part in value or isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+            path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path.lstrip(".")
+
+
 # ---- the fields a diff reads, as `tritonfleet plan --json` writes them (other fields pass unread) ----
 
-Money = float | str  # a figure, or why there is none ("unknown", "not given")
+# A figure within the money a plan can hold (USD_MAX, the schema's: JSON's exact integers, so a delta of two figures
+# stays finite), or why there is none ("unknown", "not given").
+Money = Annotated[float, Field(ge=-USD_MAX, le=USD_MAX)] | str
 
 
 class _Fields(BaseModel):
