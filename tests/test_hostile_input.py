@@ -263,3 +263,22 @@ def test_a_plan_document_with_fields_of_the_wrong_type_is_refused_by_name(stock_
     edit(document)
     with pytest.raises(DiffInputError, match=re.escape(f"head.json is not a tritonfleet plan document:\n  {message}")):
         check_plan(document, "head.json")
+
+
+def test_integers_too_long_for_python_are_refused_where_they_are_read(tmp_path):
+    """Python refuses to read an integer of more than 4,300 digits (a ValueError): in a stack file, in the engine's
+    JSON text and in a JSON file alike that is a message at its place, not a traceback."""
+    from tritonfleet.core.config import ConfigError, load_stack_config
+    from tritonfleet.core.strict_json import StrictJsonError, loads_json
+    from tritonfleet.plan.project import load_project
+
+    digits = "9" * 5000
+    with pytest.raises(ProjectError, match=r"Pulumi.dev.yaml, line 2, column 4: not valid YAML: a number of 5,000 digits"):
+        _read(tmp_path, f"a: 1\nb: {digits}\n")
+    with pytest.raises(StrictJsonError, match=r"x.json, line 2:\n  a number of 5,000 digits; none this long is a value"):
+        loads_json('{\n"a": ' + digits + "}", "x.json")
+    raw, _ = stack_config(load_project(ROOT), "dev")
+    raw["tritonfleet:budget"] = '{"monthlyUsd": ' + digits + "}"
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, "dev")
+    assert "numbers of at most 4,300 digits" in caught.value.problems[0].allowed

@@ -182,7 +182,7 @@ DEV_TEXT = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
 MAPPING_LINES = [i for i, line in enumerate(DEV_TEXT.splitlines()) if re.match(r"^\s+[A-Za-z][\w:.-]*: \S", line)]
 INSERTS = st.one_of(
     st.sampled_from(["&a [x, x]", "*a", "*nope", "[" * 200, "{" * 70 + "}" * 70, "!!python/object:os.system ls",
-                     "\t", "? [a]\n", "<<: *a", "---\n", "\ufeff", "%YAML 1.1\n"]),
+                     "\t", "? [a]\n", "<<: *a", "---\n", "\ufeff", "%YAML 1.1\n", "9" * 5000, "1.0e400"]),
     st.text(max_size=20),
     st.binary(max_size=8).map(lambda b: b.decode("latin-1")),
 )

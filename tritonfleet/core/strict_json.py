@@ -47,12 +47,18 @@ def loads_json(text: str, source: str) -> Any:
         return document
 
     try:
-        document = json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite, object_pairs_hook=no_duplicates)
+        document = json.loads(
+            text, parse_constant=_not_a_json_number, parse_float=_finite, parse_int=_integer, object_pairs_hook=no_duplicates
+        )
         too_deep = nesting(document, MAX_JSON_NESTING) > MAX_JSON_NESTING
     except RecursionError:  # nested deeper than the JSON parser recurses
         too_deep = True
     except json.JSONDecodeError as error:
         raise StrictJsonError(f"{source} is not JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    except _TooLong as error:
+        raise StrictJsonError(
+            f"{source}, line {_line_of(text, str(error))}:\n  a number of {len(str(error)):,} digits; none this long is a value"
+        ) from None
     except _NotFinite as error:
         raise StrictJsonError(
             f"{source}, line {_line_of(text, str(error))}:\n  the number {error}, which JSON does not have (finite numbers only)"
@@ -71,6 +77,17 @@ class _NotFinite(ValueError):
 
 def _not_a_json_number(text: str) -> float:
     raise _NotFinite(text)
+
+
+class _TooLong(ValueError):
+    """An integer too long for Python to read (over 4,300 digits; its text is the message)."""
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise _TooLong(text) from None
 
 
 def _finite(text: str) -> float:

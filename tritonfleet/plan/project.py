@@ -74,6 +74,18 @@ class _NoDuplicateKeysLoader(yaml.SafeLoader):
                 first_line[key] = line
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, or a YAML error at its place when Python refuses its length (over 4,300 digits)."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a number of {len(node.value):,} digits: none this long is a value", node.start_mark
+            ) from None
+
+
+_NoDuplicateKeysLoader.add_constructor("tag:yaml.org,2002:int", _NoDuplicateKeysLoader.construct_yaml_int)
+
 
 def read_yaml(path: Path) -> Any:
     """A YAML file's document; a syntax error names the file, line and column with the parser's whole message.

@@ -132,6 +132,10 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
                 allowed = f"valid YAML/JSON ({exc.msg} at character {exc.pos + 1})"
                 problems.append(Problem(key, value, allowed, set_command(key, "<value>", stack)))
                 continue
+            except ValueError:  # an integer of more than 4,300 digits, which Python refuses to read
+                allowed = "numbers of at most 4,300 digits (the bounds of each key are far below)"
+                problems.append(Problem(key, text, allowed, set_command(key, "<value>", stack)))
+                continue
             if too_deep:
                 allowed = f"an object or list nested at most {MAX_CONFIG_NESTING} levels deep"
                 problems.append(Problem(key, text, allowed, set_command(key, "<value>", stack)))
