@@ -282,3 +282,21 @@ def test_integers_too_long_for_python_are_refused_where_they_are_read(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_stack_config(raw, "dev")
     assert "numbers of at most 4,300 digits" in caught.value.problems[0].allowed
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("2026-13-45", "not a valid timestamp (month must be in 1..12)"),
+        ("2026-02-30 10:00:00", "not a valid timestamp (day is out of range for month)"),
+        ("!!bool maybe", "not a valid bool ('maybe')"),
+        ("!!float x", "not a valid float"),
+        ("!!timestamp x", "not a valid timestamp"),
+        ("!!map [1]", "expected a mapping node, but found sequence"),
+        ("!!set [1]", "expected a mapping node, but found sequence"),
+    ],
+)
+def test_values_pyyaml_cannot_build_are_yaml_errors_at_their_place(tmp_path, value, why):
+    """PyYAML's constructors fail on these with ValueError, KeyError, AttributeError or TypeError (tracebacks)."""
+    with pytest.raises(ProjectError, match=re.escape(f"Pulumi.dev.yaml, line 2, column 12: not valid YAML: {why}")):
+        _read(tmp_path, f"a: 1\nb: [1, {{c: {value}}}]\n")

@@ -182,7 +182,8 @@ DEV_TEXT = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
 MAPPING_LINES = [i for i, line in enumerate(DEV_TEXT.splitlines()) if re.match(r"^\s+[A-Za-z][\w:.-]*: \S", line)]
 INSERTS = st.one_of(
     st.sampled_from(["&a [x, x]", "*a", "*nope", "[" * 200, "{" * 70 + "}" * 70, "!!python/object:os.system ls",
-                     "\t", "? [a]\n", "<<: *a", "---\n", "\ufeff", "%YAML 1.1\n", "9" * 5000, "1.0e400"]),
+                     "\t", "? [a]\n", "<<: *a", "---\n", "\ufeff", "%YAML 1.1\n", "9" * 5000, "1.0e400",
+                     " 2026-13-45", " !!bool maybe", " !!float x", " !!timestamp x", " !!map [1]", " !!set [1]", " !!binary 1"]),
     st.text(max_size=20),
     st.binary(max_size=8).map(lambda b: b.decode("latin-1")),
 )

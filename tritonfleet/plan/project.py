@@ -63,7 +63,7 @@ class _NoDuplicateKeysLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         first_line: dict[Any, int] = {}
-        for key_node, _ in node.value:
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():  # the base refuses other nodes
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 continue
             key = self.construct_object(key_node)
@@ -74,17 +74,16 @@ class _NoDuplicateKeysLoader(yaml.SafeLoader):
                 first_line[key] = line
         return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        """An integer, or a YAML error at its place when Python refuses its length (over 4,300 digits)."""
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A value, or a YAML error at its place where PyYAML's constructor fails on it with a Python error: a date
+        that is no date (2026-13-45), `!!float abc`, `!!bool maybe`, an integer of more than 4,300 digits."""
         try:
-            return super().construct_yaml_int(node)
-        except ValueError:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"a number of {len(node.value):,} digits: none this long is a value", node.start_mark
-            ) from None
-
-
-_NoDuplicateKeysLoader.add_constructor("tag:yaml.org,2002:int", _NoDuplicateKeysLoader.construct_yaml_int)
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
+            kind = node.tag.rsplit(":", 1)[-1]
+            digits = kind == "int" and isinstance(node.value, str) and len(node.value) > 4300
+            why = f"a number of {len(node.value):,} digits: none this long is a value" if digits else f"not a valid {kind} ({error})"
+            raise yaml.constructor.ConstructorError(None, None, why, node.start_mark) from None
 
 
 def read_yaml(path: Path) -> Any:
@@ -264,8 +263,8 @@ STACK_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,100}"
 def stack_file(project: Project, stack: str) -> Path:
     """The stack's file, once the name is one Pulumi takes (a ProjectError otherwise)."""
     if not re.fullmatch(STACK_NAME_PATTERN, stack):
-        shown = json.dumps(stack)[:120]
-        raise ProjectError(f"no stack {shown}: a stack name has letters, digits, '-', '_' and '.' only (at most 100)")
+        shown = json.dumps(stack[:100])[1:-1]  # control characters escaped
+        raise ProjectError(f"no stack '{shown}': a stack name has letters, digits, '-', '_' and '.' only (at most 100)")
     return project.stack_dir / f"Pulumi.{stack}.yaml"
 
 
