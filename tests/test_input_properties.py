@@ -261,7 +261,7 @@ def _plan_paths() -> list[tuple]:
     return [p for p in _leaves(json.loads(_plan_text())) if p[0] != "resources" or len(p) <= 4]
 
 
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=30)
 @given(data=st.data())
 def test_any_value_in_a_plan_document_is_compared_or_refused_cleanly(data):
     document = json.loads(_plan_text())
@@ -292,7 +292,7 @@ COMMANDS = [["loadtest"], ["size"], ["diff"], ["policy", "check"], ["models", "v
             ["models", "load"], ["plan", "--stack", "nope"], ["policy", "init"], ["preflight", "--stack", "nope"]]
 
 
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=12)
 @given(command=st.sampled_from(COMMANDS), words=st.lists(st.sampled_from(WORDS), max_size=6))
 def test_any_arguments_are_a_result_or_a_clear_error(command, words):
     result = run_cli(*command, *words, timeout=60)
