@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,14 @@ import pytest
 from conftest import ROOT, engine_config, run_cli
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from tritonfleet.core.config import ConfigError, StackConfig, load_stack_config
 from tritonfleet.plan.project import ProjectError, engine_string, load_project, stack_config
 
+# Hypothesis keeps caches (the constants it draws from the code) in .hypothesis/ of the working folder: outside the
+# checkout instead.
+set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "tritonfleet-hypothesis"))
 SETTINGS = settings(
     max_examples=80, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
