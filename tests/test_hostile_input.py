@@ -300,3 +300,32 @@ def test_values_pyyaml_cannot_build_are_yaml_errors_at_their_place(tmp_path, val
     """PyYAML's constructors fail on these with ValueError, KeyError, AttributeError or TypeError (tracebacks)."""
     with pytest.raises(ProjectError, match=re.escape(f"Pulumi.dev.yaml, line 2, column 12: not valid YAML: {why}")):
         _read(tmp_path, f"a: 1\nb: [1, {{c: {value}}}]\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "--stack", "dev", "--stack", "prod"], "--stack given 2 times ('dev', 'prod'): give each once"),
+        (["plan", "-sdev", "--stack=prod", "-s", "x"], "--stack given 3 times ('dev', 'prod', 'x')"),
+        (["policy", "check", "--stack", "dev", "--stack", "prod"], "--stack given 2 times ('dev', 'prod')"),
+        (["loadtest", "--model", "m", "--rate", "1", "--rate", "2", "--url", "127.0.0.1:1"], "--rate given 2 times ('1', '2')"),
+    ],
+    ids=["long", "short-and-equals", "group-and-command", "loadtest"],
+)
+def test_an_option_given_twice_is_a_usage_error_not_last_wins(args, message):
+    """Click keeps the last value of a one-value option silently: `--stack dev --stack prod` planned prod."""
+    result = run_cli(*args)
+    assert result.returncode == 64, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_repeatable_options_flags_and_what_follows_a_separator_are_not_repeats():
+    import typer
+
+    from tritonfleet.cli import app
+    from tritonfleet.cli_args import repeated_options
+
+    command = typer.main.get_command(app)
+    assert repeated_options(command, ["diff", "a", "b", "--stack", "x", "--stack", "y"]) == []  # --stack repeats there
+    assert repeated_options(command, ["plan", "--stack", "dev", "--resources", "--resources"]) == []
+    assert repeated_options(command, ["plan", "--stack", "dev", "--", "--stack", "x"]) == []

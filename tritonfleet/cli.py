@@ -17,6 +17,7 @@ from rich.text import Text
 from typer.exceptions import TyperException
 
 from tritonfleet import sizing_cli
+from tritonfleet.cli_args import repeated_options
 from tritonfleet.core.config import ConfigError
 from tritonfleet.deadline import DeadlineExceeded, call_within
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
@@ -692,6 +693,11 @@ def main() -> None:
 
     Usage errors (a missing or unknown option) exit EXIT_USAGE, not Click's 2, which here means a policy violation."""
     code = EXIT_OK
+    repeated = repeated_options(typer.main.get_command(app), sys.argv[1:])
+    if repeated:  # Click would keep the last value silently
+        error_message(f"{'; '.join(repeated)}: give each once")
+        sys.stderr.flush()
+        os._exit(EXIT_USAGE)
     try:
         result = app(standalone_mode=False)
         code = result if isinstance(result, int) else EXIT_OK
