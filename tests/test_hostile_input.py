@@ -325,7 +325,10 @@ def test_repeatable_options_flags_and_what_follows_a_separator_are_not_repeats()
     from tritonfleet.cli import app
     from tritonfleet.cli_args import repeated_options
 
-    command = typer.main.get_command(app)
+    def command():
+        return typer.main.get_command(app)
+
     assert repeated_options(command, ["diff", "a", "b", "--stack", "x", "--stack", "y"]) == []  # --stack repeats there
     assert repeated_options(command, ["plan", "--stack", "dev", "--resources", "--resources"]) == []
     assert repeated_options(command, ["plan", "--stack", "dev", "--", "--stack", "x"]) == []
+    assert repeated_options(command, ["plan", "-s", "dev", "--json", "x.json"]) == []

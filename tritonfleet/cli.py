@@ -693,7 +693,7 @@ def main() -> None:
 
     Usage errors (a missing or unknown option) exit EXIT_USAGE, not Click's 2, which here means a policy violation."""
     code = EXIT_OK
-    repeated = repeated_options(typer.main.get_command(app), sys.argv[1:])
+    repeated = repeated_options(lambda: typer.main.get_command(app), sys.argv[1:])
     if repeated:  # Click would keep the last value silently
         error_message(f"{'; '.join(repeated)}: give each once")
         sys.stderr.flush()

@@ -3,12 +3,18 @@ plans prod). The CLI refuses that as a usage error instead, naming the option an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
-def repeated_options(command: Any, args: list[str]) -> list[str]:
-    """For each option that takes one value and is given more than once in `args`: 'NAME given N times (v1, v2)'."""
-    chain, tokens = [command], _before_separator(args)
+def repeated_options(build_command: Callable[[], Any], args: list[str]) -> list[str]:
+    """For each option that takes one value and is given more than once in `args`: 'NAME given N times (v1, v2)'.
+
+    `build_command` gives the Click command (built only when some option could be a repeat: it takes ~30 ms)."""
+    tokens = _before_separator(args)
+    if not _might_repeat(tokens):
+        return []
+    chain = [build_command()]
     for token in tokens:  # the subcommands named, in order (the first token naming one at each level)
         current = chain[-1]
         if token in getattr(current, "commands", {}):  # a group (Typer's Click, which may be its own copy)
@@ -25,6 +31,13 @@ def repeated_options(command: Any, args: list[str]) -> list[str]:
             shown = ", ".join(repr(v[:40]) for v in values)
             found.append(f"{name} given {len(values)} times ({shown})")
     return found
+
+
+def _might_repeat(tokens: list[str]) -> bool:
+    """Whether an option name comes twice, or long and short forms are mixed (-s and --stack could be one option)."""
+    long = [t.split("=", 1)[0] for t in tokens if t.startswith("--")]
+    short = [t[:2] for t in tokens if t.startswith("-") and not t.startswith("--") and len(t) > 1]
+    return len(set(long)) < len(long) or len(set(short)) < len(short) or bool(long and short)
 
 
 def _before_separator(args: list[str]) -> list[str]:
