@@ -1,4 +1,4 @@
-"""Every number and name of a stack within what the real systems take (issue 31, issue 37 point 5): Kubernetes' int32
+"""Every number and name of a stack within what the real systems take: Kubernetes' int32
 counts and quantities, the clouds' node limits, namespaces of its own, bucket prefixes that stay in their folder.
 Each bound is a config problem naming the key, the value, what is allowed and the fix; the schema's comments and
 the clouds' facts modules carry the sources."""

@@ -1,4 +1,4 @@
-"""Input written to break the tool (issue 37 point 5): alias bombs, duplicate keys, deep nesting, text that is not
+"""Input written to break the tool: alias bombs, duplicate keys, deep nesting, text that is not
 UTF-8, numbers that are not finite or out of range, unwritable output paths. Each is a clean exit 1 naming what is wrong,
 never a traceback, a hang or a value silently dropped. tests/test_input_properties.py feeds generated input."""
 

@@ -1,4 +1,4 @@
-"""Property tests (hypothesis): no input breaks the tool (issue 37 point 5, issue 31's bounds). Hostile values are fed to
+"""Property tests (hypothesis): no input breaks the tool. Hostile values are fed to
 every key of real stacks, to stack files as text, to plan documents and to the CLI's arguments; each must be accepted
 or refused cleanly (a ConfigError, ProjectError or DiffInputError listing what is wrong; exit 1 or 64), never a
 traceback, a hang, a number JSON lacks in what is written, or a value silently dropped.

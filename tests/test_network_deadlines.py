@@ -1,4 +1,4 @@
-"""Every network call the tool makes has an overall deadline (issue 37 point 5): a server that accepts a connection and
+"""Every network call the tool makes has an overall deadline: a server that accepts a connection and
 then trickles its answer a byte at a time never trips a per-read timeout. A local slow-drip HTTP server on 127.0.0.1
 answers a Triton client's probe and drips its inference answers (or its probe); the load test still ends, with the
 requests it abandoned counted as errors."""

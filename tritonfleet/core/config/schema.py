@@ -22,7 +22,7 @@ MODEL_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
 
 # Bounds of the systems the numbers end up in, so no value passes validation and then breaks the program or the cloud
-# (issue 31: maxReplicas 1e20 passed; throughputPerReplica 1e308 ended in an OverflowError). Read 2026-12-05:
+# (maxReplicas 1e20 once passed; throughputPerReplica 1e308 ended in an OverflowError). Read 2026-12-05:
 # - Kubernetes API integers are int32: a Deployment's replicas, an HPA's minReplicas/maxReplicas, a PDB's
 #   maxUnavailable (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/horizontal-pod-autoscaler-v2/,
 #   .../deployment-v1/); so are GKE's node pool counts (NodePoolAutoscaling maxNodeCount/totalMaxNodeCount,
