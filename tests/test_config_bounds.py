@@ -191,7 +191,7 @@ def test_a_storage_class_name_is_at_most_253_characters():
     assert "at most 253 characters" in _problems(raw, "dev")["monitoring.storageClass"][1]
 
 
-@pytest.mark.parametrize("path", ["../" * 2 + "etc/x.json", "/etc/x.json", "a/../../x.json", ".hidden/x.json"])
+@pytest.mark.parametrize("path", ["../" * 2 + "etc/x.json", "/etc/x.json", "a/" + "../" * 2 + "x.json", ".hidden/x.json"])
 def test_a_loadtest_result_is_a_file_inside_the_project(path):
     found = _problems(_edited("dev", "tritonDeployments", loadtestResult={"path": path, "model": "resnet"}), "dev")
     assert "inside it (no '..', no leading '/')" in found[f"{D}.loadtestResult.path"][1]
