@@ -99,7 +99,7 @@ def test_hpa_model_tolerance_and_largest_proposal():
     [
         ({"queueTimeTarget": 20}, "queueTimeTarget", "ms or s", "20ms"),
         ({"queueTimeTarget": "20 minutes"}, "queueTimeTarget", "ms or s", "20ms"),
-        ({"throughputPerReplica": 0}, "throughputPerReplica", "> 0", "tritonDeployments[0].throughputPerReplica"),
+        ({"throughputPerReplica": 0}, "throughputPerReplica", ">= 0.001", "tritonDeployments[0].throughputPerReplica' 0.001"),
         ({"targetUtilization": 1.0}, "targetUtilization", "(0, 0.9]", "0.9"),  # the nearest valid value
         ({"targetUtilization": 0}, "targetUtilization", "(0, 0.9]", "0.8"),
         ({"throughputPerReplica": None}, "throughputPerReplica", "queueTimeTarget", "<inferences/s per replica>"),

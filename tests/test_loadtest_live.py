@@ -160,6 +160,7 @@ def test_no_server_is_a_clear_error():
 def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
     """The CLI writes the result; the deployment names it as loadtestResult; the plan's sizing uses it per replica."""
     result_file = tmp_path / "loadtests" / "fixed.json"
+    result_file.parent.mkdir()  # outside the working folder a missing folder is an error (tritonfleet/output_paths.py)
     outcome = CliRunner().invoke(
         app, ["loadtest", "--model", "fixed", "--url", triton["http"], "--concurrency", "4", "--duration", "3",
               "--json", str(result_file)],

@@ -69,7 +69,7 @@ def test_a_changed_stack_value_makes_policy_check_plan_afresh(tmp_path, stock_pl
     save_plan(project, with_public_bucket(stock_plan("prod")))
     stack_file = project / "stacks" / "Pulumi.prod.yaml"
     document = yaml.safe_load(stack_file.read_text())
-    next(p for p in document["config"]["tritonfleet:gpuPools"] if p["name"] == "l40s")["maxNodes"] = 7
+    next(p for p in document["config"]["tritonfleet:gpuPools"] if p["name"] == "l40s")["minNodes"] = 3
     stack_file.write_text(yaml.safe_dump(document))
     done = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
     assert "planning afresh: plans/prod.json is stale: stacks/Pulumi.prod.yaml changed" in done.stdout, done.stdout

@@ -17,9 +17,12 @@ from rich.text import Text
 from typer.exceptions import TyperException
 
 from tritonfleet import sizing_cli
+from tritonfleet.cli_args import repeated_options
 from tritonfleet.core.config import ConfigError
+from tritonfleet.deadline import DeadlineExceeded, call_within
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
 from tritonfleet.models.control import DEADLINE_SECONDS
+from tritonfleet.output_paths import OutputError, check_output_file, check_output_folder, make_output_folder, write_output
 from tritonfleet.terminal import print_labelled
 
 app = typer.Typer(
@@ -122,6 +125,14 @@ def _user_error(error: Exception) -> typer.Exit:
     return typer.Exit(EXIT_USER_ERROR)
 
 
+def _write(path: Path, text: str) -> None:
+    """Write an output file, or exit 1 saying why it cannot be written."""
+    try:
+        write_output(path, text)
+    except OutputError as error:
+        raise _user_error(error) from None
+
+
 StackOption = Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")]
 ProjectOption = Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")]
 PolicyConfigOption = Annotated[
@@ -141,16 +152,19 @@ def plan(
 
     Exit 2 when a mandatory policy is violated (the plan document is still written)."""
     _without_cyclic_gc()
-    from tritonfleet.plan.document import build_plan, dumps
+    from tritonfleet.plan.document import PlanDocumentError, build_plan, dumps
     from tritonfleet.plan.harness import PlanError
     from tritonfleet.plan.project import ProjectError, find_project
     from tritonfleet.policycheck.engine import PackError
     from tritonfleet.policycheck.pack_config import PackConfigError
 
     try:
+        if json_file:
+            check_output_file(json_file)  # before the plan, not after it
         directory = project_dir or find_project(Path.cwd())
         document = build_plan(directory, stack, with_policy=True, policy_config=policy_config)
-    except (ConfigError, ProjectError, PlanError, PackConfigError, PackError) as error:
+        text = dumps(document) if json_file else ""
+    except (ConfigError, ProjectError, PlanError, PackConfigError, PackError, PlanDocumentError, OutputError) as error:
         raise _user_error(error) from None
     print_plan(document, resources=resources)
     out.print()
@@ -158,8 +172,7 @@ def plan(
     if json_file:
         from tritonfleet.policycheck.saved_plan import seal_plan
 
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(dumps(document))
+        _write(json_file, text)
         seal_plan(json_file)
         out.print(Text(f"Plan document written to {json_file}"))
     _policy_exit(document["policy"])
@@ -319,6 +332,11 @@ def diff(
         error_message("give BASE and HEAD plan documents (files or folders), or --base-ref REF, not both")
         raise typer.Exit(EXIT_USAGE)
     try:
+        for path in (json_file, output):
+            if path is not None:
+                check_output_file(path)
+        if comments_dir is not None:
+            check_output_folder(comments_dir)
         if base_ref is not None:
             from tritonfleet.diff.base_ref import plans_at_ref
 
@@ -327,7 +345,7 @@ def diff(
             )
         else:
             (base_plans, head_plans), errors = plans_from_paths(base, head, stacks), {}
-    except (DiffInputError, ProjectError) as error:
+    except (DiffInputError, ProjectError, OutputError) as error:
         raise _user_error(error) from None
 
     planned = compare_plans(base_plans, head_plans)
@@ -335,14 +353,15 @@ def diff(
     as_json = json.dumps(to_json(diffs), indent=2, sort_keys=True) + "\n"
     rendered = as_json if output_format is DiffFormat.json else report(diffs)
     if json_file:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(as_json)
+        _write(json_file, as_json)
     if comments_dir:
-        comments_dir.mkdir(parents=True, exist_ok=True)
-        (comments_dir / f"{COMMENT_NAME}.md").write_text(rendered if output_format is DiffFormat.markdown else report(diffs))
+        try:
+            make_output_folder(comments_dir)
+        except OutputError as error:
+            raise _user_error(error) from None
+        _write(comments_dir / f"{COMMENT_NAME}.md", rendered if output_format is DiffFormat.markdown else report(diffs))
     if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(rendered)
+        _write(output, rendered)
     else:
         sys.stdout.write(rendered)
     if errors:
@@ -368,6 +387,11 @@ NO_AWS_CREDENTIALS = (
 )
 
 
+# The whole preflight's deadline: each API call has its own timeouts too (tritonfleet/clouds/<cloud>/preflight.py);
+# tritonfleet's choice, ample for the few dozen read calls a stack needs.
+PREFLIGHT_DEADLINE_S = 300
+
+
 def _aws_credentials_found(region: str) -> bool:
     """Whether boto3's standard chain finds credentials (env, config files, SSO, instance role), before any API call."""
     import boto3
@@ -384,7 +408,10 @@ def _aws_preflight(config):
         error_message(NO_AWS_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR)
     try:
-        return run_preflight(config, *aws_clients(config.region))
+        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, *aws_clients(config.region)))
+    except DeadlineExceeded:
+        error_message(f"the AWS APIs did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
+        raise typer.Exit(EXIT_USER_ERROR) from None
     except NoCredentialsError:
         error_message(NO_AWS_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR) from None
@@ -415,7 +442,10 @@ def _gcp_preflight(config):
 
     try:
         google.auth.default()
-        return run_preflight(config, gcp_clients())
+        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, gcp_clients()))
+    except DeadlineExceeded:
+        error_message(f"the Compute Engine API did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
+        raise typer.Exit(EXIT_USER_ERROR) from None
     except DefaultCredentialsError:
         error_message(NO_GCP_CREDENTIALS)
         raise typer.Exit(EXIT_USER_ERROR) from None
@@ -440,10 +470,12 @@ def preflight(
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
+        if json_file:
+            check_output_file(json_file)
         project = load_project(project_dir or find_project(Path.cwd()))
         raw, _ = stack_config(project, stack)
         config = load_stack_config(raw, stack)
-    except (ConfigError, ProjectError) as error:
+    except (ConfigError, ProjectError, OutputError) as error:
         raise _user_error(error) from None
     report = _gcp_preflight(config) if config.cloud == "gcp" else _aws_preflight(config)
     table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
@@ -454,8 +486,7 @@ def preflight(
         table.add_row(f.check, f.subject, Text(f.status, style=colour[f.status]), f.detail)
     out.print(table)
     if json_file:
-        json_file.parent.mkdir(parents=True, exist_ok=True)
-        json_file.write_text(json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
+        _write(json_file, json.dumps(report.document(), indent=2, sort_keys=True, default=str) + "\n")
     if report.blockers:
         err.print(Text.assemble((f"{len(report.blockers)} blocker(s)", "red"), ": fix them before `pulumi up`."))
         raise typer.Exit(EXIT_USER_ERROR)
@@ -717,6 +748,11 @@ def main() -> None:
 
     Usage errors (a missing or unknown option) exit EXIT_USAGE, not Click's 2, which here means a policy violation."""
     code = EXIT_OK
+    repeated = repeated_options(lambda: typer.main.get_command(app), sys.argv[1:])
+    if repeated:  # Click would keep the last value silently
+        error_message(f"{'; '.join(repeated)}: give each once")
+        sys.stderr.flush()
+        os._exit(EXIT_USAGE)
     try:
         result = app(standalone_mode=False)
         code = result if isinstance(result, int) else EXIT_OK

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonfleet.core.loadtest_result import Latency, LoadtestResult
+from tritonfleet.deadline import DeadlineExceeded, call_within
 
 MAX_DURATION_S = 3600
 MAX_IN_FLIGHT = 512  # open loop: requests outstanding at once before the generator itself would be the bottleneck
@@ -175,17 +176,31 @@ class _Recorder:
         self.errors = 0
         self.samples: list[str] = []
         self.sent = 0
+        self.closed = False  # past the run's deadline: what still arrives is not counted
 
     def ok(self, seconds: float) -> None:
         with self.lock:
-            self.latencies.append(seconds)
+            if not self.closed:
+                self.latencies.append(seconds)
 
     def failed(self, error: BaseException) -> None:
         with self.lock:
-            self.errors += 1
-            text = _describe(error)
-            if text not in self.samples and len(self.samples) < ERROR_SAMPLES:
-                self.samples.append(text)
+            if not self.closed:
+                self.errors += 1
+                self._sample(_describe(error))
+
+    def _sample(self, text: str) -> None:
+        if text not in self.samples and len(self.samples) < ERROR_SAMPLES:
+            self.samples.append(text)
+
+    def close(self, why: str) -> None:
+        """Count the requests still in flight as errors (`why` says why) and stop counting what arrives later."""
+        with self.lock:
+            unfinished = self.sent - len(self.latencies) - self.errors
+            if unfinished > 0:
+                self.errors += unfinished
+                self._sample(f"{unfinished} request(s) {why}")
+            self.closed = True
 
     @property
     def done(self) -> int:
@@ -205,7 +220,10 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
     changing the load at a step boundary); requests in flight then finish. `progress(elapsed_s, done)`."""
     plan.check()
     stop = stop or threading.Event()
-    inputs = probe(plan)
+    try:
+        inputs = call_within(plan.timeout_s, lambda: probe(plan))
+    except DeadlineExceeded:
+        raise LoadtestError(f"the Triton server at {plan.url} did not answer the probe within {plan.timeout_s:g} s") from None
     module = _module(plan)
     import numpy as np
 
@@ -244,7 +262,9 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
             recorder.ok(time.monotonic() - scheduled)
 
     workers = plan.concurrency or min(MAX_IN_FLIGHT, max(4, math.ceil((plan.rate or 1) * 2)))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="loadtest") as pool:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="loadtest")
+    loops: list[Any] = []  # closed loop: the clients' loops
+    try:
         if plan.rate is not None:
             interval = 1.0 / plan.rate
             while recorder.sent < limit and not stop.is_set():
@@ -273,11 +293,19 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
                 while take():
                     timed(time.monotonic())
 
-            futures = [pool.submit(loop) for _ in range(plan.concurrency or 1)]
-            while not all(f.done() for f in futures):
-                time.sleep(0.05)
-                if progress:
-                    progress(time.monotonic() - start, recorder.done)
+            loops = [pool.submit(loop) for _ in range(plan.concurrency or 1)]
+        # Requests in flight get their own timeout to finish, and no longer: a server that trickles its answer a byte
+        # at a time never trips a per-read timeout, and the run would never end.
+        hard_deadline = deadline + plan.timeout_s
+        while time.monotonic() < hard_deadline and not (
+            all(f.done() for f in loops) if plan.rate is None else recorder.done >= recorder.sent
+        ):
+            time.sleep(0.05)
+            if progress:
+                progress(time.monotonic() - start, recorder.done)
+        recorder.close(f"still in flight {plan.timeout_s:g} s after the test's end: abandoned (a server this slow fails)")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     elapsed = time.monotonic() - start
     if progress:
         progress(elapsed, recorder.done)

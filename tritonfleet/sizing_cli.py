@@ -72,26 +72,31 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from tritonfleet.loadtest import LoadtestError, LoadtestUsageError, Plan, run
+        from tritonfleet.output_paths import OutputError, check_output_file, write_output
 
         plan = Plan(url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
                     concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
                     replicas=replicas)  # fmt: skip
         try:
             plan.check()
+            if json_file:
+                check_output_file(json_file)  # before the load test, not after it
             columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
             with Progress(*columns, console=err, transient=True) as bar:
                 task = bar.add_task(f"{model}: 0 done", total=duration)
                 result = run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
         except LoadtestUsageError as error:
             raise _fail(err, str(error), EXIT_USAGE) from None
-        except LoadtestError as error:
+        except (LoadtestError, OutputError) as error:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
         for sample in result.error_samples:
             print_labelled(err, "error sample:", "yellow", sample)
         if json_file:
-            json_file.parent.mkdir(parents=True, exist_ok=True)
-            json_file.write_text(result.dumps())
+            try:
+                write_output(json_file, result.dumps())
+            except OutputError as error:
+                raise _fail(err, str(error)) from None
             out.print(f"Result written to {json_file}: {result.inferences_per_second_per_replica:,.1f} inferences/s per replica")
         if result.succeeded == 0:
             raise _fail(err, f"no request to '{model}' succeeded")

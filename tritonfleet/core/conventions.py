@@ -42,6 +42,22 @@ TRITON_CHART_NAME = "triton-inference-server"
 
 HOURS_PER_MONTH = 730
 
+# The deepest nesting of mappings and lists a stack's config may have (stack files and the engine's JSON text alike):
+# tritonfleet's own keys nest four levels; parsers and validators recurse once per level.
+MAX_CONFIG_NESTING = 64
+
+
+def nesting(value: object, bound: int) -> int:
+    """How many levels of dicts and lists `value` has, counted without recursion and no further than bound + 1."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= bound:
+                pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
 
 def default_bucket_name(stack: str, bucket: str, owner: str, region: str) -> str:
     """A model bucket's name when `bucketName` is unset: tf-<stack>-<bucket>-<owner>-<region>, where the owner is the
@@ -117,6 +133,18 @@ PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 CONTROL_PLANE_CALLED_PORTS = {"prometheus-adapter": 6443, "prometheus-operator-webhook": 10250}
 GPU_OPERATOR_RELEASE = "gpu-operator"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
+# Where the AWS stack's capacity placeholders run (components/aws/node_pools.py PLACEHOLDER_NAMESPACE).
+CAPACITY_NAMESPACE = "tritonfleet-capacity"
+# Namespaces a Triton deployment may not take: Kubernetes reserves the kube- prefix for its system namespaces
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/, read 2026-12-05); the CIS Kubernetes
+# Benchmark (5.7.4) says workloads stay out of default; the platform's own namespaces hold its controllers, whose
+# NetworkPolicies, Pod Security labels and RBAC a Triton release would share or override.
+RESERVED_NAMESPACE_PREFIX = "kube-"
+PLATFORM_NAMESPACES = ("default", MONITORING_NAMESPACE, GPU_OPERATOR_NAMESPACE, CAPACITY_NAMESPACE)
+
+
+def reserved_namespace(namespace: str) -> bool:
+    return namespace.startswith(RESERVED_NAMESPACE_PREFIX) or namespace in PLATFORM_NAMESPACES
 
 
 def triton_release_name(deployment: str) -> str:

@@ -60,12 +60,12 @@ class ResultError(Exception):
 
 
 def read_result(path: Path) -> LoadtestResult:
+    from tritonfleet.core.strict_json import StrictJsonError, read_json
+
     try:
-        return LoadtestResult.model_validate(json.loads(path.read_text()))
-    except OSError as error:
-        raise ResultError(f"cannot read {path}: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise ResultError(f"{path} is not JSON ({error.msg} at line {error.lineno})") from None
+        return LoadtestResult.model_validate(read_json(path))  # strictly: UTF-8, no NaN, no key given twice
+    except StrictJsonError as error:
+        raise ResultError(str(error)) from None
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(document)"

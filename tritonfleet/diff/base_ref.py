@@ -8,7 +8,6 @@ one run leaks into another.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tritonfleet.diff.documents import DiffInputError, check_plan, relative_to_checkout
+from tritonfleet.diff.documents import DiffInputError, check_plan, parse_document, relative_to_checkout
 from tritonfleet.plan.project import ProjectError, load_project
 
 PLAN_TIMEOUT_S = 600
@@ -56,7 +55,7 @@ def plan_in_subprocess(project_dir: Path, stack: str, out_file: Path) -> dict[st
     if done.returncode not in WROTE_PLAN or not out_file.is_file():
         return (done.stderr.strip() or done.stdout.strip() or f"exit status {done.returncode}")[-4000:]
     try:
-        document = check_plan(json.loads(out_file.read_text()), f"plan of {stack}")
+        document = check_plan(parse_document(out_file.read_text(), f"plan of {stack}"), f"plan of {stack}")
     except (ValueError, DiffInputError) as exc:
         return str(exc)
     return relative_to_checkout(document, str(project_dir))

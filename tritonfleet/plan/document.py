@@ -6,6 +6,7 @@ Cost, policy verdicts and pull-request diffs are all computed from this one docu
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from datetime import date
@@ -243,5 +244,26 @@ def build_plan(
     return document
 
 
+class PlanDocumentError(Exception):
+    """A plan document that would not be valid JSON (a number that is not finite): never written."""
+
+
 def dumps(plan: dict[str, Any]) -> str:
-    return json.dumps(plan, indent=2, sort_keys=True) + "\n"
+    """The plan document as deterministic, valid JSON (NaN and Infinity, which json.dumps writes by default, are no
+    JSON: a reader such as `tritonfleet diff` or jq refuses them)."""
+    try:
+        return json.dumps(plan, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    except ValueError:
+        where = ", ".join(_not_finite(plan, "")[:5])
+        raise PlanDocumentError(f"the plan holds a number that is not finite at {where}: not written (a tritonfleet bug; please report it with the stack file)") from None
+
+
+def _not_finite(value: Any, at: str) -> list[str]:
+    """The paths of the numbers in `value` that are not finite."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [at or "the top"]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _not_finite(item, f"{at}.{key}" if at else str(key))]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _not_finite(item, f"{at}[{i}]")]
+    return []

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tritonfleet.plan.project import Project
+from tritonfleet.plan.project import Project, ProjectError, read_yaml, stack_file
 
 PROJECT_FILES = ("Pulumi.yaml", "__main__.py", "pyproject.toml")
 PROJECT_FOLDERS = ("policies", "charts")
@@ -54,22 +54,20 @@ def _package_folder(project_dir: Path, name: str) -> Path | None:
 def _loadtest_results(stack_file: Path) -> list[str]:
     """The `tritonDeployments[].loadtestResult.path` values of a stack file (none when it does not parse: the plan
     then fails on the config and is never reused)."""
-    import yaml
-
     try:
-        document = yaml.safe_load(stack_file.read_text())
+        document = read_yaml(stack_file)
         deployments = document["config"]["tritonfleet:tritonDeployments"]
         return sorted({d["loadtestResult"]["path"] for d in deployments if isinstance(d.get("loadtestResult"), dict)})
-    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
+    except (ProjectError, KeyError, TypeError, AttributeError):
         return []
 
 
 def input_digests(project: Project, stack: str) -> dict[str, str]:
     """Digest of each input of a plan of `stack`, by a name users recognise (a path relative to the project)."""
     directory = project.directory
-    stack_file = project.stack_dir / f"Pulumi.{stack}.yaml"
-    shown_stack = stack_file.relative_to(directory).as_posix() if stack_file.is_relative_to(directory) else stack_file.name
-    parts = {shown_stack: _file_digest(stack_file) if stack_file.is_file() else "missing"}
+    file = stack_file(project, stack)
+    shown_stack = file.relative_to(directory).as_posix() if file.is_relative_to(directory) else file.name
+    parts = {shown_stack: _file_digest(file) if file.is_file() else "missing"}
     for name in PROJECT_FILES:
         path = directory / name
         parts[name] = _file_digest(path) if path.is_file() else "missing"
@@ -78,7 +76,7 @@ def input_digests(project: Project, stack: str) -> dict[str, str]:
     for name in PACKAGES:
         folder = _package_folder(directory, name)
         parts[f"{name}/"] = _folder_digest(folder) if folder else "missing"
-    for relative in _loadtest_results(stack_file):
+    for relative in _loadtest_results(file):
         path = directory / str(relative)
         parts[str(relative)] = _file_digest(path) if path.is_file() else "missing"
     return dict(sorted(parts.items()))

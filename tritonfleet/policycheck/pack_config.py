@@ -36,15 +36,17 @@ class Configured:
 
 
 def load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    from tritonfleet.core.strict_json import StrictJsonError, read_json
+
+    if not path.exists():
         raise PackConfigError(
             f"policy config {path} does not exist; create it with `tritonfleet policy init --stack {path.stem}` "
             "(see docs/policies.md)"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise PackConfigError(f"policy config {path} is not valid JSON: {exc}") from None
+        )
+    try:
+        data = read_json(path)  # strictly: no NaN, no key given twice
+    except StrictJsonError as exc:
+        raise PackConfigError(f"policy config: {exc}") from None
     if not isinstance(data, dict):
         raise PackConfigError(f"policy config {path} must be a JSON object keyed by policy name")
     return data

@@ -12,7 +12,6 @@ matching seal and is planned afresh: a digest stored in the document itself coul
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -132,10 +131,12 @@ def plan_for_check(project_dir: Path, stack: str) -> CheckedPlan:
     if not path.is_file():
         reason = f"no {shown} (`tritonfleet plan --stack {stack} --json {shown}` or `make plan STACK={stack}` saves one)"
     else:
+        from tritonfleet.diff.documents import DiffInputError, parse_document
+
         try:
             content = path.read_bytes()
-            document = json.loads(content)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            document = parse_document(content.decode("utf-8"), str(path))
+        except (OSError, UnicodeDecodeError, DiffInputError) as error:
             reason = f"{shown} cannot be read ({error})"
         else:
             problem = _why_stale(document, stack, input_digests(load_project(project_dir), stack))

@@ -17,6 +17,7 @@ from tritonfleet.clouds.aws.facts import (
     AWS_ZONE_COUNT,
     CAPACITY_RESERVATION_ID_PATTERN,
     EKS_PUBLIC_ACCESS_CIDRS_MAX,
+    MAX_NODES_PER_CLUSTER,
     TAG_LIMITS,
     eks_version,
     standard_eks_versions,
@@ -331,6 +332,14 @@ def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
             "exactly one zone: the availability zone of the capacity block (its nodes can only launch there)",
             ctx.stack_zones[:1] or ["<zone>"],
         )
+
+
+def pool_node_limit(ctx: RuleContext, zones: list[str]) -> tuple[int, str]:
+    return cluster_node_limit()  # Karpenter's NodePools bound nodes only through the limits tritonfleet sets
+
+
+def cluster_node_limit() -> tuple[int, str]:
+    return MAX_NODES_PER_CLUSTER, f"EKS runs at most {MAX_NODES_PER_CLUSTER:,} nodes in a cluster"
 
 
 def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:

@@ -465,3 +465,9 @@ AL2023_REPO_BUCKETS = "al2023-repos-{region}-*"
 # `tritonfleet models sync`, outside the VPC). Source: https://github.com/triton-inference-server/core/blob/main/src/
 # filesystem/implementations/s3.h (ListObjectsV2, HeadBucket/GetBucketLocation, GetObject), read 2026-12-05.
 MODEL_READ_ACTIONS = ("s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation")
+
+# The most nodes an EKS cluster runs: 100,000 ("ultra scale" clusters). A GPU pool is Karpenter NodePools, whose node
+# limits (tritonfleet: maxNodes) have no ceiling of their own, so this bounds a pool's maxNodes and all pools together.
+# Source: https://aws.amazon.com/blogs/containers/under-the-hood-amazon-eks-ultra-scale-clusters/ (2025-07-16), read
+# 2026-12-05. VERIFY: whether a cluster past the earlier bound needs the provisioned control plane tiers.
+MAX_NODES_PER_CLUSTER = 100_000

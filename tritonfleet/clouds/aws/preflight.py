@@ -465,6 +465,18 @@ def aws_clients(region: str):
     """EC2, Service Quotas, SSM and S3 clients from the standard chain (env, profile, SSO, instance role;
     AWS_ENDPOINT_URL)."""
     import boto3
+    from botocore.config import Config
 
     session = boto3.session.Session(region_name=region)
-    return session.client("ec2"), session.client("service-quotas"), session.client("ssm"), session.client("s3")
+    bounded = Config(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard", "total_max_attempts": 3})
+    return (
+        session.client("ec2", config=bounded),
+        session.client("service-quotas", config=bounded),
+        session.client("ssm", config=bounded),
+        session.client("s3", config=bounded),
+    )
+
+
+# Each call's timeouts (botocore's defaults are 60 s each, with retries): tritonfleet's choice, generous for a
+# Describe call; the CLI also bounds the whole preflight (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 10, 30

@@ -24,6 +24,8 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_NO_DEVICE_PLUGIN_LABEL,
     KUBERNETES_SUPPORT,
     MACHINE_TYPE_ZONES,
+    MAX_NODES_PER_CLUSTER,
+    MAX_NODES_PER_POOL_ZONE,
     PROXY_ONLY_MAX_PREFIX,
     SERVICE_ACCOUNT_ID_MAX,
     SERVICE_ACCOUNT_ID_PATTERN,
@@ -352,6 +354,16 @@ def _check_machine_type_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     else:  # the pool spans the cluster's zones: give it its own
         keep = [z for z in valid if z in offered] or list(offered[:1])
         ctx.add(f"{at}.zones[0]", f"unset (the cluster's zones {', '.join(zones)})", allowed, keep[0])
+
+
+def pool_node_limit(ctx: RuleContext, zones: list[str]) -> tuple[int, str]:
+    count = len(zones or ctx.stack_zones) or 1
+    limit = MAX_NODES_PER_POOL_ZONE * count
+    return limit, f"GKE runs at most {MAX_NODES_PER_POOL_ZONE:,} nodes of a node pool per zone ({count} zone(s) here)"
+
+
+def cluster_node_limit() -> tuple[int, str]:
+    return MAX_NODES_PER_CLUSTER, f"GKE runs at most {MAX_NODES_PER_CLUSTER:,} nodes in a cluster"
 
 
 def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:

@@ -417,3 +417,11 @@ DEPLOYER_PERMISSIONS = (
 # https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed ("enabled by default ... 1.27", disable
 # managed collection) and https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics, read 2026-12-05.
 GKE_MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS",)
+
+# GKE's node limits: 1,000 nodes per node pool per zone (a pool's maxNodes is its total over its zones), and 65,000
+# nodes per cluster from GKE 1.31 (15,000 before; past 5,000 the cluster size quota must be lifted by support).
+# Sources: https://cloud.google.com/kubernetes-engine/quotas ("Nodes per node pool zone: 1,000") and
+# https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters, read 2026-12-05.
+MAX_NODES_PER_POOL_ZONE = 1_000
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/planning-large-clusters (read 2026-12-05).
+MAX_NODES_PER_CLUSTER = 65_000

@@ -63,7 +63,7 @@ class ProjectPermissions:
 
     def granted(self, project: str, permissions: list[str]) -> set[str]:
         url = self.URL.format(project=project)
-        body = _checked(self.session.post(url, json={"permissions": permissions}, timeout=30))
+        body = _checked(self.session.post(url, json={"permissions": permissions}, timeout=CALL_TIMEOUT_S))
         return set(body.get("permissions", []))
 
 
@@ -80,7 +80,7 @@ class ServiceUsage:
         names: set[str] = set()
         params: dict[str, Any] = {"filter": "state:ENABLED", "pageSize": 200}
         for _ in range(self.MAX_PAGES):
-            body = _checked(self.session.get(self.URL.format(project=project), params=params, timeout=30))
+            body = _checked(self.session.get(self.URL.format(project=project), params=params, timeout=CALL_TIMEOUT_S))
             names |= {service["config"]["name"] for service in body.get("services", [])}
             if not body.get("nextPageToken"):
                 break
@@ -98,16 +98,34 @@ def gcp_clients() -> GcpClients:
     credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
     session = AuthorizedSession(credentials)
     return GcpClients(
-        compute_v1.RegionsClient(),
-        compute_v1.ProjectsClient(),
-        compute_v1.MachineTypesClient(),
-        compute_v1.AcceleratorTypesClient(),
-        compute_v1.ReservationsClient(),
-        reservation_blocks=compute_v1.ReservationBlocksClient(),
+        _Bounded(compute_v1.RegionsClient()),
+        _Bounded(compute_v1.ProjectsClient()),
+        _Bounded(compute_v1.MachineTypesClient()),
+        _Bounded(compute_v1.AcceleratorTypesClient()),
+        _Bounded(compute_v1.ReservationsClient()),
+        reservation_blocks=_Bounded(compute_v1.ReservationBlocksClient()),
         services=ServiceUsage(session),
         permissions=ProjectPermissions(session),
         storage=storage.Client(project=None, credentials=credentials),
     )
+
+
+# Each call's timeout in seconds: tritonfleet's choice, generous for a read; the CLI also bounds the whole preflight
+# (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+CALL_TIMEOUT_S = 30
+
+
+class _Bounded:
+    """A Compute Engine client whose calls carry a timeout unless the caller gives one."""
+
+    def __init__(self, client: Any):
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if not callable(method):
+            return method
+        return lambda *args, **kwargs: method(*args, **{"timeout": CALL_TIMEOUT_S, **kwargs})
 
 
 def _name(url: str) -> str:
@@ -379,7 +397,7 @@ def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
         subject = f"bucket {bucket.name}: {name}"
         fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
         try:
-            storage.get_bucket(name)
+            storage.get_bucket(name, timeout=CALL_TIMEOUT_S)
         except NotFound:
             findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
             continue

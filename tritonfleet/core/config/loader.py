@@ -42,7 +42,7 @@ from tritonfleet.core.config.rules.pools import check_pools
 from tritonfleet.core.config.rules.receivers import check_receivers
 from tritonfleet.core.config.rules.sizing import check_sizing
 from tritonfleet.core.config.schema import CONFIG_KEYS, Cluster, StackConfig
-from tritonfleet.core.conventions import CONFIG_NAMESPACE
+from tritonfleet.core.conventions import CONFIG_NAMESPACE, MAX_CONFIG_NESTING, nesting
 
 
 def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> StackConfig:
@@ -130,14 +130,26 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
                 continue
             key = meant  # checked as the key it was meant to be, so the typo hides none of its other problems
         if isinstance(value, str) and value[:1] in "[{":
+            text = value
             try:
-                value = json.loads(value)
+                value = json.loads(text)
+                too_deep = nesting(value, MAX_CONFIG_NESTING) > MAX_CONFIG_NESTING
+            except RecursionError:  # nested deeper than the JSON parser recurses
+                too_deep = True
             except json.JSONDecodeError as exc:
                 if _takes_text(key):  # "[/x]" given as a region is a bad region, not bad JSON
                     data[key] = value
                     continue
                 allowed = f"valid YAML/JSON ({exc.msg} at character {exc.pos + 1})"
                 problems.append(Problem(key, value, allowed, set_command(key, "<value>", stack)))
+                continue
+            except ValueError:  # an integer of more than 4,300 digits, which Python refuses to read
+                allowed = "numbers of at most 4,300 digits (the bounds of each key are far below)"
+                problems.append(Problem(key, text, allowed, set_command(key, "<value>", stack)))
+                continue
+            if too_deep:
+                allowed = f"an object or list nested at most {MAX_CONFIG_NESTING} levels deep"
+                problems.append(Problem(key, text, allowed, set_command(key, "<value>", stack)))
                 continue
         data[key] = value
     return data, problems

@@ -6,6 +6,7 @@ Descriptions are the "allowed" text of schema problems and feed Pulumi.yaml and 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +20,30 @@ from tritonfleet.core.model_names import MODEL_NAME_PATTERN
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
+
+# Bounds of the systems the numbers end up in, so no value passes validation and then breaks the program or the cloud
+# (maxReplicas 1e20 once passed; throughputPerReplica 1e308 ended in an OverflowError). Read 2026-12-05:
+# - Kubernetes API integers are int32: a Deployment's replicas, an HPA's minReplicas/maxReplicas, a PDB's
+#   maxUnavailable (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/horizontal-pod-autoscaler-v2/,
+#   .../deployment-v1/); so are GKE's node pool counts (NodePoolAutoscaling maxNodeCount/totalMaxNodeCount,
+#   https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools) and
+#   Triton's max_batch_size (model_config.proto). Each cloud's node limits are in tritonfleet/clouds/<cloud>/facts.py.
+# - A Kubernetes quantity (an HPA's target value: a replica's capacity times its target utilization) is at most
+#   2^63-1 with three decimal places, a smaller fraction rounded up to 1m
+#   (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/).
+# - Money is a JSON number to the policy pack and the plan document: integers up to 2^53-1 are the interoperable range
+#   (RFC 8259 section 6, https://www.rfc-editor.org/rfc/rfc8259#section-6).
+INT32_MAX = 2**31 - 1
+QUANTITY_MIN, QUANTITY_MAX = 0.001, float(2**63 - 1)
+USD_MAX = float(2**53 - 1)
+# A latency with at most 9 digits before the point and 3 after (a quantity's precision): 1.5s, 50ms, 0.25ms.
+LATENCY_PATTERN = r"^\d{1,9}(\.\d{1,3})?(ms|s)$"
+# A folder prefix inside a bucket: segments of letters, digits, '.', '_' and '-', each ending in '/', none '.' or
+# '..' (no climbing out of the deployment's folder) and none starting with '.'; an S3 key and a GCS object name are at
+# most 1,024 bytes (https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html,
+# https://cloud.google.com/storage/docs/objects#naming), the model's files come after the prefix.
+MODEL_PREFIX_PATTERN = r"^([A-Za-z0-9_-][A-Za-z0-9._-]*/)*$"
+MODEL_PREFIX_MAX = 512
 
 
 class _Section(BaseModel):
@@ -165,9 +190,9 @@ class Cluster(_Section):
 class AssumedPrice(_Section):
     """An explicit acknowledgement that a pool's price is not published, with the price the stack assumes instead."""
 
-    usd_per_hour: float = Field(gt=0, description="the assumed $ per node-hour, > 0 (never 0: unknown is not free)")
+    usd_per_hour: float = Field(gt=0, le=USD_MAX, description="the assumed $ per node-hour, > 0 (never 0: unknown is not free)")
     note: str = Field(
-        min_length=3, description="where the figure comes from and who accepted it, e.g. 'AWS quote Q-123, 2026-11, J. Doe'"
+        min_length=3, max_length=500, description="where the figure comes from and who accepted it, e.g. 'AWS quote Q-123, 2026-11, J. Doe'"
     )
 
 
@@ -175,12 +200,12 @@ class GpuPool(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     gpu: str = Field(description="a GPU from the catalog")
     instance_type: str | None = Field(None, description="an instance/machine type that carries the pool's GPU")
-    min_nodes: int = Field(0, ge=0, description="an integer >= 0 and <= maxNodes")
-    max_nodes: int = Field(ge=1, description="an integer >= 1")
+    min_nodes: int = Field(0, ge=0, le=INT32_MAX, description="an integer >= 0 and <= maxNodes")
+    max_nodes: int = Field(ge=1, le=INT32_MAX, description="an integer >= 1, within the cloud's node limit per pool")
     capacity: Literal["mixed", "capacity-block", "reservation", "flex-start"] = Field(
         "mixed", description="mixed (on-demand base + spot share), capacity-block, reservation or flex-start"
     )
-    on_demand_base: int = Field(0, ge=0, description="on-demand nodes before any spot, 0..maxNodes (mixed pools only)")
+    on_demand_base: int = Field(0, ge=0, le=INT32_MAX, description="on-demand nodes before any spot, 0..maxNodes (mixed pools only)")
     spot_share: float = Field(0.0, ge=0.0, le=1.0, description="share of nodes above the base that are spot, 0..1")
     on_demand_fallback: bool | None = Field(
         None,
@@ -245,6 +270,12 @@ DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?(\.[a-z0-9]([-a-z0
 LABEL_KEY_PATTERN = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
+
+
+def is_label_key(key: object) -> bool:
+    """A Kubernetes label key: an optional DNS-subdomain prefix (at most 253 characters) and '/', then a name of at
+    most 63 (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set)."""
+    return isinstance(key, str) and bool(re.match(LABEL_KEY_PATTERN, key)) and len(key.rpartition("/")[0]) <= 253
 
 
 class Tls(_Section):
@@ -332,15 +363,16 @@ class Access(_Section):
         return exposure_mode(self.exposure, self.load_balancer)
 
 
-LATENCY_PATTERN = r"^\d+(\.\d+)?(ms|s)$"
-
-
 class TargetLoad(_Section):
-    peak: float = Field(gt=0, description="the peak load the deployment must carry, > 0 (in unit)")
-    average: float | None = Field(None, gt=0, description="the average load over a day, > 0 and <= peak (in unit), or unset")
+    peak: float = Field(
+        ge=QUANTITY_MIN, le=QUANTITY_MAX, description="the peak load the deployment must carry, >= 0.001 (in unit)"
+    )
+    average: float | None = Field(
+        None, ge=QUANTITY_MIN, le=QUANTITY_MAX, description="the average load over a day, >= 0.001 and <= peak (in unit), or unset"
+    )
     unit: Literal["requests/s", "inferences/s"] = Field("requests/s", description="requests/s or inferences/s")
     inferences_per_request: int = Field(
-        1, ge=1, description="inferences (batch rows) per request, >= 1 (with unit requests/s)"
+        1, ge=1, le=INT32_MAX, description="inferences (batch rows) per request, >= 1 (with unit requests/s)"
     )
 
     def inferences_per_second(self, value: float) -> float:
@@ -348,25 +380,42 @@ class TargetLoad(_Section):
 
 
 class LoadtestRef(_Section):
-    path: str = Field(min_length=1, description="a `tritonfleet loadtest --json` result file, relative to the project")
-    model: str = Field(min_length=1, description="the model the deployment serves, as the loadtest named it")
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        pattern=r"^([A-Za-z0-9_-][A-Za-z0-9._-]*/)*[A-Za-z0-9_-][A-Za-z0-9._-]*$",
+        description="a `tritonfleet loadtest --json` result file, relative to the project and inside it (no '..', no "
+        "leading '/')",
+    )
+    model: str = Field(
+        min_length=1, max_length=128, description="the model the deployment serves, as the loadtest named it"
+    )
 
 
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
     bucket: str | None = Field(None, description="the name of a model bucket of this stack (default: the first)")
-    model_prefix: str = Field("", pattern=r"^([A-Za-z0-9._-]+/)*$", description="a folder prefix ending in '/', or ''")
+    model_prefix: str = Field(
+        "",
+        pattern=MODEL_PREFIX_PATTERN,
+        max_length=MODEL_PREFIX_MAX,
+        description="a folder prefix ending in '/', or '': folders of letters, digits, '.', '_' and '-', none starting "
+        "with '.' (no '..'), at most 512 characters",
+    )
     gpus_per_replica: int = Field(1, ge=1, le=8, description="GPUs per Triton pod, 1..GPUs per node")
-    min_replicas: int = Field(1, ge=1, description="an integer >= 1 and <= maxReplicas")
-    max_replicas: int = Field(1, ge=1, description="an integer >= minReplicas")
+    min_replicas: int = Field(1, ge=1, le=INT32_MAX, description="an integer >= 1 and <= maxReplicas")
+    max_replicas: int = Field(1, ge=1, le=INT32_MAX, description="an integer >= minReplicas")
     image_tag: str = Field(
         pins.TRITON_IMAGE_TAG, pattern=r"^\d{2}\.\d{2}-[a-z0-9-]+$", description="a pinned NGC tag like 26.07-py3"
     )
     model_control_mode: Literal["none", "poll", "explicit"] = Field("none", description="none, poll or explicit")
     model_load_seconds: int = Field(600, ge=10, le=7200, description="worst-case model load time in seconds, 10..7200")
     throughput_per_replica: float | None = Field(
-        None, gt=0, description="inferences/second one replica carries within the latency target (stated), > 0"
+        None,
+        ge=QUANTITY_MIN,
+        le=QUANTITY_MAX,
+        description="inferences/second one replica carries within the latency target (stated), >= 0.001",
     )
     loadtest_result: LoadtestRef | None = Field(
         None, description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result"
@@ -390,7 +439,12 @@ class TritonDeployment(_Section):
         examples=["20ms"],
         description="the HPA's latency guard: mean queue wait per request with its unit, ms or s, such as 20ms or 0.5s",
     )
-    namespace: str = Field("triton", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", description="a Kubernetes namespace name")
+    namespace: str = Field(
+        "triton",
+        pattern=DNS_LABEL_PATTERN,
+        description="a Kubernetes namespace name (at most 63 characters) of its own: not default, kube-* or one the "
+        "platform runs (monitoring, gpu-operator, tritonfleet-capacity)",
+    )
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
     required_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
         default_factory=list,
@@ -412,6 +466,7 @@ class TritonDeployment(_Section):
     max_unavailable: int | None = Field(
         None,
         ge=1,
+        le=INT32_MAX,
         description="replicas a node drain may stop at once (PodDisruptionBudget), >= 1 and < minReplicas when "
         "minReplicas > 1; unset: a quarter of minReplicas, at least 1",
     )
@@ -441,6 +496,7 @@ class Monitoring(_Section):
     storage_class: str | None = Field(
         None,
         pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        max_length=253,  # a DNS subdomain name, as Kubernetes object names are
         description="a StorageClass name for Prometheus' volume, or unset for the cluster default",
     )
     alert_receivers: list[AlertReceiver] = Field(
@@ -455,7 +511,7 @@ class Monitoring(_Section):
 
 
 class Budget(_Section):
-    monthly_usd: float = Field(ge=0, description="a monthly budget in USD, >= 0")
+    monthly_usd: float = Field(ge=0, le=USD_MAX, description="a monthly budget in USD, >= 0")
     warn_fraction: float = Field(0.8, gt=0, le=1, description="warn above this fraction of the budget, in (0, 1]")
     basis: Literal["floor", "ceiling"] = Field("ceiling", description="floor (minimum nodes) or ceiling (maximum nodes)")
 
@@ -487,7 +543,7 @@ class StackConfig(_Section):
     monitoring: Monitoring = Field(default_factory=Monitoring, description="monitoring settings (an object)")
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
     sizing: Sizing = Field(default_factory=Sizing, description="sizing settings: headroom, idleGpuWarnFraction (an object)")
-    gpu_limit: int = Field(ge=0, description="the most GPUs this stack may run at once, >= 0")
+    gpu_limit: int = Field(ge=0, le=INT32_MAX, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
     tags: dict[str, str] = Field(
         default_factory=dict,

@@ -10,7 +10,7 @@ from typing import Any
 
 from tritonfleet.core.config.problems import MISSING, Problem, set_command
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
-from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, LABEL_KEY_PATTERN, Access
+from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, Access, is_label_key
 from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
 from tritonfleet.core.exposure import ANYWHERE, APPLICATION, CLUSTER, INTERNAL, INTERNAL_APPLICATION, NETWORK, PUBLIC
 
@@ -184,7 +184,7 @@ def _check_client_namespaces(ctx: RuleContext, access: Access, namespace: str, a
 
 def _check_client_pod_labels(ctx: RuleContext, access: Access, at: str) -> None:
     for key, value in access.client_pod_labels.items():
-        if not re.match(LABEL_KEY_PATTERN, key) or len(key) > 317:
+        if not is_label_key(key):
             ctx.add(
                 f"{at}.clientPodLabels",
                 {key: value},

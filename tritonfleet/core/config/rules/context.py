@@ -54,6 +54,14 @@ class CloudConfigRules(Protocol):
         """How `cluster.deployFrom` reaches the API endpoint this cloud's cluster would have."""
         ...
 
+    def pool_node_limit(self, ctx: RuleContext, zones: list[str]) -> tuple[int, str]:
+        """The most nodes the cloud runs in a pool in `zones` (empty: the stack's), and why (for the message)."""
+        ...
+
+    def cluster_node_limit(self) -> tuple[int, str]:
+        """The most nodes the cloud runs in one cluster, and why."""
+        ...
+
     def node_local_ssd_gi(self, instance_type: str) -> int | None:
         """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
         ...

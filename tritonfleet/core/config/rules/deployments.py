@@ -12,6 +12,7 @@ from tritonfleet.core.config.rules.access import check_access
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
+from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
 
 
 def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[str]) -> None:
@@ -33,6 +34,14 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         if deployment.bucket is not None and bucket_names and deployment.bucket not in bucket_names:
             allowed = "one of the stack's model buckets: " + ", ".join(bucket_names)
             ctx.add(f"{at}.bucket", deployment.bucket, allowed, _meant(deployment.bucket, bucket_names))
+        if reserved_namespace(deployment.namespace):
+            ctx.add(
+                f"{at}.namespace",
+                deployment.namespace,
+                "a namespace of its own: not default, kube-* (Kubernetes' own) or one the platform runs in ("
+                + ", ".join(PLATFORM_NAMESPACES[1:]) + ")",
+                "triton",
+            )
         check_access(ctx, raw_deployment.get("access", {}), deployment.namespace, f"{at}.access")
         _check_pool(ctx, deployment, pools, at)
         _check_models(ctx, deployment, at)
@@ -135,6 +144,28 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
             deployment.gpus_per_replica,
             f"at most {itype.gpu_count}: a replica must fit on one {itype.name} node of pool '{pool.name}'",
             itype.gpu_count,
+        )
+    elif itype is not None:
+        _check_replicas_fit(ctx, deployment, pools, pool, itype, at)
+
+
+def _check_replicas_fit(
+    ctx: RuleContext, deployment: TritonDeployment, pools: ValidPools, pool: GpuPool, itype: InstanceType, at: str
+) -> None:
+    """maxReplicas within what the pool (and its fallback pool) holds at maxNodes: the HPA would otherwise scale
+    into pods that never schedule (maxReplicas 1e20 once planned, sizing Prometheus for 10^12 series)."""
+    index = next((i for i, raw in enumerate(listed(ctx.data, "gpuPools")) if isinstance(raw, dict) and raw.get("name") == pool.name), None)
+    if any(p.key.startswith(f"gpuPools[{index}].") for p in ctx.problems):
+        return  # the pool's own size is wrong: fixing it comes first
+    nodes = pool.max_nodes + (pools[pool.fallback_pool][0].max_nodes if pool.fallback_pool in pools else 0)
+    most = nodes * (itype.gpu_count // deployment.gpus_per_replica)
+    if deployment.max_replicas > most >= deployment.min_replicas:
+        ctx.add(
+            f"{at}.maxReplicas",
+            deployment.max_replicas,
+            f"at most {most:,}: pool '{pool.name}' holds {most:,} replicas of {deployment.gpus_per_replica} GPU(s) at its "
+            f"{nodes:,} nodes of {itype.gpu_count} GPU(s); or raise that pool's maxNodes",
+            most,
         )
 
 

@@ -3,11 +3,13 @@ is sold as (with only the keys that option uses), node labels outside the reserv
 
 from __future__ import annotations
 
+import re
+
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
-from tritonfleet.core.config.schema import GpuPool
-from tritonfleet.core.conventions import RESERVED_LABEL_DOMAINS, is_reserved_label
+from tritonfleet.core.config.schema import GpuPool, is_label_key
+from tritonfleet.core.conventions import LABEL_VALUE_PATTERN, RESERVED_LABEL_DOMAINS, is_reserved_label
 
 # Pools that draw every node from a reservation the user names.
 RESERVED_CAPACITY = ("capacity-block", "reservation")
@@ -22,6 +24,7 @@ def check_pools(ctx: RuleContext) -> ValidPools:
     for i, raw_pool in enumerate(listed(ctx.data, "gpuPools")):
         at = f"gpuPools[{i}]"
         _check_catalog_keys_that_are_not_text(ctx, raw_pool, at)
+        _check_node_limit(ctx, raw_pool, at)
         pool = validate_section(GpuPool, raw_pool)
         if pool is None:
             continue
@@ -37,7 +40,23 @@ def check_pools(ctx: RuleContext) -> ValidPools:
     for name, (pool, _) in pools.items():
         if pool.fallback_pool is not None:
             _check_fallback(ctx, pools, pool, where[name])
+    _check_cluster_nodes(ctx, pools, where)
     return pools
+
+
+def _check_cluster_nodes(ctx: RuleContext, pools: ValidPools, where: dict[str, str]) -> None:
+    """All enabled pools at their ceiling, with the system nodes, within the cloud's nodes per cluster."""
+    if ctx.rules is None or any(p.key.endswith(".maxNodes") for p in ctx.problems):
+        return  # a pool's own maxNodes is wrong: fixing it comes first
+    limit, why = ctx.rules.cluster_node_limit()
+    system = ctx.cluster.system_nodes.count if ctx.cluster is not None else 0
+    enabled = [pool for pool, _ in pools.values() if pool.enabled]
+    total = sum(pool.max_nodes for pool in enabled) + system
+    if total > limit and enabled:
+        largest = max(enabled, key=lambda pool: pool.max_nodes)
+        room = max(1, largest.max_nodes - (total - limit))
+        allowed = f"pools' maxNodes adding up to at most {limit:,} with the {system} system nodes ({total:,} now): {why}"
+        ctx.add(f"{where[largest.name]}.maxNodes", largest.max_nodes, allowed, room)
 
 
 def _check_catalog_keys_that_are_not_text(ctx: RuleContext, raw_pool: object, at: str) -> None:
@@ -104,6 +123,17 @@ def _check_fallback(ctx: RuleContext, pools: ValidPools, pool: GpuPool, at: str)
         ctx.remove(key, wanted, f"a pool that is no other pool's fallback ({wanted} is already {takers[0]}'s)")
     if pool.enabled and not fallback.enabled:
         ctx.add(key, wanted, f"an enabled pool ({wanted} has enabled: false)", "<an enabled pool>")
+
+
+def _check_node_limit(ctx: RuleContext, raw_pool: object, at: str) -> None:
+    """maxNodes within the cloud's nodes per pool, read from the raw value: past int32 the schema could only say so."""
+    max_nodes = raw_pool.get("maxNodes") if isinstance(raw_pool, dict) else None
+    if ctx.rules is None or not isinstance(max_nodes, (int, float)) or isinstance(max_nodes, bool):
+        return
+    zones = raw_pool.get("zones") if isinstance(raw_pool.get("zones"), list) else []
+    limit, why = ctx.rules.pool_node_limit(ctx, [str(zone) for zone in zones])
+    if max_nodes > limit:
+        ctx.add(f"{at}.maxNodes", max_nodes, f"at most {limit:,}: {why}", limit)
 
 
 def _check_sizes(ctx: RuleContext, pool: GpuPool, at: str) -> None:
@@ -214,7 +244,13 @@ def _check_single_option(ctx: RuleContext, pool: GpuPool, itype: InstanceType, a
 
 
 def _check_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
-    for key in pool.node_labels:
+    for key, value in pool.node_labels.items():
+        if not is_label_key(key):
+            allowed = "label keys like team or example.com/team (a name of at most 63 characters, an optional DNS prefix)"
+            ctx.remove(f"{at}.nodeLabels", pool.node_labels, allowed, fix_key=f"{at}.nodeLabels.{key}")
+        elif not re.fullmatch(LABEL_VALUE_PATTERN, value):
+            allowed = "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
+            ctx.add(f"{at}.nodeLabels.{key}", value, allowed, "<value>")
         if is_reserved_label(key):
             ctx.remove(
                 f"{at}.nodeLabels",
