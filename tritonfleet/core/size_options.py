@@ -1,9 +1,11 @@
 """`tritonfleet size`: every GPU type and purchase option of the stack's cloud, priced for one deployment's target load.
 
 Capacity per replica on each GPU: the deployment's measured or stated figure on its own GPU; on another GPU that
-figure scaled by the ratio of the two GPUs' published benchmark (an estimate); without any figure, the published
-per-accelerator benchmark itself (an estimate, and an optimistic one: MLPerf is TensorRT on preprocessed data, not
-Triton over the network). A GPU with neither stays unranked: no guess.
+figure scaled by the ratio of the two GPUs' published benchmark (an estimate, labelled with what it was scaled from);
+without any figure, the published per-accelerator benchmark itself (an estimate, and an optimistic one: MLPerf is
+TensorRT on preprocessed data, not Triton over the network). A GPU with neither stays unranked: no guess. A
+measurement over the latency target scales to nothing: sizing refuses it before it gets here (plan/sizing.py), and
+should one arrive, its own GPU is ranked over the target and no other GPU is estimated from it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Option:
     instance_type: str
     purchase: str
     capacity: float  # inferences/s per replica
-    capacity_kind: str  # measured, stated or estimate
+    capacity_kind: str  # measured, stated, or estimate (with what it was scaled from)
     replicas: int
     nodes: int
     idle_gpus: int
@@ -54,14 +56,16 @@ class Ranking:
 
 
 def _capacity_on(
-    gpu: str, own_gpu: str, capacity: Capacity | None, gpus_per_replica: int, benchmarks: dict[str, float]
+    gpu: str, own_gpu: str, capacity: Capacity | None, gpus_per_replica: int, benchmarks: dict[str, float],
+    scalable: bool = True,
 ) -> tuple[float, str] | None:
     if capacity is not None and gpu == own_gpu:
         return capacity.inferences_per_second, capacity.kind
-    if capacity is not None and gpu in benchmarks and own_gpu in benchmarks:
-        return capacity.inferences_per_second * benchmarks[gpu] / benchmarks[own_gpu], "estimate"
+    if capacity is not None and scalable and gpu in benchmarks and own_gpu in benchmarks:
+        scaled = f"estimate: {capacity.kind} {own_gpu} x {gpu}/{own_gpu} benchmark"
+        return capacity.inferences_per_second * benchmarks[gpu] / benchmarks[own_gpu], scaled
     if capacity is None and gpu in benchmarks:
-        return benchmarks[gpu] * gpus_per_replica, "estimate"
+        return benchmarks[gpu] * gpus_per_replica, "estimate: benchmark"
     return None
 
 
@@ -86,18 +90,19 @@ def rank_options(
     target_ms = latency_ms(deployment.latency_target) if deployment.latency_target else None
     options: list[Option] = []
     unranked: set[str] = set()
+    # A measurement over the latency target is no capacity at that target, on its GPU or scaled to another.
+    fits = not (capacity and capacity.kind == "measured" and target_ms is not None and capacity.p99_ms
+                and capacity.p99_ms > target_ms)  # fmt: skip
     for itype in catalog.instance_types:
         if itype.cloud != config.cloud or itype.gpu_count < deployment.gpus_per_replica:
             continue
-        found = _capacity_on(itype.gpu, own_gpu, capacity, deployment.gpus_per_replica, benchmarks)
+        found = _capacity_on(itype.gpu, own_gpu, capacity, deployment.gpus_per_replica, benchmarks, bool(fits))
         if found is None:
             unranked.add(itype.gpu)
             continue
         per_replica, kind = found
         replicas = max(deployment.min_replicas, replicas_needed(peak, per_replica, config.sizing.headroom))
         packing = pack(NodeShape.of(itype), [(deployment.name, replica_shape(itype, deployment.gpus_per_replica), replicas)])
-        fits = not (kind == "measured" and target_ms is not None and capacity and capacity.p99_ms
-                    and capacity.p99_ms > target_ms)  # fmt: skip
         for option in itype.purchase_options:
             pool = _pool_for(itype, option)
             usd = pool_usd_per_hour(pool, packing.nodes, pool_prices(pool, itype, config.region))
@@ -105,13 +110,15 @@ def rank_options(
                                   packing.idle_gpus, usd, cost_per_million(usd, peak), bool(fits)))  # fmt: skip
     options.sort(key=lambda o: (o.usd_per_million is None or not o.fits_latency, o.usd_per_million or 0, o.instance_type))
     notes = []
-    if any(o.capacity_kind == "estimate" for o in options):
+    if any(o.capacity_kind.startswith("estimate") for o in options):
         notes.append(
             f"'estimate' capacities come from published {benchmark_model} benchmarks per GPU ("
             + ", ".join(bench_sources)
             + "): TensorRT on preprocessed data, not Triton over the network; measure with `tritonfleet loadtest`"
         )
-    if unranked:
+    if unranked and not fits:
+        notes.append(f"not estimated from a measurement over the latency target: {', '.join(sorted(unranked))}")
+    elif unranked:
         notes.append(f"not ranked (no measured figure and no published {benchmark_model} benchmark): {', '.join(sorted(unranked))}")
     if any(o.usd_per_million is None for o in options):
         notes.append("'unknown' $/1M: the catalog has no published price for that type and option in " + config.region)

@@ -220,7 +220,8 @@ class Capacity:
     inferences_per_second: float
     kind: str  # measured (a loadtest result), stated (throughputPerReplica) or estimate (a published benchmark)
     source: str  # shown in the plan
-    p99_ms: float | None = None  # the p99 latency the measurement saw at that rate
+    p99_ms: float | None = None  # the latency (at the result's percentile, p99 by default) measured at that rate
+    arrivals: str | None = None  # measured: poisson, uniform, schedule or closed-loop
 
 
 @dataclass(frozen=True)

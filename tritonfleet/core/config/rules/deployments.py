@@ -81,16 +81,17 @@ def _check_disruption_budget(ctx: RuleContext, deployment: TritonDeployment, at:
 
 def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapping[str, Any], at: str) -> None:
     """An autoscaled deployment (monitoring on, maxReplicas > minReplicas) needs something for its HPA to scale on:
-    the per-replica capacity (the load signal's target) or at least the queue-time guard."""
+    the per-replica capacity, stated or measured (the load signal's target), or at least the queue-time guard."""
     monitoring = ctx.data.get("monitoring") if isinstance(ctx.data.get("monitoring"), Mapping) else {}
     autoscaled = monitoring.get("enabled", True) is not False and deployment.max_replicas > deployment.min_replicas
-    given = {"throughputPerReplica", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
+    given = {"throughputPerReplica", "loadtestResult", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
     if autoscaled and not given:
         ctx.add(
             f"{at}.throughputPerReplica",
             MISSING,
-            "the inferences/s one replica carries within its latency target (measure it with a load test); the HPA "
-            "scales on offered load against it (or set queueTimeTarget, e.g. 20ms, to scale on queue time alone)",
+            "the inferences/s one replica carries within its latency target (or loadtestResult: a `tritonfleet "
+            "loadtest --sweep` result); the HPA scales on offered load against it (or set queueTimeTarget, e.g. 20ms, "
+            "to scale on queue time alone)",
             "<inferences/s per replica>",
         )
 
