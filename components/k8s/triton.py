@@ -86,11 +86,13 @@ def model_repository_path(bucket_uri: str, prefix: str) -> str:
 
 
 def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[str, Any]:
-    """The HPA's targets: offered load against the stated per-replica capacity, and the optional queue-time guard."""
-    capacity = deployment.throughput_per_replica
+    """The HPA's targets: offered load against the per-replica capacity (measured where the deployment has a usable
+    loadtestResult, else stated), counting only the models clients call; and the optional queue-time guard."""
+    capacity = deployment.capacity_per_replica
     guard = deployment.queue_time_target
     return {
         "enabled": monitoring and deployment.max_replicas > deployment.min_replicas,
+        "models": deployment.counted_models,
         "inferencesPerSecond": {
             "metric": INFERENCES_PER_SECOND,
             "target": target_inferences_per_second(capacity, deployment.target_utilization) if capacity else "",

@@ -70,6 +70,21 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
     return capacities
 
 
+def with_measured_capacities(config: StackConfig, project_dir: Path) -> StackConfig:
+    """The config with each deployment's measured capacity known, so its HPA target and the autoscaling rules use
+    the measurement (as sizing does) rather than only throughputPerReplica. Raises ConfigError as
+    deployment_capacities does."""
+    capacities = deployment_capacities(config, project_dir)
+    deployments = []
+    for d in config.triton_deployments:
+        capacity = capacities.get(d.name)
+        d = d.model_copy()
+        if capacity is not None and capacity.kind == "measured":
+            d._measured_capacity = capacity.inferences_per_second
+        deployments.append(d)
+    return config.model_copy(update={"triton_deployments": deployments})
+
+
 def _sweep_fix(model: str, latency_target: str | None, path: str) -> str:
     """The command that measures a capacity sizing can use: a sweep under the deployment's latency target."""
     return f"tritonfleet loadtest --model {model} --sweep --latency-target {latency_target or '<ms>'} --json {path}"

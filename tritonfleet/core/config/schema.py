@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
@@ -320,7 +320,14 @@ class TritonDeployment(_Section):
         None, gt=0, description="inferences/second one replica carries within the latency target (stated), > 0"
     )
     loadtest_result: LoadtestRef | None = Field(
-        None, description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result"
+        None,
+        description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result (used before "
+        "throughputPerReplica by sizing and the HPA)",
+    )
+    client_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
+        default_factory=list,
+        description="the models clients call (an ensemble by its own name, not its steps): the HPA counts only their "
+        "inferences; empty: loadtestResult's model, else every model of the pod",
     )
     target_load: TargetLoad | None = Field(
         None, description="the load to size for: {peak, average, unit, inferencesPerRequest} (an object)"
@@ -366,6 +373,21 @@ class TritonDeployment(_Section):
         description="replicas a node drain may stop at once (PodDisruptionBudget), >= 1 and < minReplicas when "
         "minReplicas > 1; unset: a quarter of minReplicas, at least 1",
     )
+    # The measured capacity, set from loadtestResult by tritonfleet.plan.sizing.with_measured_capacities (a file read
+    # in the project, not a config key).
+    _measured_capacity: float | None = PrivateAttr(None)
+
+    @property
+    def capacity_per_replica(self) -> float | None:
+        """Inferences/s one replica carries: measured (loadtestResult) where known, else throughputPerReplica."""
+        return self._measured_capacity if self._measured_capacity is not None else self.throughput_per_replica
+
+    @property
+    def counted_models(self) -> list[str]:
+        """The models whose inferences the HPA counts (empty: every model of the pod)."""
+        if self.client_models:
+            return list(self.client_models)
+        return [self.loadtest_result.model] if self.loadtest_result else []
 
 
 class AlertReceiver(_Section):
