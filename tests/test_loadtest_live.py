@@ -108,9 +108,9 @@ def test_fixed_concurrency_saturates_one_instance(triton, tmp_path):
 
 
 def test_open_loop_rate_below_capacity_is_achieved(triton):
-    result = run(Plan(url=triton["http"], model="fixed", rate=10, duration_s=2.0))
-    assert result.mode == "rate" and result.offered_rate == 10
-    assert result.requests == 20 and result.errors == 0
+    result = run(Plan(url=triton["http"], model="fixed", rate=10, duration_s=2.0, arrivals="uniform"))
+    assert result.mode == "rate" and result.offered_rate == 10 and result.arrivals == "uniform"
+    assert result.requests == 20 and result.errors == 0 and result.saturation.saturated is False
     assert result.latency_ms.p50 < 10 * SERVICE_S * 1000  # no queue builds at a fifth of the capacity
 
 
@@ -175,6 +175,7 @@ def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
         update={
             "loadtest_result": LoadtestRef(path="loadtests/fixed.json", model="fixed"),
             "target_load": TargetLoad(peak=60, unit="requests/s"),
+            "latency_target": "500ms",  # 4 clients queue on one 20 ms instance: about 80 ms
             "max_replicas": 20,
         }
     )

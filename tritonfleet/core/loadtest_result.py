@@ -144,12 +144,12 @@ def saturation_reasons(
 
 
 def _point_problems(
-    offered: float | None, achieved: float, requests: int, errors: int, latency: float | None, percentile: int,
+    saturation: list[str], achieved: float, requests: int, errors: int, latency: float | None, percentile: int,
     target_ms: float | None,
 ) -> list[str]:
     if latency is None or achieved <= 0:
         return [f"no request succeeded ({errors} errors of {requests} requests)"]
-    problems = saturation_reasons(offered, achieved, requests, errors)
+    problems = list(saturation)
     if target_ms is not None and latency > target_ms:
         problems.append(f"p{percentile} {latency:g} ms is above the latency target of {target_ms:g} ms")
     return problems
@@ -185,8 +185,10 @@ def usable_capacity(result: LoadtestResult, target_ms: float | None) -> Usable:
     if result.curve:
         fits, misses = [], []
         for point in result.curve:
+            saturated = ["saturated (the sweep's verdict)"] if point.saturated else []
+            saturated += saturation_reasons(None, point.achieved_requests_per_second, point.requests, point.errors)
             problems = _point_problems(
-                point.offered_rate, point.achieved_requests_per_second, point.requests, point.errors,
+                saturated, point.achieved_requests_per_second, point.requests, point.errors,
                 point.latency_ms.at(percentile), percentile, target_ms,
             )  # fmt: skip
             if problems:
@@ -198,12 +200,15 @@ def usable_capacity(result: LoadtestResult, target_ms: float | None) -> Usable:
         best = max(fits, key=lambda p: p.achieved_inferences_per_second)
         return Usable(best.achieved_inferences_per_second / result.replicas, best.latency_ms.at(percentile), percentile,
                       f"sweep point {_at(best.offered_rate, best.concurrency)}")  # fmt: skip
+    if result.saturation is not None:  # the run's own verdict: offered is what was sent (Poisson varies), lag, gate
+        saturated = list(result.saturation.reasons)
+    else:  # a result from before the verdict was recorded: its nominal rate was sent at fixed intervals
+        saturated = saturation_reasons(result.offered_rate, result.achieved_requests_per_second, result.requests,
+                                       result.errors)  # fmt: skip
     problems = _point_problems(
-        result.offered_rate, result.achieved_requests_per_second, result.requests, result.errors,
+        saturated, result.achieved_requests_per_second, result.requests, result.errors,
         result.latency_ms.at(percentile), percentile, target_ms,
     )  # fmt: skip
-    if result.saturation and result.saturation.saturated:
-        problems += [r for r in result.saturation.reasons if r not in problems]
     if problems:
         raise Refused(problems)
     return Usable(result.inferences_per_second_per_replica, result.latency_ms.at(percentile), percentile,
