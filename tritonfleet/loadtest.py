@@ -47,9 +47,9 @@ MAX_DURATION_S = 3600
 MAX_IN_FLIGHT = 512  # open loop: requests outstanding at once before the generator itself would be the bottleneck
 ERROR_SAMPLES = 5
 STABLE_WINDOWS = 3  # perf_analyzer's: the last three windows must agree
-LATE_S = 0.010  # open loop: a request starting this much after its scheduled time is the client falling behind
-LATE_SHARE = 0.05  # more than this share of late requests: the client, not the server, set the pace
-GATE_MIN_REQUESTS = 50  # the error-rate gate judges only after this many requests
+LATE_S = 0.050  # open loop: a request starting this much after its scheduled time is the client falling behind
+LATE_SHARE = 0.05  # more than this share of late requests (and more than 2): the client, not the server, set the pace
+GATE_MIN_REQUESTS = 20  # the error-rate gate judges only after this many requests
 BACKOFF_S = (0.01, 1.0)  # closed loop: first and longest pause after a failed request
 MAX_SWEEP_POINTS = 12
 SWEEP_RESOLUTION = 0.1  # bisect until the last good and first bad rate are within 10 %
@@ -404,15 +404,15 @@ class _Recorder:
         self.failed_at: list[float] = []  # per failure: when it was sent
         self.samples: list[str] = []
         self.sent: list[float] = []  # every request's send (scheduled) time
-        self.late = 0
+        self.late: list[float] = []  # open loop: scheduled times of requests that started over LATE_S late
 
     def send(self, at: float) -> None:
         with self.lock:
             self.sent.append(at)
 
-    def started_late(self) -> None:
+    def started_late(self, scheduled: float) -> None:
         with self.lock:
-            self.late += 1
+            self.late.append(scheduled)
 
     def ok(self, sent: float, done: float) -> None:
         with self.lock:
@@ -579,8 +579,8 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
                 return
 
     def timed(scheduled: float) -> bool:
-        if time.monotonic() - scheduled > LATE_S:
-            recorder.started_late()
+        if plan.rate is not None and time.monotonic() - scheduled > LATE_S:
+            recorder.started_late(scheduled)
         try:
             infer()
         except Exception as error:  # the server's answer (or the connection's) is a data point, not a crash
@@ -608,7 +608,8 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
                 recorder.send(scheduled)
                 executor.submit(timed, scheduled)
                 scheduled += next(gaps)
-            ended.append(min(time.monotonic(), deadline))
+            # No send was due before the deadline once the schedule passed it: the sending covered it all.
+            ended.append(deadline if scheduled >= deadline else min(time.monotonic(), deadline))
         else:
             take_lock = threading.Lock()
 
@@ -664,9 +665,10 @@ def _result(
     # Offered: what the schedule sent over the measurement (a Poisson schedule sends its rate only on average).
     offered = requests / (sending_end - begin) if plan.rate is not None and sending_end > begin else None
     reasons = saturation_reasons(offered, per_second, requests, errors) + gate
-    if plan.rate is not None and sends and recorder.late / len(sends) > LATE_SHARE:
-        reasons.append(f"{recorder.late} of {len(sends)} requests started over {LATE_S * 1000:g} ms after their "
-                       f"scheduled time: the client fell behind ({MAX_IN_FLIGHT} in flight at most)")  # fmt: skip
+    late = sum(1 for s in recorder.late if begin <= s < sending_end)
+    if requests and late > max(2, LATE_SHARE * requests):
+        reasons.append(f"{late} of {requests} requests started over {LATE_S * 1000:g} ms after their scheduled time: "
+                       f"the client fell behind (its CPU, or {MAX_IN_FLIGHT} in flight at most)")  # fmt: skip
     if plan.window_s and plan.stability_percent and not stable:
         reasons.append(f"the windows never agreed within {plan.stability_percent:g} % (a longer --duration, or a "
                        "load the server can hold)")  # fmt: skip

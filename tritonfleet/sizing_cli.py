@@ -19,6 +19,11 @@ class Protocol(StrEnum):
     grpc = "grpc"
 
 
+class Arrivals(StrEnum):
+    poisson = "poisson"
+    uniform = "uniform"
+
+
 def _fail(err: Console, message: str, status: int = EXIT_USER_ERROR) -> typer.Exit:
     from rich.markup import escape
 
@@ -48,6 +53,78 @@ def loadtest_table(result: Any) -> Table:
     return table
 
 
+def verdict_lines(result: Any) -> list[str]:
+    """How the run was made and what it says: arrivals, windows, saturation, Triton's own times, the sweep."""
+    lines = [f"arrivals {result.arrivals}, warm-up {result.warmup_s:g} s, latency from the {result.latency_measured_from}"]
+    if result.stable is not None:
+        agreed = "agreed" if result.stable else "did not agree"
+        lines.append(f"{len(result.windows)} windows {agreed} within {result.stability_percent:g} %")
+    if result.saturation is not None:
+        verdict = "saturated: " + "; ".join(result.saturation.reasons) if result.saturation.saturated else "not saturated"
+        lines.append(f"verdict: {verdict}")
+    if result.server is not None:
+        lines.append(f"Triton per request: queue {result.server.queue_ms:,.2f} ms, compute {result.server.compute_ms:,.2f} "
+                     f"ms ({result.server.requests} requests)")  # fmt: skip
+    for point in result.curve:
+        at = f"{point.offered_rate:g}/s" if point.offered_rate is not None else f"c={point.concurrency}"
+        mark = "meets" if point.meets_target else "misses"
+        lines.append(f"  {at:>10}: {point.achieved_inferences_per_second:,.1f} infer/s, p{result.percentile} "
+                     f"{_ms(point.latency_ms.at(result.percentile))} ms, {mark} the target")  # fmt: skip
+    if result.curve:
+        capacity = result.capacity
+        lines.append("capacity: none within the target" if capacity is None else
+                     f"capacity: {capacity.achieved_inferences_per_second:,.1f} inferences/s within "
+                     f"{result.latency_target_ms:g} ms (p{result.percentile} {capacity.latency_ms:,.1f} ms)")  # fmt: skip
+    return lines
+
+
+def _schedule(path: Path | None) -> tuple[int, ...]:
+    """perf_analyzer's --request-intervals file: one gap in microseconds a line."""
+    from tritonfleet.loadtest import LoadtestError
+
+    if path is None:
+        return ()
+    try:
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        gaps = tuple(int(line) for line in lines)
+    except OSError as error:
+        raise LoadtestError(f"cannot read --schedule {path}: {error.strerror or error}") from None
+    except ValueError:
+        raise LoadtestError(f"--schedule {path}: one whole number of microseconds a line, e.g. 20000") from None
+    if not gaps:
+        raise LoadtestError(f"--schedule {path} is empty: one gap in microseconds a line, e.g. 20000")
+    return gaps
+
+
+def _target_ms(text: str | None) -> float | None:
+    import re
+
+    from tritonfleet.core.config.schema import LATENCY_PATTERN, latency_ms
+    from tritonfleet.loadtest import LoadtestError
+
+    if text is None:
+        return None
+    if not re.match(LATENCY_PATTERN, text) or latency_ms(text) <= 0:
+        raise LoadtestError(f"--latency-target {text}: a time with its unit, such as 50ms or 1.5s")
+    return latency_ms(text)
+
+
+def _shapes(given: list[str]) -> dict[str, tuple[int, ...]]:
+    from tritonfleet.loadtest import LoadtestError
+
+    shapes = {}
+    for item in given:
+        name, _, text = item.rpartition(":")
+        try:
+            dims = tuple(int(d) for d in text.split(","))
+        except ValueError:
+            dims = ()
+        if not name or not dims or any(d <= 0 for d in dims):
+            raise LoadtestError(f"--shape {item}: NAME:d1,d2,... with dims > 0, e.g. --shape IMAGE:224,224,3")
+        shapes[name] = dims
+    return shapes
+
+
 def register(app: typer.Typer, out: Console, err: Console) -> None:
     """Add the sizing commands to the `tritonfleet` app."""
 
@@ -56,46 +133,89 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         url: Annotated[str, typer.Option(help="host:port of Triton's HTTP (8000) or gRPC (8001) endpoint")] = "127.0.0.1:8000",
         protocol: Annotated[Protocol, typer.Option(help="http, or grpc where tritonclient.grpc imports")] = Protocol.http,
-        rate: Annotated[float | None, typer.Option(help="open loop: requests per second, sent on a fixed schedule")] = None,
-        concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight")] = None,
-        duration: Annotated[float, typer.Option(help="seconds to run (at most 3600)")] = 10.0,
+        rate: Annotated[float | None, typer.Option(help="open loop: requests per second (a sweep's first rate)")] = None,
+        concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight (a sweep's first)")] = None,
+        arrivals: Annotated[Arrivals, typer.Option(help="open loop: poisson (independent clients) or uniform gaps")] = Arrivals.poisson,
+        schedule: Annotated[Path | None, typer.Option(help="open loop: gaps in microseconds, one a line, cycled")] = None,
+        duration: Annotated[float, typer.Option(help="seconds to measure at most, after the warm-up (<= 3600)")] = 10.0,
+        warmup: Annotated[float, typer.Option(help="seconds of load before measuring (not counted)")] = 2.0,
+        window: Annotated[float, typer.Option(help="seconds per measurement window; 0: one window")] = 2.0,
+        stability_percent: Annotated[float, typer.Option(help="stop once 3 windows agree within this %")] = 10.0,
         requests: Annotated[int | None, typer.Option(help="stop after this many requests")] = None,
         batch_size: Annotated[int, typer.Option(help="inferences per request (rows of a batching model)")] = 1,
         replicas: Annotated[int, typer.Option(help="replicas behind URL: the result's capacity is per replica")] = 1,
         model_version: Annotated[str, typer.Option(help="a model version (default: Triton's policy)")] = "",
+        shape: Annotated[list[str] | None, typer.Option(help="NAME:d1,d2 for an input's variable dims (repeat)")] = None,
+        input_data: Annotated[Path | None, typer.Option(help="perf_analyzer's --input-data JSON of real tensors")] = None,
+        distinct: Annotated[int, typer.Option(help="distinct random tensors sent in turn (1..1024)")] = 16,
+        string_length: Annotated[int, typer.Option(help="characters of a random BYTES element")] = 16,
+        timeout: Annotated[float, typer.Option(help="seconds a request may take before it counts as failed")] = 30.0,
+        max_error_rate: Annotated[float, typer.Option(help="stop when more than this share of requests fail")] = 0.5,
+        percentile: Annotated[int, typer.Option(help="latency percentile held to --latency-target: 50/90/95/99")] = 99,
+        latency_target: Annotated[str | None, typer.Option(help="the deployment's latencyTarget, e.g. 50ms")] = None,
+        sweep: Annotated[bool, typer.Option("--sweep", help="raise the load until the target is missed; bisect")] = False,
+        sweep_max: Annotated[float | None, typer.Option(help="highest rate or concurrency a sweep tries")] = None,
         json_file: Annotated[Path | None, typer.Option("--json", help="write the result here (tritonDeployments[].loadtestResult.path)")] = None,
     ) -> None:
-        """Drive one model at a fixed rate or concurrency for a bounded time; print offered and achieved rate,
-        p50/p95/p99 and errors; write a result that sizing and the plan read as the measured per-replica capacity.
+        """Drive one model at a rate (Poisson arrivals) or a concurrency; warm up, measure in windows until three
+        agree; print offered and achieved rate, percentiles, errors, the saturation verdict and Triton's queue vs
+        compute time. With --sweep and --latency-target, find the highest throughput whose percentile meets the
+        target: the capacity sizing and the HPA use (tritonDeployments[].loadtestResult).
 
-        Exit 1 when the server or model cannot be reached, an argument's value is bad, or every request failed; 64
-        when neither or both of --rate and --concurrency are given."""
+        Exit 1 when the server or model cannot be reached, an argument's value is bad, every request failed, the
+        error-rate gate stopped the run, or no sweep point met the target; 64 when neither or both of --rate and
+        --concurrency are given, or --sweep has no --latency-target."""
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from tritonfleet.loadtest import LoadtestError, LoadtestUsageError, Plan, run
+        from tritonfleet import loadtest as lt
 
-        plan = Plan(url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
-                    concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
-                    replicas=replicas)  # fmt: skip
         try:
+            plan = lt.Plan(
+                url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
+                concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
+                replicas=replicas, timeout_s=timeout, arrivals=arrivals.value, schedule_us=_schedule(schedule),
+                warmup_s=warmup, window_s=window, stability_percent=stability_percent if window else None,
+                percentile=percentile, latency_target_ms=_target_ms(latency_target), shapes=_shapes(shape or []),
+                input_data=input_data, distinct=distinct, string_length=string_length, max_error_share=max_error_rate,
+            )  # fmt: skip
+            if sweep and plan.latency_target_ms is None:
+                raise lt.LoadtestUsageError("--sweep needs --latency-target (the deployment's latencyTarget, e.g. "
+                                            "--latency-target 50ms): capacity is the most it carries within it")  # fmt: skip
             plan.check()
             columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
             with Progress(*columns, console=err, transient=True) as bar:
-                task = bar.add_task(f"{model}: 0 done", total=duration)
-                result = run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
-        except LoadtestUsageError as error:
+                if sweep:
+                    task = bar.add_task(f"{model}: sweep", total=None)
+                    limit = sweep_max or (lt.MAX_IN_FLIGHT if concurrency is not None else 100_000)
+                    result = lt.sweep(plan, limit, lambda at: bar.update(task, description=f"{model}: {at}"))
+                else:
+                    task = bar.add_task(f"{model}: 0 done", total=duration + warmup)
+                    result = lt.run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
+        except lt.LoadtestUsageError as error:
             raise _fail(err, str(error), EXIT_USAGE) from None
-        except LoadtestError as error:
+        except lt.LoadtestError as error:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
+        for line in verdict_lines(result):
+            out.print(line, soft_wrap=True)
         for sample in result.error_samples:
             err.print(f"[yellow]error sample:[/yellow] {sample}", markup=True, soft_wrap=True)
         if json_file:
             json_file.parent.mkdir(parents=True, exist_ok=True)
             json_file.write_text(result.dumps())
-            out.print(f"Result written to {json_file}: {result.inferences_per_second_per_replica:,.1f} inferences/s per replica")
+            per_replica = (result.capacity.achieved_inferences_per_second / result.replicas if result.capacity
+                           else result.inferences_per_second_per_replica)  # fmt: skip
+            out.print(f"Result written to {json_file}: {per_replica:,.1f} inferences/s per replica")
         if result.succeeded == 0:
             raise _fail(err, f"no request to '{model}' succeeded")
+        if sweep and result.capacity is None:
+            first = result.curve[0]
+            at = f"--rate {first.offered_rate:g}" if first.offered_rate is not None else f"--concurrency {first.concurrency}"
+            raise _fail(err, f"no load point met p{percentile} <= {latency_target}, not even the first ({at}): start "
+                        "the sweep lower, or the model cannot meet this target on this server")  # fmt: skip
+        gate = [r for r in (result.saturation.reasons if result.saturation else []) if r.startswith("stopped early")]
+        if gate:
+            raise _fail(err, gate[0])
 
     @app.command()
     def size(
