@@ -8,7 +8,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -446,11 +446,11 @@ models_app = typer.Typer(no_args_is_help=True, help="Check Triton model reposito
 app.add_typer(models_app, name="models")
 
 
-def _validated(directory: Path, consequence: str = ""):
+def _validated(directory: Path, consequence: str = "", gpus_per_replica: int | None = None):
     """Validate a repository, print its findings, and exit 1 on any error."""
     from tritonfleet.models.validate import validate_repository
 
-    report = validate_repository(directory)
+    report = validate_repository(directory, gpus_per_replica)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
         err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"))
@@ -484,11 +484,13 @@ def models_validate(
     deployment: Annotated[str | None, typer.Option(help="with --stack: its requiredModels/loadModels must be here")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
-    """Check a Triton model repository the way Triton reads it; exit 1 on any error."""
-    report = _validated(directory)
+    """Check a Triton model repository the way Triton reads it; exit 1 on any error. With --stack and --deployment,
+    instance groups' GPU ids are checked against the deployment's gpusPerReplica too."""
     if (stack is None) != (deployment is None):
         error_message("--stack and --deployment go together")
         raise typer.Exit(EXIT_USER_ERROR)
+    gpus = None if stack is None or deployment is None else _deployment(stack, deployment, project_dir)[1].gpus_per_replica
+    report = _validated(directory, gpus_per_replica=gpus)
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
@@ -570,11 +572,9 @@ def models_sync(
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
 
 
-def _model_control(action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir) -> None:
-    from components.k8s.access import ADMIN
+def _deployment(stack: str, deployment: str, project_dir: Path | None) -> tuple[Any, Any]:
+    """The stack's config and its Triton deployment of that name; exit 1 naming the deployments when there is none."""
     from tritonfleet.core.config import load_stack_config
-    from tritonfleet.core.conventions import triton_release_name
-    from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
@@ -587,8 +587,25 @@ def _model_control(action: str, model: str, stack: str, deployment: str, replica
         names = ", ".join(d.name for d in config.triton_deployments) or "none"
         error_message(f"stack '{stack}' has no Triton deployment '{deployment}' (deployments: {names})")
         raise typer.Exit(EXIT_USER_ERROR)
+    return config, found
+
+
+def _model_control(action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir) -> None:
+    from components.k8s.access import ADMIN
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
+
+    config, found = _deployment(stack, deployment, project_dir)
+    at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
+    if action == "unload" and model in found.required_models:
+        j = found.required_models.index(model)
+        error_message(
+            f"'{model}' is in {at}.requiredModels: every replica's readiness needs it, so unloading it takes every "
+            f"replica out of service at once. Fix: take it out of requiredModels first (pulumi config rm --path "
+            f"'tritonfleet:{at}.requiredModels[{j}]' --stack {stack}), run pulumi up, then unload it"
+        )
+        raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
-        at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
         error_message(
             f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
             f"requests. Fix: pulumi config set --path 'tritonfleet:{at}.modelControlMode' explicit --stack {stack}"
