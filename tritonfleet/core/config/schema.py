@@ -303,6 +303,45 @@ class LoadtestRef(_Section):
     model: str = Field(min_length=1, description="the model the deployment serves, as the loadtest named it")
 
 
+TUNING_NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+TUNING_VALUE = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/+-]{1,256}$")] | int | bool
+
+
+class TritonTuning(_Section):
+    """Triton's server-wide tuning flags (tritonserver --help of the pinned release; docs/serving.md)."""
+
+    backend_config: dict[TUNING_NAME, dict[TUNING_NAME, TUNING_VALUE]] = Field(
+        default_factory=dict,
+        description="--backend-config per backend: {backend: {setting: value}}, e.g. {python: {shm-default-byte-size: "
+        "16777216}}",
+    )
+    cache_config: dict[TUNING_NAME, dict[TUNING_NAME, TUNING_VALUE]] = Field(
+        default_factory=dict,
+        description="--cache-config per cache: {cache: {setting: value}}, e.g. {local: {size: 268435456}} for the "
+        "response cache",
+    )
+    pinned_memory_mib: int | None = Field(
+        None, ge=0, le=1_048_576, description="--pinned-memory-pool-byte-size in MiB (Triton's default: 256), or unset"
+    )
+    cuda_memory_pool_mib: int | None = Field(
+        None, ge=0, le=1_048_576, description="--cuda-memory-pool-byte-size per GPU of the replica, in MiB (Triton's "
+        "default: 64), or unset",
+    )
+    rate_limit: Literal["off", "execution_count"] = Field(
+        "off", description="--rate-limit: off, or execution_count (instances run by their rate_limiter resources)"
+    )
+    rate_limit_resources: dict[TUNING_NAME, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(
+        default_factory=dict, description="--rate-limit-resource: {resource: count} with rateLimit execution_count"
+    )
+    buffer_manager_threads: int | None = Field(
+        None, ge=0, le=256, description="--buffer-manager-thread-count, 0..256, or unset (Triton's default: 0)"
+    )
+    shm_gi: int | None = Field(
+        None, ge=1, le=1024, description="/dev/shm GiB (memory-backed); unset: 1 for a 1-GPU replica, 32 with more "
+        "GPUs (NCCL), at most a quarter of the replica's memory",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -367,6 +406,9 @@ class TritonDeployment(_Section):
     )
     log_verbose: int = Field(0, ge=0, le=3, description="Triton's --log-verbose level, 0 (off)..3")
     log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")
+    tuning: TritonTuning = Field(
+        default_factory=TritonTuning, description="Triton's tuning flags and /dev/shm size (an object)"
+    )
     max_unavailable: int | None = Field(
         None,
         ge=1,

@@ -3,6 +3,7 @@ of this stack that fit."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -137,6 +138,29 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
             f"at most {itype.gpu_count}: a replica must fit on one {itype.name} node of pool '{pool.name}'",
             itype.gpu_count,
         )
+    elif itype is not None:
+        _check_tuning(ctx, deployment, itype, at)
+
+
+def _check_tuning(ctx: RuleContext, deployment: TritonDeployment, itype: InstanceType, at: str) -> None:
+    """/dev/shm is memory-backed, so a stated size must leave the replica memory to run in; rate-limiter resources
+    do nothing unless the rate limiter is on."""
+    from tritonfleet.core.sizing import SHM_MAX_MEMORY_SHARE, replica_requests  # sizing imports the config package
+
+    tuning = deployment.tuning
+    memory_gi = replica_requests(itype, deployment.gpus_per_replica)[1]
+    most = max(1, math.floor(memory_gi * SHM_MAX_MEMORY_SHARE))
+    if tuning.shm_gi is not None and tuning.shm_gi > most:
+        ctx.add(
+            f"{at}.tuning.shmGi",
+            tuning.shm_gi,
+            f"at most {most}: /dev/shm is memory-backed and counts against the replica's {memory_gi} GiB on "
+            f"{itype.name}",
+            most,
+        )
+    if tuning.rate_limit_resources and tuning.rate_limit != "execution_count":
+        ctx.add(f"{at}.tuning.rateLimit", tuning.rate_limit, "execution_count when rateLimitResources are given (off "
+                "ignores every model's rate_limiter)", "execution_count")  # fmt: skip
 
 
 def _check_ephemeral_room(
