@@ -237,10 +237,12 @@ def test_variable_dims_and_bytes_inputs_reach_the_server_with_its_queue_and_comp
 def test_a_timeout_counts_as_an_error_backs_off_and_the_gate_stops_the_run(triton):
     """Requests that time out (5 ms against a 20 ms model) fail; the closed loop pauses after each failure and the
     error-rate gate stops the run long before its duration, where it once resent at once thousands of times."""
-    result = run(Plan(url=triton["http"], model="fixed", concurrency=4, duration_s=60.0, timeout_s=0.005))
-    assert result.errors == result.requests and result.requests < 200
-    assert any(r.startswith("stopped early") for r in result.saturation.reasons)
-    assert result.error_samples and result.succeeded == 0
+    for protocol in ("http", "grpc") if grpc_available() else ("http",):
+        result = run(Plan(url=triton[protocol], model="fixed", protocol=protocol, concurrency=4, duration_s=60.0,
+                          timeout_s=0.005))  # fmt: skip
+        assert result.errors == result.requests and result.requests < 200, protocol
+        assert any(r.startswith("stopped early") for r in result.saturation.reasons)
+        assert result.error_samples and result.succeeded == 0
 
 
 def test_warm_up_and_windows_stop_once_three_agree(triton):

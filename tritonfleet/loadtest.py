@@ -153,16 +153,15 @@ class Plan:
         return "schedule" if self.schedule_us else self.arrivals
 
 
-def _client(plan: Plan) -> Any:
+def _client(plan: Plan, timeout: float | None = None) -> Any:
     if plan.protocol == "grpc":
         import tritonclient.grpc as grpcclient
 
         return grpcclient.InferenceServerClient(plan.url)
     import tritonclient.http as httpclient
 
-    return httpclient.InferenceServerClient(
-        plan.url, connection_timeout=plan.timeout_s, network_timeout=plan.timeout_s
-    )
+    seconds = timeout or plan.timeout_s
+    return httpclient.InferenceServerClient(plan.url, connection_timeout=seconds, network_timeout=seconds)
 
 
 def _module(plan: Plan) -> Any:
@@ -175,9 +174,12 @@ def _module(plan: Plan) -> Any:
     return httpclient
 
 
-def _timeout(plan: Plan) -> dict[str, Any]:
+def _timeout(plan: Plan, timeout: float | None = None) -> dict[str, Any]:
     """gRPC calls take their deadline per call (the HTTP client has its network timeout from the constructor)."""
-    return {"client_timeout": plan.timeout_s} if plan.protocol == "grpc" else {}
+    return {"client_timeout": timeout or plan.timeout_s} if plan.protocol == "grpc" else {}
+
+
+CONTROL_TIMEOUT_S = 10.0  # probe and statistics calls: not measured, so never held to a tight --timeout
 
 
 def _as_json(plan: Plan) -> dict[str, Any]:
@@ -206,22 +208,23 @@ def probe(plan: Plan) -> ModelSpec:
     """Check the server and model; return its inputs (dims without the batch dimension) and max_batch_size."""
     from tritonclient.utils import InferenceServerException
 
-    client = _client(plan)
+    control = max(plan.timeout_s, CONTROL_TIMEOUT_S)
+    client = _client(plan, control)
     try:
         try:
-            live = client.is_server_live(**_timeout(plan))
+            live = client.is_server_live(**_timeout(plan, control))
         except (InferenceServerException, OSError, Exception) as error:  # connection refused, DNS, TLS ...
             raise LoadtestError(f"no Triton server answers at {plan.url} ({plan.protocol}): {_describe(error)}") from None
         if not live:
             raise LoadtestError(f"the Triton server at {plan.url} is not live")
         try:
-            ready = client.is_model_ready(plan.model, plan.model_version, **_timeout(plan))
+            ready = client.is_model_ready(plan.model, plan.model_version, **_timeout(plan, control))
         except InferenceServerException:
             ready = False
         if not ready:
             raise LoadtestError(f"model '{plan.model}'{_version(plan)} is not ready on {plan.url}; " + _available(client, plan))
-        metadata = client.get_model_metadata(plan.model, plan.model_version, **_as_json(plan))
-        config = client.get_model_config(plan.model, plan.model_version, **_as_json(plan))
+        metadata = client.get_model_metadata(plan.model, plan.model_version, **_as_json(plan), **_timeout(plan, control))
+        config = client.get_model_config(plan.model, plan.model_version, **_as_json(plan), **_timeout(plan, control))
     finally:
         client.close()
     config = config.get("config", config)
@@ -474,9 +477,10 @@ def _intervals(plan: Plan) -> Any:
 
 def server_statistics(plan: Plan) -> dict[str, int] | None:
     """Triton's cumulative statistics for the model (its statistics API): request count, queue and compute ns."""
-    client = _client(plan)
+    control = max(plan.timeout_s, CONTROL_TIMEOUT_S)
+    client = _client(plan, control)
     try:
-        stats = client.get_inference_statistics(plan.model, plan.model_version, **_as_json(plan), **_timeout(plan))
+        stats = client.get_inference_statistics(plan.model, plan.model_version, **_as_json(plan), **_timeout(plan, control))
     except Exception:  # statistics are a bonus: a server that refuses them still gets load-tested
         return None
     finally:

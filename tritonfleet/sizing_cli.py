@@ -197,7 +197,8 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
         for line in verdict_lines(result):
-            out.print(line, soft_wrap=True)
+            for part in _wrapped(line, 80):
+                out.print(part, soft_wrap=True, markup=False)
         for sample in result.error_samples:
             err.print(f"[yellow]error sample:[/yellow] {sample}", markup=True, soft_wrap=True)
         if json_file:
