@@ -600,7 +600,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
             scheduled = start
             ticked = start
             while len(recorder.sent) < limit and not stopping():
-                if scheduled >= deadline:
+                if scheduled >= deadline - 1e-9:  # summed gaps drift by float noise
                     break
                 now = time.monotonic()
                 if now - ticked >= 0.05:  # also when the schedule never waits (a rate the client barely keeps)
@@ -613,7 +613,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
                 executor.submit(timed, scheduled)
                 scheduled += next(gaps)
             # No send was due before the deadline once the schedule passed it: the sending covered it all.
-            ended.append(deadline if scheduled >= deadline else min(time.monotonic(), deadline))
+            ended.append(deadline if scheduled >= deadline - 1e-9 else min(time.monotonic(), deadline))
         else:
             take_lock = threading.Lock()
 
