@@ -56,3 +56,13 @@ instance_group [ { kind: KIND_GPU, gpus: [ 1 ] }, { kind: KIND_GPU, gpus: [ 2 ] 
     assert checked.returncode == 1
     assert "instance_group[1].gpus names GPU 2, but a replica has 2 GPU(s) (ids 0..1)" in checked.stderr
     assert "instance_group[0]" not in checked.stderr
+
+
+def test_validate_checks_tensorrt_engines_against_the_deployments_gpu(tmp_path):
+    (tmp_path / "project").mkdir()
+    project = _project(tmp_path / "project")  # llm runs on the h200 pool
+    config = 'name: "m"\nplatform: "tensorrt_plan"\ncc_model_filenames { key: "8.9" value: "l40s.plan" }\n'
+    make_model(tmp_path / "repo", "m", config, {"1/model.plan": "x", "1/l40s.plan": "x"})
+    checked = run_cli("models", "validate", str(tmp_path / "repo"), "--stack", "prod", "--deployment", "llm",
+                      "--project-dir", project)  # fmt: skip
+    assert checked.returncode == 1 and "not for the deployment's H200 (compute capability 9.0)" in checked.stderr

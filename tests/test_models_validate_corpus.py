@@ -15,7 +15,9 @@ import pytest
 from tests.local_servers import stop
 from tests.test_models_triton import Triton, http, log_tail, wait_for
 from tests.triton_wheel import pytriton_dir
-from tritonfleet.models.validate import validate_repository
+from tritonfleet.models.validate import Replica, validate_repository
+
+ONE_L40S = Replica(1, "L40S", "8.9")
 
 PYTHON_MODEL = """import triton_python_backend_utils as pb_utils
 
@@ -84,7 +86,7 @@ def write_corpus(root) -> None:
 
 def test_the_validator_refuses_exactly_what_tritonserver_refuses(tmp_path):
     write_corpus(tmp_path)
-    report = validate_repository(tmp_path, gpus_per_replica=1)
+    report = validate_repository(tmp_path, ONE_L40S)
     refused = {f.path.relative_to(tmp_path).parts[0] for f in report.errors}
     expected = {name for name, (_, _, verdict) in CORPUS.items() if verdict is not None}
     assert refused == expected
@@ -106,7 +108,7 @@ def test_the_validator_refuses_exactly_what_tritonserver_refuses(tmp_path):
 )
 def test_each_refusal_says_why(tmp_path, name, fragment):
     write_corpus(tmp_path)
-    messages = [f.message for f in validate_repository(tmp_path, gpus_per_replica=1).errors
+    messages = [f.message for f in validate_repository(tmp_path, ONE_L40S).errors
                 if f.path.relative_to(tmp_path).parts[0] == name]  # fmt: skip
     assert any(fragment in m for m in messages), messages
 
@@ -114,7 +116,7 @@ def test_each_refusal_says_why(tmp_path, name, fragment):
 def test_gpu_ids_are_checked_only_against_a_known_replica(tmp_path):
     write_corpus(tmp_path)
     assert not any("gpu_beyond_replica" in str(f.path) for f in validate_repository(tmp_path).errors)
-    assert not any("gpu_beyond_replica" in str(f.path) for f in validate_repository(tmp_path, gpus_per_replica=4).errors)
+    assert not any("gpu_beyond_replica" in str(f.path) for f in validate_repository(tmp_path, Replica(4, "L40S", "8.9")).errors)
 
 
 def test_tritonserver_still_gives_the_recorded_verdicts(tmp_path):
@@ -136,3 +138,49 @@ def test_tritonserver_still_gives_the_recorded_verdicts(tmp_path):
     for name, (_, _, verdict) in CORPUS.items():
         if verdict is not None:
             assert verdict in text, f"{name}: tritonserver no longer says {verdict!r}"
+
+
+TENSORRT = """name: "engine"
+platform: "tensorrt_plan"
+max_batch_size: 0
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 1 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 1 ] } ]
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "files", "severity", "fragment"),
+    [
+        ("", ["model.plan"], "warning", "build model.plan on H200 (compute capability 9.0)"),
+        ('cc_model_filenames { key: "9.0" value: "h200.plan" }', ["model.plan", "h200.plan"], None, ""),
+        ('cc_model_filenames { key: "9.0" value: "h200.plan" }', ["model.plan"], "error", "missing: the deployment's H200"),
+        ('cc_model_filenames { key: "8.9" value: "l40s.plan" }', ["model.plan", "l40s.plan"], "error",
+         "engines for 8.9 but not for the deployment's H200 (compute capability 9.0)"),
+    ],
+)
+def test_tensorrt_engines_are_checked_against_the_pools_gpu(tmp_path, extra, files, severity, fragment):
+    """A TensorRT engine deserialises only on the architecture it was built for (TensorRT: engines are not portable
+    across compute capabilities); Triton picks the engine per GPU from cc_model_filenames."""
+    model = tmp_path / "engine"
+    (model / "1").mkdir(parents=True)
+    (model / "config.pbtxt").write_text(TENSORRT + extra)
+    for name in files:
+        (model / "1" / name).write_text("engine")
+    report = validate_repository(tmp_path, Replica(1, "H200", "9.0"))
+    found = [(f.severity, f.message) for f in report.findings]
+    if severity is None:
+        assert found == []
+    else:
+        assert any(s == severity and fragment in m for s, m in found), found
+    without = validate_repository(tmp_path).findings  # without a deployment: no GPU to check against
+    assert not [f for f in without if "compute capability" in f.message or "cc_model_filenames" in f.message]
+
+
+def test_every_gpu_of_the_catalog_has_a_compute_capability():
+    from tritonfleet.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    assert {g: v.compute_capability for g, v in catalog.gpus.items()} == {
+        "L4": "8.9", "L40S": "8.9", "H100": "9.0", "H200": "9.0", "B200": "10.0"
+    }  # fmt: skip
+    assert "developer.nvidia.com/cuda-gpus" in catalog.sources["CUDAGPUS"].title

@@ -446,11 +446,11 @@ models_app = typer.Typer(no_args_is_help=True, help="Check Triton model reposito
 app.add_typer(models_app, name="models")
 
 
-def _validated(directory: Path, consequence: str = "", gpus_per_replica: int | None = None):
-    """Validate a repository, print its findings, and exit 1 on any error."""
+def _validated(directory: Path, consequence: str = "", replica: Any = None):
+    """Validate a repository (against a deployment's replica when given), print its findings, exit 1 on any error."""
     from tritonfleet.models.validate import validate_repository
 
-    report = validate_repository(directory, gpus_per_replica)
+    report = validate_repository(directory, replica)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
         err.print(Text.assemble((f"{finding.severity}:", colour), f" {finding.path}: {finding.message}"))
@@ -489,8 +489,15 @@ def models_validate(
     if (stack is None) != (deployment is None):
         error_message("--stack and --deployment go together")
         raise typer.Exit(EXIT_USER_ERROR)
-    gpus = None if stack is None or deployment is None else _deployment(stack, deployment, project_dir)[1].gpus_per_replica
-    report = _validated(directory, gpus_per_replica=gpus)
+    replica = None
+    if stack is not None and deployment is not None:
+        from tritonfleet.core.catalog import load_catalog
+        from tritonfleet.models.validate import Replica
+
+        config, found = _deployment(stack, deployment, project_dir)
+        gpu = config.pool(found.pool).gpu
+        replica = Replica(found.gpus_per_replica, gpu, load_catalog().gpus[gpu].compute_capability)
+    report = _validated(directory, replica=replica)
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)

@@ -122,8 +122,18 @@ def version_number(name: str) -> int | None:
     return None
 
 
-def validate_repository(root: Path, gpus_per_replica: int | None = None) -> Report:
-    """Check every model of the repository; with `gpus_per_replica` (a deployment's), instance groups' GPU ids too."""
+@dataclass(frozen=True)
+class Replica:
+    """What a deployment's replica offers its models: GPUs, their type and CUDA compute capability (the catalog's)."""
+
+    gpus: int
+    gpu: str
+    compute_capability: str | None
+
+
+def validate_repository(root: Path, replica: Replica | None = None) -> Report:
+    """Check every model of the repository; with a deployment's `replica`, instance groups' GPU ids and TensorRT
+    engines against its GPUs too."""
     report = Report(root=root)
     if not root.exists():
         report.findings.append(Finding("error", root, "no such directory"))
@@ -139,7 +149,7 @@ def validate_repository(root: Path, gpus_per_replica: int | None = None) -> Repo
     if not model_dirs:
         report.findings.append(Finding("error", root, "no model folders: expect <model>/config.pbtxt and <model>/<version>/"))
     for directory in model_dirs:
-        model, findings = _check_model(directory, gpus_per_replica)
+        model, findings = _check_model(directory, replica)
         report.findings.extend(findings)
         if model is not None:
             report.models.append(model)
@@ -147,7 +157,7 @@ def validate_repository(root: Path, gpus_per_replica: int | None = None) -> Repo
     return report
 
 
-def _check_model(directory: Path, gpus_per_replica: int | None = None) -> tuple[Model | None, list[Finding]]:
+def _check_model(directory: Path, replica: Replica | None = None) -> tuple[Model | None, list[Finding]]:
     findings: list[Finding] = []
 
     def error(path: Path, message: str) -> None:
@@ -206,7 +216,9 @@ def _check_model(directory: Path, gpus_per_replica: int | None = None) -> tuple[
 
     findings.extend(_check_version_policy(config, versions, config_path))
     findings.extend(_check_batching(config, config_path))
-    findings.extend(_check_instance_groups(config, backend, config_path, gpus_per_replica))
+    findings.extend(_check_instance_groups(config, backend, config_path, replica.gpus if replica else None))
+    if backend == "tensorrt" and replica is not None and replica.compute_capability:
+        findings.extend(_check_engines(config, directory, versions, replica, config_path))
     findings.extend(_check_tensors(config, config_path))
     findings.extend(_check_warmup(config, config_path))
     if config.model_transaction_policy.decoupled and config.response_cache.enable:
@@ -281,6 +293,28 @@ def _check_tensors(config, path: Path) -> Iterable[Finding]:
                 yield Finding("error", path, f"{label} has no data_type (e.g. TYPE_FP32)")
             if any(d < -1 or d == 0 for d in tensor.dims):
                 yield Finding("error", path, f"{label} has dims {list(tensor.dims)}: each must be positive or -1 (variable)")
+
+
+def _check_engines(config, directory: Path, versions: list[int], replica: Replica, path: Path) -> Iterable[Finding]:
+    """A TensorRT engine deserialises only on the GPU architecture it was built for. Triton picks the file for the
+    GPU's compute capability from cc_model_filenames, else the default file."""
+    capability = replica.compute_capability
+    engines = dict(config.cc_model_filenames)
+    if capability in engines:
+        for version in versions:
+            engine = directory / str(version) / engines[capability]
+            if not engine.exists():
+                yield Finding("error", engine, f"missing: the deployment's {replica.gpu} (compute capability "
+                              f"{capability}) loads it through cc_model_filenames")  # fmt: skip
+    elif engines:
+        yield Finding("error", path, f"cc_model_filenames has engines for {', '.join(sorted(engines))} but not for the "
+                      f"deployment's {replica.gpu} (compute capability {capability}): Triton falls back to "
+                      f"{config.default_model_filename or 'model.plan'}, which is one of those; add "
+                      f"cc_model_filenames {{ key: \"{capability}\" value: \"model_{capability}.plan\" }}")  # fmt: skip
+    else:
+        yield Finding("warning", path, f"TensorRT engines run only on the architecture they were built for: build "
+                      f"{config.default_model_filename or 'model.plan'} on {replica.gpu} (compute capability "
+                      f"{capability}), or list one engine per architecture in cc_model_filenames")  # fmt: skip
 
 
 def _check_warmup(config, path: Path) -> Iterable[Finding]:
