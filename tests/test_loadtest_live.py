@@ -112,7 +112,8 @@ def triton(tmp_path_factory) -> dict[str, str]:
             [str(root / "bin" / "tritonserver"), f"--model-repository={work / 'models'}",
              f"--backend-directory={work / 'backends'}", f"--http-port={http}", f"--grpc-port={grpc}",
              f"--metrics-port={metrics}", "--http-address=127.0.0.1", "--grpc-address=127.0.0.1",
-             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5"],
+             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5", "--model-control-mode=explicit",
+             "--load-model=*"],  # explicit: tune reloads models with candidate configurations
             env=env, stdout=sink, stderr=subprocess.STDOUT,
         )  # fmt: skip
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
@@ -280,3 +281,21 @@ def test_a_sweep_records_the_capacity_within_the_target_and_sizing_uses_it(trito
     )
     capacity = deployment_capacities(config.model_copy(update={"triton_deployments": [deployment]}), tmp_path)
     assert capacity[deployment.name].inferences_per_second == swept.capacity.achieved_inferences_per_second
+
+
+def test_tune_keeps_the_configuration_with_the_most_capacity_and_restores_the_model(triton, tmp_path):
+    """One 20 ms instance carries at most 50/s, two carry twice that: tune finds it, writes the patch and the
+    result, and the server is back on the repository's configuration (one instance) afterwards."""
+    patch, result_file = tmp_path / "fixed.pbtxt", tmp_path / "fixed.json"
+    outcome = CliRunner().invoke(
+        app, ["tune", "--model", "fixed", "--url", triton["http"], "--latency-target", "300ms", "--instances", "1,2",
+              "--rate", "20", "--sweep-max", "60", "--duration", "0.5", "--warmup", "0.2", "--patch", str(patch),
+              "--json", str(result_file)],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "Best: 2 instances" in outcome.output
+    assert "instance_group [ { count: 2 } ]" in patch.read_text()
+    best = read_result(result_file)
+    assert best.capacity is not None and best.arrivals == "poisson" and best.curve
+    with urllib.request.urlopen(f"http://{triton['http']}/v2/models/fixed/config", timeout=5) as response:
+        assert json.load(response)["instance_group"][0]["count"] == 1  # the repository's configuration again

@@ -153,7 +153,8 @@ class Plan:
         return "schedule" if self.schedule_us else self.arrivals
 
 
-def _client(plan: Plan, timeout: float | None = None) -> Any:
+def connect(plan: Plan, timeout: float | None = None) -> Any:
+    """A client of the plan's protocol; HTTP holds every call to `timeout` (default: the plan's)."""
     if plan.protocol == "grpc":
         import tritonclient.grpc as grpcclient
 
@@ -209,7 +210,7 @@ def probe(plan: Plan) -> ModelSpec:
     from tritonclient.utils import InferenceServerException
 
     control = max(plan.timeout_s, CONTROL_TIMEOUT_S)
-    client = _client(plan, control)
+    client = connect(plan, control)
     try:
         try:
             live = client.is_server_live(**_timeout(plan, control))
@@ -478,7 +479,7 @@ def _intervals(plan: Plan) -> Any:
 def server_statistics(plan: Plan) -> dict[str, int] | None:
     """Triton's cumulative statistics for the model (its statistics API): request count, queue and compute ns."""
     control = max(plan.timeout_s, CONTROL_TIMEOUT_S)
-    client = _client(plan, control)
+    client = connect(plan, control)
     try:
         stats = client.get_inference_statistics(plan.model, plan.model_version, **_as_json(plan), **_timeout(plan, control))
     except Exception:  # statistics are a bonus: a server that refuses them still gets load-tested
@@ -527,7 +528,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
     def infer() -> None:
         client = getattr(local, "client", None)
         if client is None:
-            client = local.client = _client(plan)
+            client = local.client = connect(plan)
             with clients_lock:
                 clients.append(client)
         request_inputs = []
