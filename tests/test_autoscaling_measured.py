@@ -104,3 +104,13 @@ def test_a_model_name_with_a_dot_is_matched_literally(tmp_path):
     config = _dev(tmp_path, clientModels=["ocr.v2"], throughputPerReplica=10)
     (served,) = [r["expr"] for r in autoscaling.autoscaling_rules(config) if r.get("record") == autoscaling.SERVED]
     assert 'model=~"ocr\\\\.v2"' in served
+
+
+def test_client_models_must_count_the_measured_model(tmp_path):
+    with pytest.raises(ConfigError) as error:
+        _dev(tmp_path, result(), clientModels=["pipeline"], **MEASURED)
+    message = str(error.value)
+    assert "tritonfleet:tritonDeployments[0].clientModels" in message and "a list with 'resnet'" in message
+    assert _dev(tmp_path, clientModels=["pipeline", "resnet"], **MEASURED).triton_deployments[0].counted_models == [
+        "pipeline", "resnet"
+    ]  # fmt: skip

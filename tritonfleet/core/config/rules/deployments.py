@@ -86,6 +86,15 @@ def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapp
     monitoring = ctx.data.get("monitoring") if isinstance(ctx.data.get("monitoring"), Mapping) else {}
     autoscaled = monitoring.get("enabled", True) is not False and deployment.max_replicas > deployment.min_replicas
     given = {"throughputPerReplica", "loadtestResult", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
+    measured = deployment.loadtest_result
+    if measured and deployment.client_models and measured.model not in deployment.client_models:
+        ctx.add(
+            f"{at}.clientModels",
+            deployment.client_models,
+            f"a list with '{measured.model}': the measured capacity is in that model's inferences, so the HPA must "
+            "count them",
+            [*deployment.client_models, measured.model],
+        )
     if autoscaled and not given:
         ctx.add(
             f"{at}.throughputPerReplica",
