@@ -110,7 +110,8 @@ def test_client_models_must_count_the_measured_model(tmp_path):
     with pytest.raises(ConfigError) as error:
         _dev(tmp_path, result(), clientModels=["pipeline"], **MEASURED)
     message = str(error.value)
-    assert "tritonfleet:tritonDeployments[0].clientModels" in message and "a list with 'resnet'" in message
+    assert "tritonfleet:tritonDeployments[0].clientModels[1] = (missing)" in message and "'resnet' in clientModels" in message
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].clientModels[1]' resnet --stack dev" in message
     assert _dev(tmp_path, clientModels=["pipeline", "resnet"], **MEASURED).triton_deployments[0].counted_models == [
         "pipeline", "resnet"
     ]  # fmt: skip

@@ -89,11 +89,11 @@ def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapp
     measured = deployment.loadtest_result
     if measured and deployment.client_models and measured.model not in deployment.client_models:
         ctx.add(
-            f"{at}.clientModels",
-            deployment.client_models,
-            f"a list with '{measured.model}': the measured capacity is in that model's inferences, so the HPA must "
-            "count them",
-            [*deployment.client_models, measured.model],
+            f"{at}.clientModels[{len(deployment.client_models)}]",
+            MISSING,
+            f"'{measured.model}' in clientModels: the measured capacity is in that model's inferences, so the HPA "
+            "must count them",
+            measured.model,
         )
     if autoscaled and not given:
         ctx.add(
