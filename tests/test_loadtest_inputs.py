@@ -157,3 +157,18 @@ def test_a_sweep_whose_first_point_misses_stops_and_records_no_capacity(monkeypa
     assert asked == [10] and swept.capacity is None and swept.curve[0].meets_target is False
     with pytest.raises(LoadtestUsageError, match="a sweep needs a latency target"):
         loadtest.sweep(_plan(rate=10.0), limit=100)
+
+
+def test_a_deployment_gives_the_sweep_its_latency_target_and_result_path(tmp_path):
+    from tests.test_models_deployment_checks import _project
+    from tritonfleet.sizing_cli import _deployment_defaults
+
+    base = ["loadtest", "--model", "m", "--url", f"127.0.0.1:{free_port()}", "--rate", "5", "--sweep"]
+    outcome = CliRunner().invoke(app, [*base, "--stack", "dev", "--deployment", "resnet"])
+    assert outcome.exit_code == 1 and "no Triton server answers" in outcome.output  # the target came from dev: 50ms
+    alone = CliRunner().invoke(app, [*base, "--stack", "dev"])
+    assert alone.exit_code == 64 and "--stack and --deployment go together" in alone.output
+    project = _project(tmp_path, loadtestResult={"path": "loadtests/llm.json", "model": "llm"})
+    target, path = _deployment_defaults("prod", "llm", tmp_path, None, None)
+    assert (target, path) == ("2s", tmp_path / "loadtests" / "llm.json") and project == str(tmp_path)
+    assert _deployment_defaults("prod", "llm", tmp_path, "1s", tmp_path / "x.json") == ("1s", tmp_path / "x.json")

@@ -78,6 +78,21 @@ def verdict_lines(result: Any) -> list[str]:
     return lines
 
 
+def _deployment_defaults(
+    stack: str, deployment: str, project_dir: Path | None, latency_target: str | None, json_file: Path | None
+) -> tuple[str | None, Path | None]:
+    """A deployment's latencyTarget and loadtestResult path (in its project) where the options do not say."""
+    from tritonfleet.cli import _deployment
+
+    _, found = _deployment(stack, deployment, project_dir)
+    if json_file is None and found.loadtest_result is not None:
+        from tritonfleet.plan.project import find_project
+
+        path = Path(found.loadtest_result.path)
+        json_file = path if path.is_absolute() else (project_dir or find_project(Path.cwd())) / path
+    return latency_target or found.latency_target, json_file
+
+
 def _numbers(text: str, option: str, keep: bool = False) -> list[Any]:
     """A comma-separated list of whole numbers >= 0 (or `keep`: the model's own setting)."""
     from tritonfleet.loadtest import LoadtestError
@@ -172,6 +187,9 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         sweep: Annotated[bool, typer.Option("--sweep", help="raise the load until the target is missed; bisect")] = False,
         sweep_max: Annotated[float | None, typer.Option(help="highest rate or concurrency a sweep tries")] = None,
         json_file: Annotated[Path | None, typer.Option("--json", help="write the result here (tritonDeployments[].loadtestResult.path)")] = None,
+        stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: its latencyTarget and result path")] = None,
+        deployment: Annotated[str | None, typer.Option(help="with --stack: the tritonDeployments[].name measured")] = None,
+        project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
     ) -> None:
         """Drive one model at a rate (Poisson arrivals) or a concurrency; warm up, measure in windows until three
         agree; print offered and achieved rate, percentiles, errors, the saturation verdict and Triton's queue vs
@@ -185,6 +203,10 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
 
         from tritonfleet import loadtest as lt
 
+        if (stack is None) != (deployment is None):
+            raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
+        if stack is not None and deployment is not None:
+            latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
         try:
             plan = lt.Plan(
                 url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
