@@ -172,3 +172,26 @@ def test_a_deployment_gives_the_sweep_its_latency_target_and_result_path(tmp_pat
     target, path = _deployment_defaults("prod", "llm", tmp_path, None, None)
     assert (target, path) == ("2s", tmp_path / "loadtests" / "llm.json") and project == str(tmp_path)
     assert _deployment_defaults("prod", "llm", tmp_path, "1s", tmp_path / "x.json") == ("1s", tmp_path / "x.json")
+
+
+def test_the_verdict_lines_say_how_the_run_was_made_and_what_it_found():
+    from tritonfleet.sizing_cli import verdict_lines
+
+    single = LoadtestResult.model_validate(result_document(
+        p99=80.0, latencyTargetMs=50, stable=False, stabilityPercent=10, windows=[], warmupS=2,
+        saturation={"saturated": True, "reasons": ["offered 1,000.0 requests/s, achieved 600.0"]},
+        server={"requests": 10, "queueMs": 30.5, "computeMs": 20.0},
+    ))  # fmt: skip
+    lines = verdict_lines(single)
+    assert lines[0].startswith("arrivals poisson, warm-up 2 s")
+    assert "0 windows did not agree within 10 %" in lines
+    assert "verdict: saturated: offered 1,000.0 requests/s, achieved 600.0" in lines
+    assert "Triton per request: queue 30.50 ms, compute 20.00 ms (10 requests)" in lines
+    assert "p99 80.0 ms misses the target of 50 ms" in lines
+    from tests.test_sizing_measurements import CURVE
+
+    swept = LoadtestResult.model_validate(result_document(curve=CURVE, latencyTargetMs=50, capacity={
+        "achievedInferencesPerSecond": 2960, "offeredRate": 3000, "latencyMs": 48}))  # fmt: skip
+    lines = verdict_lines(swept)
+    assert "      3000/s: 2,960.0 infer/s, p99 48.0 ms, meets the target" in lines
+    assert lines[-1] == "capacity: 2,960.0 inferences/s within 50 ms (p99 48.0 ms)"

@@ -65,6 +65,10 @@ def verdict_lines(result: Any) -> list[str]:
     if result.server is not None:
         lines.append(f"Triton per request: queue {result.server.queue_ms:,.2f} ms, compute {result.server.compute_ms:,.2f} "
                      f"ms ({result.server.requests} requests)")  # fmt: skip
+    latency = result.latency_ms.at(result.percentile)
+    if result.latency_target_ms is not None and not result.curve and latency is not None:
+        verdict = "meets" if latency <= result.latency_target_ms else "misses"
+        lines.append(f"p{result.percentile} {latency:,.1f} ms {verdict} the target of {result.latency_target_ms:g} ms")
     for point in result.curve:
         at = f"{point.offered_rate:g}/s" if point.offered_rate is not None else f"c={point.concurrency}"
         mark = "meets" if point.meets_target else "misses"
