@@ -53,6 +53,8 @@ CURVE = [point(1000, 1000, 12), point(2000, 1990, 30), point(3000, 2960, 48), po
         ({"p99": 80.0}, 50, "p99 80 ms is above the latency target of 50 ms"),
         ({"achieved": 0.0, "errors": 1000, "latencyMs": _latency(None)}, None, "no request succeeded (1000 errors of 1000 requests)"),
         ({"saturation": {"saturated": True, "reasons": ["the client fell behind"]}}, 50, "the client fell behind"),
+        ({"stable": False, "stabilityPercent": 10, "saturation": {"saturated": False, "reasons": []}}, 50,
+         "its windows never agreed within 10 % (rerun with a longer --duration, or at a load the server holds)"),
         # the run's verdict judges offered by what a Poisson schedule sent, not the nominal rate
         ({"achieved": 600.0, "saturation": {"saturated": False, "reasons": []}}, 10, "p99 20 ms is above the latency "
          "target of 10 ms"),

@@ -7,8 +7,9 @@ server does; latency counts from the scheduled send time, so a server that falls
 Open-loop arrivals are Poisson by default (independent clients: exponential gaps, which queue more than a fixed
 interval does and show the p99 production sees), uniform, or a schedule of intervals (perf_analyzer's
 --request-intervals: microseconds per line, cycled). A run warms up first (not measured), then measures in windows;
-with a stability percentage it stops once the last three windows agree on throughput and latency within it
-(perf_analyzer's stability windows), and says when they never did. The result carries a saturation verdict (offered vs
+with a stability percentage it stops once the last three windows agree within it (perf_analyzer's stability windows):
+on the pace (open loop: completed / sent per window, so a Poisson count's own noise does not count; closed loop:
+throughput) and on the median latency. It says when they never did; such a result is not sized on. The result carries a saturation verdict (offered vs
 achieved, the client's own lag, errors) and Triton's own queue vs compute time per request (its statistics API,
 differenced over the run). Inputs are a pool of distinct tensors (random, `--shape` for variable dimensions, BYTES as
 random strings) or perf_analyzer's `--input-data` JSON. An error-rate gate stops a run whose requests mostly fail.
@@ -447,10 +448,22 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
     return sorted_values[rank - 1]
 
 
-def _window(sent: list[float], done: list[float], start: float, end: float, q: int) -> tuple[float, float | None]:
-    """Requests/s completed in [start, end) and their latency percentile (ms)."""
+@dataclass(frozen=True)
+class _WindowStats:
+    per_second: float  # requests completed per second
+    latency: float | None  # ms at the plan's percentile (reported)
+    median: float | None  # ms: what stability compares (a short window's p99 is nearly its slowest request)
+    pace: float  # open loop: completed / sent in the window (a Poisson count's noise cancels); closed: per_second
+
+
+def _window(sent: list[float], done: list[float], sends: list[float], start: float, end: float, q: int,
+            open_loop: bool) -> _WindowStats:  # fmt: skip
+    """The requests completed in [start, end): their rate, latency percentile and median, and the pace."""
     latencies = sorted((d - s) * 1000 for s, d in zip(sent, done, strict=True) if start <= d < end)
-    return len(latencies) / (end - start), percentile(latencies, q)
+    per_second = len(latencies) / (end - start)
+    scheduled = sum(1 for s in sends if start <= s < end)
+    pace = (len(latencies) / scheduled if scheduled else 0.0) if open_loop else per_second
+    return _WindowStats(per_second, percentile(latencies, q), percentile(latencies, 50), pace)
 
 
 def _agree(values: list[float], percent: float) -> bool:
@@ -541,7 +554,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
     recorder = _Recorder()
     gate: list[str] = []
     stable_from: list[float] = []
-    windows: list[tuple[float, float | None]] = []
+    windows: list[_WindowStats] = []
     started_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     start = time.monotonic()
     measure_start = start + plan.warmup_s
@@ -564,7 +577,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
         if now >= measure_start and not statistics_taken.is_set():
             statistics_taken.set()
             before[0] = server_statistics(plan)
-        sent, done, failed, _ = recorder.snapshot()
+        sent, done, failed, sends = recorder.snapshot()
         finished = len(done) + len(failed)
         if finished >= GATE_MIN_REQUESTS and len(failed) / finished > plan.max_error_share and not gate:
             gate.append(f"stopped early: {len(failed)} of {finished} requests failed (> {plan.max_error_share:.0%}, "
@@ -574,11 +587,11 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
             return
         while measure_start + (len(windows) + 1) * plan.window_s <= now:
             begin = measure_start + len(windows) * plan.window_s
-            windows.append(_window(sent, done, begin, begin + plan.window_s, plan.percentile))
+            windows.append(_window(sent, done, sends, begin, begin + plan.window_s, plan.percentile, plan.rate is not None))
             last = windows[-STABLE_WINDOWS:]
-            if (plan.stability_percent and len(last) == STABLE_WINDOWS and all(w[1] is not None for w in last)
-                    and _agree([w[0] for w in last], plan.stability_percent)
-                    and _agree([w[1] for w in last if w[1] is not None], plan.stability_percent)):  # fmt: skip
+            if (plan.stability_percent and len(last) == STABLE_WINDOWS and all(w.median is not None for w in last)
+                    and _agree([w.pace for w in last], plan.stability_percent)
+                    and _agree([w.median for w in last if w.median is not None], plan.stability_percent)):  # fmt: skip
                 stable_from.append(measure_start + (len(windows) - STABLE_WINDOWS) * plan.window_s)
                 halt.set()
                 return
@@ -652,7 +665,7 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
 
 
 def _result(
-    plan: Plan, recorder: _Recorder, started_at: str, begin: float, end: float, windows: list[tuple[float, float | None]],
+    plan: Plan, recorder: _Recorder, started_at: str, begin: float, end: float, windows: list[_WindowStats],
     stable: bool, gate: list[str], server: ServerTimes | None,
 ) -> LoadtestResult:
     sent, done, failed, sends = recorder.snapshot()
@@ -674,9 +687,6 @@ def _result(
     if requests and late > max(2, LATE_SHARE * requests):
         reasons.append(f"{late} of {requests} requests started over {LATE_S * 1000:g} ms after their scheduled time: "
                        f"the client fell behind (its CPU, or {MAX_IN_FLIGHT} in flight at most)")  # fmt: skip
-    if plan.window_s and plan.stability_percent and not stable:
-        reasons.append(f"the windows never agreed within {plan.stability_percent:g} % (a longer --duration, or a "
-                       "load the server can hold)")  # fmt: skip
     used_windows = windows[-STABLE_WINDOWS:] if stable else windows
     return LoadtestResult(
         model=plan.model,
@@ -707,7 +717,7 @@ def _result(
         latencyTargetMs=plan.latency_target_ms,
         stabilityPercent=plan.stability_percent if plan.window_s else None,
         stable=stable if plan.window_s and plan.stability_percent else None,
-        windows=[Window(achievedRequestsPerSecond=round(rps, 3), latencyMs=_round(latency)) for rps, latency in used_windows],
+        windows=[Window(achievedRequestsPerSecond=round(w.per_second, 3), latencyMs=_round(w.latency)) for w in used_windows],
         saturation=Saturation(saturated=bool(reasons), reasons=reasons),
         server=server,
     )
@@ -728,7 +738,7 @@ def _point(result: LoadtestResult, target_ms: float) -> CurvePoint:
         achievedRequestsPerSecond=result.achieved_requests_per_second,
         achievedInferencesPerSecond=result.achieved_inferences_per_second, latencyMs=result.latency_ms,
         stable=result.stable, saturated=saturated,
-        meetsTarget=latency is not None and latency <= target_ms and not saturated,
+        meetsTarget=latency is not None and latency <= target_ms and not saturated and result.stable is not False,
     )  # fmt: skip
 
 

@@ -186,6 +186,7 @@ def usable_capacity(result: LoadtestResult, target_ms: float | None) -> Usable:
         fits, misses = [], []
         for point in result.curve:
             saturated = ["saturated (the sweep's verdict)"] if point.saturated else []
+            saturated += ["its windows never agreed"] if point.stable is False else []
             saturated += saturation_reasons(None, point.achieved_requests_per_second, point.requests, point.errors)
             problems = _point_problems(
                 saturated, point.achieved_requests_per_second, point.requests, point.errors,
@@ -202,6 +203,9 @@ def usable_capacity(result: LoadtestResult, target_ms: float | None) -> Usable:
                       f"sweep point {_at(best.offered_rate, best.concurrency)}")  # fmt: skip
     if result.saturation is not None:  # the run's own verdict: offered is what was sent (Poisson varies), lag, gate
         saturated = list(result.saturation.reasons)
+        if result.stable is False:
+            saturated.append(f"its windows never agreed within {result.stability_percent:g} % (rerun with a longer "
+                             "--duration, or at a load the server holds)")  # fmt: skip
     else:  # a result from before the verdict was recorded: its nominal rate was sent at fixed intervals
         saturated = saturation_reasons(result.offered_rate, result.achieved_requests_per_second, result.requests,
                                        result.errors)  # fmt: skip
