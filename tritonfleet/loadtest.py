@@ -577,14 +577,15 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
         if now >= measure_start and not statistics_taken.is_set():
             statistics_taken.set()
             before[0] = server_statistics(plan)
-        sent, done, failed, sends = recorder.snapshot()
-        finished = len(done) + len(failed)
-        if finished >= GATE_MIN_REQUESTS and len(failed) / finished > plan.max_error_share and not gate:
-            gate.append(f"stopped early: {len(failed)} of {finished} requests failed (> {plan.max_error_share:.0%}, "
+        with recorder.lock:
+            failures, finished = len(recorder.failed_at), recorder.done
+        if finished >= GATE_MIN_REQUESTS and failures / finished > plan.max_error_share and not gate:
+            gate.append(f"stopped early: {failures} of {finished} requests failed (> {plan.max_error_share:.0%}, "
                         "--max-error-rate)")  # fmt: skip
             halt.set()
-        if not plan.window_s:
+        if not plan.window_s or measure_start + (len(windows) + 1) * plan.window_s > now:
             return
+        sent, done, _, sends = recorder.snapshot()  # only when a window closes: a copy of every request so far
         while measure_start + (len(windows) + 1) * plan.window_s <= now:
             begin = measure_start + len(windows) * plan.window_s
             windows.append(_window(sent, done, sends, begin, begin + plan.window_s, plan.percentile, plan.rate is not None))
