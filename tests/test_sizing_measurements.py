@@ -126,6 +126,13 @@ def test_a_sweep_sizes_the_plan_and_its_source_says_which_point(tmp_path):
     assert all("arrivals" not in f["message"] for f in plan_sizing(config, tmp_path)["findings"])
 
 
+def test_one_load_point_is_said_to_be_a_lower_bound(tmp_path):
+    single = plan_sizing(_config(tmp_path, result()), tmp_path)["findings"]
+    assert any("measured at one load point: the capacity is at least 1,000/s" in f["message"] for f in single)
+    swept = plan_sizing(_config(tmp_path, result(curve=CURVE)), tmp_path)["findings"]
+    assert not any("one load point" in f["message"] for f in swept)
+
+
 def test_uniform_arrivals_and_a_missing_target_are_said(tmp_path):
     uniform = plan_sizing(_config(tmp_path, result(arrivals="uniform")), tmp_path)["findings"]
     assert any("measured with uniform arrivals" in f["message"] and "--sweep" in f["message"] for f in uniform)

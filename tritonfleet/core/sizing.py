@@ -240,6 +240,7 @@ class Capacity:
     source: str  # shown in the plan
     p99_ms: float | None = None  # the latency (at the result's percentile, p99 by default) measured at that rate
     arrivals: str | None = None  # measured: poisson, uniform, schedule or closed-loop
+    swept: bool = False  # measured: the best point of a sweep (else one load point: a lower bound)
 
 
 @dataclass(frozen=True)

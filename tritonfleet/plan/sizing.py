@@ -61,6 +61,7 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
                 f"{result.arrivals or 'uniform'} arrivals, {usable.at}, p{usable.percentile} {usable.latency_ms:g} ms)",
                 usable.latency_ms,
                 result.arrivals or "uniform",
+                bool(result.curve),
             )
         elif d.throughput_per_replica is not None:
             capacity = Capacity(d.throughput_per_replica, "stated", f"tritonDeployments[{i}].throughputPerReplica")
@@ -119,6 +120,13 @@ def latency_findings(config: StackConfig, capacities: dict[str, Capacity | None]
                 "key": f"tritonDeployments[{i}].loadtestResult.path",
                 "message": f"measured with {capacity.arrivals} arrivals: independent clients (Poisson "
                 "arrivals) queue more, so production's p99 is higher; rerun with " + _sweep_fix(ref.model, d.latency_target, ref.path),
+            })  # fmt: skip
+        elif not capacity.swept:
+            findings.append({
+                "key": f"tritonDeployments[{i}].loadtestResult.path",
+                "message": "measured at one load point: the capacity is at least "
+                f"{capacity.inferences_per_second:,.0f}/s per replica; a sweep finds the most within the target: "
+                + _sweep_fix(ref.model, d.latency_target, ref.path),
             })  # fmt: skip
     return findings
 
