@@ -103,6 +103,7 @@ WAITING_MODULES = (
     "test_triton_hardening_live.py",
     "test_models_triton.py",
     "test_loadtest_live.py",
+    "test_models_validate_corpus.py",
     "test_model_control_live.py",
     "test_monitoring_live.py",
     "test_grpc_balancing.py",

@@ -172,7 +172,7 @@ class Load:
         for url in self.urls[:replicas]:
             plan = loadtest.Plan(
                 url=url, model="svc", rate=rate / replicas, duration_s=RUN_MAX_SECONDS, max_requests=RUN_MAX_REQUESTS,
-                batch_size=self.rows, timeout_s=10,
+                batch_size=self.rows, timeout_s=10, arrivals="uniform",  # a steady signal: the proof is its tracking
             )  # fmt: skip
             thread = threading.Thread(target=self._run, args=(plan, self._stop), daemon=True)
             thread.start()

@@ -51,6 +51,32 @@ class TritonPythonModel:
 """
 
 
+# Variable dims and a BYTES input: loadtest must send real shapes and strings (it once sent dims of 1, and no BYTES).
+SHAPES_CONFIG = """name: "shapes"
+backend: "python"
+max_batch_size: 4
+input [ { name: "IMAGE", data_type: TYPE_FP32, dims: [ -1, 3 ] }, { name: "TEXT", data_type: TYPE_STRING, dims: [ 1 ] } ]
+output [ { name: "ROWS", data_type: TYPE_INT64, dims: [ 1 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+SHAPES_PY = """import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            image = pb_utils.get_input_tensor_by_name(request, "IMAGE").as_numpy()
+            text = pb_utils.get_input_tensor_by_name(request, "TEXT").as_numpy()
+            if image.shape[1] != 5 or len(text[0, 0]) != 8:
+                raise ValueError(f"unexpected shape {image.shape} or text {text[0, 0]!r}")
+            rows = np.full((image.shape[0], 1), image.shape[1], dtype=np.int64)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("ROWS", rows)]))
+        return responses
+"""
+
+
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"http://{url}/v2/models/fixed/ready", timeout=2) as response:
@@ -67,6 +93,10 @@ def triton(tmp_path_factory) -> dict[str, str]:
     (model / "1").mkdir(parents=True)
     (model / "config.pbtxt").write_text(MODEL_CONFIG)
     (model / "1" / "model.py").write_text(MODEL_PY)
+    shapes = work / "models" / "shapes"
+    (shapes / "1").mkdir(parents=True)
+    (shapes / "config.pbtxt").write_text(SHAPES_CONFIG)
+    (shapes / "1" / "model.py").write_text(SHAPES_PY)
     backend = work / "backends" / "python"
     shutil.copytree(root / "backends" / "python", backend)
     stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
@@ -83,7 +113,8 @@ def triton(tmp_path_factory) -> dict[str, str]:
             [str(root / "bin" / "tritonserver"), f"--model-repository={work / 'models'}",
              f"--backend-directory={work / 'backends'}", f"--http-port={http}", f"--grpc-port={grpc}",
              f"--metrics-port={metrics}", "--http-address=127.0.0.1", "--grpc-address=127.0.0.1",
-             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5"],
+             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5", "--model-control-mode=explicit",
+             "--load-model=*"],  # explicit: tune reloads models with candidate configurations
             env=env, stdout=sink, stderr=subprocess.STDOUT,
         )  # fmt: skip
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
@@ -109,9 +140,9 @@ def test_fixed_concurrency_saturates_one_instance(triton, tmp_path):
 
 
 def test_open_loop_rate_below_capacity_is_achieved(triton):
-    result = run(Plan(url=triton["http"], model="fixed", rate=10, duration_s=2.0))
-    assert result.mode == "rate" and result.offered_rate == 10
-    assert result.requests == 20 and result.errors == 0
+    result = run(Plan(url=triton["http"], model="fixed", rate=10, duration_s=2.0, arrivals="uniform"))
+    assert result.mode == "rate" and result.offered_rate == 10 and result.arrivals == "uniform"
+    assert result.requests == 20 and result.errors == 0 and result.saturation.saturated is False
     assert result.latency_ms.p50 < 10 * SERVICE_S * 1000  # no queue builds at a fifth of the capacity
 
 
@@ -163,7 +194,7 @@ def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
     result_file.parent.mkdir()  # outside the working folder a missing folder is an error (tritonfleet/output_paths.py)
     outcome = CliRunner().invoke(
         app, ["loadtest", "--model", "fixed", "--url", triton["http"], "--concurrency", "4", "--duration", "3",
-              "--json", str(result_file)],
+              "--warmup", "0.5", "--window", "0", "--json", str(result_file)],
     )  # fmt: skip
     assert outcome.exit_code == 0, outcome.output
     assert "p99 ms" in outcome.output and "achieved" in outcome.output
@@ -177,6 +208,7 @@ def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
         update={
             "loadtest_result": LoadtestRef(path="loadtests/fixed.json", model="fixed"),
             "target_load": TargetLoad(peak=60, unit="requests/s"),
+            "latency_target": "500ms",  # 4 clients queue on one 20 ms instance: about 80 ms
             "max_replicas": 20,
         }
     )
@@ -193,3 +225,83 @@ def test_loadtest_result_feeds_the_sizing(triton, tmp_path, stack_config):
     other = deployment.model_copy(update={"loadtest_result": LoadtestRef(path="loadtests/fixed.json", model="resnet")})
     with pytest.raises(ConfigError, match=r"(?s)loadtestResult\.path.*model 'resnet'.*measured 'fixed'"):
         deployment_capacities(config.model_copy(update={"triton_deployments": [other]}), tmp_path)
+
+
+def test_variable_dims_and_bytes_inputs_reach_the_server_with_its_queue_and_compute_times(triton):
+    result = run(Plan(url=triton["http"], model="shapes", concurrency=2, batch_size=2, max_requests=20, duration_s=30,
+                      shapes={"IMAGE": (5, 3)}, string_length=8))  # fmt: skip
+    assert result.errors == 0 and result.succeeded == 20, result.error_samples
+    assert result.server is not None and result.server.requests >= 20  # Triton's statistics, differenced
+    assert result.server.compute_ms > 0 and result.server.queue_ms >= 0
+    with pytest.raises(LoadtestError, match=r"input IMAGE has variable dims \[-1,3\]: give the shape"):
+        run(Plan(url=triton["http"], model="shapes", concurrency=1, max_requests=1))
+
+
+def test_a_timeout_counts_as_an_error_backs_off_and_the_gate_stops_the_run(triton):
+    """Requests that time out (5 ms against a 20 ms model) fail; the closed loop pauses after each failure and the
+    error-rate gate stops the run long before its duration, where it once resent at once thousands of times."""
+    for protocol in ("http", "grpc") if grpc_available() else ("http",):
+        result = run(Plan(url=triton[protocol], model="fixed", protocol=protocol, concurrency=4, duration_s=60.0,
+                          timeout_s=0.005))  # fmt: skip
+        assert result.errors == result.requests and result.requests < 200, protocol
+        assert any(r.startswith("stopped early") for r in result.saturation.reasons)
+        assert result.error_samples and result.succeeded == 0
+
+
+def test_warm_up_and_windows_stop_once_three_agree(triton):
+    result = run(Plan(url=triton["http"], model="fixed", concurrency=1, warmup_s=0.3, duration_s=20.0, window_s=0.5,
+                      stability_percent=50))  # fmt: skip
+    assert result.stable is True and len(result.windows) == 3 and result.warmup_s == 0.3
+    assert result.arrivals == "closed-loop" and result.saturation.saturated is False
+    # open loop, Poisson: windows compare completed / sent, so the arrivals' own count noise does not keep them apart
+    poisson = run(Plan(url=triton["http"], model="fixed", rate=20, warmup_s=0.3, duration_s=20.0, window_s=0.5,
+                       stability_percent=50))  # fmt: skip
+    assert poisson.stable is True and poisson.arrivals == "poisson" and poisson.saturation.saturated is False
+
+
+def test_a_sweep_records_the_capacity_within_the_target_and_sizing_uses_it(triton, tmp_path, stack_config):
+    """Rising Poisson rates against one 20 ms instance (at most 50/s): the capacity is the best point whose p99 met
+    the target, the curve is kept, and the plan sizes on that figure (the search itself: test_loadtest_inputs)."""
+    result_file = tmp_path / "fixed.json"
+    outcome = CliRunner().invoke(
+        app, ["loadtest", "--model", "fixed", "--url", triton["http"], "--rate", "10", "--sweep", "--sweep-max", "40",
+              "--latency-target", "300ms", "--duration", "0.6", "--warmup", "0.2", "--window", "0",
+              "--json", str(result_file)],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "capacity:" in outcome.output and "arrivals poisson" in outcome.output
+    swept = read_result(result_file)
+    assert swept.arrivals == "poisson" and swept.latency_target_ms == 300 and len(swept.curve) >= 2
+    rates = [p.offered_rate for p in swept.curve]
+    assert rates == sorted(rates) and rates[0] == 10
+    fits = [p for p in swept.curve if p.meets_target]
+    assert all(p.latency_ms.p99 <= 300 and not p.saturated for p in fits)
+    assert swept.capacity.achieved_inferences_per_second == max(p.achieved_inferences_per_second for p in fits)
+    assert swept.capacity.achieved_inferences_per_second <= 1.1 * CEILING_PER_S
+
+    from tritonfleet.core.config.schema import LoadtestRef
+
+    config = stack_config("dev")
+    deployment = config.triton_deployments[0].model_copy(
+        update={"loadtest_result": LoadtestRef(path=str(result_file), model="fixed"), "latency_target": "300ms"}
+    )
+    capacity = deployment_capacities(config.model_copy(update={"triton_deployments": [deployment]}), tmp_path)
+    assert capacity[deployment.name].inferences_per_second == swept.capacity.achieved_inferences_per_second
+
+
+def test_tune_keeps_the_configuration_with_the_most_capacity_and_restores_the_model(triton, tmp_path):
+    """One 20 ms instance carries at most 50/s, two carry twice that: tune finds it, writes the patch and the
+    result, and the server is back on the repository's configuration (one instance) afterwards."""
+    patch, result_file = tmp_path / "fixed.pbtxt", tmp_path / "fixed.json"
+    outcome = CliRunner().invoke(
+        app, ["tune", "--model", "fixed", "--url", triton["http"], "--latency-target", "300ms", "--instances", "1,2",
+              "--rate", "20", "--sweep-max", "60", "--duration", "0.5", "--warmup", "0.2", "--patch", str(patch),
+              "--json", str(result_file)],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "Best: 2 instances" in outcome.output
+    assert "instance_group [ { count: 2 } ]" in patch.read_text()
+    best = read_result(result_file)
+    assert best.capacity is not None and best.arrivals == "poisson" and best.curve
+    with urllib.request.urlopen(f"http://{triton['http']}/v2/models/fixed/config", timeout=5) as response:
+        assert json.load(response)["instance_group"][0]["count"] == 1  # the repository's configuration again

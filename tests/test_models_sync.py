@@ -381,7 +381,7 @@ def test_cli_unreachable_bucket_is_a_clear_error(cli_env, repo, monkeypatch, tar
 def test_cli_refuses_a_bad_repository_before_touching_the_bucket(cli_env, repo):
     (repo / MODEL / "1").rename(repo / MODEL / "v1")
     result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{BUCKET}/bad")
-    assert result.returncode == 1 and "positive integer" in one_line(result.stderr) and "nothing was published" in one_line(result.stderr)
+    assert result.returncode == 1 and "no version folder" in one_line(result.stderr) and "nothing was published" in one_line(result.stderr)
     assert "Contents" not in cli_env.list_objects_v2(Bucket=BUCKET, Prefix="bad/")
 
 

@@ -86,11 +86,29 @@ def test_an_empty_repository(tmp_path):
     assert "no model folders" in only_error(validate_repository(tmp_path))[1]
 
 
-@pytest.mark.parametrize("folder", ["v2", "0", "01", "latest", "99999999999999999999999", "9223372036854775808", "\u0661"])
-def test_version_folders_must_be_positive_integers(tmp_path, folder):
+@pytest.mark.parametrize("folder", ["v2", "01", "latest", "utils", "\u0661"])
+def test_a_folder_that_is_no_version_is_ignored_with_a_warning(tmp_path, folder):
+    """tritonserver loads a model with a helper folder beside its versions (it once was an error here)."""
+    onnx(tmp_path, files={"1/model.onnx": "x", f"{folder}/model.onnx": "x"})
+    report = validate_repository(tmp_path)
+    [warning] = report.findings
+    assert report.ok and str(warning.path.relative_to(tmp_path)) == f"resnet/{folder}" and "ignores it" in warning.message
+    assert report.models[0].versions == [1]
+
+
+@pytest.mark.parametrize("folder", ["99999999999999999999999", "9223372036854775808"])
+def test_a_version_folder_beyond_int64_is_an_error(tmp_path, folder):
+    """Triton reads versions as int64: such a folder is a version it cannot read, refused before sync."""
     onnx(tmp_path, files={"1/model.onnx": "x", f"{folder}/model.onnx": "x"})
     path, message = only_error(validate_repository(tmp_path))
-    assert path == f"resnet/{folder}" and "positive integer" in message
+    assert path == f"resnet/{folder}" and "at most 9223372036854775807" in message
+
+
+def test_version_zero_is_a_version(tmp_path):
+    """tritonserver serves version 0 (it once was refused here)."""
+    onnx(tmp_path, files={"0/model.onnx": "x", "2/model.onnx": "x"})
+    report = validate_repository(tmp_path)
+    assert report.ok and not report.findings and report.models[0].versions == [0, 2]
 
 
 def test_a_config_naming_a_version_beyond_int64_is_malformed_not_a_crash(tmp_path):
@@ -212,9 +230,11 @@ def test_one_scheduler_only(tmp_path):
     assert "oneof" in only_error(validate_repository(tmp_path))[1]
 
 
-def test_dynamic_batching_needs_max_batch_size(tmp_path):
+def test_dynamic_batching_without_max_batch_size_is_a_warning(tmp_path):
+    """tritonserver loads it (the batcher still queues); it once was an error here."""
     onnx(tmp_path, config='name: "resnet" platform: "onnxruntime_onnx" dynamic_batching { }')
-    assert "needs max_batch_size > 0" in only_error(validate_repository(tmp_path))[1]
+    report = validate_repository(tmp_path)
+    assert report.ok and "combines no requests" in report.findings[0].message
 
 
 def test_preferred_batch_sizes_fit_max_batch_size(tmp_path):
@@ -273,7 +293,7 @@ def test_every_problem_is_reported_with_its_path(tmp_path):
     onnx(tmp_path, "c", files={"x/model.onnx": "x", "1/weights": "x"})
     make_model(tmp_path, "d", "name: ", {"1/model.onnx": "x"})
     paths = {path for severity, path, _ in messages(validate_repository(tmp_path)) if severity == "error"}
-    assert paths == {"a/config.pbtxt", "c/x", "c/1/model.onnx", "d/config.pbtxt"}
+    assert paths == {"a/config.pbtxt", "c/1/model.onnx", "d/config.pbtxt"}  # c/x: a folder Triton ignores
 
 
 def test_cli_exit_codes_and_paths(tmp_path):

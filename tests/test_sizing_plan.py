@@ -113,7 +113,7 @@ def _result(model: str, achieved: float, errors: int = 0) -> dict:
     "content,model,fragment",
     [
         (_result("bert", 900.0), "resnet", "a result for model 'resnet'"),
-        (_result("resnet", 0.0, errors=1000), "resnet", "achieved 0 inferences/s (1000 errors"),
+        (_result("resnet", 0.0, errors=1000), "resnet", "no request succeeded (1000 errors of 1000 requests)"),
         ({"hello": 1}, "resnet", "is not a `tritonfleet loadtest` result"),
         ({**_result("resnet", 900.0), "achievedInferencesPerSecond": float("inf")}, "resnet", "the number Infinity, which JSON does not have"),
         (None, "resnet", "cannot read"),
@@ -129,14 +129,17 @@ def test_bad_loadtest_results_name_the_key(tmp_path, content, model, fragment):
 
 
 def test_a_measured_capacity_wins_and_its_source_and_latency_show(tmp_path):
-    (tmp_path / "result.json").write_text(json.dumps(_result("resnet", 900.0)))
-    raw = _raw("dev", deployments=[{"loadtestResult": {"path": "result.json", "model": "resnet"}}])
+    (tmp_path / "result.json").write_text(json.dumps({**_result("resnet", 100.0), "latencyMs": {
+        "p50": 5.0, "p95": 9.0, "p99": 20.0, "max": 90.0}}))  # fmt: skip
+    raw = _raw("dev", deployments=[{"loadtestResult": {"path": "result.json", "model": "resnet"}, "targetLoad": {"peak": 100}}])
     section = plan_sizing(load_stack_config(raw, "dev"), tmp_path)
     capacity = section["deployments"][0]["capacity"]
-    assert capacity["kind"] == "measured" and capacity["inferencesPerSecond"] == 900.0
-    assert "result.json" in capacity["source"]
-    # p99 80 ms at that rate is above the stack's latencyTarget of 50ms: said, with the fix
-    assert any("above the target 50ms" in f["message"] for f in section["findings"])
+    assert capacity["kind"] == "measured" and capacity["inferencesPerSecond"] == 100.0
+    assert "result.json" in capacity["source"] and "p99 20 ms" in capacity["source"]
+    # p99 80 ms at that rate is above the stack's latencyTarget of 50ms: no capacity at that target, refused
+    (tmp_path / "result.json").write_text(json.dumps(_result("resnet", 100.0)))
+    with pytest.raises(ConfigError, match="p99 80 ms is above the latency target of 50 ms"):
+        plan_sizing(load_stack_config(raw, "dev"), tmp_path)
 
 
 def test_diff_shows_the_change_of_per_million():

@@ -8,7 +8,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -503,12 +503,12 @@ models_app = typer.Typer(
 app.add_typer(models_app, name="models")
 
 
-def _validated(directory: Path, consequence: str = ""):
-    """Validate a repository, print its findings, and exit 1 on any error."""
+def _validated(directory: Path, consequence: str = "", replica: Any = None):
+    """Validate a repository (against a deployment's replica when given), print its findings, exit 1 on any error."""
     from tritonfleet.core.config.problems import printable
     from tritonfleet.models.validate import validate_repository
 
-    report = validate_repository(directory)
+    report = validate_repository(directory, replica)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
         print_labelled(err, f"{finding.severity}:", colour, printable(f"{finding.path}: {finding.message}"))
@@ -550,13 +550,22 @@ def models_validate(
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
     """Check a Triton model repository the way Triton reads it; exit 1 on any error, 64 for --stack without
-    --deployment or the other way round."""
+    --deployment or the other way round. With --stack and --deployment,
+    instance groups' GPU ids are checked against the deployment's gpusPerReplica too."""
     from tritonfleet.core.config.problems import printable
 
     if (stack is None) != (deployment is None):
         error_message("--stack and --deployment go together")
         raise typer.Exit(EXIT_USAGE)
-    report = _validated(directory)
+    replica = None
+    if stack is not None and deployment is not None:
+        from tritonfleet.core.catalog import load_catalog
+        from tritonfleet.models.validate import Replica
+
+        config, found = _deployment(stack, deployment, project_dir)
+        gpu = config.pool(found.pool).gpu
+        replica = Replica(found.gpus_per_replica, gpu, load_catalog().gpus[gpu].compute_capability)
+    report = _validated(directory, replica=replica)
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
@@ -640,15 +649,10 @@ def models_sync(
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
 
 
-def _model_control(
-    action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
-) -> None:
-    from components.k8s.access import ADMIN
+def _deployment(stack: str, deployment: str, project_dir: Path | None) -> tuple[Any, Any]:
+    """The stack's config and its Triton deployment of that name; exit 1 naming the deployments when there is none."""
     from tritonfleet.core.config import load_stack_config
     from tritonfleet.core.config.problems import printable
-    from tritonfleet.core.conventions import triton_release_name
-    from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
-    from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
@@ -656,16 +660,37 @@ def _model_control(
         config = load_stack_config(raw, stack)
     except (ConfigError, ProjectError) as error:
         raise _user_error(error) from None
-    if not is_model_name(model):
-        error_message(f"'{printable(model)}' is not a model name: {MODEL_NAME_RULE}")
-        raise typer.Exit(EXIT_USER_ERROR)
     found = next((d for d in config.triton_deployments if d.name == deployment), None)
     if found is None:
         names = ", ".join(d.name for d in config.triton_deployments) or "none"
         error_message(f"stack '{stack}' has no Triton deployment '{printable(deployment)}' (deployments: {names})")
         raise typer.Exit(EXIT_USER_ERROR)
+    return config, found
+
+
+def _model_control(
+    action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
+) -> None:
+    from components.k8s.access import ADMIN
+    from tritonfleet.core.config.problems import printable
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
+    from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
+
+    if not is_model_name(model):
+        error_message(f"'{printable(model)}' is not a model name: {MODEL_NAME_RULE}")
+        raise typer.Exit(EXIT_USER_ERROR)
+    config, found = _deployment(stack, deployment, project_dir)
+    at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
+    if action == "unload" and model in found.required_models:
+        j = found.required_models.index(model)
+        error_message(
+            f"'{model}' is in {at}.requiredModels: every replica's readiness needs it, so unloading it takes every "
+            f"replica out of service at once. Fix: take it out of requiredModels first (pulumi config rm --path "
+            f"'tritonfleet:{at}.requiredModels[{j}]' --stack {stack}), run pulumi up, then unload it"
+        )
+        raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
-        at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
         error_message(
             f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
             f"requests. Fix: pulumi config set --path 'tritonfleet:{at}.modelControlMode' explicit --stack {stack}"

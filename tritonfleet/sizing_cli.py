@@ -20,6 +20,11 @@ class Protocol(StrEnum):
     grpc = "grpc"
 
 
+class Arrivals(StrEnum):
+    poisson = "poisson"
+    uniform = "uniform"
+
+
 def _fail(err: Console, message: str, status: int = EXIT_USER_ERROR) -> typer.Exit:
     print_labelled(err, "error:", "red", message)
     return typer.Exit(status)
@@ -47,6 +52,113 @@ def loadtest_table(result: Any) -> Table:
     return table
 
 
+def verdict_lines(result: Any) -> list[str]:
+    """How the run was made and what it says: arrivals, windows, saturation, Triton's own times, the sweep."""
+    lines = [f"arrivals {result.arrivals}, warm-up {result.warmup_s:g} s, latency from the {result.latency_measured_from}"]
+    if result.stable is not None:
+        agreed = "agreed" if result.stable else "did not agree"
+        lines.append(f"{len(result.windows)} windows {agreed} within {result.stability_percent:g} %")
+    if result.saturation is not None:
+        verdict = "saturated: " + "; ".join(result.saturation.reasons) if result.saturation.saturated else "not saturated"
+        lines.append(f"verdict: {verdict}")
+    if result.server is not None:
+        lines.append(f"Triton per request: queue {result.server.queue_ms:,.2f} ms, compute {result.server.compute_ms:,.2f} "
+                     f"ms ({result.server.requests} requests)")  # fmt: skip
+    latency = result.latency_ms.at(result.percentile)
+    if result.latency_target_ms is not None and not result.curve and latency is not None:
+        verdict = "meets" if latency <= result.latency_target_ms else "misses"
+        lines.append(f"p{result.percentile} {latency:,.1f} ms {verdict} the target of {result.latency_target_ms:g} ms")
+    for point in result.curve:
+        at = f"{point.offered_rate:g}/s" if point.offered_rate is not None else f"c={point.concurrency}"
+        mark = "meets" if point.meets_target else "misses"
+        lines.append(f"  {at:>10}: {point.achieved_inferences_per_second:,.1f} infer/s, p{result.percentile} "
+                     f"{_ms(point.latency_ms.at(result.percentile))} ms, {mark} the target")  # fmt: skip
+    if result.curve:
+        capacity = result.capacity
+        lines.append("capacity: none within the target" if capacity is None else
+                     f"capacity: {capacity.achieved_inferences_per_second:,.1f} inferences/s within "
+                     f"{result.latency_target_ms:g} ms (p{result.percentile} {capacity.latency_ms:,.1f} ms)")  # fmt: skip
+    return lines
+
+
+def _deployment_defaults(
+    stack: str, deployment: str, project_dir: Path | None, latency_target: str | None, json_file: Path | None
+) -> tuple[str | None, Path | None]:
+    """A deployment's latencyTarget and loadtestResult path (in its project) where the options do not say."""
+    from tritonfleet.cli import _deployment
+
+    _, found = _deployment(stack, deployment, project_dir)
+    if json_file is None and found.loadtest_result is not None:
+        from tritonfleet.plan.project import find_project
+
+        path = Path(found.loadtest_result.path)
+        json_file = path if path.is_absolute() else (project_dir or find_project(Path.cwd())) / path
+    return latency_target or found.latency_target, json_file
+
+
+def _numbers(text: str, option: str, keep: bool = False) -> list[Any]:
+    """A comma-separated list of whole numbers >= 0 (or `keep`: the model's own setting)."""
+    from tritonfleet.loadtest import LoadtestError
+
+    if keep and text.strip() == "keep":
+        return [None]
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        values = [-1]
+    if not values or any(v < 0 for v in values):
+        raise LoadtestError(f"{option} {text}: whole numbers >= 0 separated by commas, e.g. 1,2,4"
+                            + (", or keep" if keep else ""))  # fmt: skip
+    return values
+
+
+def _schedule(path: Path | None) -> tuple[int, ...]:
+    """perf_analyzer's --request-intervals file: one gap in microseconds a line."""
+    from tritonfleet.loadtest import LoadtestError
+
+    if path is None:
+        return ()
+    try:
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        gaps = tuple(int(line) for line in lines)
+    except OSError as error:
+        raise LoadtestError(f"cannot read --schedule {path}: {error.strerror or error}") from None
+    except ValueError:
+        raise LoadtestError(f"--schedule {path}: one whole number of microseconds a line, e.g. 20000") from None
+    if not gaps:
+        raise LoadtestError(f"--schedule {path} is empty: one gap in microseconds a line, e.g. 20000")
+    return gaps
+
+
+def _target_ms(text: str | None) -> float | None:
+    import re
+
+    from tritonfleet.core.config.schema import LATENCY_PATTERN, latency_ms
+    from tritonfleet.loadtest import LoadtestError
+
+    if text is None:
+        return None
+    if not re.match(LATENCY_PATTERN, text) or latency_ms(text) <= 0:
+        raise LoadtestError(f"--latency-target {text}: a time with its unit, such as 50ms or 1.5s")
+    return latency_ms(text)
+
+
+def _shapes(given: list[str]) -> dict[str, tuple[int, ...]]:
+    from tritonfleet.loadtest import LoadtestError
+
+    shapes = {}
+    for item in given:
+        name, _, text = item.rpartition(":")
+        try:
+            dims = tuple(int(d) for d in text.split(","))
+        except ValueError:
+            dims = ()
+        if not name or not dims or any(d <= 0 for d in dims):
+            raise LoadtestError(f"--shape {item}: NAME:d1,d2,... with dims > 0, e.g. --shape IMAGE:224,224,3")
+        shapes[name] = dims
+    return shapes
+
+
 def register(app: typer.Typer, out: Console, err: Console) -> None:
     """Add the sizing commands to the `tritonfleet` app."""
 
@@ -55,41 +167,82 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         url: Annotated[str, typer.Option(help="host:port of Triton's HTTP (8000) or gRPC (8001) endpoint")] = "127.0.0.1:8000",
         protocol: Annotated[Protocol, typer.Option(help="http, or grpc where tritonclient.grpc imports")] = Protocol.http,
-        rate: Annotated[float | None, typer.Option(help="open loop: requests per second, sent on a fixed schedule")] = None,
-        concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight")] = None,
-        duration: Annotated[float, typer.Option(help="seconds to run (at most 3600)")] = 10.0,
+        rate: Annotated[float | None, typer.Option(help="open loop: requests per second (a sweep's first rate)")] = None,
+        concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight (a sweep's first)")] = None,
+        arrivals: Annotated[Arrivals, typer.Option(help="open loop: poisson (independent clients) or uniform gaps")] = Arrivals.poisson,
+        schedule: Annotated[Path | None, typer.Option(help="open loop: gaps in microseconds, one a line, cycled")] = None,
+        duration: Annotated[float, typer.Option(help="seconds to measure at most, after the warm-up (<= 3600)")] = 10.0,
+        warmup: Annotated[float, typer.Option(help="seconds of load before measuring (not counted)")] = 2.0,
+        window: Annotated[float, typer.Option(help="seconds per measurement window; 0: one window")] = 2.0,
+        stability_percent: Annotated[float, typer.Option(help="stop once 3 windows agree within this %")] = 10.0,
         requests: Annotated[int | None, typer.Option(help="stop after this many requests")] = None,
         batch_size: Annotated[int, typer.Option(help="inferences per request (rows of a batching model)")] = 1,
         replicas: Annotated[int, typer.Option(help="replicas behind URL: the result's capacity is per replica")] = 1,
         model_version: Annotated[str, typer.Option(help="a model version (default: Triton's policy)")] = "",
+        shape: Annotated[list[str] | None, typer.Option(help="NAME:d1,d2 for an input's variable dims (repeat)")] = None,
+        input_data: Annotated[Path | None, typer.Option(help="perf_analyzer's --input-data JSON of real tensors")] = None,
+        distinct: Annotated[int, typer.Option(help="distinct random tensors sent in turn (1..1024)")] = 16,
+        string_length: Annotated[int, typer.Option(help="characters of a random BYTES element")] = 16,
+        timeout: Annotated[float, typer.Option(help="seconds a request may take before it counts as failed")] = 30.0,
+        max_error_rate: Annotated[float, typer.Option(help="stop when more than this share of requests fail")] = 0.5,
+        percentile: Annotated[int, typer.Option(help="latency percentile held to --latency-target: 50/90/95/99")] = 99,
+        latency_target: Annotated[str | None, typer.Option(help="the deployment's latencyTarget, e.g. 50ms")] = None,
+        sweep: Annotated[bool, typer.Option("--sweep", help="raise the load until the target is missed; bisect")] = False,
+        sweep_max: Annotated[float | None, typer.Option(help="highest rate or concurrency a sweep tries")] = None,
         json_file: Annotated[Path | None, typer.Option("--json", help="write the result here (tritonDeployments[].loadtestResult.path)")] = None,
+        stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: its latencyTarget and result path")] = None,
+        deployment: Annotated[str | None, typer.Option(help="with --stack: the tritonDeployments[].name measured")] = None,
+        project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
     ) -> None:
-        """Drive one model at a fixed rate or concurrency for a bounded time; print offered and achieved rate,
-        p50/p95/p99 and errors; write a result that sizing and the plan read as the measured per-replica capacity.
+        """Drive one model at a rate (Poisson arrivals) or a concurrency; warm up, measure in windows until three
+        agree; print offered and achieved rate, percentiles, errors, the saturation verdict and Triton's queue vs
+        compute time. With --sweep and --latency-target, find the highest throughput whose percentile meets the
+        target: the capacity sizing and the HPA use (tritonDeployments[].loadtestResult).
 
-        Exit 1 when the server or model cannot be reached, an argument's value is bad, or every request failed; 64
-        when neither or both of --rate and --concurrency are given."""
+        Exit 1 when the server or model cannot be reached, an argument's value is bad, every request failed, the
+        error-rate gate stopped the run, or no sweep point met the target; 64 when neither or both of --rate and
+        --concurrency are given, or --sweep has no --latency-target."""
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from tritonfleet.loadtest import LoadtestError, LoadtestUsageError, Plan, run
+        from tritonfleet import loadtest as lt
         from tritonfleet.output_paths import OutputError, check_output_file, write_output
 
-        plan = Plan(url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
-                    concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
-                    replicas=replicas)  # fmt: skip
+        if (stack is None) != (deployment is None):
+            raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
+        if stack is not None and deployment is not None:
+            latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
         try:
+            plan = lt.Plan(
+                url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
+                concurrency=concurrency, duration_s=duration, max_requests=requests, batch_size=batch_size,
+                replicas=replicas, timeout_s=timeout, arrivals=arrivals.value, schedule_us=_schedule(schedule),
+                warmup_s=warmup, window_s=window, stability_percent=stability_percent if window else None,
+                percentile=percentile, latency_target_ms=_target_ms(latency_target), shapes=_shapes(shape or []),
+                input_data=input_data, distinct=distinct, string_length=string_length, max_error_share=max_error_rate,
+            )  # fmt: skip
+            if sweep and plan.latency_target_ms is None:
+                raise lt.LoadtestUsageError("--sweep needs --latency-target (the deployment's latencyTarget, e.g. "
+                                            "--latency-target 50ms): capacity is the most it carries within it")  # fmt: skip
             plan.check()
             if json_file:
                 check_output_file(json_file)  # before the load test, not after it
             columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
             with Progress(*columns, console=err, transient=True) as bar:
-                task = bar.add_task(f"{model}: 0 done", total=duration)
-                result = run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
-        except LoadtestUsageError as error:
+                if sweep:
+                    task = bar.add_task(f"{model}: sweep", total=None)
+                    limit = sweep_max or (lt.MAX_IN_FLIGHT if concurrency is not None else 100_000)
+                    result = lt.sweep(plan, limit, lambda at: bar.update(task, description=f"{model}: {at}"))
+                else:
+                    task = bar.add_task(f"{model}: 0 done", total=duration + warmup)
+                    result = lt.run(plan, lambda elapsed, done: bar.update(task, completed=elapsed, description=f"{model}: {done} done"))
+        except lt.LoadtestUsageError as error:
             raise _fail(err, str(error), EXIT_USAGE) from None
-        except (LoadtestError, OutputError) as error:
+        except (lt.LoadtestError, OutputError) as error:
             raise _fail(err, str(error)) from None
         out.print(loadtest_table(result))
+        for line in verdict_lines(result):
+            for part in _wrapped(line, 80):
+                out.print(part, soft_wrap=True, markup=False)
         for sample in result.error_samples:
             print_labelled(err, "error sample:", "yellow", sample)
         if json_file:
@@ -97,9 +250,90 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
                 write_output(json_file, result.dumps())
             except OutputError as error:
                 raise _fail(err, str(error)) from None
-            out.print(f"Result written to {json_file}: {result.inferences_per_second_per_replica:,.1f} inferences/s per replica")
+            per_replica = (result.capacity.achieved_inferences_per_second / result.replicas if result.capacity
+                           else result.inferences_per_second_per_replica)  # fmt: skip
+            out.print(f"Result written to {json_file}: {per_replica:,.1f} inferences/s per replica")
         if result.succeeded == 0:
             raise _fail(err, f"no request to '{model}' succeeded")
+        if sweep and result.capacity is None:
+            first = result.curve[0]
+            at = f"--rate {first.offered_rate:g}" if first.offered_rate is not None else f"--concurrency {first.concurrency}"
+            raise _fail(err, f"no load point met p{percentile} <= {latency_target}, not even the first ({at}): start "
+                        "the sweep lower, or the model cannot meet this target on this server")  # fmt: skip
+        gate = [r for r in (result.saturation.reasons if result.saturation else []) if r.startswith("stopped early")]
+        if gate:
+            raise _fail(err, gate[0])
+
+    @app.command()
+    def tune(
+        model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
+        latency_target: Annotated[str, typer.Option(help="the deployment's latencyTarget, e.g. 50ms")],
+        url: Annotated[str, typer.Option(help="host:port of Triton's HTTP endpoint (explicit model control)")] = "127.0.0.1:8000",
+        instances: Annotated[str, typer.Option(help="instance counts to try, e.g. 1,2,4")] = "1,2",
+        max_batch_sizes: Annotated[str, typer.Option(help="max_batch_size values, or keep (the model's own)")] = "keep",
+        queue_delays_us: Annotated[str, typer.Option(help="dynamic batcher queue delays in us, or keep")] = "keep",
+        preferred: Annotated[str, typer.Option(help="preferred batch sizes with a queue delay, e.g. 4,8")] = "",
+        rate: Annotated[float, typer.Option(help="each sweep's first rate (requests/s, Poisson)")] = 10.0,
+        sweep_max: Annotated[float, typer.Option(help="each sweep's highest rate")] = 100_000.0,
+        duration: Annotated[float, typer.Option(help="seconds per sweep point, after the warm-up")] = 5.0,
+        warmup: Annotated[float, typer.Option(help="seconds of load before each point")] = 1.0,
+        percentile: Annotated[int, typer.Option(help="latency percentile held to the target: 50/90/95/99")] = 99,
+        shape: Annotated[list[str] | None, typer.Option(help="NAME:d1,d2 for an input's variable dims (repeat)")] = None,
+        input_data: Annotated[Path | None, typer.Option(help="perf_analyzer's --input-data JSON of real tensors")] = None,
+        gpu: Annotated[str | None, typer.Option(help="the catalog GPU whose memory bounds the instances, e.g. H100")] = None,
+        gpus: Annotated[int, typer.Option(help="GPUs per replica (with --gpu)")] = 1,
+        instance_memory_gib: Annotated[float | None, typer.Option(help="GPU memory one instance takes (with --gpu)")] = None,
+        json_file: Annotated[Path | None, typer.Option("--json", help="write the winner's sweep here (loadtestResult.path)")] = None,
+        patch: Annotated[Path | None, typer.Option(help="write the winner as config.pbtxt fields here")] = None,
+    ) -> None:
+        """Search instance count, max_batch_size, queue delay and preferred batch sizes on a running tritonserver
+        (explicit model control): sweep each under Poisson arrivals and keep the one with the most capacity within
+        the latency target; write it as a config.pbtxt patch and a loadtest result. The model is reloaded with its
+        repository configuration at the end.
+
+        Exit 1 when the server, model or a value is wrong, or no candidate met the target; 64 on a usage error."""
+        from tritonfleet import loadtest as lt
+        from tritonfleet import tune as tuning
+        from tritonfleet.core.catalog import load_catalog
+
+        try:
+            found = tuning.candidates(_numbers(instances, "--instances"), _numbers(max_batch_sizes, "--max-batch-sizes", keep=True),
+                                      _numbers(queue_delays_us, "--queue-delays-us", keep=True),
+                                      _numbers(preferred, "--preferred") if preferred else [])  # fmt: skip
+            memory = None
+            if gpu is not None:
+                gpus_known = load_catalog().gpus
+                if gpu not in gpus_known:
+                    raise lt.LoadtestError(f"--gpu {gpu}: not in the catalog (it has: {', '.join(gpus_known)})")
+                memory = gpus_known[gpu].memory_gb * 1e9 / 2**30  # the catalog's GB, in GiB
+            found, skipped = tuning.within_memory(found, memory, instance_memory_gib, gpus)
+            plan = lt.Plan(url=url, model=model, rate=rate, duration_s=duration, warmup_s=warmup, window_s=0,
+                           percentile=percentile, latency_target_ms=_target_ms(latency_target),
+                           shapes=_shapes(shape or []), input_data=input_data)  # fmt: skip
+            plan.check()
+            for note in skipped:
+                err.print(f"not tried: {note}", soft_wrap=True, markup=False)
+            trials = tuning.tune(plan, found, sweep_max, lambda at: err.print(f"tune {model}: {at}", markup=False))
+        except lt.LoadtestUsageError as error:
+            raise _fail(err, str(error), EXIT_USAGE) from None
+        except lt.LoadtestError as error:
+            raise _fail(err, str(error)) from None
+        for trial in trials:
+            figure = f"{trial.capacity:,.1f} inferences/s" if trial.result else f"did not load: {trial.error}"
+            for part in _wrapped(f"  {trial.candidate.describe()}: {figure}", 80):
+                out.print(part, markup=False)
+        best = tuning.winner(trials)
+        if best is None or best.result is None:
+            raise _fail(err, f"no candidate met p{percentile} <= {latency_target}: start lower (--rate) or widen the "
+                        "candidates")  # fmt: skip
+        out.print(f"Best: {best.candidate.describe()} ({best.capacity:,.1f} inferences/s)", markup=False)
+        if patch:
+            patch.write_text(tuning.patch_text(best.candidate, trials, plan.latency_target_ms or 0, percentile))
+            out.print(f"config.pbtxt fields written to {patch}", markup=False)
+        if json_file:
+            json_file.parent.mkdir(parents=True, exist_ok=True)
+            json_file.write_text(best.result.dumps())
+            out.print(f"Result written to {json_file} (tritonDeployments[].loadtestResult.path)", markup=False)
 
     @app.command(short_help="rank GPU options for a deployment, inside the guardrails")
     def size(

@@ -19,7 +19,7 @@ from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.scheduling import PoolFacts
-from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node
+from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 
 from .access import access_values
 from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
@@ -86,12 +86,44 @@ def model_repository_path(bucket_uri: str, prefix: str) -> str:
     return f"{bucket_uri.rstrip('/')}/{prefix.strip('/')}".rstrip("/")
 
 
+MIB = 1024 * 1024
+
+
+def tuning_args(deployment: TritonDeployment) -> list[str]:
+    """Triton's flags for the deployment's tuning (formats as tritonserver --help of the pinned release gives them);
+    the CUDA pool is set for each GPU the replica sees (0..gpusPerReplica-1)."""
+    tuning = deployment.tuning
+    args = [
+        f"--{flag}={name},{setting}={_flag_value(value)}"
+        for flag, sections in (("backend-config", tuning.backend_config), ("cache-config", tuning.cache_config))
+        for name, settings in sorted(sections.items())
+        for setting, value in sorted(settings.items())
+    ]
+    if tuning.pinned_memory_mib is not None:
+        args.append(f"--pinned-memory-pool-byte-size={tuning.pinned_memory_mib * MIB}")
+    if tuning.cuda_memory_pool_mib is not None:
+        args += [f"--cuda-memory-pool-byte-size={gpu}:{tuning.cuda_memory_pool_mib * MIB}"
+                 for gpu in range(deployment.gpus_per_replica)]  # fmt: skip
+    if tuning.rate_limit != "off":
+        args.append(f"--rate-limit={tuning.rate_limit}")
+    args += [f"--rate-limit-resource={name}:{count}" for name, count in sorted(tuning.rate_limit_resources.items())]
+    if tuning.buffer_manager_threads is not None:
+        args.append(f"--buffer-manager-thread-count={tuning.buffer_manager_threads}")
+    return args
+
+
+def _flag_value(value: str | int | bool) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[str, Any]:
-    """The HPA's targets: offered load against the stated per-replica capacity, and the optional queue-time guard."""
-    capacity = deployment.throughput_per_replica
+    """The HPA's targets: offered load against the per-replica capacity (measured where the deployment has a usable
+    loadtestResult, else stated), counting only the models clients call; and the optional queue-time guard."""
+    capacity = deployment.capacity_per_replica
     guard = deployment.queue_time_target
     return {
         "enabled": monitoring and deployment.max_replicas > deployment.min_replicas,
+        "models": deployment.counted_models,
         "inferencesPerSecond": {
             "metric": INFERENCES_PER_SECOND,
             "target": target_inferences_per_second(capacity, deployment.target_utilization) if capacity else "",
@@ -138,6 +170,8 @@ def triton_values(
         "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,
         "resources": replica_resources(instance_type, deployment.gpus_per_replica),
+        "shmSize": f"{shm_gi(instance_type, deployment.gpus_per_replica, deployment.tuning.shm_gi)}Gi",
+        "tuningArgs": tuning_args(deployment),
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
         "nodeSelector": dict(pool.node_selector),
         "tolerations": [taint_toleration(taint) for taint in pool.taints],

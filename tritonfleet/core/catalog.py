@@ -68,10 +68,15 @@ class Benchmark(_Strict):
     note: str = ""
 
 
+COMPUTE_CAPABILITY_SOURCE = "CUDAGPUS"
+
+
 class Gpu(_Strict):
     memory_gb: int = Field(alias="memoryGb")
     vendor_name: str = Field(alias="vendorName")
     verify: bool = False
+    # The CUDA compute capability ("9.0"): a TensorRT engine runs only on the one it was built for.
+    compute_capability: str | None = Field(None, alias="computeCapability", pattern=r"^\d+\.\d+$")
 
 
 class InstanceType(_Strict):
@@ -164,6 +169,10 @@ class Catalog(_Strict):
                 raise ValueError(f"{it.name} network: unknown source {it.network.source}")
         cited = {p.source for i in self.instance_types for p in [*i.prices.values(), *i.regional_prices]}
         cited |= {b.source for b in self.benchmarks}
+        if any(g.compute_capability for g in self.gpus.values()):
+            if COMPUTE_CAPABILITY_SOURCE not in self.sources:
+                raise ValueError(f"GPU compute capabilities cite {COMPUTE_CAPABILITY_SOURCE}, which is not a source")
+            cited.add(COMPUTE_CAPABILITY_SOURCE)
         unused = set(self.sources) - cited - {i.network.source for i in self.instance_types if i.network}
         if unused:
             raise ValueError(f"sources no price cites: {sorted(unused)}")

@@ -12,11 +12,12 @@ import re
 # A repository folder name that needs no escaping in a URL, an object key, a probe or a terminal.
 MODEL_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
 MODEL_NAME_RULE = "1 to 128 letters, digits, '_', '.' or '-', not starting with '.' or '-'"
-# Triton reads version folders as int64 (model_config.proto: `int64 versions`); 0, leading zeros and anything
-# that is not ASCII digits are folders Triton ignores.
-VERSION_PATTERN = r"^[1-9][0-9]*$"
+# Triton reads version folders as int64 (model_config.proto: `int64 versions`) and serves version 0 (checked on the
+# real tritonserver: tests/test_models_validate_corpus.py); leading zeros and anything that is not ASCII digits are
+# folders Triton ignores.
+VERSION_PATTERN = r"^(0|[1-9][0-9]*)$"
 MAX_VERSION = 2**63 - 1
-VERSION_RULE = f"a positive integer (1, 2, ...) without leading zeros, at most {MAX_VERSION} (int64)"
+VERSION_RULE = f"a whole number (0, 1, 2, ...) without leading zeros, at most {MAX_VERSION} (int64)"
 
 
 def is_model_name(name: str) -> bool:

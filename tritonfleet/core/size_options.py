@@ -4,7 +4,9 @@ load, ranked only where they pass the stack's own guardrails.
 Capacity per replica on each GPU: the deployment's measured or stated figure on its own GPU; on another GPU that
 figure scaled by the ratio of the two GPUs' published benchmark, and without any figure the benchmark itself — both
 only when the user names a benchmark that represents the model (`--benchmark-model`): a ResNet-50 ratio says nothing
-about an LLM, so by default another GPU stays unranked, with the reason.
+about an LLM, so by default another GPU stays unranked, with the reason. An estimate is labelled with what it was
+scaled from, and none is scaled from a measurement over the latency target (plan/sizing.py refuses such a result
+before it gets here; should one arrive, its own GPU is excluded and no other GPU is estimated from it).
 
 Each option is the deployment's pool changed as little as it can be: the same onDemandBase (raised to the policy's
 minimum for spot, which then bursts over that base), minNodes, zones. An option is excluded, with every reason, when
@@ -97,15 +99,25 @@ def _order(o: Option) -> tuple:
     return (not o.ranked, o.usd_per_million is None, o.usd_per_million or 0, o.instance_type, o.purchase)
 
 
+def _measured_over_target(capacity: Capacity | None, target_ms: float | None) -> bool:
+    """A measurement over the latency target is no capacity at that target, on its GPU or scaled to another."""
+    return bool(capacity and capacity.kind == "measured" and target_ms is not None and capacity.p99_ms
+                and capacity.p99_ms > target_ms)  # fmt: skip
+
+
 def _capacity_on(
-    gpu: str, own_gpu: str, capacity: Capacity | None, gpus_per_replica: int, benchmarks: dict[str, float]
+    gpu: str, own_gpu: str, capacity: Capacity | None, gpus_per_replica: int, benchmarks: dict[str, float],
+    scalable: bool = True,
 ) -> tuple[float, str] | None:
+    """A replica's capacity on `gpu` and its kind; another GPU's is an estimate labelled with what it was scaled
+    from, and none is scaled from a measurement that missed its latency target (`scalable` False)."""
     if capacity is not None and gpu == own_gpu:
         return capacity.inferences_per_second, capacity.kind
-    if capacity is not None and gpu in benchmarks and own_gpu in benchmarks:
-        return capacity.inferences_per_second * benchmarks[gpu] / benchmarks[own_gpu], "estimate"
+    if capacity is not None and scalable and gpu in benchmarks and own_gpu in benchmarks:
+        scaled = f"estimate: {capacity.kind} {own_gpu} x {gpu}/{own_gpu} benchmark"
+        return capacity.inferences_per_second * benchmarks[gpu] / benchmarks[own_gpu], scaled
     if capacity is None and gpu in benchmarks:
-        return benchmarks[gpu] * gpus_per_replica, "estimate"
+        return benchmarks[gpu] * gpus_per_replica, "estimate: benchmark"
     return None
 
 
@@ -169,10 +181,11 @@ def rank_options(
     peak = deployment.target_load.inferences_per_second(deployment.target_load.peak)
     target_ms = latency_ms(deployment.latency_target) if deployment.latency_target else None
     options: list[Option] = []
+    fits = not _measured_over_target(capacity, target_ms)
     for itype in catalog.instance_types:
         if itype.cloud != config.cloud or itype.gpu_count < deployment.gpus_per_replica:
             continue
-        found = _capacity_on(itype.gpu, own_gpu, capacity, deployment.gpus_per_replica, benchmarks)
+        found = _capacity_on(itype.gpu, own_gpu, capacity, deployment.gpus_per_replica, benchmarks, fits)
         reasons: list[str] = []
         if found is None:
             per_replica, kind, replicas, nodes, idle = None, "none", 0, 0, 0
@@ -250,7 +263,9 @@ def _notes(
         )
     if rails.model_memory_gib is None and any("GPU memory per replica" in r for o in options for r in o.excluded):
         notes.append("GPUs with less memory per replica than now are not ranked: state --model-memory-gib to rank them")
-    if any(o.capacity_kind == "estimate" for o in options):
+    if _measured_over_target(capacity, target_ms):
+        notes.append("no other GPU is estimated from a measurement over the latency target: measure within it first")
+    if any(o.capacity_kind.startswith("estimate") for o in options):
         sources = sorted({f"{b.source} ({catalog.sources[b.source].as_of})" for b in catalog.benchmarks
                           if b.model == rails.benchmark_model})  # fmt: skip
         notes.append(

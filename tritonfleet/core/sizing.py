@@ -205,6 +205,24 @@ def replica_requests(itype: InstanceType, gpus_per_replica: int) -> tuple[int, i
     return max(1, math.floor(itype.vcpu * share)), max(4, math.floor(itype.memory_gib * share))
 
 
+# /dev/shm of a replica (a memory-backed emptyDir: it counts against the replica's memory). NVIDIA's NIM guides give
+# --shm-size=1g for Triton's Python backend on one GPU (https://docs.nvidia.com/nim/riva/asr/1.1.0/configuration.html)
+# and --shm-size=32GB for multi-GPU models, where NCCL exchanges through /dev/shm
+# (https://docs.nvidia.com/nim/vision-language-models/2.0.0/configuration.html), both as of 2026-12-05.
+SHM_ONE_GPU_GI = 1
+SHM_MULTI_GPU_GI = 32
+SHM_MEMORY_SHARE = 0.25  # the default never takes more of the replica's memory than this
+SHM_MAX_MEMORY_SHARE = 0.5  # a stated size may take at most this
+
+
+def shm_gi(itype: InstanceType, gpus_per_replica: int, stated: int | None = None) -> int:
+    """GiB of /dev/shm for one replica: the stated size, else 1 for one GPU and 32 for more, within its memory."""
+    if stated is not None:
+        return stated
+    wanted = SHM_ONE_GPU_GI if gpus_per_replica == 1 else SHM_MULTI_GPU_GI
+    return max(1, min(wanted, math.floor(replica_requests(itype, gpus_per_replica)[1] * SHM_MEMORY_SHARE)))
+
+
 def replica_shape(itype: InstanceType, gpus_per_replica: int) -> ReplicaShape:
     cpu, memory_gib = replica_requests(itype, gpus_per_replica)
     return ReplicaShape(gpus_per_replica, cpu, memory_gib)
@@ -220,7 +238,9 @@ class Capacity:
     inferences_per_second: float
     kind: str  # measured (a loadtest result), stated (throughputPerReplica) or estimate (a published benchmark)
     source: str  # shown in the plan
-    p99_ms: float | None = None  # the p99 latency the measurement saw at that rate
+    p99_ms: float | None = None  # the latency (at the result's percentile, p99 by default) measured at that rate
+    arrivals: str | None = None  # measured: poisson, uniform, schedule or closed-loop
+    swept: bool = False  # measured: the best point of a sweep (else one load point: a lower bound)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,9 @@
 A repository is a folder with one sub-folder per model; each model has a `config.pbtxt` and numeric version
 folders holding the file its backend loads (`model.onnx`, `model.plan`, `model.py`, ...). Every problem is a
 Finding with the path it is about; `errors` are what Triton would refuse or silently ignore.
+
+Errors are what the real tritonserver refuses, and nothing it accepts: tests/test_models_validate_corpus.py keeps a
+corpus of repositories with each one's verdict from tritonserver (the nvidia-pytriton wheel), and checks both.
 """
 
 from __future__ import annotations
@@ -154,7 +157,18 @@ def model_files(directory: Path, root: Path) -> tuple[dict[str, Path], list[Find
     return files, findings
 
 
-def validate_repository(root: Path) -> Report:
+@dataclass(frozen=True)
+class Replica:
+    """What a deployment's replica offers its models: GPUs, their type and CUDA compute capability (the catalog's)."""
+
+    gpus: int
+    gpu: str
+    compute_capability: str | None
+
+
+def validate_repository(root: Path, replica: Replica | None = None) -> Report:
+    """Check every model of the repository; with a deployment's `replica`, instance groups' GPU ids and TensorRT
+    engines against its GPUs too."""
     report = Report(root=root)
     if not root.exists():
         report.findings.append(Finding("error", root, "no such directory"))
@@ -177,7 +191,7 @@ def validate_repository(root: Path) -> Report:
             message = f"not a model name tritonfleet accepts: {MODEL_NAME_RULE}"
             report.findings.append(Finding("error", directory, message))
             continue
-        model, findings = _check_model(directory, root)
+        model, findings = _check_model(directory, root, replica)
         report.findings.extend(findings)
         if model is not None:
             report.models.append(model)
@@ -185,7 +199,7 @@ def validate_repository(root: Path) -> Report:
     return report
 
 
-def _check_model(directory: Path, root: Path) -> tuple[Model | None, list[Finding]]:
+def _check_model(directory: Path, root: Path, replica: Replica | None = None) -> tuple[Model | None, list[Finding]]:
     files, findings = model_files(directory, root)
 
     def error(path: Path, message: str) -> None:
@@ -225,7 +239,11 @@ def _check_model(directory: Path, root: Path) -> tuple[Model | None, list[Findin
             continue
         number = version_number(child.name)
         if number is None:
-            error(child, f"not a version folder: name it by {VERSION_RULE}; Triton ignores or refuses this one")
+            if child.name.isascii() and child.name.isdigit() and not child.name.startswith("0"):
+                error(child, f"not a version Triton can read: name it by {VERSION_RULE}")
+            elif published(child.name):
+                warn(child, "not a version folder (0, 1, 2, ... without leading zeros): Triton ignores it, which suits "
+                     "a helper folder but not a version")  # fmt: skip
             continue
         versions.append(number)
         if entry is not None:
@@ -242,8 +260,14 @@ def _check_model(directory: Path, root: Path) -> tuple[Model | None, list[Findin
 
     findings.extend(_check_version_policy(config, versions, config_path))
     findings.extend(_check_batching(config, config_path))
-    findings.extend(_check_instance_groups(config, backend, config_path))
+    findings.extend(_check_instance_groups(config, backend, config_path, replica.gpus if replica else None))
+    if backend == "tensorrt" and replica is not None and replica.compute_capability:
+        findings.extend(_check_engines(config, directory, versions, replica, config_path))
     findings.extend(_check_tensors(config, config_path))
+    findings.extend(_check_warmup(config, config_path))
+    if config.model_transaction_policy.decoupled and config.response_cache.enable:
+        error(config_path, "response_cache with a decoupled model: Triton refuses it (the cache cannot hold a stream of "
+              "responses); remove response_cache or decoupled")  # fmt: skip
     if any(f.severity == "error" for f in findings):
         return None, findings
     return Model(directory.name, directory, config, backend, versions, entry, files), findings
@@ -266,8 +290,13 @@ def _check_batching(config, path: Path) -> Iterable[Finding]:
         yield Finding("error", path, "max_batch_size must be 0 (no batching) or positive")
         return
     if config.HasField("dynamic_batching"):
+        batching = config.dynamic_batching
         if config.max_batch_size == 0:
-            yield Finding("error", path, "dynamic_batching needs max_batch_size > 0 (0 means the model cannot batch)")
+            yield Finding("warning", path, "dynamic_batching with max_batch_size 0 combines no requests (it still "
+                          "queues them: priorities, queue policy); set max_batch_size > 0 to batch")  # fmt: skip
+        if batching.priority_levels and not 1 <= batching.default_priority_level <= batching.priority_levels:
+            yield Finding("error", path, f"default_priority_level {batching.default_priority_level} is not in 1.."
+                          f"{batching.priority_levels} (priority_levels): Triton refuses the model")  # fmt: skip
         for size in config.dynamic_batching.preferred_batch_size:
             if size < 1 or size > config.max_batch_size > 0:
                 yield Finding("error", path, f"preferred_batch_size {size} is not in 1..{config.max_batch_size} (max_batch_size)")
@@ -275,7 +304,7 @@ def _check_batching(config, path: Path) -> Iterable[Finding]:
         yield Finding("warning", path, "max_batch_size > 0 without dynamic_batching: Triton will not combine requests")
 
 
-def _check_instance_groups(config, backend: str, path: Path) -> Iterable[Finding]:
+def _check_instance_groups(config, backend: str, path: Path, gpus_per_replica: int | None) -> Iterable[Finding]:
     if backend == "ensemble" and config.instance_group:
         yield Finding("warning", path, "instance_group has no effect on an ensemble")
         return
@@ -287,6 +316,11 @@ def _check_instance_groups(config, backend: str, path: Path) -> Iterable[Finding
             yield Finding("error", path, f"{at} lists gpus but its kind is {Kind.Name(group.kind)}; use KIND_GPU")
         if any(gpu < 0 for gpu in group.gpus):
             yield Finding("error", path, f"{at}.gpus must be GPU indices >= 0")
+        beyond = sorted({gpu for gpu in group.gpus if gpus_per_replica is not None and gpu >= gpus_per_replica})
+        if beyond:
+            yield Finding("error", path, f"{at}.gpus names GPU {', '.join(map(str, beyond))}, but a replica has "
+                          f"{gpus_per_replica} GPU(s) (ids 0..{gpus_per_replica - 1}): Triton refuses the model; "
+                          "drop gpus (every GPU of the replica) or raise gpusPerReplica")  # fmt: skip
 
 
 def _check_tensors(config, path: Path) -> Iterable[Finding]:
@@ -305,8 +339,50 @@ def _check_tensors(config, path: Path) -> Iterable[Finding]:
                 yield Finding("error", path, f"{label} has dims {list(tensor.dims)}: each must be positive or -1 (variable)")
 
 
+def _check_engines(config, directory: Path, versions: list[int], replica: Replica, path: Path) -> Iterable[Finding]:
+    """A TensorRT engine deserialises only on the GPU architecture it was built for. Triton picks the file for the
+    GPU's compute capability from cc_model_filenames, else the default file."""
+    capability = replica.compute_capability
+    engines = dict(config.cc_model_filenames)
+    if capability in engines:
+        for version in versions:
+            engine = directory / str(version) / engines[capability]
+            if not engine.exists():
+                yield Finding("error", engine, f"missing: the deployment's {replica.gpu} (compute capability "
+                              f"{capability}) loads it through cc_model_filenames")  # fmt: skip
+    elif engines:
+        yield Finding("error", path, f"cc_model_filenames has engines for {', '.join(sorted(engines))} but not for the "
+                      f"deployment's {replica.gpu} (compute capability {capability}): Triton falls back to "
+                      f"{config.default_model_filename or 'model.plan'}, which is one of those; add "
+                      f"cc_model_filenames {{ key: \"{capability}\" value: \"model_{capability}.plan\" }}")  # fmt: skip
+    else:
+        yield Finding("warning", path, f"TensorRT engines run only on the architecture they were built for: build "
+                      f"{config.default_model_filename or 'model.plan'} on {replica.gpu} (compute capability "
+                      f"{capability}), or list one engine per architecture in cc_model_filenames")  # fmt: skip
+
+
+def _check_warmup(config, path: Path) -> Iterable[Finding]:
+    """Triton runs each warmup sample at load and refuses the model when one names an input it does not have or
+    leaves a required one out."""
+    inputs = {tensor.name for tensor in config.input}
+    required = {tensor.name for tensor in config.input if not tensor.optional}
+    for sample in config.model_warmup:
+        given = set(sample.inputs)
+        for name in sorted(given - inputs):
+            yield Finding("error", path, f"model_warmup '{sample.name}' gives input '{name}', which the model does not "
+                          f"have (inputs: {', '.join(sorted(inputs)) or 'none'})")  # fmt: skip
+        missing = sorted(required - given)
+        if missing and inputs:
+            yield Finding("error", path, f"model_warmup '{sample.name}' leaves out required input(s) "
+                          f"{', '.join(missing)}: Triton fails the warmup and the model")  # fmt: skip
+
+
 def _check_ensembles(models: list[Model]) -> Iterable[Finding]:
-    names = {m.name for m in models}
+    """An ensemble's steps are models of the same repository (a deployment serves one), and its maps name tensors
+    that exist: a step's input_map keys are that model's inputs, its output_map keys that model's outputs; every
+    value read is an ensemble input or an earlier step's output; every ensemble input is read and every ensemble
+    output is written."""
+    by_name = {m.name: m for m in models}
     for model in models:
         if model.backend != "ensemble":
             continue
@@ -314,7 +390,28 @@ def _check_ensembles(models: list[Model]) -> Iterable[Finding]:
         steps = model.config.ensemble_scheduling.step
         if not steps:
             yield Finding("error", path, "an ensemble needs ensemble_scheduling with at least one step")
+        inputs = {t.name for t in model.config.input}
+        produced = {tensor for step in steps for tensor in step.output_map.values()}
+        read = {tensor for step in steps for tensor in step.input_map.values()}
         for step in steps:
-            if step.model_name not in names:
-                message = f"step model '{step.model_name}' is not in this repository (it must be in another one)"
-                yield Finding("warning", path, message)
+            called = by_name.get(step.model_name)
+            if called is None:
+                yield Finding("error", path, f"step model '{step.model_name}' is not a model of this repository "
+                              "(a deployment serves one repository): Triton refuses the ensemble")  # fmt: skip
+                continue
+            step_inputs = {t.name for t in called.config.input}
+            step_outputs = {t.name for t in called.config.output}
+            for key in sorted(set(step.input_map) - step_inputs):
+                yield Finding("error", path, f"step '{step.model_name}' input_map names input '{key}', which that model "
+                              f"does not have (inputs: {', '.join(sorted(step_inputs)) or 'none'})")  # fmt: skip
+            for key in sorted(set(step.output_map) - step_outputs):
+                yield Finding("error", path, f"step '{step.model_name}' output_map names output '{key}', which that "
+                              f"model does not have (outputs: {', '.join(sorted(step_outputs)) or 'none'})")  # fmt: skip
+            for value in sorted(set(step.input_map.values()) - inputs - produced):
+                yield Finding("error", path, f"step '{step.model_name}' reads '{value}', which is neither an ensemble "
+                              "input nor any step's output")  # fmt: skip
+        for name in sorted(inputs - read):
+            yield Finding("error", path, f"ensemble input '{name}' is read by no step: Triton refuses the ensemble")
+        for tensor in model.config.output:
+            if tensor.name not in produced:
+                yield Finding("error", path, f"ensemble output '{tensor.name}' is written by no step's output_map")

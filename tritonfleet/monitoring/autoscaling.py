@@ -1,9 +1,12 @@
 """Recording rules and alerts on the HPA's own signal: replicas wanted by load against running, and capacity headroom.
 
-The HPA scales on inferences/s per pod (`nv_inference_count`, batch rows) over `SIGNAL_WINDOW` against the stated
-`throughputPerReplica × targetUtilization` (components/k8s/autoscaling.py serves it through prometheus-adapter); these
-rules compute the same figure per deployment, so a dashboard and an alert show what the HPA sees. Deployments without a
-stated capacity (queue-time guard only) get the "scaling inactive" alert but no wanted/headroom series.
+The HPA scales on inferences/s per pod (`nv_inference_count`, batch rows) over `SIGNAL_WINDOW` against the per-replica
+capacity × targetUtilization: the measured capacity (a usable loadtestResult) where one exists, else the stated
+`throughputPerReplica` (components/k8s/autoscaling.py serves it through prometheus-adapter). It counts only the models
+clients call (`clientModels`, else the loadtest's model): an ensemble's steps report inferences of their own, and
+summing every model of the pod would read 10 requests to a one-step ensemble as 20. These rules compute the same
+figure per deployment, so a dashboard and an alert show what the HPA sees. Deployments without a capacity (queue-time
+guard only) get the "scaling inactive" alert but no wanted/headroom series.
 """
 
 from __future__ import annotations
@@ -26,8 +29,14 @@ AT_MAXIMUM_FOR = "15m"
 
 
 def _pods_of(deployment: TritonDeployment) -> str:
-    """The label matchers of a Deployment's pods (<release>-<replicaset hash>-<suffix>)."""
-    return f'namespace="{deployment.namespace}",pod=~"{triton_release_name(deployment.name)}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"'
+    """The label matchers of a Deployment's pods (<release>-<replicaset hash>-<suffix>), narrowed to the models the
+    HPA counts."""
+    pods = f'namespace="{deployment.namespace}",pod=~"{triton_release_name(deployment.name)}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}"'
+    models = deployment.counted_models
+    if not models:
+        return pods
+    escaped = "|".join(m.replace(".", "\\\\.") for m in models)  # a literal dot in a PromQL regex string
+    return f'{pods},model=~"{escaped}"'
 
 
 def _labels(deployment: TritonDeployment) -> dict[str, str]:
@@ -41,10 +50,11 @@ def _autoscaled(config: StackConfig) -> list[TritonDeployment]:
 def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = []
     for d in _autoscaled(config):
-        if d.throughput_per_replica is None:
+        capacity = d.capacity_per_replica
+        if capacity is None:
             continue
         name = triton_release_name(d.name)
-        target = d.throughput_per_replica * d.target_utilization
+        target = capacity * d.target_utilization
         selector = f'namespace="{d.namespace}",deployment="{name}"'
         # One set per deployment under the same names: each rule's `deployment` label tells them apart (promtool
         # flags same-named rules without one).
@@ -64,7 +74,7 @@ def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
             {
                 "record": HEADROOM,
                 "expr": f"1 - {SERVED}{{{selector}}} / on (namespace, deployment) "
-                f"(({RUNNING}{{{selector}}} * {d.throughput_per_replica!r}) > 0)",
+                f"(({RUNNING}{{{selector}}} * {capacity!r}) > 0)",
                 "labels": _labels(d),
             },
         ]
@@ -93,7 +103,8 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
         }
     ]
     for d in deployments:
-        if d.throughput_per_replica is None:
+        capacity = d.capacity_per_replica
+        if capacity is None:
             continue
         selector = f'{{namespace="{d.namespace}",deployment="{triton_release_name(d.name)}"}}'
         alerts += [
@@ -105,7 +116,7 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
                 "annotations": {
                     "summary": "Offered load needs more Triton replicas than maxReplicas allows",
                     "description": "{{ $labels.deployment }} in {{ $labels.namespace }} wants {{ $value }} replicas by "
-                    f"its load (capacity {d.throughput_per_replica:g} inferences/s per replica at "
+                    f"its load (capacity {capacity:g} inferences/s per replica at "
                     f"{d.target_utilization:g} utilisation); maxReplicas is {d.max_replicas}: raise maxReplicas (and the "
                     "pool's maxNodes) or the per-replica capacity.",
                 },

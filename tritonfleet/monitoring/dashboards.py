@@ -121,7 +121,7 @@ def _autoscaling_panels() -> list[Panel]:
                 ),
                 Query(f"kube_horizontalpodautoscaler_spec_max_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} maxReplicas"),
             ),
-            "Wanted: offered inferences/s ÷ (throughputPerReplica × targetUtilization), before min/max, the HPA's own "
+            "Wanted: offered inferences/s ÷ (capacity per replica × targetUtilization), before min/max, the HPA's own "
             "signal. HPA desired below wanted: capped by maxReplicas or still scaling; running below desired: pods "
             f"pending (no GPU node yet). Alert TritonLoadAboveMaxReplicas fires when wanted > maxReplicas for "
             f"{a.AT_MAXIMUM_FOR}. Deployments scaled on the queue-time guard alone have no wanted series.",
@@ -130,7 +130,7 @@ def _autoscaling_panels() -> list[Panel]:
             "Capacity headroom by deployment",
             "percentunit",
             (Query(f"{a.HEADROOM}{{{sel}}}", "{{deployment}}"),),
-            "1 − served inferences/s ÷ (running replicas × throughputPerReplica). Alert TritonCapacityHeadroomLow fires "
+            "1 − served inferences/s ÷ (running replicas × capacity per replica). Alert TritonCapacityHeadroomLow fires "
             f"below {a.HEADROOM_LOW:.0%} for {a.HEADROOM_LOW_FOR}.",
             thresholds=(("red", None), ("green", a.HEADROOM_LOW)),
         ),

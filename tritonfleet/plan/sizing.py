@@ -9,7 +9,7 @@ from typing import Any
 from tritonfleet.core.config import ConfigError, Problem, StackConfig
 from tritonfleet.core.config.problems import set_command
 from tritonfleet.core.config.schema import latency_ms
-from tritonfleet.core.loadtest_result import ResultError, read_result
+from tritonfleet.core.loadtest_result import Refused, ResultError, read_result, usable_capacity
 from tritonfleet.core.sizing import POINTS, Capacity, StackSizing, size_stack
 
 
@@ -34,29 +34,34 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
                 result = read_result(path)
             except ResultError as error:
                 problems.append(Problem(f"{at}.path", ref.path, f"a readable `tritonfleet loadtest --json` result: {error}",
-                                        f"tritonfleet loadtest --model {ref.model} --rate <req/s> --json {ref.path}"))
+                                        _sweep_fix(ref.model, d.latency_target, ref.path)))
                 continue
             if result.model != ref.model:
                 problems.append(Problem(
                     f"{at}.path", ref.path,
                     f"a result for model '{ref.model}' (the deployment's model); this file measured '{result.model}'",
-                    f"tritonfleet loadtest --model {ref.model} --rate <req/s> --json {ref.path}",
+                    _sweep_fix(ref.model, d.latency_target, ref.path),
                 ))  # fmt: skip
                 continue
-            if result.inferences_per_second_per_replica <= 0:
+            target_ms = latency_ms(d.latency_target) if d.latency_target else None
+            try:
+                usable = usable_capacity(result, target_ms)
+            except Refused as refused:
                 problems.append(Problem(
                     f"{at}.path", ref.path,
-                    f"a result with a capacity > 0; this one achieved 0 inferences/s ({result.errors} errors of "
-                    f"{result.requests} requests)",
-                    f"tritonfleet loadtest --model {ref.model} --rate <req/s> --json {ref.path}",
+                    "a measurement that met its latency target without saturating or failing; this one cannot be "
+                    "sized on: " + "; ".join(refused.reasons),
+                    _sweep_fix(ref.model, d.latency_target, ref.path),
                 ))  # fmt: skip
                 continue
             capacity = Capacity(
-                result.inferences_per_second_per_replica,
+                usable.inferences_per_second,
                 "measured",
                 f"loadtest {ref.path} ({result.model}, {result.started_at[:10]}, {result.protocol}, "
-                f"p99 {result.latency_ms.p99} ms)",
-                result.latency_ms.p99,
+                f"{result.arrivals or 'uniform'} arrivals, {usable.at}, p{usable.percentile} {usable.latency_ms:g} ms)",
+                usable.latency_ms,
+                result.arrivals or "uniform",
+                bool(result.curve),
             )
         elif d.throughput_per_replica is not None:
             capacity = Capacity(d.throughput_per_replica, "stated", f"tritonDeployments[{i}].throughputPerReplica")
@@ -64,6 +69,26 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
     if problems:
         raise ConfigError(config.stack, problems)
     return capacities
+
+
+def with_measured_capacities(config: StackConfig, project_dir: Path) -> StackConfig:
+    """The config with each deployment's measured capacity known, so its HPA target and the autoscaling rules use
+    the measurement (as sizing does) rather than only throughputPerReplica. Raises ConfigError as
+    deployment_capacities does."""
+    capacities = deployment_capacities(config, project_dir)
+    deployments = []
+    for d in config.triton_deployments:
+        capacity = capacities.get(d.name)
+        d = d.model_copy()
+        if capacity is not None and capacity.kind == "measured":
+            d._measured_capacity = capacity.inferences_per_second
+        deployments.append(d)
+    return config.model_copy(update={"triton_deployments": deployments})
+
+
+def _sweep_fix(model: str, latency_target: str | None, path: str) -> str:
+    """The command that measures a capacity sizing can use: a sweep under the deployment's latency target."""
+    return f"tritonfleet loadtest --model {model} --sweep --latency-target {latency_target or '<ms>'} --json {path}"
 
 
 def check_sizing(config: StackConfig, sizing: StackSizing) -> None:
@@ -76,15 +101,32 @@ def check_sizing(config: StackConfig, sizing: StackSizing) -> None:
 
 
 def latency_findings(config: StackConfig, capacities: dict[str, Capacity | None]) -> list[dict[str, Any]]:
-    """A measured p99 above the deployment's latency target: the capacity is not valid at that target."""
+    """Measurements whose latency says less than it seems: arrivals other than Poisson (a fixed interval or a
+    closed loop queues less than independent clients do, so its p99 is optimistic), or no latency target to hold
+    the measurement against."""
     findings = []
     for i, d in enumerate(config.triton_deployments):
-        capacity = capacities.get(d.name)
-        if d.latency_target and capacity and capacity.p99_ms is not None and capacity.p99_ms > latency_ms(d.latency_target):
+        ref, capacity = d.loadtest_result, capacities.get(d.name)
+        if ref is None or capacity is None:
+            continue
+        if d.latency_target is None:
             findings.append({
                 "key": f"tritonDeployments[{i}].latencyTarget",
-                "message": f"the loadtest's p99 of {capacity.p99_ms:g} ms at {capacity.inferences_per_second:,.0f}/s is "
-                f"above the target {d.latency_target}: rerun `tritonfleet loadtest` at a lower --rate",
+                "message": "no latency target: the measured capacity is checked for saturation and errors only; set "
+                "latencyTarget (e.g. 50ms) and measure with `tritonfleet loadtest --sweep`",
+            })  # fmt: skip
+        elif capacity.arrivals != "poisson":
+            findings.append({
+                "key": f"tritonDeployments[{i}].loadtestResult.path",
+                "message": f"measured with {capacity.arrivals} arrivals: independent clients (Poisson "
+                "arrivals) queue more, so production's p99 is higher; rerun with " + _sweep_fix(ref.model, d.latency_target, ref.path),
+            })  # fmt: skip
+        elif not capacity.swept:
+            findings.append({
+                "key": f"tritonDeployments[{i}].loadtestResult.path",
+                "message": "measured at one load point: the capacity is at least "
+                f"{capacity.inferences_per_second:,.0f}/s per replica; a sweep finds the most within the target: "
+                + _sweep_fix(ref.model, d.latency_target, ref.path),
             })  # fmt: skip
     return findings
 

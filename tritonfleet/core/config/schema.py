@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
@@ -392,6 +392,45 @@ class LoadtestRef(_Section):
     )
 
 
+TUNING_NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+TUNING_VALUE = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:/+-]{1,256}$")] | int | bool
+
+
+class TritonTuning(_Section):
+    """Triton's server-wide tuning flags (tritonserver --help of the pinned release; docs/serving.md)."""
+
+    backend_config: dict[TUNING_NAME, dict[TUNING_NAME, TUNING_VALUE]] = Field(
+        default_factory=dict,
+        description="--backend-config per backend: {backend: {setting: value}}, e.g. {python: {shm-default-byte-size: "
+        "16777216}}",
+    )
+    cache_config: dict[TUNING_NAME, dict[TUNING_NAME, TUNING_VALUE]] = Field(
+        default_factory=dict,
+        description="--cache-config per cache: {cache: {setting: value}}, e.g. {local: {size: 268435456}} for the "
+        "response cache",
+    )
+    pinned_memory_mib: int | None = Field(
+        None, ge=0, le=1_048_576, description="--pinned-memory-pool-byte-size in MiB (Triton's default: 256), or unset"
+    )
+    cuda_memory_pool_mib: int | None = Field(
+        None, ge=0, le=1_048_576, description="--cuda-memory-pool-byte-size per GPU of the replica, in MiB (Triton's "
+        "default: 64), or unset",
+    )
+    rate_limit: Literal["off", "execution_count"] = Field(
+        "off", description="--rate-limit: off, or execution_count (instances run by their rate_limiter resources)"
+    )
+    rate_limit_resources: dict[TUNING_NAME, Annotated[int, Field(ge=1, le=1_000_000)]] = Field(
+        default_factory=dict, description="--rate-limit-resource: {resource: count} with rateLimit execution_count"
+    )
+    buffer_manager_threads: int | None = Field(
+        None, ge=0, le=256, description="--buffer-manager-thread-count, 0..256, or unset (Triton's default: 0)"
+    )
+    shm_gi: int | None = Field(
+        None, ge=1, le=1024, description="/dev/shm GiB (memory-backed); unset: 1 for a 1-GPU replica, 32 with more "
+        "GPUs (NCCL), at most a quarter of the replica's memory",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -418,7 +457,14 @@ class TritonDeployment(_Section):
         description="inferences/second one replica carries within the latency target (stated), >= 0.001",
     )
     loadtest_result: LoadtestRef | None = Field(
-        None, description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result"
+        None,
+        description="the measured per-replica capacity: {path, model} of a `tritonfleet loadtest` result (used before "
+        "throughputPerReplica by sizing and the HPA)",
+    )
+    client_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
+        default_factory=list,
+        description="the models clients call (an ensemble by its own name, not its steps): the HPA counts only their "
+        "inferences; empty: loadtestResult's model, else every model of the pod",
     )
     target_load: TargetLoad | None = Field(
         None, description="the load to size for: {peak, average, unit, inferencesPerRequest} (an object)"
@@ -463,6 +509,9 @@ class TritonDeployment(_Section):
     )
     log_verbose: int = Field(0, ge=0, le=3, description="Triton's --log-verbose level, 0 (off)..3")
     log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")
+    tuning: TritonTuning = Field(
+        default_factory=TritonTuning, description="Triton's tuning flags and /dev/shm size (an object)"
+    )
     max_unavailable: int | None = Field(
         None,
         ge=1,
@@ -470,6 +519,21 @@ class TritonDeployment(_Section):
         description="replicas a node drain may stop at once (PodDisruptionBudget), >= 1 and < minReplicas when "
         "minReplicas > 1; unset: a quarter of minReplicas, at least 1",
     )
+    # The measured capacity, set from loadtestResult by tritonfleet.plan.sizing.with_measured_capacities (a file read
+    # in the project, not a config key).
+    _measured_capacity: float | None = PrivateAttr(None)
+
+    @property
+    def capacity_per_replica(self) -> float | None:
+        """Inferences/s one replica carries: measured (loadtestResult) where known, else throughputPerReplica."""
+        return self._measured_capacity if self._measured_capacity is not None else self.throughput_per_replica
+
+    @property
+    def counted_models(self) -> list[str]:
+        """The models whose inferences the HPA counts (empty: every model of the pod)."""
+        if self.client_models:
+            return list(self.client_models)
+        return [self.loadtest_result.model] if self.loadtest_result else []
 
 
 class AlertReceiver(_Section):

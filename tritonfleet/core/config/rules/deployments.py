@@ -3,6 +3,7 @@ of this stack that fit."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,16 +91,26 @@ def _check_disruption_budget(ctx: RuleContext, deployment: TritonDeployment, at:
 
 def _check_autoscaling(ctx: RuleContext, deployment: TritonDeployment, raw: Mapping[str, Any], at: str) -> None:
     """An autoscaled deployment (monitoring on, maxReplicas > minReplicas) needs something for its HPA to scale on:
-    the per-replica capacity (the load signal's target) or at least the queue-time guard."""
+    the per-replica capacity, stated or measured (the load signal's target), or at least the queue-time guard."""
     monitoring = ctx.data.get("monitoring") if isinstance(ctx.data.get("monitoring"), Mapping) else {}
     autoscaled = monitoring.get("enabled", True) is not False and deployment.max_replicas > deployment.min_replicas
-    given = {"throughputPerReplica", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
+    given = {"throughputPerReplica", "loadtestResult", "queueTimeTarget"} & set(raw)  # a bad value given was reported by the schema
+    measured = deployment.loadtest_result
+    if measured and deployment.client_models and measured.model not in deployment.client_models:
+        ctx.add(
+            f"{at}.clientModels[{len(deployment.client_models)}]",
+            MISSING,
+            f"'{measured.model}' in clientModels: the measured capacity is in that model's inferences, so the HPA "
+            "must count them",
+            measured.model,
+        )
     if autoscaled and not given:
         ctx.add(
             f"{at}.throughputPerReplica",
             MISSING,
-            "the inferences/s one replica carries within its latency target (measure it with a load test); the HPA "
-            "scales on offered load against it (or set queueTimeTarget, e.g. 20ms, to scale on queue time alone)",
+            "the inferences/s one replica carries within its latency target (or loadtestResult: a `tritonfleet "
+            "loadtest --sweep` result); the HPA scales on offered load against it (or set queueTimeTarget, e.g. 20ms, "
+            "to scale on queue time alone)",
             "<inferences/s per replica>",
         )
 
@@ -147,6 +158,7 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
         )
     elif itype is not None:
         _check_replicas_fit(ctx, deployment, pools, pool, itype, at)
+        _check_tuning(ctx, deployment, itype, at)
 
 
 def _check_replicas_fit(
@@ -167,6 +179,27 @@ def _check_replicas_fit(
             f"{nodes:,} nodes of {itype.gpu_count} GPU(s); or raise that pool's maxNodes",
             most,
         )
+
+
+def _check_tuning(ctx: RuleContext, deployment: TritonDeployment, itype: InstanceType, at: str) -> None:
+    """/dev/shm is memory-backed, so a stated size must leave the replica memory to run in; rate-limiter resources
+    do nothing unless the rate limiter is on."""
+    from tritonfleet.core.sizing import SHM_MAX_MEMORY_SHARE, replica_requests  # sizing imports the config package
+
+    tuning = deployment.tuning
+    memory_gi = replica_requests(itype, deployment.gpus_per_replica)[1]
+    most = max(1, math.floor(memory_gi * SHM_MAX_MEMORY_SHARE))
+    if tuning.shm_gi is not None and tuning.shm_gi > most:
+        ctx.add(
+            f"{at}.tuning.shmGi",
+            tuning.shm_gi,
+            f"at most {most}: /dev/shm is memory-backed and counts against the replica's {memory_gi} GiB on "
+            f"{itype.name}",
+            most,
+        )
+    if tuning.rate_limit_resources and tuning.rate_limit != "execution_count":
+        ctx.add(f"{at}.tuning.rateLimit", tuning.rate_limit, "execution_count when rateLimitResources are given (off "
+                "ignores every model's rate_limiter)", "execution_count")  # fmt: skip
 
 
 def _check_ephemeral_room(
