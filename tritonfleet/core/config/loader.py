@@ -61,7 +61,23 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    return config.model_copy(update={"stack": stack})
+    return with_llm_tensor_parallel(config.model_copy(update={"stack": stack}))
+
+
+def with_llm_tensor_parallel(config: StackConfig) -> StackConfig:
+    """An LLM deployment that leaves gpusPerReplica unset gets the smallest tensor-parallel size that fits its pool's
+    GPUs (the rules refused the stack where none does)."""
+    from tritonfleet.core import llm as llm_memory
+
+    deployments = []
+    for d in config.triton_deployments:
+        arch = llm_memory.architecture_of(d.llm) if d.llm is not None else None
+        if arch is not None and "gpus_per_replica" not in d.model_fields_set:
+            itype = config.instance_type(config.pool(d.pool))
+            tp = llm_memory.smallest_fitting_tensor_parallel(d.llm, arch, itype.gpu, itype.gpu_count)
+            d = d.model_copy(update={"gpus_per_replica": tp or d.gpus_per_replica})
+        deployments.append(d)
+    return config.model_copy(update={"triton_deployments": deployments})
 
 
 def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> list[Problem]:

@@ -302,6 +302,55 @@ class LoadtestRef(_Section):
     model: str = Field(min_length=1, description="the model the deployment serves, as the loadtest named it")
 
 
+LLM_BACKENDS = ("tensorrtllm", "vllm")
+PRECISIONS = ("fp16", "bf16", "fp8", "int8", "int4", "fp4")
+Precision = Literal["fp16", "bf16", "fp8", "int8", "int4", "fp4"]
+
+
+class LlmArchitecture(_Section):
+    """A model's architecture facts, as its config.json states them (the facts table's rows have the same keys)."""
+
+    parameters_b: float = Field(gt=0, le=10000, description="parameters in billions (every expert of a mixture)")
+    layers: int = Field(ge=1, le=1000, description="transformer layers (num_hidden_layers), 1..1000")
+    attention_heads: int = Field(ge=1, le=1024, description="query heads (num_attention_heads), 1..1024")
+    kv_heads: int = Field(ge=1, le=1024, description="key/value heads (num_key_value_heads), 1..1024")
+    head_size: int = Field(ge=1, le=1024, description="size of one attention head (hidden size / heads), 1..1024")
+    hidden_size: int = Field(ge=1, le=65536, description="hidden size (hidden_size), 1..65536")
+    max_context: int = Field(ge=1, le=10_000_000, description="the longest context in tokens (max_position_embeddings)")
+
+
+class Llm(_Section):
+    """A large language model served by Triton's TensorRT-LLM or vLLM backend (docs/serving.md "LLM deployments")."""
+
+    backend: Literal["tensorrtllm", "vllm"] = Field(description="tensorrtllm or vllm: the Triton backend and its image")
+    model: str | None = Field(
+        None, min_length=1, max_length=100,
+        description="a model of tritonfleet's facts table (tritonfleet/core/llm_facts.yaml), such as Llama-3.1-8B; "
+        "or set architecture",
+    )
+    architecture: LlmArchitecture | None = Field(
+        None, description="the model's facts inline, for a model the table lacks (an object; instead of model)"
+    )
+    precision: Precision = Field(description="weights' precision: fp16, bf16, fp8, int8, int4 or fp4")
+    kv_cache_precision: Literal["fp16", "bf16", "fp8"] | None = Field(
+        None, description="the KV cache's precision: fp16, bf16 or fp8 (default: 16-bit, as both backends do)"
+    )
+    max_context: int = Field(
+        ge=1, le=10_000_000, description="tokens per sequence, prompt and output together, at most the model's context"
+    )
+    max_sequences: int = Field(ge=1, le=100_000, description="sequences one replica serves at once, 1..100000")
+    openai_frontend: bool = Field(
+        False,
+        description="true: serve Triton's OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models) "
+        "on port 9000 beside the KServe API, behind the same access keys",
+    )
+    tokenizer: str | None = Field(
+        None, min_length=1, max_length=300,
+        description="the tokenizer the OpenAI frontend loads: a Hugging Face id or a path in the image "
+        "(required with openaiFrontend)",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -359,6 +408,11 @@ class TritonDeployment(_Section):
     )
     log_verbose: int = Field(0, ge=0, le=3, description="Triton's --log-verbose level, 0 (off)..3")
     log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")
+    llm: Llm | None = Field(
+        None,
+        description="a large language model this deployment serves: {backend, model or architecture, precision, "
+        "maxContext, maxSequences} (an object); its memory per GPU is checked and gpusPerReplica chosen",
+    )
     max_unavailable: int | None = Field(
         None,
         ge=1,
