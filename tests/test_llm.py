@@ -208,11 +208,6 @@ def test_inline_architecture_and_its_conflicts():
     assert "tritonDeployments[0].llm.model = (missing)" in _problems(neither)
 
 
-def test_openai_frontend_needs_a_tokenizer():
-    assert "tritonDeployments[0].llm.tokenizer = (missing)" in _problems(_with_llm(openaiFrontend=True))
-    assert _load(_with_llm(openaiFrontend=True, tokenizer="meta-llama/Llama-3.1-70B-Instruct"))
-
-
 def test_bad_backend_and_precision_are_schema_problems():
     text = _problems(_with_llm(backend="tgi", precision="fp6"))
     assert "tritonDeployments[0].llm.backend" in text and "tensorrtllm or vllm" in text

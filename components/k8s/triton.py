@@ -38,6 +38,13 @@ ON_DEMAND_SHUTDOWN_SECONDS = 120
 REPOSITORY_POLL_SECONDS = 60
 
 
+# /dev/shm of an LLM replica: NVIDIA's TensorRT-LLM backend quick start runs its image with --shm-size=2g
+# (https://github.com/triton-inference-server/tensorrtllm_backend README, 2026-12-05); vLLM's tensor-parallel
+# workers exchange tensors through it (https://docs.vllm.ai/en/latest/deployment/docker.html: --ipc=host or
+# --shm-size, 2026-12-05).
+LLM_SHM_SIZE = "2Gi"
+
+
 @dataclass(frozen=True)
 class ShutdownBudget:
     pre_stop_seconds: int
@@ -99,6 +106,16 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
     }
 
 
+def llm_env(deployment: TritonDeployment) -> dict[str, str]:
+    """TensorRT-LLM across several GPUs of one pod: orchestrator mode, where the backend spawns one worker per GPU
+    itself (TRTLLM_ORCHESTRATOR=1, as NVIDIA's Triton OpenAI frontend guide runs it), so plain `tritonserver` serves
+    a tensor-parallel engine without mpirun. vLLM reads tensor_parallel_size from the model's model.json."""
+    llm = deployment.llm
+    if llm is not None and llm.backend == "tensorrtllm" and deployment.gpus_per_replica > 1:
+        return {"TRTLLM_ORCHESTRATOR": "1"}
+    return {}
+
+
 def triton_values(
     deployment: TritonDeployment,
     pool: PoolFacts,
@@ -135,7 +152,8 @@ def triton_values(
             "exitTimeoutSeconds": budget.exit_timeout_seconds,
             "terminationGracePeriodSeconds": budget.termination_grace_period_seconds,
         },
-        "env": dict(env),
+        "env": {**env, **llm_env(deployment)},
+        **({"shmSize": LLM_SHM_SIZE} if deployment.llm is not None else {}),
         "serviceAccount": {"annotations": dict(service_account_annotations)},
         "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.

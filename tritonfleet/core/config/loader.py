@@ -61,16 +61,19 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    return with_llm_tensor_parallel(config.model_copy(update={"stack": stack}))
+    return with_llm_defaults(config.model_copy(update={"stack": stack}))
 
 
-def with_llm_tensor_parallel(config: StackConfig) -> StackConfig:
-    """An LLM deployment that leaves gpusPerReplica unset gets the smallest tensor-parallel size that fits its pool's
-    GPUs (the rules refused the stack where none does)."""
+def with_llm_defaults(config: StackConfig) -> StackConfig:
+    """An LLM deployment that leaves them unset gets its backend's pinned image and the smallest tensor-parallel size
+    that fits its pool's GPUs (the rules refused the stack where none does)."""
     from tritonfleet.core import llm as llm_memory
+    from tritonfleet.core import pins
 
     deployments = []
     for d in config.triton_deployments:
+        if d.llm is not None and "image_tag" not in d.model_fields_set:
+            d = d.model_copy(update={"image_tag": pins.TRITON_LLM_IMAGE_TAGS[d.llm.backend]})
         arch = llm_memory.architecture_of(d.llm) if d.llm is not None else None
         if arch is not None and "gpus_per_replica" not in d.model_fields_set:
             itype = config.instance_type(config.pool(d.pool))

@@ -339,16 +339,6 @@ class Llm(_Section):
         ge=1, le=10_000_000, description="tokens per sequence, prompt and output together, at most the model's context"
     )
     max_sequences: int = Field(ge=1, le=100_000, description="sequences one replica serves at once, 1..100000")
-    openai_frontend: bool = Field(
-        False,
-        description="true: serve Triton's OpenAI-compatible API (/v1/chat/completions, /v1/completions, /v1/models) "
-        "on port 9000 beside the KServe API, behind the same access keys",
-    )
-    tokenizer: str | None = Field(
-        None, min_length=1, max_length=300,
-        description="the tokenizer the OpenAI frontend loads: a Hugging Face id or a path in the image "
-        "(required with openaiFrontend)",
-    )
 
 
 class TritonDeployment(_Section):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tritonfleet.core import llm as llm_memory
+from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, did_you_mean, nearest
 from tritonfleet.core.config.rules.context import RuleContext
@@ -21,11 +22,11 @@ def check_llm(
     llm = deployment.llm
     if llm is None:
         return
+    _check_image(ctx, llm, raw, f"{at}.imageTag")
     arch = _architecture(ctx, llm, f"{at}.llm")
     if arch is None or itype is None:
         return
     sound = _check_context(ctx, llm, arch, f"{at}.llm") & _check_precision(ctx, llm, itype.gpu, f"{at}.llm")
-    sound &= _check_openai(ctx, llm, f"{at}.llm")
     given = "gpusPerReplica" in raw
     sizes = llm_memory.tensor_parallel_sizes(arch, itype.gpu_count)
     if given and deployment.gpus_per_replica <= itype.gpu_count and deployment.gpus_per_replica not in sizes:
@@ -39,6 +40,15 @@ def check_llm(
         return
     if sound and deployment.gpus_per_replica <= itype.gpu_count:
         _check_fit(ctx, deployment, llm, arch, itype, given, at)
+
+
+def _check_image(ctx: RuleContext, llm: Llm, raw: Mapping[str, Any], key: str) -> None:
+    """An image tag given for an LLM deployment is its backend's variant (the standard image has neither backend)."""
+    pinned = pins.TRITON_LLM_IMAGE_TAGS[llm.backend]
+    variant = pinned.split("-", 1)[1]
+    tag = raw.get("imageTag")
+    if isinstance(tag, str) and not tag.endswith(f"-{variant}"):
+        ctx.add(key, tag, f"a {llm.backend} image tag, <YY.MM>-{variant} (unset: the pinned {pinned})", pinned)
 
 
 def _architecture(ctx: RuleContext, llm: Llm, at: str) -> LlmArchitecture | None:
@@ -89,18 +99,6 @@ def _check_precision(ctx: RuleContext, llm: Llm, gpu: str, at: str) -> bool:
         ctx.add(f"{at}.kvCachePrecision", "fp8", f"fp16 or bf16: {gpu} has no FP8", "fp16")
         ok = False
     return ok
-
-
-def _check_openai(ctx: RuleContext, llm: Llm, at: str) -> bool:
-    if llm.openai_frontend and llm.tokenizer is None:
-        ctx.add(
-            f"{at}.tokenizer", MISSING,
-            "the tokenizer Triton's OpenAI frontend loads (a Hugging Face id such as meta-llama/Llama-3.1-8B-Instruct, "
-            "or a path in the image), with openaiFrontend true",
-            "<tokenizer>",
-        )
-        return False
-    return True
 
 
 def _check_fit(
