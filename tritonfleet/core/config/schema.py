@@ -339,6 +339,10 @@ class Llm(_Section):
         ge=1, le=10_000_000, description="tokens per sequence, prompt and output together, at most the model's context"
     )
     max_sequences: int = Field(ge=1, le=100_000, description="sequences one replica serves at once, 1..100000")
+    ttft_target: str = Field(
+        "2s", pattern=LATENCY_PATTERN,
+        description="the p95 time to first token with its unit (ms or s); above it for 10 minutes, an alert fires",
+    )
 
 
 class TritonDeployment(_Section):
