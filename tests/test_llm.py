@@ -154,16 +154,29 @@ def test_model_that_does_not_fit_shows_the_arithmetic_and_the_changes_that_fit()
     assert "198.2 GB per GPU at gpusPerReplica 1: weights 141.2 + KV cache 42.9" in text
     assert "2 × 80 layers × 8 KV heads × 128 × 2 B × 8192 tokens × 16 sequences" in text
     assert "does not fit one H200 (141 GB)" in text
-    assert "fits with gpusPerReplica 2 or precision fp8" in text
+    assert "fits with gpusPerReplica 2; or precision fp8" in text
     assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].gpusPerReplica' 2" in text
 
 
-def test_model_that_no_node_holds_names_a_larger_gpu_or_smaller_precision():
+def test_model_that_no_node_holds_names_a_larger_node_or_a_larger_gpu():
     doc = _with_llm(pool="l40s", maxSequences=4)  # one L40S (48 GB) per g6e.xlarge node
     text = _problems(doc)
     assert "(the most a g6e.xlarge node allows)" in text
-    assert "tritonDeployments[0].pool" in text
-    assert "a pool of B200 GPUs (180 GB)" in text
+    assert "fits with instanceType g6e.12xlarge (4 L40S) and gpusPerReplica 4; or a pool of H100 GPUs (80 GB): " \
+        "instanceType p5.48xlarge (8 H100) and gpusPerReplica 4" in text
+    assert "pulumi config set --path 'tritonfleet:gpuPools[1].instanceType' g6e.12xlarge --stack prod" in text
+    # A model as large as Llama 3.1 405B in FP8 fits no L40S node and no single GPU: a pool of another GPU does.
+    doc = _with_llm(pool="l40s", precision="fp8")
+    doc["config"]["tritonfleet:tritonDeployments"][0]["llm"].pop("model")
+    doc["config"]["tritonfleet:tritonDeployments"][0]["llm"]["architecture"] = {
+        "parametersB": 405, "layers": 126, "attentionHeads": 128, "kvHeads": 8, "headSize": 128,
+        "hiddenSize": 16384, "maxContext": 131072,
+    }
+    text = _problems(doc)
+    assert "fits with a pool of H100 GPUs (80 GB): instanceType p5.48xlarge (8 H100) and gpusPerReplica 8" in text
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].pool' '<a pool of larger GPUs>'" in text
+    doc["config"]["tritonfleet:tritonDeployments"][0]["llm"]["architecture"]["parametersB"] = 2000
+    assert "no single change fits: split the model or shrink it" in _problems(doc)
 
 
 def test_unknown_model_gets_did_you_mean():

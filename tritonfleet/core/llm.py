@@ -161,14 +161,19 @@ def longest_fitting_context(llm: Llm, arch: LlmArchitecture, gpu: str, tensor_pa
     return tokens // 1024 * 1024
 
 
-def changes_that_fit(llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, tensor_parallel: int) -> list[str]:
+def changes_that_fit(
+    llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, tensor_parallel: int, cloud: str | None = None
+) -> list[str]:
     """The smallest single changes that make a replica fit, the cheapest first (more GPUs, fewer bytes, fewer
-    tokens, a larger GPU); each in config words."""
+    tokens, a larger GPU); each in config words. With `cloud`, more GPUs may come from a larger instance type of
+    the same GPU when this node has too few."""
     changes = []
     more = [tp for tp in tensor_parallel_sizes(arch, node_gpus) if tp > tensor_parallel]
     tp = next((t for t in more if memory_fit(llm, arch, gpu, t).fits), None)
     if tp is not None:
         changes.append(f"gpusPerReplica {tp}")
+    elif cloud is not None:
+        changes += _larger_node(llm, arch, gpu, node_gpus, cloud)
     supported = gpu_architecture(gpu)
     if llm.precision in SIXTEEN_BIT and supported and "fp8" in supported.precisions:
         fp8 = llm.model_copy(update={"precision": "fp8"})
@@ -186,7 +191,25 @@ def changes_that_fit(llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, 
         other_arch = gpu_architecture(other)
         if catalog.gpus[other].memory_gb <= catalog.gpus[gpu].memory_gb or other_arch is None:
             continue
-        if llm.precision in other_arch.precisions and memory_fit(llm, arch, other, tensor_parallel).fits:
-            changes.append(f"a pool of {other} GPUs ({catalog.gpus[other].memory_gb} GB)")
+        if llm.precision not in other_arch.precisions:
+            continue
+        memory = f"a pool of {other} GPUs ({catalog.gpus[other].memory_gb} GB)"
+        if memory_fit(llm, arch, other, tensor_parallel).fits:
+            changes.append(memory)
+            break
+        node = _larger_node(llm, arch, other, 0, cloud) if cloud is not None else []
+        if node:
+            changes.append(f"{memory}: {node[0]}")
             break
     return changes
+
+
+def _larger_node(llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, cloud: str) -> list[str]:
+    """The instance type of the same GPU with the fewest GPUs above this node's on which some replica size fits."""
+    for itype in sorted(load_catalog().types_for(cloud, gpu), key=lambda t: (t.gpu_count, t.name)):
+        if itype.gpu_count <= node_gpus:
+            continue
+        tp = smallest_fitting_tensor_parallel(llm, arch, gpu, itype.gpu_count)
+        if tp is not None:
+            return [f"instanceType {itype.name} ({itype.gpu_count} {gpu}) and gpusPerReplica {tp}"]
+    return []

@@ -11,7 +11,7 @@ from tritonfleet.core import llm as llm_memory
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, did_you_mean, nearest
-from tritonfleet.core.config.rules.context import RuleContext
+from tritonfleet.core.config.rules.context import RuleContext, listed
 from tritonfleet.core.config.schema import Llm, LlmArchitecture, TritonDeployment
 
 
@@ -121,16 +121,19 @@ def _check_fit(
     if not given:
         tp = max(llm_memory.tensor_parallel_sizes(arch, itype.gpu_count))
         fit = llm_memory.memory_fit(llm, arch, itype.gpu, tp)
-    changes = llm_memory.changes_that_fit(llm, arch, itype.gpu, itype.gpu_count, tp)
-    fixes = "; fits with " + " or ".join(changes) if changes else "; no single change fits: split the model or shrink it"
+    changes = llm_memory.changes_that_fit(llm, arch, itype.gpu, itype.gpu_count, tp, ctx.cloud)
+    fixes = "; fits with " + "; or ".join(changes) if changes else "; no single change fits: split the model or shrink it"
     where = "" if given else f" (the most a {itype.name} node allows)"
     allowed = f"a replica that fits: {name} in {llm.precision} needs {fit.explain()}{where}{fixes}"
-    suggestion = next((c.split()[1] for c in changes if c.startswith("gpusPerReplica")), None)
-    if suggestion is not None:
-        ctx.add(f"{at}.gpusPerReplica", deployment.gpus_per_replica if given else MISSING, allowed, int(suggestion))
-    elif changes and changes[0].split()[0] in ("precision", "kvCachePrecision", "maxContext"):
-        key, value = changes[0].split()
+    first = changes[0].split() if changes else [""]
+    if first[0] == "gpusPerReplica":
+        ctx.add(f"{at}.gpusPerReplica", deployment.gpus_per_replica if given else MISSING, allowed, int(first[1]))
+    elif first[0] in ("precision", "kvCachePrecision", "maxContext"):
+        key, value = first
         ctx.add(f"{at}.llm.{key}", getattr(llm, _snake(key)), allowed, int(value) if value.isdigit() else value)
+    elif first[0] == "instanceType":
+        index = next(i for i, raw in enumerate(listed(ctx.data, "gpuPools")) if raw.get("name") == deployment.pool)
+        ctx.add(f"gpuPools[{index}].instanceType", itype.name, allowed, first[1])
     else:
         ctx.add(f"{at}.pool", deployment.pool, allowed, "<a pool of larger GPUs>")
 
