@@ -93,3 +93,19 @@ def test_only_stacks_with_llm_deployments_get_the_llm_group(stack_config):
     assert {r["alert"] for r in group["rules"] if "alert" in r} == set(ALERTS)
     ttft = next(r for r in group["rules"] if r.get("alert") == "LlmTimeToFirstTokenHigh")
     assert ttft["expr"].endswith("> 2")  # the default ttftTarget, 2s
+
+
+def test_llm_dashboard_reads_the_recorded_llm_series(stack_config):
+    from tritonfleet.monitoring.dashboards import dashboard_queries, dashboards
+
+    assert "llm" not in dashboards(stack_config("dev"))
+    for stack, inter_token in (("prod", False), ("gcp-prod", True)):
+        config = stack_config(stack)
+        board = dashboards(config)["llm"]
+        titles = [p["title"] for p in board["panels"]]
+        assert ("Time between output tokens, p95" in titles) == inter_token  # vLLM exports it, TensorRT-LLM does not
+        recorded = {r["record"] for g in rules.rule_groups(config) for r in g["rules"] if "record" in r}
+        for _, expr in dashboard_queries(board):
+            assert expr.split("{")[0] in recorded, expr
+        units = {p["title"]: p["fieldConfig"]["defaults"]["unit"] for p in board["panels"]}
+        assert units["Time to first token, p95"] == "s" and units["KV cache in use"] == "percentunit"
