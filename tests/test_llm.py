@@ -216,6 +216,11 @@ def test_inline_architecture_and_its_conflicts():
     both = copy.deepcopy(doc)
     both["config"]["tritonfleet:tritonDeployments"][0]["llm"]["model"] = "Llama-3.1-8B"
     assert "model or architecture, not both" in _problems(both)
+    grouped = copy.deepcopy(doc)
+    grouped["config"]["tritonfleet:tritonDeployments"][0]["llm"]["architecture"]["kvHeads"] = 12
+    text = _problems(grouped)
+    assert "tritonDeployments[0].llm.architecture.kvHeads = 12" in text and "a divisor of attentionHeads (32)" in text
+    assert "llm.architecture.kvHeads' 8 --stack prod" in text
     neither = copy.deepcopy(doc)
     del neither["config"]["tritonfleet:tritonDeployments"][0]["llm"]["architecture"]
     assert "tritonDeployments[0].llm.model = (missing)" in _problems(neither)

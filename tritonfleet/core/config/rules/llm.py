@@ -71,6 +71,13 @@ def _architecture(ctx: RuleContext, llm: Llm, at: str) -> LlmArchitecture | None
             "facts go inline as llm.architecture",
             nearest(llm.model, models) or choose_from(models),
         )
+    elif arch.attention_heads % arch.kv_heads:
+        ctx.add(
+            f"{at}.architecture.kvHeads", arch.kv_heads,
+            f"a divisor of attentionHeads ({arch.attention_heads}): each KV head serves a group of query heads",
+            max(h for h in range(1, arch.kv_heads + 1) if arch.attention_heads % h == 0),
+        )
+        return None
     return arch
 
 
