@@ -129,9 +129,10 @@ def _with_llm(pool: str = "h200", drop_gpus: bool = True, **llm) -> dict:
 
 
 def _problems(doc: dict) -> str:
+    """The refusal as one line of words (however the report wraps its lines)."""
     with pytest.raises(ConfigError) as err:
         _load(doc)
-    return str(err.value)
+    return " ".join(str(err.value).split())
 
 
 def test_unset_gpus_per_replica_is_the_smallest_size_that_fits():

@@ -120,5 +120,6 @@ def test_cli_checks_the_layout_against_the_stack(tmp_path):
     bad = run_cli("models", "validate", str(vllm_repository(tmp_path / "bad", tensor_parallel_size=1)),
                   "--stack", "gcp-prod", "--deployment", "llm")
     assert bad.returncode == 1
-    assert "tensor_parallel_size 1, but a replica of 'llm' has gpusPerReplica 2" in bad.stderr
-    assert "the repository does not serve deployment 'llm' as its llm declares" in bad.stderr
+    stderr = " ".join(bad.stderr.split())
+    assert "tensor_parallel_size 1, but a replica of 'llm' has gpusPerReplica 2" in stderr
+    assert "the repository does not serve deployment 'llm' as its llm declares" in stderr
