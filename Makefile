@@ -1,24 +1,25 @@
 # Two entry points, both safe on a fresh machine: `make plan STACK=<stack>` and `make test`.
 # The virtualenv is ./venv, the same one the Pulumi CLI uses (Pulumi.yaml: virtualenv: venv).
 # Two stamps: venv/.installed (the runtime, all that `make plan` needs) and venv/.installed-test (the test tools on
-# top, only for `make test`/`make lint`). pip runs without --quiet so the first install shows its progress.
+# top, only for `make test`/`make lint`). pip runs without --quiet so the first install shows its progress, and with
+# -c constraints.txt (every version the pins resolve to), so it resolves the same set at once, without backtracking.
 VENV ?= venv
 STACK ?= dev
 PYTHON ?= python3
 
-$(VENV)/.installed: pyproject.toml requirements.txt
+$(VENV)/.installed: pyproject.toml requirements.txt constraints.txt
 	@echo "==> installing runtime packages into $(VENV) (first run only: 0.9 GB, measured 8.6 min on a loaded 2-core machine; mostly the Pulumi AWS/GCP SDKs)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --upgrade pip
-	$(VENV)/bin/pip install -e .
+	$(VENV)/bin/pip install -c constraints.txt -e .
 	touch $@
 
 # The test tools: helm engine, moto, validators, linters (pyproject's test extra) and the real tritonserver binary
 # (nvidia-pytriton ships it) for the live Triton tests. --no-deps: only the binary is used, and the wheel's
 # tritonclient[grpc] requirement pins protobuf 6, which pulumi-policy excludes.
-$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml constraints.txt
 	@echo "==> installing test packages into $(VENV) (first run only: helm engine, moto, validators, tritonserver wheel; 0.8 GB more, measured 6.9 min)"
-	$(VENV)/bin/pip install -e '.[test]'
+	$(VENV)/bin/pip install -c constraints.txt -e '.[test]'
 	$(VENV)/bin/pip install --no-deps nvidia-pytriton==0.7.0
 	touch $@
 

@@ -43,21 +43,28 @@ def project_with_deployments(base: Path, count: int) -> Path:
     doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
     config = doc["config"]
     template = config["tritonfleet:tritonDeployments"][1]  # vision, on the l40s pool (1 GPU per node)
-    # One replica each, and a pool, GPU limit and budget that hold them all: the plan must stay valid at any count.
-    small = {"minReplicas": 1, "maxReplicas": 1, "targetLoad": {**template["targetLoad"], "peak": 1000, "average": 500}}
+    # Two replicas each (prod keeps a minimum on two nodes: policy triton-release-require-min-replicas-apart), and a
+    # pool, GPU limit and budget that hold them all: the plan must stay valid at any count.
+    replicas = 2
+    small = {
+        "minReplicas": replicas,
+        "maxReplicas": replicas,
+        "targetLoad": {**template["targetLoad"], "peak": 1000, "average": 500},
+    }
     config["tritonfleet:tritonDeployments"] = [
         {**template, **small, "name": f"model-{i}", "modelPrefix": f"model-{i}/"} for i in range(count)
     ]
+    nodes = replicas * count  # one 1-GPU node per replica
     pool = next(p for p in config["tritonfleet:gpuPools"] if p["name"] == template["pool"])
-    pool["maxNodes"] = max(pool["maxNodes"], count)
+    pool["maxNodes"] = max(pool["maxNodes"], nodes)
     budget_per_node = 2000  # USD/month, above a g6e.xlarge's on-demand price
-    config["tritonfleet:gpuLimit"] += count
-    config["tritonfleet:budget"]["monthlyUsd"] += budget_per_node * count
+    config["tritonfleet:gpuLimit"] += nodes
+    config["tritonfleet:budget"]["monthlyUsd"] += budget_per_node * nodes
     policy_config = target / "policies" / "config" / "prod.json"  # the pack's limits, raised alike
     limits = json.loads(policy_config.read_text())
-    limits["gpu-stack-limit-total-gpus"]["maxGpus"] += count
+    limits["gpu-stack-limit-total-gpus"]["maxGpus"] += nodes
     for name in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
-        limits[name]["monthlyUsd"] += budget_per_node * count
+        limits[name]["monthlyUsd"] += budget_per_node * nodes
     policy_config.write_text(json.dumps(limits))
     (target / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(doc))
     return target

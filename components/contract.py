@@ -22,7 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
-from tritonfleet.core.config import StackConfig, physical_bucket_name
+from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import triton_service_account
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
@@ -33,7 +33,7 @@ class BucketRequest:
     """One model bucket, as every cloud needs it."""
 
     name: str  # the configured name: the key of ClusterFacts.model_repositories
-    physical_name: str  # the bucket's name in the cloud (global): bucketName or tf-<stack>-<name>
+    physical_name: str  # the bucket's name in the cloud (global): bucketName or tf-<stack>-<name>-<owner>-<region>
     noncurrent_version_days: int  # how long replaced or deleted model files stay restorable
     kms_key: str | None  # customer-managed key (KMS key ARN on AWS, Cloud KMS key name on GCP); None: cloud default
     protected: bool  # protect and retain on delete (prod)
@@ -81,7 +81,7 @@ class ClusterFacts:
         ServiceAccount. The cloud adapter grants read on the deployment's bucket (and nothing else) to the
         ServiceAccount named `conventions.triton_service_account(deployment.name)` in namespace `<deployment.namespace>`; the Kubernetes layer
         must run Triton under that ServiceAccount and put these annotations on it (IRSA role ARN on AWS,
-        `iam.gke.io/gcp-service-account` on GKE). No keys or credential files are involved. The adapter makes each
+        the principal's name on GKE, whose direct Workload Identity principal needs no annotation). No keys or credential files are involved. The adapter makes each
         annotation resolve only after its grants exist, so a release that takes it waits for them.
     gpu_operator_values: Helm values the GPU Operator release must merge over its own (driver/toolkit mode, host
         paths, toolkit env). They follow from how the adapter built the GPU nodes, so the consumer must not override
@@ -118,7 +118,7 @@ def bucket_requests(config: StackConfig) -> list[BucketRequest]:
     return [
         BucketRequest(
             name=bucket.name,
-            physical_name=physical_bucket_name(bucket, config.stack),
+            physical_name=config.physical_bucket_name(bucket),
             noncurrent_version_days=bucket.noncurrent_version_days,
             kms_key=bucket.kms_key_id,
             protected=config.protected,

@@ -8,7 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.contract import CloudAdapter
+from components.k8s.pod_security import TRITON_LEVEL, pod_security_labels
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.placement import hostname_spread
 
 # cloud (the `cloud` config value, one of tritonfleet.clouds.CLOUDS) -> "module:class" of its adapter. Only the
 # stack's own adapter is imported, so a GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each
@@ -72,7 +74,7 @@ class Platform(pulumi.ComponentResource):
         namespaces = {
             ns: k8s.core.v1.Namespace(
                 f"{name}-ns-{ns}",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=ns),
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=ns, labels=pod_security_labels(TRITON_LEVEL)),
                 opts=pulumi.ResourceOptions(parent=self, provider=facts.provider),
             )
             for ns in dict.fromkeys(d.namespace for d in config.triton_deployments)
@@ -93,6 +95,7 @@ class Platform(pulumi.ComponentResource):
                 service_account_annotations=facts.service_account_annotations.get(d.name, {}),
                 monitoring=monitoring,
                 exposure=facts.exposure,
+                hostname=hostname_spread(config, d),
                 provider=facts.provider,
                 depends_on=[*triton_prerequisites, namespaces[d.namespace], *filter(None, [access_keys[d.name].secret])],
                 opts=child,

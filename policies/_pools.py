@@ -1,5 +1,8 @@
-"""GPU pools as the policies see them: read back from Karpenter NodePool (AWS), GKE node pool and, should one
-appear, EKS managed node group properties.
+"""GPU pools as the policies see them: read back from Karpenter NodePool (AWS), GKE node pool (and a kept GKE default
+pool) and EKS managed node group properties. Every node group that can start accelerators is one, system nodes
+included: a type the catalog lists, or of an accelerated family (tritonfleet/clouds/<cloud>/accelerators.py), a
+GPU/Neuron AMI, declared guestAccelerators, or a type this resource does not show (a NodePool without an instance-type
+list, a node group typed by its launch template). What cannot be counted or priced is None, and the policies refuse it.
 
 A Karpenter NodePool is one tier of a pool (reserved, on-demand base, or burst: spot preferred with on-demand
 fallback). Its node maximum is its `nvidia.com/gpu` limit over the GPUs per node; Karpenter keeps no minimum, so a
@@ -14,12 +17,13 @@ policy prices a plan exactly as `tritonfleet plan` does. A bound or price that c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from policies._match import (
     EKS_NODE_GROUP,
+    GKE_CLUSTER,
     GKE_NODE_POOL,
     K8S_DEPLOYMENT,
     KARPENTER_NODE_POOL,
@@ -28,15 +32,14 @@ from policies._match import (
     items,
     number,
 )
+from tritonfleet.clouds.aws.accelerators import accelerator as aws_accelerator
 from tritonfleet.clouds.aws.facts import EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT
+from tritonfleet.clouds.gcp.accelerators import accelerator as gcp_accelerator
 from tritonfleet.clouds.gcp.facts import GKE_TAINT_EFFECT
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL, CAPACITY_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import nodes_monthly_usd
 
-# Instance families that carry NVIDIA GPUs even when our catalog does not list the exact type.
-AWS_GPU_FAMILY = re.compile(r"^(p\d|g\d)")
-GCP_GPU_FAMILY = re.compile(r"^(a2|a3|a4|g2|g4)-")
 PURCHASE_FROM_EKS = {value: option for option, value in EKS_CAPACITY_TYPE.items()}
 K8S_EFFECT = {value: effect for effects in (EKS_TAINT_EFFECT, GKE_TAINT_EFFECT) for effect, value in effects.items()}
 # A pool pinned to a named reservation; ANY_RESERVATION is on-demand capacity that may use a matching one.
@@ -63,6 +66,7 @@ class GpuPool:
     on_demand_fallback: bool = False  # a spot NodePool that launches on-demand when spot is unavailable
     weight: int = 0  # Karpenter NodePool weight (higher is filled first)
     priced_by_first_type: bool = False  # a NodePool: priced at its first (the pool's own, cheapest on-demand) type
+    region: str | None = None  # the stack's region (its cloud provider's): prices hold per region, else unknown
 
     @property
     def catalog_entries(self) -> list[InstanceType | None]:
@@ -90,13 +94,31 @@ class GpuPool:
         return value if value > 0 else None
 
     @property
+    def gpu_class(self) -> str | None:
+        """The catalog's GPU of the types the pool is priced by, when they share one (None: unknown or mixed)."""
+        entries = self.catalog_entries[:1] if self.priced_by_first_type else self.catalog_entries
+        classes = {entry.gpu for entry in entries if entry}
+        return next(iter(classes)) if entries and all(entries) and len(classes) == 1 else None
+
+    def assumed_floor_usd_per_hour(self, floors: Mapping[str, float]) -> float | None:
+        """The least $/node-hour an assumed price may state here: the floor per GPU-hour of the pool's GPU class
+        (policy config) times its GPUs per node; None when none applies (class or GPU count unknown, no floor)."""
+        per_gpu = floors.get(self.gpu_class) if self.gpu_class else None
+        return None if per_gpu is None or self.gpus_per_node is None else float(per_gpu) * self.gpus_per_node
+
+    def counted_assumed_usd_per_hour(self, floors: Mapping[str, float] | None = None) -> float | None:
+        """The assumed price the budget counts: the stated one, never below the floor of its GPU class."""
+        assumed, floor = self.assumed_usd_per_hour, self.assumed_floor_usd_per_hour(floors or {})
+        return assumed if assumed is None or floor is None else max(assumed, floor)
+
+    @property
     def priced_purchase(self) -> str:
         """The purchase option the budget prices: on-demand for a burst that falls back (spot unavailable)."""
         return "on-demand" if self.on_demand_fallback else self.purchase
 
     def _costs(self, nodes: int) -> list[float | None]:
         entries = self.catalog_entries[:1] if self.priced_by_first_type else self.catalog_entries
-        return [nodes_monthly_usd(entry, self.priced_purchase, nodes) if entry else None for entry in entries]
+        return [nodes_monthly_usd(entry, self.priced_purchase, nodes, self.region) if entry else None for entry in entries]
 
     def priced_by_assumption(self, basis: str) -> bool:
         """Whether this pool's cost on this basis uses the assumed price because the catalog has none."""
@@ -104,14 +126,15 @@ class GpuPool:
         costs = self._costs(nodes or 0)
         return bool(nodes) and (not costs or any(c is None for c in costs)) and self.assumed_usd_per_hour is not None
 
-    def monthly_usd(self, basis: str) -> float | None:
+    def monthly_usd(self, basis: str, floors: Mapping[str, float] | None = None) -> float | None:
         """Monthly cost at the minimum (floor) or maximum (ceiling) node count; the dearest type when several.
 
-        A type without a published price is priced at the pool's acknowledged assumed price when it states one."""
+        A type without a published price is priced at the pool's acknowledged assumed price when it states one, never
+        below the floor of its GPU class in `floors` ($/GPU-hour by GPU, from the policy config)."""
         nodes = self.min_nodes if basis == "floor" else self.max_nodes
         if nodes is None:
             return None
-        assumed = self.assumed_usd_per_hour
+        assumed = self.counted_assumed_usd_per_hour(floors)
         costs = [
             cost if cost is not None or assumed is None else nodes * assumed * HOURS_PER_MONTH for cost in self._costs(nodes)
         ]
@@ -129,11 +152,19 @@ def _taints(raw: Any) -> tuple[tuple[str, str, str], ...]:
     )
 
 
+def _aws_accelerated(types: Iterable[str]) -> bool:
+    """Whether any of these types carries accelerators: catalogued, or of an accelerated family (clouds/aws)."""
+    catalog = load_catalog()
+    return any(catalog.find("aws", t) or aws_accelerator(t) for t in types)
+
+
 def _eks_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     types = tuple(str(t) for t in items(get(props, "instanceTypes")))
     catalog = load_catalog()
-    gpu_ami = any(marker in str(get(props, "amiType", "")) for marker in ("NVIDIA", "GPU"))
-    if not (gpu_ami or any(catalog.find("aws", t) or AWS_GPU_FAMILY.match(t) for t in types)):
+    gpu_ami = any(marker in str(get(props, "amiType", "")) for marker in ("NVIDIA", "GPU", "NEURON"))
+    # Without instanceTypes the type comes from the launch template, which this resource does not show: any type.
+    from_template = not types and is_mapping(get(props, "launchTemplate"))
+    if not (gpu_ami or from_template or _aws_accelerated(types)):
         return None
     per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
     capacity = str(get(props, "capacityType", "ON_DEMAND"))
@@ -167,8 +198,8 @@ def _karpenter_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     catalog = load_catalog()
     limits = get(props, "spec.limits", {}) or {}
     gpu_limit = limits.get("nvidia.com/gpu") if hasattr(limits, "get") else None
-    if gpu_limit is None and not any(catalog.find("aws", t) or AWS_GPU_FAMILY.match(t) for t in types):
-        return None
+    if gpu_limit is None and types and not _aws_accelerated(types):
+        return None  # a NodePool without an instance-type list may launch any type, accelerated ones included
     per_node = [entry.gpu_count for t in types if (entry := catalog.find("aws", t))]
     gpus_per_node = per_node[0] if types and len(per_node) == len(types) and len(set(per_node)) == 1 else None
     try:
@@ -247,7 +278,7 @@ def _gke_pool(props: Any, urn: str, name: str) -> GpuPool | None:
     machine = str(get(props, "nodeConfig.machineType", ""))
     accelerators = items(get(props, "nodeConfig.guestAccelerators"))
     entry = load_catalog().find("gcp", machine)
-    if not (accelerators or entry or GCP_GPU_FAMILY.match(machine)):
+    if not (accelerators or entry or gcp_accelerator(machine)):
         return None
     declared = sum(number(get(a, "count")) or 0 for a in accelerators)
     low, high, note = _gke_bounds(props)
@@ -276,27 +307,53 @@ def gpu_pool(resource_type: str, props: Any, urn: str, name: str) -> GpuPool | N
         return _eks_pool(props, urn, name)
     if resource_type == GKE_NODE_POOL:
         return _gke_pool(props, urn, name)
+    if resource_type == GKE_CLUSTER and get(props, "removeDefaultNodePool") is not True:
+        return _gke_pool(props, urn, name)  # the default node pool, kept: the cluster's nodeConfig and node count
     return None
 
 
 WARM_CAPACITY_NAME = "warm-capacity"  # app.kubernetes.io/name of the placeholder Deployments (node_pools.py)
+FLOOR_ANNOTATION = "tritonfleet.io/floor-nodes"  # a NodePool's nodes at the plan's floor (node_pools.py)
 
 
 def _warm_nodes(resources: list[Any]) -> dict[str, int]:
-    """pool -> nodes its warm-capacity placeholder Deployment keeps up (one pod per node)."""
+    """pool -> nodes kept up at its minimum: the floor its NodePools carry (Triton's minReplicas and the warm nodes,
+    components/aws/node_pools.py FLOOR_ANNOTATION), else what its warm-capacity placeholder Deployment keeps up (one
+    pod per node)."""
     warm: dict[str, int] = {}
+    floor: dict[str, int] = {}
     for r in resources:
         labels = get(r.props, "metadata.labels", {}) or {}
         if r.resource_type == K8S_DEPLOYMENT and labels.get("app.kubernetes.io/name") == WARM_CAPACITY_NAME:
             pool = str(labels.get(POOL_LABEL, ""))
             warm[pool] = warm.get(pool, 0) + (number(get(r.props, "spec.replicas")) or 0)
-    return warm
+        annotations = get(r.props, "metadata.annotations", {}) or {}
+        if r.resource_type == KARPENTER_NODE_POOL and hasattr(annotations, "get") and FLOOR_ANNOTATION in annotations:
+            pool_labels = get(r.props, "spec.template.metadata.labels", {}) or {}
+            pool = str(pool_labels.get(POOL_LABEL, r.name))
+            value = str(annotations.get(FLOOR_ANNOTATION))
+            floor[pool] = floor.get(pool, 0) + (int(value) if value.isdigit() else 0)
+    return {**warm, **floor}
+
+
+def stack_region(resources: Iterable[Any]) -> str | None:
+    """The region of the stack's cloud provider resource (`pulumi:providers:aws|gcp` input `region`), or None."""
+    for r in resources:
+        if r.resource_type in ("pulumi:providers:aws", "pulumi:providers:gcp"):
+            region = get(r.props, "region", None)
+            if isinstance(region, str) and region:
+                return region
+    return None
 
 
 def gpu_pools(resources: Iterable[Any]) -> list[GpuPool]:
-    """Every GPU pool among a stack's PolicyResources; Karpenter NodePools get their pool's warm nodes by weight."""
+    """Every GPU pool among a stack's PolicyResources; Karpenter NodePools get their pool's warm nodes by weight.
+    Each is priced in the stack's region: a price the catalog lists for other regions only is unknown there."""
     resources = list(resources)
-    found = [p for r in resources if (p := gpu_pool(r.resource_type, r.props, r.urn, r.name)) is not None]
+    region = stack_region(resources)
+    found = [
+        replace(p, region=region) for r in resources if (p := gpu_pool(r.resource_type, r.props, r.urn, r.name)) is not None
+    ]
     warm = _warm_nodes(resources)
     karpenter = sorted((p for p in found if p.priced_by_first_type), key=lambda p: -p.weight)
     assigned: dict[str, GpuPool] = {}
@@ -341,12 +398,15 @@ class StackSpend:
         return not self.unpriced
 
 
-def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
+def stack_spend(pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float] | None = None) -> StackSpend:
+    """The spend of `pools` on `basis`; assumed prices count at least the floor of their GPU class in `floors`."""
     known, unpriced, assumed = 0.0, [], []
     for pool in pools:
         if pool.priced_by_assumption(basis):
-            assumed.append(f"{pool.name}: assumed ${pool.assumed_usd_per_hour:,.2f}/node-hour ({pool.priced_purchase})")
-        usd = pool.monthly_usd(basis)
+            stated, counted = pool.assumed_usd_per_hour, pool.counted_assumed_usd_per_hour(floors)
+            at_floor = f", counted at the floor ${counted:,.2f}" if counted != stated else ""
+            assumed.append(f"{pool.name}: assumed ${stated:,.2f}/node-hour{at_floor} ({pool.priced_purchase})")
+        usd = pool.monthly_usd(basis, floors)
         if usd is not None:
             known += usd
         elif pool.bounds_note:
@@ -354,5 +414,6 @@ def stack_spend(pools: Iterable[GpuPool], basis: str) -> StackSpend:
         else:
             unpriced.append(
                 f"{pool.name}: no published {pool.priced_purchase} price for {', '.join(pool.instance_types) or 'its type'}"
+                + (f" in {pool.region}" if pool.region else "")
             )
     return StackSpend(basis, round(known, 2), tuple(unpriced), tuple(assumed))

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components.aws.exposure import aws_exposure_facts
-from components.gcp.exposure import gcp_exposure_facts
 from components.k8s.access import access_values
+from components.k8s.access_matrix import cloud_facts
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.exposure import ExposureFacts
 
 # AWS: the public /24s of the VPC this stack creates in two zones (components/aws/layout.py).
-FACTS: dict[str, ExposureFacts] = {"aws": aws_exposure_facts(("10.0.224.0/24", "10.0.225.0/24")), "gcp": gcp_exposure_facts()}
+FACTS: dict[str, ExposureFacts] = {"aws": cloud_facts("aws"), "gcp": cloud_facts("gcp")}
 ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
 
 # (label, cloud, access config) for every exposure mode and TLS source.

@@ -53,6 +53,11 @@ def build_plan(*args, **kwargs):
     return forked("tritonfleet.plan.document:build_plan", *args, **kwargs)
 
 
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace one space: a message as written, whatever the terminal wrapped."""
+    return " ".join(text.split())
+
+
 def run_cli_fresh(
     *args: str, cwd: Path = ROOT, timeout: int = 120, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -95,6 +100,7 @@ WAITING_MODULES = (
     "test_autoscaling_live.py",
     "test_autoscaling_live_batched.py",
     "test_triton_live.py",
+    "test_triton_hardening_live.py",
     "test_models_triton.py",
     "test_loadtest_live.py",
     "test_model_control_live.py",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, engine_config, run_cli
+from conftest import ROOT, engine_config, one_line, run_cli
 
 from tests.access_helpers import ACCESS_CASES, ACM_ARN
 from tritonfleet.core.config import ConfigError, load_stack_config
@@ -133,6 +133,7 @@ def test_cli_refuses_public_without_tls_with_the_fix(project):
     (project / "stacks" / "Pulumi.prod.yaml").write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", "prod", "--project-dir", str(project))
     assert result.returncode == 1 and "Traceback" not in result.stderr + result.stdout
-    assert "tritonfleet:tritonDeployments[0].access.tls.certificateArn = (missing)" in result.stderr
-    assert "tritonfleet:tritonDeployments[0].access.restrictInference = false" in result.stderr
-    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].access.restrictInference' true --stack prod" in result.stderr
+    message = one_line(result.stderr)  # wrapped to 80 columns
+    assert "tritonfleet:tritonDeployments[0].access.tls.certificateArn = (missing)" in message
+    assert "tritonfleet:tritonDeployments[0].access.restrictInference = false" in message
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].access.restrictInference' true --stack prod" in message

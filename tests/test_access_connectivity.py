@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from components.aws.layout import load_balancer_cidrs, subnet_layout
-from components.gcp.network import NODE_CIDR, POD_CIDR
+from components.gcp.layout import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
@@ -305,10 +305,18 @@ def sources(case: Case) -> dict[str, list[str]]:
     }
 
 
+def _load_balancer_cidrs(case: Case) -> tuple[str, ...]:
+    return load_balancer_cidrs(_stack_config(case.stack)) if case.cloud == "aws" else ()
+
+
 def destinations(case: Case) -> dict[str, list[str]]:
+    object_store = {"aws": "52.216.0.10", "gcp": "199.36.153.9"}[case.cloud]  # in S3's range / private.googleapis.com
     return {
         "kube-dns": ["kube-system/coredns"],
-        "any-address": [INTERNET, "52.216.0.10"],  # an S3 address
+        "object-store": [object_store],
+        "identity": [_address(c) for c in _load_balancer_cidrs(case)],  # where STS's interface endpoint answers
+        # The internet (other Amazon and Google addresses among it), and the node and pod ranges.
+        "internet": [INTERNET, "3.5.140.10", "142.250.0.10", *_pod_range_addresses(case)],
         "metadata-252": ["169.254.169.252"],
         "metadata-254": ["169.254.169.254"],
         "pod": [f"{case.namespace}/bystander", f"{case.prefix}-other/stranger", "monitoring/prometheus"],
@@ -347,7 +355,7 @@ def test_who_reaches_triton(connectivity, label):
 @pytest.mark.parametrize("label", _case_ids())
 def test_what_triton_reaches(connectivity, label):
     case = _case(label)
-    expected = egress(_facts(case.stack, case.cloud))
+    expected = egress(_facts(case.stack, case.cloud), _load_balancer_cidrs(case))
     wrong = []
     for pod in _triton_pods(case):
         for peer in EGRESS_PEERS:
@@ -403,8 +411,9 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (eks,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
         endpoint = eks["inputs"]["vpcConfig"]
         assert endpoint["endpointPrivateAccess"] is True
-        assert endpoint["endpointPublicAccess"] is (stack != "prod")  # prod: private only by default
-        assert endpoint.get("publicAccessCidrs", []) == ([] if stack == "prod" else ["0.0.0.0/0"])
+        # Every shipped AWS stack is deployed from hosted runners (deployFrom hosted-ci, prod acknowledged).
+        assert endpoint["endpointPublicAccess"] is True
+        assert endpoint.get("publicAccessCidrs", []) == ["0.0.0.0/0"]
         (cni,) = [r for r in resources if r["type"] == "aws:eks/addon:Addon" and r["inputs"]["addonName"] == "vpc-cni"]
         assert json.loads(cni["inputs"]["configurationValues"]) == {"enableNetworkPolicy": "true"}
         assert "addonVersion" not in cni["inputs"]  # EKS's default for the cluster version: later than v1.14.0
@@ -412,12 +421,12 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         (cluster,) = [r for r in resources if r["type"] == "gcp:container/cluster:Cluster"]
         assert cluster["inputs"]["datapathProvider"] == "ADVANCED_DATAPATH"
         assert "networkPolicy" not in cluster["inputs"]  # Calico and Dataplane V2 exclude each other
-        prod = _stack_config(stack).environment == "prod"
-        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is prod
-        if prod:  # authorized networks on, none outside the network
-            assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
-        else:
-            assert "masterAuthorizedNetworksConfig" not in cluster["inputs"]
+        # The IP endpoint is private in every environment: the DNS-based endpoint is the way in.
+        assert cluster["inputs"]["privateClusterConfig"]["enablePrivateEndpoint"] is True
+        # The provider's path from anywhere: the IAM-authenticated DNS endpoint, whatever the IP endpoint is.
+        assert cluster["inputs"]["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+        # authorized networks on, none outside the network
+        assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
     section = document["networkPolicy"]
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
     with cli.out.capture() as captured:

@@ -53,6 +53,19 @@ def test_shipped_stacks_stay_private(plan):
             assert {"cidr": "169.254.169.252/32", "port": 988, "protocol": "TCP"} in values["networkPolicy"]["extraEgress"]
 
 
+def test_triton_reaches_its_object_store_and_identity_endpoints_not_the_internet(plan):
+    """HTTPS goes to the region's S3 ranges (the prefix list the program reads; the offline plan's stand-in is one
+    range) and to the load balancer subnets where STS's interface endpoint answers, or to private.googleapis.com on
+    GKE; never to 0.0.0.0/0 (tests/test_access_connectivity.py proves what that admits)."""
+    expected = {"aws": ["52.216.0.0/15", "10.0.224.0/24", "10.0.225.0/24", "10.0.226.0/24"], "gcp": ["199.36.153.8/30"]}
+    tritons = [r for r in plan["resources"] if r["inputs"].get("chart") == "./charts/triton-inference-server"]
+    assert tritons
+    for release in tritons:
+        policy = release["inputs"]["values"]["networkPolicy"]
+        assert policy["egressHttpsCidrs"] == expected[plan["cloud"]]
+        assert all(rule["cidr"] != "0.0.0.0/0" for rule in policy["extraEgress"])
+
+
 def _plan_with_access(tmp_path, stack: str, access: dict, cluster: dict | None = None) -> dict:
     """The plan of a shipped stack whose first Triton deployment has this `access` (and these cluster keys)."""
     import shutil

@@ -64,7 +64,7 @@ def test_bucket_requests_carry_each_buckets_physical_name_key_and_protection():
         ],
     )
     assert bucket_requests(config) == [
-        BucketRequest("models", "tf-prod-models", 90, None, True, config.tags),
+        BucketRequest("models", "tf-prod-models-123456789012-us-east-1", 90, None, True, config.tags),
         BucketRequest("vision", "acme-vision-models", 30, "arn:aws:kms:us-east-1:123456789012:key/abcd", True, config.tags),
     ]
 

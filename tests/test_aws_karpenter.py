@@ -225,7 +225,9 @@ def chart_values() -> dict:
 def test_every_value_we_set_exists_in_the_pinned_chart():
     values = karpenter_values("tf-prod", "tf-prod", "us-east-1", 3)
     assert missing_keys(values, chart_values()) == []
-    assert values["settings"] == {"clusterName": "tf-prod", "interruptionQueue": "tf-prod"}
+    assert values["settings"] == {
+        "clusterName": "tf-prod", "interruptionQueue": "tf-prod", "featureGates": {"nodeRepair": False}
+    }
     assert values["serviceAccount"]["name"] == SERVICE_ACCOUNT
     assert {"name": "AWS_REGION", "value": "us-east-1"} in values["controller"]["env"]
 
@@ -274,8 +276,16 @@ def test_the_plan_installs_the_controller_after_its_identity_queue_and_node_acce
     assert release.inputs["namespace"] == NAMESPACE
     values = release.inputs["values"]
     assert missing_keys(values, chart_values()) == []
-    assert values["settings"] == {"clusterName": "tf-prod", "interruptionQueue": "tf-prod"}
+    assert values["settings"] == {
+        "clusterName": "tf-prod", "interruptionQueue": "tf-prod", "featureGates": {"nodeRepair": False}
+    }
+    assert chart_values()["settings"]["featureGates"]["nodeRepair"] is False  # ALPHA in 1.14.1, and forceful
     assert values["replicas"] == 2
+    # The CRDs are a release of their own, first, at the controller's version: Helm upgrades them with the pin.
+    assert release.inputs["skipCrds"] is True
+    (crds,) = [r for r in by_type["kubernetes:helm.sh/v3:Release"] if r.inputs["name"] == "karpenter-crd"]
+    assert (crds.inputs["chart"], crds.inputs["version"]) == ("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1")
+    assert crds.inputs["namespace"] == NAMESPACE and crds.urn in release.depends_on
 
     (association,) = by_type["aws:eks/podIdentityAssociation:PodIdentityAssociation"]
     assert (association.inputs["namespace"], association.inputs["serviceAccount"]) == (NAMESPACE, SERVICE_ACCOUNT)

@@ -113,21 +113,35 @@ def test_load_balancers_go_to_subnets_without_nodes():
 
 def test_a_new_vpc_has_an_s3_gateway_endpoint_on_its_private_route_tables():
     by_type, _ = run("prod")
-    (endpoint,) = by_type["aws:ec2/vpcEndpoint:VpcEndpoint"]
+    endpoints = {e.inputs["vpcEndpointType"]: e for e in by_type["aws:ec2/vpcEndpoint:VpcEndpoint"]}
+    endpoint = endpoints["Gateway"]
     assert endpoint.inputs["serviceName"] == "com.amazonaws.us-east-1.s3"
-    assert endpoint.inputs["vpcEndpointType"] == "Gateway"
     private_tables = {f"tf-aws-net-private-{zone}-id" for zone in ("us-east-1a", "us-east-1b", "us-east-1c")}
     assert set(endpoint.inputs["routeTableIds"]) == private_tables
     by_type, _ = run("dev", cluster=EXISTING_VPC)
     assert "aws:ec2/vpcEndpoint:VpcEndpoint" not in by_type  # someone else's VPC: the plan prices NAT instead
 
 
+def test_a_new_vpc_answers_sts_in_its_load_balancer_subnets_where_tritons_egress_goes():
+    """Triton's IRSA token exchange needs STS, which has no address range: an interface endpoint with private DNS in
+    the public (load balancer) subnets, which hold no pod, is where Triton's NetworkPolicy lets HTTPS go."""
+    by_type, _ = run("prod")
+    endpoints = {e.inputs["vpcEndpointType"]: e for e in by_type["aws:ec2/vpcEndpoint:VpcEndpoint"]}
+    sts = endpoints["Interface"]
+    assert sts.inputs["serviceName"] == "com.amazonaws.us-east-1.sts" and sts.inputs["privateDnsEnabled"] is True
+    assert set(sts.inputs["subnetIds"]) == {f"tf-aws-net-public-{zone}-id" for zone in ("us-east-1a", "us-east-1b", "us-east-1c")}
+    (group,) = [g for g in by_type["aws:ec2/securityGroup:SecurityGroup"] if g.name == "tf-aws-sts-https"]
+    assert group.inputs["ingress"] == [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/16"]}]
+    by_type, _ = run("dev", cluster=EXISTING_VPC)
+    assert "aws:ec2/vpcEndpoint:VpcEndpoint" not in by_type  # someone else's VPC brings its own (docs/aws.md)
+
+
 def test_both_alb_modes_are_one_ingress_shape_apart_from_the_scheme():
     """internal-application and public differ only in the ALB scheme; every mode's sources are the load balancers'
     subnets (internal ALBs live there too)."""
-    from components.aws.exposure import aws_exposure_facts
+    from components.k8s.access_matrix import cloud_facts
 
-    facts = aws_exposure_facts(("10.0.224.0/24", "10.0.225.0/24"))
+    facts = cloud_facts("aws")
     assert facts.ingress_classes == {"internal-application": "alb", "public": "alb"} and not facts.ingress_class_annotation
     internal, public = facts.ingress_annotations["internal-application"], facts.ingress_annotations["public"]
     scheme = "alb.ingress.kubernetes.io/scheme"

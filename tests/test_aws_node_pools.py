@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from components.aws.node_pools import (
+    FLOOR_ANNOTATION,
+    MIN_TERMINATION_GRACE_SECONDS,
     NODE_CLASS_API,
     NODE_POOL_API,
     PLACEHOLDER_PRIORITY,
-    TERMINATION_GRACE_SECONDS,
     ami_alias,
     burst_instance_types,
     ephemeral_storage_gi,
@@ -199,15 +200,37 @@ def test_bottlerocket_alias_comes_from_its_release():
 
 
 def test_disruption_never_consolidates_busy_gpu_nodes_and_outlasts_tritons_grace(stack_config):
+    """No forceful expiry (drift replaces nodes, within budgets); the grace period outlasts a PDB-paced drain of a
+    full node: prod's p5en holds 8 llm replicas, PDB 1, 1200 s loads + 120 s stops = 10,560 s; consolidation waits
+    for the pool's longest model load."""
     config = stack_config("prod")
-    longest_load = max(d.model_load_seconds or 0 for d in config.triton_deployments)
+    seconds = {"h200": (10560, 1200), "l40s": (MIN_TERMINATION_GRACE_SECONDS, 600)}
     for pool in config.enabled_pools:
+        longest_load = max(d.model_load_seconds for d in config.triton_deployments if d.pool == pool.name)
         for spec in node_pool_specs(config, pool):
             disruption = spec.spec["disruption"]
             assert disruption["consolidationPolicy"] == "WhenEmpty"
             assert {"nodes": "1", "reasons": ["Drifted"]} in disruption["budgets"]
-            assert spec.spec["template"]["spec"]["expireAfter"] == "720h"
-    assert TERMINATION_GRACE_SECONDS > ON_DEMAND_SHUTDOWN_SECONDS + longest_load
+            template = spec.spec["template"]["spec"]
+            assert template["expireAfter"] == "Never"
+            grace, after = seconds[pool.name]
+            assert (template["terminationGracePeriod"], disruption["consolidateAfter"]) == (f"{grace}s", f"{after}s")
+            assert grace >= ON_DEMAND_SHUTDOWN_SECONDS + longest_load
+
+
+def test_the_grace_period_grows_with_replicas_per_node_and_shrinks_with_a_wider_pdb():
+    pool = {"name": "h200", "gpu": "H200", "instanceType": "p5en.48xlarge", "maxNodes": 2, "spotShare": 1}
+    llm = {"name": "llm", "pool": "h200", "modelPrefix": "llm/", "minReplicas": 2, "maxReplicas": 16,
+           "modelLoadSeconds": 1800, "throughputPerReplica": 20}
+    config = aws_config(pool, [llm])
+    (burst,) = node_pool_specs(config, config.gpu_pools[0])
+    assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{8 * (1800 + 120)}s"
+    wide = aws_config(pool, [{**llm, "minReplicas": 5, "maxUnavailable": 4}])
+    (burst,) = node_pool_specs(wide, wide.gpu_pools[0])
+    assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{2 * (1800 + 120)}s"
+    whole = aws_config(pool, [{**llm, "gpusPerReplica": 8, "modelLoadSeconds": 600}])
+    (burst,) = node_pool_specs(whole, whole.gpu_pools[0])
+    assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{MIN_TERMINATION_GRACE_SECONDS}s"
 
 
 def test_spot_diversity_keeps_gpu_and_count_and_never_costs_more_than_on_demand():
@@ -233,11 +256,19 @@ def test_spot_diversity_with_one_candidate_is_the_pool_type():
     assert burst_instance_types(config, config.gpu_pools[0]) == ["p5en.48xlarge"]
 
 
-def test_warm_capacity_placeholders_hold_min_nodes(stack_config):
+def test_warm_capacity_placeholders_fill_only_the_gap_to_min_nodes(stack_config):
+    """Prod's minimum replicas keep as many nodes as minNodes asks for (llm: 2 p5en, vision: 2 g6e): no placeholder
+    opens a node beside them. minNodes 3 on h200 leaves one node to keep warm: one whole-node placeholder."""
     config = stack_config("prod")
+    assert all(placeholder_deployment(config, pool) is None for pool in config.enabled_pools)
+    raw = engine_config("prod")
+    pools = json.loads(raw["tritonfleet:gpuPools"])
+    pools[0]["minNodes"] = 3
+    raw["tritonfleet:gpuPools"] = json.dumps(pools)
+    config = load_stack_config(raw, "prod")
     h200 = config.pool("h200")
     deployment = placeholder_deployment(config, h200)
-    assert deployment["spec"]["replicas"] == h200.min_nodes == 1
+    assert deployment["spec"]["replicas"] == 1
     assert deployment["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}  # `up` never waits for GPU boots
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
@@ -247,8 +278,32 @@ def test_warm_capacity_placeholders_hold_min_nodes(stack_config):
     priority = placeholder_priority_class()
     assert pod["priorityClassName"] == priority["metadata"]["name"]
     assert priority["value"] == PLACEHOLDER_PRIORITY < 0 and priority["preemption_policy"] == "Never"
+    assert [spec.floor_nodes for spec in node_pool_specs(config, h200)] == [1, 2]  # base first, then the burst
     dev = stack_config("dev")
     assert placeholder_deployment(dev, dev.enabled_pools[0]) is None  # minNodes 0: nothing kept warm
+
+
+def test_node_pools_carry_the_floor_the_policy_pack_counts(stack_config):
+    """Each NodePool says how many of its nodes the floor keeps up (Karpenter has no minimum); the pack's pool
+    reader takes them as the NodePools' minimum, in weight order."""
+    from policies._pools import gpu_pools
+
+    class Resource:
+        def __init__(self, kind, props, name):
+            self.resource_type, self.props, self.name, self.urn = kind, props, name, f"urn:{name}"
+
+    config = stack_config("prod")
+    resources = [
+        Resource(KARPENTER_NODE_POOL, {"metadata": spec.metadata(), "spec": spec.spec}, spec.name)
+        for pool in config.enabled_pools
+        for spec in node_pool_specs(config, pool)
+    ]
+    assert {r.name: r.props["metadata"]["annotations"][FLOOR_ANNOTATION] for r in resources} == {
+        "h200-base": "1", "h200-burst": "1", "l40s-base": "2", "l40s-burst": "0"
+    }
+    assert {p.name: p.min_nodes for p in gpu_pools(resources)} == {
+        "h200-base": 1, "h200-burst": 1, "l40s-base": 2, "l40s-burst": 0
+    }
 
 
 @pytest.mark.parametrize("stack", AWS_STACKS)
@@ -288,4 +343,6 @@ def test_prods_plan_shows_base_burst_and_fallback_per_pool(stock_plan):
     assert h200["monthlyCeilingUsd"] == round(3 * 63.296 * 730, 2) > h200["monthlyExpectedCeilingUsd"]
     text = " ".join(line.text for line in pool_lines(plan["cost"], 200) + cost_lines(plan["cost"], 200))
     assert "h200 at max: base 1 on-demand $46,206.08; burst 2 spot first $39,712.00 expected, fallback 2 on-demand $92,412.16" in text
-    assert "ceiling (maxNodes, spot unavailable)" in text and "expected (maxNodes, spotShare mix)" in text
+    assert "ceiling (maxNodes, spot unavailable)" in text and "expected (maxReplicas, spotShare estimate)" in text
+    assert "spotShare is an estimate: Karpenter takes spot whenever EC2 has it" in text
+    assert plan["cost"]["spotShareEnforced"] is False

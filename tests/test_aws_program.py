@@ -98,11 +98,19 @@ def test_node_classes_imds_storage_discovery_and_node_role():
 
 
 def test_warm_capacity_placeholders_in_the_plan():
+    """Prod's minimum replicas keep minNodes up on their own: no placeholder. minNodes 3 on h200 keeps one more node
+    warm: one placeholder, and each NodePool carries its share of the floor."""
     by_type, _ = run("prod")
+    assert "kubernetes:scheduling.k8s.io/v1:PriorityClass" not in by_type
+    pools = pools_of("prod")
+    pools[0]["minNodes"] = 3
+    by_type, _ = run("prod", gpuPools=pools)
     warm = {d.name: d for d in by_type["kubernetes:apps/v1:Deployment"] if d.name.startswith("tf-aws-gpu-warm-")}
-    assert {name: d.inputs["spec"]["replicas"] for name, d in warm.items()} == {"tf-aws-gpu-warm-h200": 1, "tf-aws-gpu-warm-l40s": 2}
+    assert {name: d.inputs["spec"]["replicas"] for name, d in warm.items()} == {"tf-aws-gpu-warm-h200": 1}
     (priority,) = by_type["kubernetes:scheduling.k8s.io/v1:PriorityClass"]
     assert priority.inputs["value"] < 0
+    floors = {name: p.inputs["metadata"]["annotations"]["tritonfleet.io/floor-nodes"] for name, p in node_pools(by_type).items()}
+    assert floors == {"h200-base": "1", "h200-burst": "2", "l40s-base": "2", "l40s-burst": "0"}
 
 
 def test_capacity_block_pool_when_enabled():
@@ -135,7 +143,15 @@ def test_cluster_addons_identity_and_logging():
     assert inputs["bootstrapSelfManagedAddons"] is False
     assert len(inputs["vpcConfig"]["subnetIds"]) == 3
     addons = {a.inputs["addonName"]: a for a in by_type["aws:eks/addon:Addon"]}
-    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability", "eks-pod-identity-agent"}
+    assert set(addons) == {
+        "vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver", "amazon-cloudwatch-observability",
+        "eks-pod-identity-agent", "eks-node-monitoring-agent",
+    }
+    # One dcgm-exporter per GPU node (the GPU Operator's): the CloudWatch add-on collects no NVIDIA GPU metrics.
+    cloudwatch = json.loads(addons["amazon-cloudwatch-observability"].inputs["configurationValues"])
+    kubernetes = cloudwatch["agent"]["config"]["logs"]["metrics_collected"]["kubernetes"]
+    assert kubernetes["accelerated_compute_metrics"] is False and cloudwatch["containerLogs"] == {"enabled": True}
+    assert "configurationValues" not in addons["eks-node-monitoring-agent"].inputs  # its defaults: every node
     assert addons["aws-ebs-csi-driver"].inputs["serviceAccountRoleArn"] == outputs["ebsCsiRoleArn"]
     # Container logs (Triton's model-load errors) reach CloudWatch through the add-on, with an IRSA role for its agent
     # only, into a log group created first with a retention.
@@ -146,6 +162,8 @@ def test_cluster_addons_identity_and_logging():
     assert ("tf-aws-eks-cloudwatch", "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy") in attached
     groups = {g.inputs["name"]: g for g in by_type["aws:cloudwatch/logGroup:LogGroup"]}
     assert groups["/aws/containerinsights/tf-prod/application"].inputs["retentionInDays"] > 0
+    for kind in ("dataplane", "host", "performance"):  # every group the add-on writes expires (cloud review 2026-12-05)
+        assert groups[f"/aws/containerinsights/tf-prod/{kind}"].inputs["retentionInDays"] > 0
     # The VPC CNI runs as its own IRSA role; the node role no longer carries its policy.
     assert addons["vpc-cni"].inputs["serviceAccountRoleArn"] == "arn:aws:iam::123456789012:role/tf-aws-eks-cni"
     attachments = {a.name: a.inputs["policyArn"] for a in by_type["aws:iam/rolePolicyAttachment:RolePolicyAttachment"]}
@@ -189,7 +207,7 @@ def test_triton_irsa_roles_trust_one_service_account_and_read_one_prefix():
         assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == f"system:serviceaccount:triton:triton-{deployment}"
         policy = json.loads(policies[f"tf-aws-triton-{deployment}-read"].inputs["policy"])
         resources = {s["Resource"] for s in policy["Statement"]}
-        assert resources == {"arn:aws:s3:::tf-prod-models", f"arn:aws:s3:::tf-prod-models/{prefix}*"}
+        assert resources == {"arn:aws:s3:::tf-prod-models-123456789012-us-east-1", f"arn:aws:s3:::tf-prod-models-123456789012-us-east-1/{prefix}*"}
         assert {s["Action"] for s in policy["Statement"]} == {"s3:ListBucket", "s3:GetObject"}
         assert outputs["tritonRoleArns"][deployment] == f"arn:aws:iam::123456789012:role/tf-aws-triton-{deployment}"
 
@@ -215,23 +233,41 @@ def test_existing_vpc_bottlerocket_and_admins():
     assert tags == {"subnet-0123456789abcdef0": "karpenter.sh/discovery", "subnet-0123456789abcdef1": "karpenter.sh/discovery"}
     for template in by_type["aws:ec2/launchTemplate:LaunchTemplate"]:  # the system nodes'
         assert template.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's image volume
-    (entry,) = [e for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"]
-    assert entry.inputs["principalArn"] == "arn:aws:iam::123456789012:role/platform-admin"
-    (association,) = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
-    assert association.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy")
-
-
-def test_the_creator_gets_no_second_access_entry():
-    """The offline plan deploys as assumed-role/deployer: EKS makes that role's entry at creation (bootstrap), so the
-    listed copy and a listed duplicate get none, and the cluster records its creator for later runs."""
-    deployer, ops = "arn:aws:iam::123456789012:role/deployer", "arn:aws:iam::123456789012:role/ops"
-    by_type, _ = run("dev", cluster={"kubernetesVersion": "1.35", "adminPrincipals": [deployer, ops, ops]})
     entries = {e.name: e.inputs["principalArn"] for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"}
-    assert entries == {"tf-aws-eks-admin-1": ops}  # named by its place in the list, as before the creator was known
+    assert entries == {"tf-aws-eks-admin-0": "arn:aws:iam::123456789012:role/platform-admin", "tf-aws-eks-deployer": DEPLOYER}
+    associations = by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]
+    assert len(associations) == 2 and all(a.inputs["policyArn"].endswith("AmazonEKSClusterAdminPolicy") for a in associations)
+
+
+DEPLOYER = "arn:aws:iam::123456789012:role/deployer"  # the offline plan deploys as assumed-role/deployer
+
+
+def test_no_admin_outside_the_stack_the_deployer_gets_the_stacks_own_entry():
+    """EKS makes no admin of its own (bootstrap off): the deployer's cluster-admin is the stack's `deployer` entry,
+    a listed copy and a listed duplicate get no second one, the cluster records its creator for later runs, and the
+    Kubernetes provider (which authenticates as the deployer) waits for that entry."""
+    ops = "arn:aws:iam::123456789012:role/ops"
+    by_type, outputs = run("dev", cluster={"kubernetesVersion": "1.35", "adminPrincipals": [DEPLOYER, ops, ops]})
+    entries = {e.name: e.inputs["principalArn"] for e in by_type["aws:eks/accessEntry:AccessEntry"] if e.inputs["type"] == "STANDARD"}
+    assert entries == {"tf-aws-eks-admin-1": ops, "tf-aws-eks-deployer": DEPLOYER}  # named by place, as before
+    associations = {a.name: a.inputs["policyArn"] for a in by_type["aws:eks/accessPolicyAssociation:AccessPolicyAssociation"]}
+    assert set(associations) == set(entries) and all(p.endswith("/AmazonEKSClusterAdminPolicy") for p in associations.values())
     (cluster,) = by_type["aws:eks/cluster:Cluster"]
-    assert cluster.inputs["tags"]["tritonfleet.io/created-by"] == deployer
-    assert cluster.inputs["accessConfig"]["bootstrapClusterCreatorAdminPermissions"] is True
+    assert cluster.inputs["tags"]["tritonfleet.io/created-by"] == DEPLOYER
+    assert cluster.inputs["accessConfig"] == {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": False}
     assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}  # dev: no extended-support fee
+    assert outputs["clusterAdmins"] == sorted([ops, DEPLOYER]) and "eksBootstrapAdmin" not in outputs
+
+
+def test_the_kubernetes_provider_and_the_cluster_flag_in_the_plan(stock_plan):
+    """Nothing reaches the Kubernetes API before the deployer's entry; a cluster created with EKS's bootstrap admin is
+    not replaced by the flag's new value (ignoreChanges), and its kubeconfig is a secret, as on GCP."""
+    resources = stock_plan("prod")["resources"]
+    (provider,) = [r for r in resources if r["type"] == "pulumi:providers:kubernetes"]
+    assert any(urn.endswith("AccessPolicyAssociation::tf-aws-eks-deployer") for urn in provider["dependsOn"])
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    (cluster,) = [r for r in resources if r["type"] == "aws:eks/cluster:Cluster"]
+    assert cluster["ignoreChanges"] == ["accessConfig.bootstrapClusterCreatorAdminPermissions"]
 
 
 def test_cluster_facts_for_the_kubernetes_layer(stack_config):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
+from conftest import ROOT, one_line, run_cli
 
 LONG = "x" * 5000
 
@@ -83,7 +83,7 @@ def test_ugly_config_values_are_shown_as_written(tmp_path, case):
     assert "Traceback" not in output and "MarkupError" not in output
     assert "configuration problem" in result.stderr
     for text in shown:
-        assert text in result.stderr
+        assert one_line(text) in one_line(result.stderr)  # messages are wrapped to 80 columns
 
 
 # YAML's own types that JSON lacks, where the engine's config is JSON text: each is shown as text and validated.
@@ -101,7 +101,7 @@ def test_yaml_types_json_lacks_are_shown_as_text(tmp_path, written, replaced, sh
     assert dev.count(written) == 1
     result = run_cli("plan", "--stack", "dev", "--project-dir", str(_project(tmp_path, text=dev.replace(written, replaced))))
     assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
-    assert shown in result.stderr
+    assert one_line(shown) in one_line(result.stderr)
 
 
 def test_yaml_types_in_a_free_form_section_plan(tmp_path):
@@ -134,7 +134,7 @@ def test_malformed_stack_files_are_user_errors(tmp_path, case):
     result = run_cli("plan", "--stack", "dev", "--project-dir", str(_project(tmp_path, text=text)))
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr
-    assert message in result.stderr and "Pulumi.dev.yaml" in result.stderr
+    assert one_line(message) in one_line(result.stderr) and "Pulumi.dev.yaml" in result.stderr
 
 
 def test_yaml_syntax_error_names_file_line_column_and_the_parsers_message(tmp_path):
@@ -143,8 +143,8 @@ def test_yaml_syntax_error_names_file_line_column_and_the_parsers_message(tmp_pa
     result = run_cli("plan", "--stack", "dev", "--project-dir", str(project))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     where = f"{project / 'stacks' / 'Pulumi.dev.yaml'}, line 3, column 55: not valid YAML: expected ',' or ']', but got '}}'"
-    assert where in result.stderr
-    assert "while parsing a flow sequence at line 3, column 32" in result.stderr
+    assert where in one_line(result.stderr)
+    assert "while parsing a flow sequence at line 3, column 32" in one_line(result.stderr)
     assert "<unicode string>" not in result.stderr
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, STACKS, run_cli
+from conftest import ROOT, STACKS, one_line, run_cli
 
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.cost import split_capacity
@@ -212,11 +212,11 @@ def test_bad_config_fails_with_a_clear_message(project, case, mutate, key, expec
     mutate(doc)
     (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", "dev", "--project-dir", str(project))
-    message = result.stderr
+    message = one_line(result.stderr)  # messages are wrapped to the terminal's 80 columns
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in message + result.stdout
     assert f"tritonfleet:{key} = " in message
-    assert expected in message
+    assert one_line(expected) in message
     assert "allowed:" in message
     assert f"'tritonfleet:{key}" in message and "--stack dev" in message  # the fix names the key and the stack
 
@@ -453,12 +453,12 @@ def test_fix_gives_the_value_meant(project, case, stack, mutate, key, expected, 
     mutate(doc)
     (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", stack, "--project-dir", str(project))
-    message = result.stderr
+    message = one_line(result.stderr)  # messages are wrapped to the terminal's 80 columns
     assert result.returncode == 1, result.stdout + result.stderr
-    assert f"has 1 configuration problem:\n  1. tritonfleet:{key} = " in message, message
-    assert expected in message, message
+    assert f"has 1 configuration problem: 1. tritonfleet:{key} = " in message, message
+    assert one_line(expected) in message, message
     for text in absent:
-        assert text not in message, message
+        assert one_line(text) not in message, message
 
 
 # Values no one should write, each a clean problem with exit 1.
@@ -489,6 +489,6 @@ def test_ugly_values_are_clean_problems(project, case, mutate, key):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in message + result.stdout and "configuration problem" in message, message
     if key is not None:
-        assert f"tritonfleet:{key} = " in message, message
+        assert f"tritonfleet:{key} = " in one_line(message), message
     assert all(len(line) < 1200 for line in message.splitlines()), "a 5,000-character value is shown cut"
     assert "\u200b" not in message

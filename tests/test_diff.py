@@ -14,8 +14,9 @@ import yaml
 from conftest import ROOT, copy_project, run_cli
 
 from tritonfleet.core.conventions import HOURS_PER_MONTH
-from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, stack_comment, to_json
+from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, to_json
 from tritonfleet.diff.compare import flatten
+from tritonfleet.diff.render import NO_CHANGES
 from tritonfleet.diff.replacement import WATCHED, node_roll_reasons, replace_reasons
 
 GOLDEN = ROOT / "tests" / "data" / "diff"
@@ -130,7 +131,7 @@ def crafted_cases() -> dict[str, tuple[dict, dict]]:
 @pytest.mark.parametrize("case", sorted(crafted_cases()))
 def test_crafted_pair_matches_the_checked_in_comment(case):
     base, head = crafted_cases()[case]
-    rendered = stack_comment(compare_stack(base, head))
+    rendered = report([compare_stack(base, head)])
     golden = GOLDEN / f"{case}.md"
     if os.environ.get("TRITONFLEET_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -211,35 +212,105 @@ def huge_pair() -> tuple[dict, dict]:
 
 def test_a_huge_change_stays_under_the_comment_limit_with_the_summary_intact():
     diff = compare_stack(*huge_pair())
-    comment = stack_comment(diff)
+    comment = report([diff])
     assert len(comment) <= COMMENT_LIMIT
-    assert comment.startswith(marker("demo") + "\n")
-    assert "**2000 to add, 3000 to change, 300 to remove**" in comment
+    assert comment.startswith(marker() + "\n")
+    assert "2000 to add, 3000 to change, 300 to remove" in comment
     assert "300 deletions of clusters, node pools or buckets" in comment
-    assert "…and 270 more replacements or deletions" in comment and "…and 170 more verdicts" in comment
+    assert "…and 270 more replacements or deletions" in comment and "…and 170 more blocking items" in comment
     assert "more resource changes not shown" in comment
     assert comment.count("<details>") == comment.count("</details>") == 1
 
     many = report([compare_stack(*huge_pair()) for _ in range(4)])
-    assert len(many) <= COMMENT_LIMIT and many.count("<!-- tritonfleet-plan:demo -->") == 4
+    assert len(many) <= COMMENT_LIMIT and many.count(marker()) == 1
+    assert many.count("| `demo` | ⛔ blocked |") == 4 and "report cut here" in many  # every headline row survives
 
 
-def test_every_stack_section_carries_its_marker_and_json_has_everything():
+def test_one_comment_for_all_stacks_with_a_headline_row_per_changed_stack_and_json_has_everything():
     base, head = crafted_cases()["pool-resized"]
     other = copy.deepcopy(head)
     other["stack"] = "other"
-    diffs = compare_plans({"demo": base}, {"demo": head, "other": other})
+    same = copy.deepcopy(base)
+    same["stack"] = "same"
+    diffs = compare_plans({"demo": base, "same": same}, {"demo": head, "other": other, "same": same})
     markdown = report(diffs)
-    assert "<!-- tritonfleet-plan:demo -->" in markdown and "<!-- tritonfleet-plan:other -->" in markdown
-    assert [d.status for d in diffs] == ["changed", "added"]
+    assert markdown.count("<!-- tritonfleet-plan:") == 1 and markdown.startswith(marker())
+    assert "| `demo` | ✅ not blocked | +$5,434 (+200%) | — | 2 → 6 |" in markdown
+    assert "No changes in `same`." in markdown and "### `same`" not in markdown
+    assert [d.status for d in diffs] == ["changed", "added", "unchanged"]
 
     data = json.loads(json.dumps(to_json(diffs)))
-    demo, added = data["stacks"]
+    demo, added, _ = data["stacks"]
     assert demo["maxGpus"] == {"base": 2, "head": 6, "delta": 4}
     assert demo["pools"][0]["maxGpus"]["delta"] == 4
+    assert demo["blocked"] is False and demo["addedMandatory"] == []
     (change,) = demo["resources"]
     assert {"path": "scalingConfig.maxSize", "base": 2, "head": 6, "baseSet": True, "headSet": True, "ignored": False} in change["paths"]
     assert added["status"] == "added" and added["counts"]["add"] == len(head["resources"])
+
+
+def test_no_stack_changed_is_one_short_comment_the_workflow_does_not_post_anew():
+    base = base_plan()
+    markdown = report(compare_plans({"demo": base}, {"demo": copy.deepcopy(base)}))
+    assert markdown.startswith(marker()) and NO_CHANGES in markdown and "No changes in `demo`." in markdown
+    assert NO_CHANGES not in report([compare_stack(*crafted_cases()["pool-resized"])])
+
+
+def test_a_blocked_stack_leads_with_its_headline_and_the_full_fix_text():
+    """Blocking items come before advisory ones and carry their whole message (no cut at ~200 characters)."""
+    fix = "Lower gpuPools[].maxNodes, or raise maxGpus in this stack's policy config after review. " * 4
+    advisory = {"policy": "spot-share", "enforcement": "advisory", "severity": "low", "urn": "", "message": "advice"}
+    mandatory = {"policy": "gpu-stack-limit-total-gpus", "enforcement": "mandatory", "severity": "high", "urn": "", "message": fix}
+    base, head = base_plan(policy=[]), base_plan(policy=[advisory, mandatory])
+    head["cost"] = plan([], [pool("l40s", {"on-demand": (1, 6)}, {"on-demand": 1.861})])["cost"]
+    for document, use in ((base, 0.5), (head, 1.5)):
+        document["cost"]["budget"] = {"monthlyUsd": document["cost"]["monthlyCeilingUsd"] / use, "basis": "ceiling", "gpuLimit": 4}
+    diff = compare_stack(base, head)
+    assert diff.blocked and [v.policy for v in diff.added_mandatory] == ["gpu-stack-limit-total-gpus"]
+    comment = report([diff])
+    assert "> **`demo` is blocked:** 1 mandatory policy violation, 1 added here." in comment
+    assert "| `demo` | ⛔ blocked | +$5,434 (+200%) | 50% → 150% | 2 → 6 |" in comment
+    assert "- **GPUs (max):** 2 → 6 (+4), limit 4" in comment
+    assert " ".join(fix.split()) in comment
+    assert comment.index("**Blocking**") < comment.index("`spot-share`") and comment.count("gpu-stack-limit-total-gpus") == 1
+    data = to_json([diff])["stacks"][0]
+    assert data["budget"]["use"] == {"base": 0.5, "head": 1.5, "delta": 1.0}
+    assert [v["policy"] for v in data["addedMandatory"]] == ["gpu-stack-limit-total-gpus"]
+
+    # The same violation at the base blocks the stack but is not added by the change.
+    again = compare_stack(base_plan(policy=[mandatory]), base_plan(policy=[mandatory]))
+    assert again.blocked and again.added_mandatory == []
+    # Raised to mandatory is added; a base without verdicts cannot tell, so the head's count as added.
+    raised = compare_stack(base_plan(policy=[dict(mandatory, enforcement="advisory")]), base_plan(policy=[mandatory]))
+    assert [v.policy for v in raised.added_mandatory] == ["gpu-stack-limit-total-gpus"]
+    assert compare_stack(base_plan(), base_plan(policy=[mandatory])).added_mandatory != []
+
+
+def _rule_resource(rules: list[dict], panels: list[dict]) -> dict:
+    return resource("kubernetes:monitoring.coreos.com/v1:PrometheusRule", "tf-monitoring-rules", {
+        "spec": {"groups": [{"name": "tritonfleet", "rules": rules}]},
+        "data": {"gpu.json": json.dumps({"title": "GPU", "panels": panels})},
+    })
+
+
+def test_alert_rules_and_dashboard_panels_are_compared_by_name_not_position():
+    rules = [{"alert": f"Alert{i}", "expr": f"x{i} > 1", "labels": {"severity": "warning"}} for i in range(40)]
+    rules += [{"alert": "PerDeployment", "expr": f"y{{d='{d}'}} > 1", "labels": {"deployment": d}} for d in ("a", "b")]
+    panels = [{"title": f"Panel {i}", "targets": [{"refId": "A", "expr": f"p{i}"}]} for i in range(20)]
+    head_rules = [{"alert": "Inserted", "expr": "z > 1"}, *rules[:41], {**rules[41], "expr": "changed"}]
+    head_panels = [{"title": "New panel", "targets": []}, *panels]
+    base, head = plan([_rule_resource(rules, panels)], []), plan([_rule_resource(head_rules, head_panels)], [])
+    (change,) = compare_stack(base, head).resources
+    paths = [p.path for p in change.paths]
+    assert paths == [
+        'data["gpu.json"].panels[title=New panel].targets',
+        'data["gpu.json"].panels[title=New panel].title',
+        "spec.groups[name=tritonfleet].rules[alert=Inserted].alert",
+        "spec.groups[name=tritonfleet].rules[alert=Inserted].expr",
+        "spec.groups[name=tritonfleet].rules[alert=PerDeployment{deployment=b}].expr",
+    ]
+    # Watched types keep Pulumi's index paths (the replacement table is written in them).
+    assert flatten({"a": [{"name": "x"}]}) == {"a[0].name": "x"}
 
 
 # ---------------------------------------------------------------- real plan documents of edited stacks
@@ -288,8 +359,8 @@ def test_real_plans_show_gpu_and_cost_deltas_replacements_and_deletions(project_
     }
     rolled = next(f for f in diff.flags if f.action == "roll nodes" and f.name == "tf-aws-gpu-l40s-burst")
     assert "spec.template.spec.requirements" in rolled.reasons
-    comment = stack_comment(diff)
-    assert comment.startswith("<!-- tritonfleet-plan:dev -->") and "node pool" in comment and len(comment) <= COMMENT_LIMIT
+    comment = report([diff])
+    assert comment.startswith(marker()) and "### `dev`" in comment and "node pool" in comment and len(comment) <= COMMENT_LIMIT
 
 
 # ---------------------------------------------------------------- the command
@@ -301,12 +372,23 @@ def test_cli_diffs_two_files_in_both_formats(tmp_path):
     (tmp_path / "head.json").write_text(json.dumps(head))
     markdown = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--comments-dir", str(tmp_path / "c"))
     assert markdown.returncode == 0, markdown.stderr
-    assert markdown.stdout.startswith("## tritonfleet plan diff") and "<!-- tritonfleet-plan:demo -->" in markdown.stdout
-    assert (tmp_path / "c" / "demo.md").read_text() == stack_comment(compare_stack(base, head))
+    assert markdown.stdout.startswith(marker() + "\n## tritonfleet plan diff") and "### `demo`" in markdown.stdout
+    assert (tmp_path / "c" / "plan-diff.md").read_text() == markdown.stdout == report([compare_stack(base, head)])
 
     as_json = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--format", "json", "--stack", "demo")
     assert as_json.returncode == 0, as_json.stderr
     assert json.loads(as_json.stdout)["stacks"][0]["maxGpus"]["delta"] == 4
+
+
+def test_cli_exits_2_when_the_head_adds_a_mandatory_violation_and_still_writes_the_comment(tmp_path):
+    base, head = crafted_cases()["new-policy-violation"]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    added = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--comments-dir", str(tmp_path / "c"))
+    assert added.returncode == 2 and "mandatory: demo: gpu-budget" in added.stderr
+    assert "⛔ blocked" in (tmp_path / "c" / "plan-diff.md").read_text()
+    kept = run_cli("diff", str(tmp_path / "head.json"), str(tmp_path / "head.json"))  # already at the base: not added
+    assert kept.returncode == 0 and "mandatory:" not in kept.stderr
 
 
 @pytest.mark.parametrize(
@@ -386,14 +468,14 @@ def test_a_datapath_change_is_a_replacement_said_in_words():
     assert flag.action == "replace" and flag.reasons == ("datapathProvider",)
     assert any("deletes the cluster, its node pools and every workload" in n for n in flag.notes)
     assert diff.refused == []  # dev: said, not refused
-    assert "Dataplane V2" in stack_comment(diff)
+    assert "Dataplane V2" in report([diff])
 
 
 def test_prod_refuses_a_datapath_replacement_without_the_acknowledgement(tmp_path):
     diff = compare_stack(*_datapath_pair("prod"))
     (refusal,) = diff.refused
     assert "cluster.acknowledgeDatapathReplacement" in refusal and "pulumi config set --path" in refusal
-    assert "Refused in prod" in stack_comment(diff)
+    assert "**refused in prod:**" in report([diff]) and diff.blocked
     assert compare_stack(*_datapath_pair("prod", ["cluster.acknowledgeDatapathReplacement"])).refused == []
     base, head = _datapath_pair("prod")
     (tmp_path / "base.json").write_text(json.dumps(base))

@@ -56,7 +56,9 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
         "diff", "--base-ref", "HEAD~1", "--stack", "dev", "--stack", "qa", "--format", "json",
         "--comments-dir", str(tmp_path / "comments"), cwd=repo, timeout=300,
     )
-    assert result.returncode == 0, result.stderr
+    # 4 L40S nodes are over dev's $2,500 budget: the head adds a mandatory violation, so the check fails (exit 2)
+    assert result.returncode == 2, result.stderr
+    assert "mandatory: dev: cost-stack-enforce-monthly-budget" in result.stderr
     dev, qa = json.loads(result.stdout)["stacks"]
     assert dev["stack"] == "dev" and dev["status"] == "changed"
     assert dev["maxGpus"] == {"base": 2, "head": 4, "delta": 2}
@@ -65,8 +67,9 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
     # progress on stderr (stdout is the report): what is planned, then each plan as it finishes
     assert "planning 1 stack(s) at HEAD~1 and 2 in the working tree" in result.stderr
     assert "[3/3] " in result.stderr and "dev at HEAD~1: planned in " in result.stderr
-    assert sorted(p.name for p in (tmp_path / "comments").iterdir()) == ["dev.md", "qa.md"]
-    assert (tmp_path / "comments" / "dev.md").read_text().startswith("<!-- tritonfleet-plan:dev -->")
+    assert sorted(p.name for p in (tmp_path / "comments").iterdir()) == ["plan-diff.md"]  # one comment for the PR
+    comment = (tmp_path / "comments" / "plan-diff.md").read_text()
+    assert comment.startswith("<!-- tritonfleet-plan:plan-diff -->") and "### `dev`" in comment and "### `qa`" in comment
     assert len(git(repo, "worktree", "list").splitlines()) == 1  # the temporary worktree is gone
 
 
@@ -77,7 +80,7 @@ def test_base_ref_reports_a_stack_that_no_longer_plans(repo):
     edit_stack(repo, "dev", broken)  # left uncommitted: the working tree is the head
     result = run_cli("diff", "--base-ref", "HEAD", "--stack", "dev", cwd=repo, timeout=300)
     assert result.returncode == 1
-    assert "<!-- tritonfleet-plan:dev -->" in result.stdout and "could not be planned" in result.stdout
+    assert "### `dev` — ⛔ blocked: could not be planned" in result.stdout
     assert "p9.mega" in result.stdout and "could not plan dev" in result.stderr
 
 

@@ -6,7 +6,6 @@ import pytest
 
 from tests.conftest import ROOT, run_program
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
-from tritonfleet.core import pins
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 BUCKET_READ = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -44,7 +43,7 @@ def test_cluster_is_private_vpc_native_with_workload_identity(prod):
     assert inputs["networkingMode"] == "VPC_NATIVE" and inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"] == "pods"
     assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
-    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == pins.KUBERNETES_VERSION
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"} and inputs["minMasterVersion"] == "1.35.0-gke.1171000"  # gkeVersion
     assert inputs["enableShieldedNodes"] is True and inputs["removeDefaultNodePool"] is True
     assert inputs["deletionProtection"] is True and cluster["protect"] is True
     assert of_type(prod["resources"], "gcp:compute/routerNat:RouterNat"), "private nodes need NAT to pull nvcr.io images"
@@ -100,10 +99,14 @@ def test_operator_gpu_pools(dev):
 
 
 def test_pool_bounds_add_up_in_the_plan(prod):
+    """Maxima: the pool's maxNodes; minima: the plan's floor (h200-spot keeps the node llm's second minimum replica
+    needs beside the one reserved node)."""
     config = decoded("gcp-prod")
+    floors = {p["pool"]: p["floorNodes"] for p in prod["cost"]["pools"]}
+    assert floors == {"l4": 2, "h200": 1, "h200-spot": 1}
     for name, resources in by_pool(prod["resources"]).items():
         wanted = next(p for p in config["gpuPools"] if p["name"] == name)
-        assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in resources) == wanted["minNodes"]
+        assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in resources) == floors[name]
         assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in resources) == wanted["maxNodes"]
 
 
@@ -114,7 +117,9 @@ def test_mixes_become_spot_and_on_demand_pools(min_nodes, max_nodes, base, share
     run = run_program(ROOT, "tritonfleet", "gcp-dev", encoded(mixed_l4_stack(min_nodes, max_nodes, base, share)), [])
     resources = [r.document() for r in run.resources]
     pools = gpu_pools(resources)
-    assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in pools) == min_nodes
+    # The minima hold the floor: the on-demand base (0, 4, 4, 1.0: four on-demand nodes stay up) and the node
+    # gcp-dev's one resnet replica keeps up.
+    assert sum(r["inputs"]["autoscaling"]["totalMinNodeCount"] for r in pools) == max(min_nodes, base, 1)
     assert sum(r["inputs"]["autoscaling"]["totalMaxNodeCount"] for r in pools) == max_nodes
     for r in pools:
         capacity = r["inputs"]["nodeConfig"]["labels"]["tritonfleet.io/capacity"]
@@ -130,28 +135,33 @@ def test_each_deployment_reads_only_its_own_bucket():
     resources = [r.document() for r in run.resources]
     reads = of_type(resources, BUCKET_READ)
     granted = {(r["inputs"]["member"], r["inputs"]["bucket"], r["inputs"]["role"]) for r in reads}
-    llm = "serviceAccount:tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com"
-    vision = "serviceAccount:tf-gcp-prod-triton-vision@acme-ml-prod.iam.gserviceaccount.com"
+    llm = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm"
+    vision = f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-vision"
     assert granted == {
-        (llm, "tf-gcp-prod-models", "roles/storage.objectViewer"),
-        (llm, "tf-gcp-prod-models", "roles/storage.legacyBucketReader"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.objectViewer"),
-        (vision, "tf-gcp-prod-vision-models", "roles/storage.legacyBucketReader"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (llm, "tf-gcp-prod-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.objectViewer"),
+        (vision, "tf-gcp-prod-vision-models-acme-ml-prod-us-central1", "roles/storage.legacyBucketReader"),
     }
     project_roles = [r["inputs"]["role"] for r in of_type(resources, "gcp:projects/iAMMember:IAMMember")]
     assert not [role for role in project_roles if "storage" in role], "no project-wide storage roles"
-    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models"
+    assert run.outputs["tritonServiceAccounts"]["vision"]["bucket"] == "tf-gcp-prod-vision-models-acme-ml-prod-us-central1"
 
 
-def test_workload_identity_bindings(prod):
-    bindings = of_type(prod["resources"], WI_BINDING)
-    assert {(b["inputs"]["member"], b["inputs"]["role"]) for b in bindings} == {
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-llm]", "roles/iam.workloadIdentityUser"),
-        ("serviceAccount:acme-ml-prod.svc.id.goog[triton/triton-vision]", "roles/iam.workloadIdentityUser"),
+PRINCIPAL = "principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/"
+
+
+def test_workload_identity_principals_read_their_buckets_without_google_service_accounts(prod):
+    reads = of_type(prod["resources"], BUCKET_READ)
+    assert {(r["inputs"]["member"], r["inputs"]["role"]) for r in reads} == {
+        (f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-{d}", role)
+        for d in ("llm", "vision")
+        for role in ("roles/storage.objectViewer", "roles/storage.legacyBucketReader")
     }
-    llm = next(b for b in bindings if "triton/triton-llm" in b["inputs"]["member"])
-    assert llm["inputs"]["serviceAccountId"].endswith("/tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com")
-    assert any(dep.endswith("::tf-gcp-gke") for dep in llm["dependsOn"]), "the workload pool exists only with the cluster"
+    assert all(any(dep.endswith("::tf-gcp-gke") for dep in r["dependsOn"]) for r in reads), "the pool needs the cluster"
+    assert not of_type(prod["resources"], WI_BINDING), "no impersonation hop"
+    accounts = [r["inputs"]["accountId"] for r in of_type(prod["resources"], "gcp:serviceaccount/account:Account")]
+    assert accounts == ["tf-gcp-prod-nodes"], "the nodes' account only: no Google account per deployment"
     assert not of_type(prod["resources"], "gcp:serviceaccount/key:Key"), "no service account keys"
 
 
@@ -164,9 +174,9 @@ def test_outputs(prod):
         "l4": ["l4-on-demand", "l4-spot"],
     }
     assert outputs["tritonServiceAccounts"]["llm"] == {
-        "bucket": "tf-gcp-prod-models",
-        "googleServiceAccount": "tf-gcp-prod-triton-llm@acme-ml-prod.iam.gserviceaccount.com",
+        "bucket": "tf-gcp-prod-models-acme-ml-prod-us-central1",
         "kubernetesServiceAccount": "triton/triton-llm",
+        "principal": f"{PRINCIPAL}acme-ml-prod.svc.id.goog/subject/ns/triton/sa/triton-llm",
         "roles": ["roles/storage.objectViewer", "roles/storage.legacyBucketReader"],
     }
 
@@ -217,11 +227,28 @@ def test_the_stack_enables_its_project_apis_and_never_disables_them(prod):
     services = of_type(prod["resources"], SERVICE)
     assert {s["inputs"]["service"] for s in services} == {
         "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "iamcredentials.googleapis.com",
-        "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com",
+        "storage.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "dns.googleapis.com",
+        # the project IAM binding of the nodes' role, and enabling APIs at all (cloud review 2026-12-05)
+        "cloudresourcemanager.googleapis.com", "serviceusage.googleapis.com",
     }
     for s in services:
         assert s["inputs"]["project"] == "acme-ml-prod"
         assert s["inputs"]["disableOnDestroy"] is False and s["inputs"]["disableDependentServices"] is False
+
+
+def test_google_api_names_resolve_to_private_google_access_where_tritons_egress_goes(prod):
+    """Triton's NetworkPolicy allows HTTPS to private.googleapis.com's range only: the VPC's private zone for
+    googleapis.com sends every Google API name (Cloud Storage's among them) there."""
+    (zone,) = of_type(prod["resources"], "gcp:dns/managedZone:ManagedZone")
+    assert zone["inputs"]["dnsName"] == "googleapis.com." and zone["inputs"]["visibility"] == "private"
+    (network,) = of_type(prod["resources"], "gcp:compute/network:Network")
+    assert len(zone["inputs"]["privateVisibilityConfig"]["networks"]) == 1 and network["urn"] in zone["dependsOn"]
+    records = {r["inputs"]["name"]: r["inputs"] for r in of_type(prod["resources"], "gcp:dns/recordSet:RecordSet")}
+    assert records["private.googleapis.com."]["rrdatas"] == ["199.36.153.8", "199.36.153.9", "199.36.153.10", "199.36.153.11"]
+    assert records["*.googleapis.com."]["type"] == "CNAME"
+    assert records["*.googleapis.com."]["rrdatas"] == ["private.googleapis.com."]
+    tritons = [r for r in prod["resources"] if r["inputs"].get("chart") == "./charts/triton-inference-server"]
+    assert tritons and all(r["inputs"]["values"]["networkPolicy"]["egressHttpsCidrs"] == ["199.36.153.8/30"] for r in tritons)
 
 
 def test_every_gcp_resource_waits_for_the_apis(prod):

@@ -10,7 +10,7 @@ import sys
 import pytest
 from google.api_core.exceptions import Forbidden, NotFound
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, one_line
 from tests.gcp_helpers import compute_v1, decoded, encoded
 from tritonfleet.clouds.gcp.preflight import GcpClients, required_gpus, run_preflight
 from tritonfleet.core.config import load_stack_config
@@ -65,6 +65,7 @@ def reservation(machine="a3-ultragpu-8g", count=1, in_use=0, zone="us-central1-b
     return compute_v1.Reservation(
         name="h200-serving",
         zone=ZONE_URL + zone,
+        specific_reservation_required=True,
         specific_reservation=compute_v1.AllocationSpecificSKUReservation(
             count=count,
             in_use_count=in_use,
@@ -202,6 +203,60 @@ def test_no_google_credentials_is_a_clear_message_without_traceback(tmp_path):
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1
-    assert "no Google Cloud credentials found" in result.stderr and "gcloud auth application-default login" in result.stderr
+    assert "no Google Cloud credentials found" in one_line(result.stderr) and "gcloud auth application-default login" in one_line(result.stderr)
     assert "Traceback" not in result.stderr and "DefaultCredentialsError" not in result.stderr
     assert "Warning" not in result.stderr  # google.api_core's Python-version notice is not the user's business
+
+
+def _pool_reservation(reservation_id: str):
+    data = decoded("gcp-prod")
+    data["gpuPools"][1]["reservationId"] = reservation_id
+    return load_stack_config(encoded(data), "gcp-prod")
+
+
+def _reservation_finding(config, found, blocks=None):
+    gcp = clients(reservations={"us-central1-b": found})
+    gcp = GcpClients(**{**gcp.__dict__, "reservation_blocks": blocks})
+    [finding] = [f for f in run_preflight(config, gcp).findings if f.check == "reservation"]
+    return finding, gcp
+
+
+def test_a_shared_reservation_is_read_in_its_owner_project_and_must_be_shared_with_the_stacks():
+    config = _pool_reservation("projects/acme-capacity/reservations/h200-serving")
+    unshared, gcp = _reservation_finding(config, reservation())
+    assert gcp.reservations.calls[0]["project"] == "acme-capacity"
+    assert unshared.status == "blocker" and "--add-share-with acme-ml-prod" in unshared.detail
+    shared = reservation()
+    shared.share_settings = compute_v1.ShareSettings(
+        share_type="SPECIFIC_PROJECTS", project_map={"acme-ml-prod": compute_v1.ShareSettingsProjectConfig(project_id="acme-ml-prod")}
+    )
+    finding, _ = _reservation_finding(config, shared)
+    assert finding.status == "ok"
+
+
+def test_a_reservation_others_may_consume_is_a_warning():
+    loose = reservation()
+    loose.specific_reservation_required = False
+    finding, _ = _reservation_finding(prod(), loose)
+    assert finding.status == "warning" and "specificReservationRequired false" in finding.detail
+
+
+class _Blocks:
+    def __init__(self, block=None):
+        self.block = block
+
+    def get(self, **request):
+        if self.block is None:
+            raise NotFound(f"block {request['reservation_block']} not found")
+        return compute_v1.ReservationBlocksGetResponse(resource=self.block)
+
+
+def test_a_reservation_block_is_read_for_its_own_room():
+    config = _pool_reservation("h200-serving/reservationBlocks/block-1")
+    roomy = compute_v1.ReservationBlock(name="block-1", count=4, in_use_count=1)
+    finding, _ = _reservation_finding(config, reservation(count=10, in_use=10), _Blocks(roomy))
+    assert finding.status == "ok" and finding.data["blockCount"] == 4 and "3 of 4" in finding.detail
+    missing, _ = _reservation_finding(config, reservation(), _Blocks())
+    assert missing.status == "blocker" and "has no block block-1" in missing.detail
+    unasked, _ = _reservation_finding(config, reservation(), None)
+    assert unasked.status == "unknown"

@@ -139,8 +139,10 @@ def test_a_manifest_outside_the_schema_is_refused():
 
 @pytest.mark.parametrize("stack", GCP_STACKS)
 def test_triton_shutdown_fits_the_pods_share_on_every_spot_pool(stack, stock_plan):
-    """On a spot node GKE gives non-system Pods the first 15 s of the 30 s notice: preStop + drain < grace <= 15."""
+    """On a spot node GKE gives non-system Pods the first 15 s of the 30 s notice, or 105 s of the extended 120 s
+    window where the cluster's full GKE build offers it (gcp-prod's gkeVersion): preStop + drain < grace <= that."""
     plan = stock_plan(stack)
+    pods_share = 105 if stack == "gcp-prod" else 15
     pools = gpu_node_pools(plan)
     for release in triton_releases(plan):
         values = release["inputs"]["values"]
@@ -148,7 +150,7 @@ def test_triton_shutdown_fits_the_pods_share_on_every_spot_pool(stack, stock_pla
         shutdown = values["shutdown"]
         assert shutdown["preStopSeconds"] + shutdown["exitTimeoutSeconds"] < shutdown["terminationGracePeriodSeconds"]
         if reaches_spot:
-            assert shutdown["terminationGracePeriodSeconds"] <= 15 == values["spotNoticeSeconds"]
+            assert shutdown["terminationGracePeriodSeconds"] <= pods_share == values["spotNoticeSeconds"]
 
 
 def test_the_extended_window_needs_its_gke_version():
@@ -304,8 +306,25 @@ def test_a_repository_larger_than_the_local_ssds_is_refused():
 
 def test_compute_classes_need_their_gke_version():
     data = decoded("gcp-prod")
+    del data["cluster"]["gkeVersion"]
     data["cluster"]["kubernetesVersion"] = "1.30"
     assert "1.30.3-gke.1451000" in problems(data)
+
+
+def test_a_gke_build_belongs_to_the_stacks_minor_and_decides_the_spot_window(stack_config):
+    data = decoded("gcp-prod")
+    data["cluster"]["gkeVersion"] = "1.34.1-gke.1000"
+    message = problems(data)
+    assert "tritonfleet:cluster.gkeVersion = \"1.34.1-gke.1000\"" in message and "a GKE build of kubernetesVersion 1.35" in message
+    data["cluster"]["gkeVersion"] = "1.35"
+    assert "cluster.gkeVersion" in problems(data)  # a minor is not a build
+    data = decoded("gcp-dev")
+    data["cluster"]["gkeVersion"] = "1.35.2-gke.100"
+    config = load_stack_config(encoded(data), "gcp-dev")
+    assert config.cluster.gke_build == "1.35.2-gke.100"
+    assert gke_pool_facts(config, config.enabled_pools[0]).spot_pod_shutdown_seconds == 105
+    config = load_stack_config(encoded(decoded("gcp-dev")), "gcp-dev")  # "1.35" alone: its first build, 30 s
+    assert gke_pool_facts(config, config.enabled_pools[0]).spot_pod_shutdown_seconds == 15
 
 
 def test_the_plan_says_which_pool_falls_back_to_which(stock_plan):

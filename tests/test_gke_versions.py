@@ -71,6 +71,7 @@ def test_the_shared_default_is_in_gke_standard_support():
 def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_the_extended_way(on_review_day):
     data = decoded("gcp-prod")
     data["cluster"]["kubernetesVersion"] = "1.33"
+    data["cluster"].pop("gkeVersion", None)  # gcp-prod\'s build belongs to 1.35
     found, message = problems(data)
     assert [p.key for p in found] == ["cluster.kubernetesVersion"]
     allowed = found[0].allowed
@@ -83,6 +84,7 @@ def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_
 def test_extended_channel_keeps_a_version_in_extended_support(on_review_day):
     data = decoded("gcp-prod")
     data["cluster"].update(kubernetesVersion="1.33", releaseChannel="EXTENDED")
+    data["cluster"].pop("gkeVersion")  # gcp-prod's build belongs to 1.35
     note = plan_notes(load(data), REVIEWED_ON)["kubernetes"]
     assert (note["support"], note["endOfStandardSupport"]) == ("extended", "2026-08-03")
     assert note["endOfExtendedSupport"] == "2027-06-03 (estimated, VERIFY)"  # derived, not stated
@@ -97,6 +99,7 @@ def test_extended_channel_keeps_a_version_in_extended_support(on_review_day):
 def test_unknown_or_ended_versions_are_refused(on_review_day, version, channel, why):
     data = decoded("gcp-prod")
     data["cluster"]["kubernetesVersion"] = version
+    data["cluster"].pop("gkeVersion", None)  # gcp-prod\'s build belongs to 1.35
     if channel:
         data["cluster"]["releaseChannel"] = channel
     found, _ = problems(data)

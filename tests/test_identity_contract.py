@@ -32,22 +32,23 @@ def test_rendered_service_account_is_the_one_the_cloud_identity_trusts(stack):
             assert any(v == f"system:serviceaccount:{subject}" for v in statement["Condition"]["StringEquals"].values())
             assert "eks.amazonaws.com/role-arn" in account["metadata"]["annotations"]
         else:
-            members = [
+            members = {
                 r["inputs"]["member"]
                 for r in document["resources"]
-                if r["type"] == "gcp:serviceaccount/iAMMember:IAMMember" and r["name"].endswith(f"-{deployment}-wi")
-            ]
-            assert members == [f"serviceAccount:acme-ml-prod.svc.id.goog[{namespace}/{account['metadata']['name']}]"]
-            assert "iam.gke.io/gcp-service-account" in account["metadata"]["annotations"]
+                if r["type"] == "gcp:storage/bucketIAMMember:BucketIAMMember" and f"-triton-{deployment}-" in r["name"]
+            }
+            principal = f"acme-ml-prod.svc.id.goog/subject/ns/{namespace}/sa/{account['metadata']['name']}"
+            assert len(members) == 1 and next(iter(members)).endswith(principal)
+            assert account["metadata"]["annotations"]["tritonfleet.io/workload-identity-principal"].endswith(principal)
         checked += 1
     assert checked == 2  # llm and vision
 
 
-# The grants that let a Triton identity read its models: attached read policy (AWS); Workload Identity binding and
-# bucket roles (GCP). A Triton pod that starts before them cannot load its repository.
+# The grants that let a Triton identity read its models: attached read policy (AWS); the principal's bucket roles
+# (GCP). A Triton pod that starts before them cannot load its repository.
 GRANT_TYPES = {
     "aws": ("aws:iam/rolePolicy:RolePolicy",),
-    "gcp": ("gcp:serviceaccount/iAMMember:IAMMember", "gcp:storage/bucketIAMMember:BucketIAMMember"),
+    "gcp": ("gcp:storage/bucketIAMMember:BucketIAMMember",),
 }
 
 
@@ -61,7 +62,7 @@ def test_triton_release_waits_for_its_identity_grants(stack):
             continue
         deployment = release["inputs"]["name"].removeprefix(triton_release_name(""))
         own = {g["urn"] for g in grants if f"-triton-{deployment}-" in g["name"]}
-        assert len(own) == (1 if document["cloud"] == "aws" else 3)
+        assert len(own) == (1 if document["cloud"] == "aws" else 2)  # GCP: the two bucket roles
         assert own <= set(release["dependsOn"]), f"{deployment}: {sorted(own - set(release['dependsOn']))}"
         checked += 1
     assert checked == 2  # llm and vision

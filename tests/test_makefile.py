@@ -31,7 +31,7 @@ def dry_run(tmp_path, target: str, *variables: str) -> list[str]:
 def test_make_plan_installs_only_the_runtime_and_shows_progress(tmp_path):
     lines = dry_run(tmp_path, "plan", "STACK=prod")
     assert lines[0].startswith('echo "==> installing runtime packages') and "first run only" in lines[0]
-    assert "VENV/bin/pip install -e ." in lines
+    assert "VENV/bin/pip install -c constraints.txt -e ." in lines
     assert not any("[test]" in line or "pytriton" in line or "checkov" in line for line in lines)
     assert not any("--quiet" in line or " -q " in line for line in lines), "pip's progress stays visible"
     assert lines[-1] == "VENV/bin/tritonfleet plan --stack prod --json plans/prod.json"
@@ -39,8 +39,28 @@ def test_make_plan_installs_only_the_runtime_and_shows_progress(tmp_path):
 
 def test_make_test_adds_the_test_tools_behind_their_own_stamp(tmp_path):
     lines = dry_run(tmp_path, "test")
-    assert "VENV/bin/pip install -e '.[test]'" in lines
+    assert "VENV/bin/pip install -c constraints.txt -e '.[test]'" in lines
     assert "VENV/bin/pip install --no-deps nvidia-pytriton==0.7.0" in lines
-    assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -e '.[test]'") < lines.index("touch VENV/.installed-test")
+    assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -c constraints.txt -e '.[test]'") < lines.index("touch VENV/.installed-test")
     assert lines[-1] == "env -u PYTHONDONTWRITEBYTECODE VENV/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
 
+
+
+def test_installs_resolve_from_the_constraints_file():
+    """constraints.txt holds every version pyproject's pins resolve to (scripts/constraints.py writes it), each pin
+    as pyproject says; requirements.txt (the Pulumi CLI's install) includes it; the license is an SPDX expression,
+    which needs setuptools >= 77 to build."""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "Apache-2.0"
+    assert project["build-system"]["requires"] == ["setuptools>=77"]
+    lines = [line for line in (ROOT / "constraints.txt").read_text().splitlines() if line and not line.startswith("#")]
+    pinned = dict(line.split("==") for line in lines)
+    assert len(pinned) == len(lines) and all(re.fullmatch(r"[a-z0-9-]+", name) for name in pinned)
+    assert "setuptools" not in pinned and "nvidia-pytriton" not in pinned and "tritonfleet" not in pinned
+    for requirement in project["project"]["dependencies"] + project["project"]["optional-dependencies"]["test"]:
+        name, version = re.sub(r"\[.*\]", "", requirement).split("==")
+        assert pinned[re.sub(r"[-_.]+", "-", name.lower())] == version, requirement
+    assert "-c constraints.txt" in (ROOT / "requirements.txt").read_text().splitlines()

@@ -51,7 +51,7 @@ def test_aws_bucket_is_the_v7_resource_with_a_deterministic_name(dev):
     types = {r.type for r in dev}
     assert BUCKET in types and "aws:s3/bucketV2:BucketV2" not in types
     bucket = by_type(dev, BUCKET)[BUCKET]
-    assert bucket.inputs["bucket"] == "tf-dev-models"
+    assert bucket.inputs["bucket"] == "tf-dev-models-123456789012-us-east-1"
     assert bucket.inputs["forceDestroy"] is False
 
 
@@ -91,7 +91,7 @@ def test_aws_policy_denies_every_request_without_tls(dev):
     [statement] = policy["Statement"]
     assert statement["Effect"] == "Deny" and statement["Principal"] == "*" and statement["Action"] == "s3:*"
     assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-    assert statement["Resource"] == ["arn:aws:s3:::tf-dev-models", "arn:aws:s3:::tf-dev-models/*"]
+    assert statement["Resource"] == ["arn:aws:s3:::tf-dev-models-123456789012-us-east-1", "arn:aws:s3:::tf-dev-models-123456789012-us-east-1/*"]
     # the policy waits for the public access block, so it is never applied to a bucket that is still open
     block = resources["aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"]
     assert block.urn in resources["aws:s3/bucketPolicy:BucketPolicy"].depends_on
@@ -115,7 +115,7 @@ def test_aws_bucket_resources_are_children_of_the_component_on_the_stack_provide
     for resource in by_type(dev, S3).values():
         assert resource.parent == component.urn
         assert resource.provider.endswith("pulumi:providers:aws::tf-aws-aws")
-        assert resource.inputs["bucket"] == "tf-dev-models"  # every setting names the bucket it configures
+        assert resource.inputs["bucket"] == "tf-dev-models-123456789012-us-east-1"  # every setting names the bucket it configures
 
 
 def test_prod_buckets_are_protected_and_retained_and_dev_ones_are_not(dev, prod):
@@ -138,7 +138,7 @@ def gcs_bucket(resources):
 
 def test_gcp_bucket_is_private_with_uniform_access(gcp_prod):
     bucket = gcs_bucket(gcp_prod)
-    assert bucket.inputs["name"] == "tf-gcp-prod-models"
+    assert bucket.inputs["name"] == "tf-gcp-prod-models-acme-ml-prod-us-central1"
     assert bucket.inputs["uniformBucketLevelAccess"] is True
     assert bucket.inputs["publicAccessPrevention"] == "enforced"
     assert bucket.inputs["forceDestroy"] is False

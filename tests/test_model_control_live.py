@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import one_line, run_cli
 from tests.local_servers import local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
 from tests.test_triton_live import MODEL_CONFIG, MODEL_PY, _get, _start_triton
@@ -96,20 +96,20 @@ def test_a_failed_load_is_reported_per_replica_and_exits_1(replicas, admin_key):
     result = _cli("load", "missing", replicas)
     assert result.returncode == 1
     for name in replicas:
-        assert f"{name}: FAILED load refused (HTTP 500): failed to load 'missing'" in result.stdout
-    assert "2 of 2 replica(s) did not load missing" in result.stderr
+        assert f"{name}: FAILED load refused (HTTP 500): failed to load 'missing'" in one_line(result.stdout)
+    assert "2 of 2 replica(s) did not load missing" in one_line(result.stderr)
 
 
 def test_without_the_admin_key_nothing_is_sent(replicas, monkeypatch):
     monkeypatch.delenv("TRITON_ADMIN_KEY", raising=False)
     result = _cli("load", "other", replicas)
-    assert result.returncode == 1 and "set TRITON_ADMIN_KEY" in result.stderr
+    assert result.returncode == 1 and "set TRITON_ADMIN_KEY" in one_line(result.stderr)
 
 
 def test_a_deployment_without_explicit_mode_is_refused_with_the_fix():
     result = run_cli("models", "load", "x", "--stack", "dev", "--deployment", "resnet", "--replica", "a=http://127.0.0.1:1")
     assert result.returncode == 1
-    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelControlMode' explicit --stack dev" in result.stderr
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelControlMode' explicit --stack dev" in one_line(result.stderr)
 
 
 def test_running_pods_are_found_in_kubectl_output():

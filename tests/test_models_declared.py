@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tests.test_models_sync import aws_env as aws_env  # noqa: F401 (fixtures)
 from tests.test_models_sync import cli_env as cli_env  # noqa: F401
 from tests.test_models_sync import moto_endpoint as moto_endpoint  # noqa: F401
@@ -33,9 +33,10 @@ def test_validate_names_the_missing_required_model(project):
     sample = ROOT / "tests" / "fixtures" / "model_repository"
     result = run_cli("models", "validate", str(sample), "--stack", "dev", "--deployment", "resnet", "--project-dir", str(project))
     assert result.returncode == 1
-    assert "tritonfleet:tritonDeployments[0].requiredModels[1] = 'bert' is not a model of the repository" in result.stderr
-    assert f"(it has: {SAMPLE_MODEL})" in result.stderr
-    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' <model> --stack dev" in result.stderr
+    message = one_line(result.stderr)  # wrapped to 80 columns
+    assert "tritonfleet:tritonDeployments[0].requiredModels[1] = 'bert' is not a model of the repository" in message
+    assert f"(it has: {SAMPLE_MODEL})" in message
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' <model> --stack dev" in message
     assert "requiredModels[0]" not in result.stderr
 
 
@@ -47,7 +48,7 @@ def test_validate_passes_when_every_declared_model_is_there():
 
 def test_sync_publishes_nothing_when_a_required_model_is_missing(cli_env, repo, project):  # noqa: F811
     def keys() -> list[str]:
-        return [o["Key"] for o in cli_env.list_objects_v2(Bucket="tf-dev-models", Prefix="resnet/").get("Contents", [])]
+        return [o["Key"] for o in cli_env.list_objects_v2(Bucket="tf-dev-models-123456789012-us-east-1", Prefix="resnet/").get("Contents", [])]
 
     before = keys()  # the module's other tests may have published there already
     result = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet", "--project-dir", str(project))

@@ -22,7 +22,7 @@ from google.api_core import exceptions as gcs_errors
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tritonfleet.models.stack import TargetError, stack_repository
 from tritonfleet.models.storage import GcsStore, RemoteObject, RepositoryUri, S3Store, StoreError, join_prefix
 from tritonfleet.models.sync import SyncError, execute, plan_sync, published_config
@@ -249,10 +249,10 @@ def test_uri_parsing_and_prefixes():
 
 
 def test_stack_targets_follow_the_stack_config():
-    assert str(stack_repository(ROOT, "dev")) == "s3://tf-dev-models/"
-    assert str(stack_repository(ROOT, "dev", deployment="resnet")) == "s3://tf-dev-models/resnet/"
-    assert str(stack_repository(ROOT, "gcp-prod", deployment="llm", prefix="canary")) == "gs://tf-gcp-prod-models/llm/canary/"
-    assert str(stack_repository(ROOT, "prod", bucket="models")) == "s3://tf-prod-models/"
+    assert str(stack_repository(ROOT, "dev")) == "s3://tf-dev-models-123456789012-us-east-1/"
+    assert str(stack_repository(ROOT, "dev", deployment="resnet")) == "s3://tf-dev-models-123456789012-us-east-1/resnet/"
+    assert str(stack_repository(ROOT, "gcp-prod", deployment="llm", prefix="canary")) == "gs://tf-gcp-prod-models-acme-ml-prod-us-central1/llm/canary/"
+    assert str(stack_repository(ROOT, "prod", bucket="models")) == "s3://tf-prod-models-123456789012-us-east-1/"
     with pytest.raises(TargetError, match="no Triton deployment 'nope'.*resnet"):
         stack_repository(ROOT, "dev", deployment="nope")
     with pytest.raises(TargetError, match="no model bucket 'other'"):
@@ -340,7 +340,7 @@ def moto_endpoint():
 def cli_env(monkeypatch, moto_endpoint, aws_env):
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
     client = boto3.client("s3", endpoint_url=moto_endpoint)
-    for name in (BUCKET, "tf-dev-models"):
+    for name in (BUCKET, "tf-dev-models-123456789012-us-east-1"):
         client.create_bucket(Bucket=name)
     return client
 
@@ -356,9 +356,9 @@ def test_cli_dry_run_prints_the_plan_and_uploads_nothing(cli_env, repo):
 def test_cli_sync_to_a_stack_deployment(cli_env, repo):
     result = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet")
     assert result.returncode == 0, result.stderr
-    assert "Published add_version to s3://tf-dev-models/resnet/" in result.stdout
+    assert "Published add_version to s3://tf-dev-models-123456789012-us-east-1/resnet/" in result.stdout
     again = run_cli("models", "sync", str(repo), "--stack", "dev", "--deployment", "resnet")
-    assert "s3://tf-dev-models/resnet/ is up to date." in again.stdout
+    assert "s3://tf-dev-models-123456789012-us-east-1/resnet/ is up to date." in again.stdout
 
 
 @pytest.mark.parametrize(
@@ -374,14 +374,14 @@ def test_cli_unreachable_bucket_is_a_clear_error(cli_env, repo, monkeypatch, tar
         monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     result = run_cli("models", "sync", str(repo), "--bucket", target)
     assert result.returncode == 1
-    assert expected in result.stderr and "Nothing was published." in result.stderr
+    assert one_line(expected) in one_line(result.stderr) and "Nothing was published." in one_line(result.stderr)
     assert "Traceback" not in result.stderr
 
 
 def test_cli_refuses_a_bad_repository_before_touching_the_bucket(cli_env, repo):
     (repo / MODEL / "1").rename(repo / MODEL / "v1")
     result = run_cli("models", "sync", str(repo), "--bucket", f"s3://{BUCKET}/bad")
-    assert result.returncode == 1 and "positive integer" in result.stderr and "nothing was published" in result.stderr
+    assert result.returncode == 1 and "positive integer" in one_line(result.stderr) and "nothing was published" in one_line(result.stderr)
     assert "Contents" not in cli_env.list_objects_v2(Bucket=BUCKET, Prefix="bad/")
 
 
@@ -389,9 +389,9 @@ def test_cli_needs_exactly_one_target(repo):
     """Options missing or conflicting are usage errors (exit 64, as Click's own)."""
     for args in ([], ["--stack", "dev", "--bucket", "s3://b"]):
         result = run_cli("models", "sync", str(repo), *args)
-        assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in result.stderr
+        assert result.returncode == 64 and "exactly one of --stack NAME or --bucket URI" in one_line(result.stderr)
     result = run_cli("models", "sync", str(repo), "--bucket", "s3://b", "--deployment", "resnet")
-    assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in result.stderr
+    assert result.returncode == 64 and "--deployment and --model-bucket need --stack" in one_line(result.stderr)
 
 
 # Races and refusals: what sync publishes is what it compared.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tritonfleet.models.validate import validate_repository
 
 SAMPLE = ROOT / "tests" / "fixtures" / "model_repository"
@@ -279,10 +279,10 @@ def test_every_problem_is_reported_with_its_path(tmp_path):
 def test_cli_exit_codes_and_paths(tmp_path):
     good = run_cli("models", "validate", str(SAMPLE))
     assert good.returncode == 0, good.stderr
-    assert "1 model(s) OK (add_version [1])" in good.stdout
+    assert "1 model(s) OK (add_version [1])" in one_line(good.stdout)  # wrapped to 80 columns
     shutil.copytree(SAMPLE, tmp_path / "repo")
     (tmp_path / "repo" / "add_version" / "1" / "model.py").unlink()
     bad = run_cli("models", "validate", str(tmp_path / "repo"))
     assert bad.returncode == 1
-    assert f"error: {tmp_path / 'repo' / 'add_version' / '1' / 'model.py'}: missing" in bad.stderr
+    assert f"error: {tmp_path / 'repo' / 'add_version' / '1' / 'model.py'}: missing" in one_line(bad.stderr)
     assert "Traceback" not in bad.stderr

@@ -37,7 +37,9 @@ def _problems(stack: str, **changes) -> dict[str, tuple]:
 
 
 def test_the_prod_default_is_private_and_other_defaults_are_open(stack_config):
-    assert control_plane_access(stack_config("prod").cluster.control_plane_cidrs, "prod").private_only
+    assert control_plane_access(None, "prod").private_only and control_plane_access(None, "dev").anywhere
+    # prod on AWS says it is deployed from hosted runners, so it opens EKS's public endpoint (acknowledged).
+    assert control_plane_access(stack_config("prod").cluster.control_plane_cidrs, "prod").anywhere
     assert control_plane_access(stack_config("gcp-prod").cluster.control_plane_cidrs, "prod").private_only
     assert control_plane_access(stack_config("dev").cluster.control_plane_cidrs, "dev").anywhere
 
@@ -57,7 +59,7 @@ def test_control_plane_access_becomes_cloud_arguments():
 
 @pytest.mark.parametrize("stack", ["prod", "gcp-prod"])
 def test_prod_refuses_an_api_open_to_everyone_without_the_acknowledgement(stack):
-    found = _problems(stack, cluster={"controlPlaneCidrs": ["0.0.0.0/0"]})
+    found = _problems(stack, cluster={"controlPlaneCidrs": ["0.0.0.0/0"], "acknowledgePublicControlPlane": False})
     value, allowed, fix = found["cluster.controlPlaneCidrs[0]"]
     assert value == "0.0.0.0/0" and "acknowledgePublicControlPlane" in allowed
     assert fix.startswith("pulumi config set --path 'tritonfleet:cluster.controlPlaneCidrs[0]'")

@@ -31,10 +31,21 @@ def project_copy(target: Path) -> Path:
     return target
 
 
-def save_plan(project: Path, document: dict) -> Path:
+@pytest.fixture(autouse=True)
+def seals(tmp_path, monkeypatch):
+    """Each test records plan seals in a cache folder of its own (inherited by the CLI processes it starts)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(saved_plan.CACHE_ENV, str(folder))
+    return folder
+
+
+def save_plan(project: Path, document: dict, *, sealed: bool = True) -> Path:
+    """Save a plan document as `tritonfleet plan --json` does (sealed), or as a checkout brings it (not sealed)."""
     path = project / "plans" / f"{document['stack']}.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(document))
+    if sealed:
+        saved_plan.seal_plan(path)
     return path
 
 
@@ -49,7 +60,7 @@ def test_policy_check_reuses_a_saved_plan_whose_inputs_are_unchanged(tmp_path, s
     project = project_copy(tmp_path / "project")
     save_plan(project, with_public_bucket(stock_plan("prod")))
     done = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
-    assert "reusing plans/prod.json (inputs unchanged)" in done.stdout, done.stdout + done.stderr
+    assert "reusing plans/prod.json (inputs and content unchanged)" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 2 and "s3-bucket-block-public-access" in done.stdout  # the saved document was checked
 
 
@@ -63,6 +74,69 @@ def test_a_changed_stack_value_makes_policy_check_plan_afresh(tmp_path, stock_pl
     done = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
     assert "planning afresh: plans/prod.json is stale: stacks/Pulumi.prod.yaml changed" in done.stdout, done.stdout
     assert done.returncode == 0, done.stdout + done.stderr  # the fresh plan was checked, not the tampered one
+
+
+def _over_the_gpu_limit(project: Path) -> None:
+    """Edit prod's stack so that its fresh plan breaks the GPU limit (a mandatory violation)."""
+    stack_file = project / "stacks" / "Pulumi.prod.yaml"
+    document = yaml.safe_load(stack_file.read_text())
+    next(p for p in document["config"]["tritonfleet:gpuPools"] if p["name"] == "l40s")["maxNodes"] = 60
+    stack_file.write_text(yaml.safe_dump(document))
+
+
+def _hide_the_gpus(path: Path) -> None:
+    """Edit a saved plan as an attacker would: the l40s burst NodePool back to a few GPUs, the fingerprint untouched."""
+    document = json.loads(path.read_text())
+    for resource in document["resources"]:
+        if resource["type"] == "kubernetes:karpenter.sh/v1:NodePool" and resource["name"].endswith("l40s-burst"):
+            resource["inputs"]["spec"]["limits"]["nvidia.com/gpu"] = "2"
+    path.write_text(json.dumps(document))
+
+
+def test_a_saved_plan_edited_after_it_was_written_is_planned_afresh(tmp_path):
+    """Issue 37: an edited plans/prod.json with a matching fingerprint once passed `policy check` for a stack that
+    breaks the GPU limit. The seal `tritonfleet plan --json` records binds the reuse to the document's content."""
+    project = project_copy(tmp_path / "project")
+    _over_the_gpu_limit(project)
+    planned = run_cli("plan", "--stack", "prod", "--project-dir", str(project), "--json", str(project / "plans" / "prod.json"))
+    assert planned.returncode == 2 and "gpu-stack-limit-total-gpus" in planned.stdout, planned.stdout + planned.stderr
+    reused = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
+    assert "reusing plans/prod.json (inputs and content unchanged)" in reused.stdout and reused.returncode == 2
+
+    _hide_the_gpus(project / "plans" / "prod.json")
+    alone = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project), "--plan", str(project / "plans" / "prod.json"))
+    assert alone.returncode == 0, alone.stdout  # the edit hides the violation from a check of that document
+    checked = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))
+    assert "planning afresh: plans/prod.json is not the document `tritonfleet plan` wrote" in checked.stdout, checked.stdout
+    assert checked.returncode == 2 and "gpu-stack-limit-total-gpus" in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_a_saved_plan_that_came_with_the_checkout_is_planned_afresh(tmp_path, fresh_plans, stock_plan):
+    """A plans/ file committed to the repository (git add -f) has the right fingerprint but no seal on this machine."""
+    project = project_copy(tmp_path / "project")
+    save_plan(project, stock_plan("dev"), sealed=False)
+    checked = plan_for_check(project, "dev")
+    assert fresh_plans == ["dev"] and "its content has no matching seal" in checked.note
+
+
+def test_a_seal_binds_one_path_and_one_content(tmp_path, seals, stock_plan):
+    project = project_copy(tmp_path / "project")
+    path = save_plan(project, stock_plan("dev"))
+    assert saved_plan._sealed(path, path.read_bytes())
+    assert not saved_plan._sealed(path, path.read_bytes() + b" ")
+    other = project / "plans" / "copy.json"
+    other.write_bytes(path.read_bytes())
+    assert not saved_plan._sealed(other, other.read_bytes())  # sealed where it was written, not wherever copied
+    assert [p.parent for p in seals.rglob("*") if p.is_file()] == [seals / "plan-seals"]  # outside the project
+
+
+def test_an_unwritable_cache_means_no_reuse_not_an_error(tmp_path, monkeypatch, fresh_plans, stock_plan):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv(saved_plan.CACHE_ENV, str(blocker))
+    project = project_copy(tmp_path / "project")
+    save_plan(project, stock_plan("dev"))  # the seal cannot be written: no exception
+    assert plan_for_check(project, "dev").note.startswith("planning afresh: ") and fresh_plans == ["dev"]
 
 
 @pytest.fixture
@@ -110,7 +184,7 @@ def test_a_current_saved_plan_is_used_without_planning(tmp_path, fresh_plans, st
     saved = save_plan(project, stock_plan("dev"))
     checked = plan_for_check(project, "dev")
     assert fresh_plans == [] and checked.document == json.loads(saved.read_text())
-    assert checked.note == "reusing plans/dev.json (inputs unchanged)"
+    assert checked.note == "reusing plans/dev.json (inputs and content unchanged)"
     assert saved_plan.saved_plan_path(project, "dev") == saved
 
 

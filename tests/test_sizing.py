@@ -188,17 +188,20 @@ def _target(peak, average=None, unit="inferences/s"):
     return TargetLoad.model_validate({"peak": peak, "average": average, "unit": unit})
 
 
-def test_prod_llm_two_replicas_on_one_h200_node(stack_config):
+def test_prod_llm_two_replicas_keep_two_h200_nodes(stack_config):
+    """Two 1-GPU replicas would pack on one p5en, but prod keeps its minimum on two nodes (the plan's floor,
+    tritonfleet/core/placement.py): sizing never counts fewer nodes than the floor."""
     config = _config(stack_config, llm={"target_load": _target(150), "throughput_per_replica": 100.0})
     vision = Capacity(2500.0, "stated", "throughputPerReplica")
     sizing = size_stack(config, {"llm": Capacity(100.0, "stated", "throughputPerReplica"), "vision": vision})
     llm = next(d for d in sizing.deployments if d.deployment == "llm")
     assert llm.replicas == {"minimum": 2, "average": 2, "peak": 2}
     h200 = next(p for p in sizing.pools if p.pool == "h200").points["peak"]
-    assert (h200.nodes, h200.gpus_used, h200.idle_gpus) == (1, 4, 4)  # prod's llm replica takes 2 GPUs (its model)
-    assert llm.usd_per_million("peak") == pytest.approx(cost_per_million(63.296, 150))
-    # 4 of 8 GPUs idle is not more than idleGpuWarnFraction (0.5): no idle finding.
-    assert not [f for f in sizing.findings if f.key == "gpuPools[0]"]
+    # prod's llm replica takes 2 GPUs (its model); the two replicas keep two nodes (the prod node spread).
+    assert (h200.nodes, h200.gpus_used, h200.idle_gpus) == (2, 4, 12)
+    assert llm.usd_per_million("peak") == pytest.approx(cost_per_million(63.296 + 27.20, 150))
+    idle = [f for f in sizing.findings if f.key == "gpuPools[0]" and not f.blocking]
+    assert idle and "12 of 16 paid GPUs idle" in idle[0].message
     assert not sizing.blocking
 
 

@@ -136,14 +136,14 @@ def _start_triton(
         "AWS_ACCESS_KEY_ID": "testing",  # the local S3 server's; in the cluster IRSA provides credentials
         "AWS_SECRET_ACCESS_KEY": "testing",
         "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        "PATH": f"{root / 'bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
     log_path = work / "tritonserver.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
                 *launcher,
-                str(root / "bin" / spec["command"][0]),
+                *spec["command"],  # `tritonserver`, through the key-dropping launcher where keys are set (on PATH)
                 *args,
                 f"--backend-directory={work / 'backends'}",
                 *LOOPBACK_ONLY,

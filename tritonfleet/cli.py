@@ -20,18 +20,20 @@ from tritonfleet import sizing_cli
 from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
 from tritonfleet.models.control import DEADLINE_SECONDS
+from tritonfleet.terminal import print_labelled
 
 app = typer.Typer(
     add_completion=False,
+    rich_markup_mode=None,  # conventional help (Click's): metavars only where a value is taken, text re-wrapped
     no_args_is_help=True,
     help=f"{__doc__}\n\n{EXIT_CODES_HELP}",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 # Width: $COLUMNS, else the terminal's, else 80 (a pipe or a CI log); the plan summary and tables are laid out to fit
-# it, and other lines are never re-wrapped (soft_wrap: a path or a URI stays on one line for copying).
+# it, messages are wrapped between words (tritonfleet.terminal), and anything else Rich wraps to it.
 # No markup anywhere: config values, paths and messages may hold [brackets]; styles come as rich.text.Text.
-out = Console(highlight=False, markup=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+out = Console(highlight=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
 
 CLICK_USAGE_EXIT = 2
 
@@ -64,8 +66,8 @@ def show(lines) -> None:
 
 
 def error_message(message: object) -> None:
-    """'error: MESSAGE' on stderr; the message is printed as it is (config values may hold [brackets])."""
-    err.print(Text.assemble(("error:", "red"), " ", str(message)))
+    """'error: MESSAGE' on stderr, wrapped to the terminal; the message as it is (values may hold [brackets])."""
+    print_labelled(err, "error:", "red", message)
 
 
 def print_plan(plan: dict, resources: bool = False) -> None:
@@ -88,7 +90,7 @@ def print_plan(plan: dict, resources: bool = False) -> None:
         )
     sections = ("disruption", "startup")
     for warning in monitoring.get("warnings", []) + [w for s in sections for w in plan.get(s, {}).get("warnings", [])]:
-        err.print(Text.assemble(("warning:", "yellow"), " ", warning))
+        print_labelled(err, "warning:", "yellow", warning)
 
 
 def print_policy(section: dict) -> None:
@@ -127,7 +129,7 @@ PolicyConfigOption = Annotated[
 ]
 
 
-@app.command()
+@app.command(short_help="plan a stack offline: GPUs, monthly cost, policy verdicts")
 def plan(
     stack: StackOption,
     json_file: Annotated[Path | None, typer.Option("--json", help="write the plan document (deterministic JSON) here")] = None,
@@ -154,13 +156,21 @@ def plan(
     out.print()
     print_policy(document["policy"])
     if json_file:
+        from tritonfleet.policycheck.saved_plan import seal_plan
+
         json_file.parent.mkdir(parents=True, exist_ok=True)
         json_file.write_text(dumps(document))
+        seal_plan(json_file)
         out.print(Text(f"Plan document written to {json_file}"))
     _policy_exit(document["policy"])
 
 
-policy_app = typer.Typer(add_completion=False, help="Run the policy pack offline, as `pulumi preview --policy-pack` would.")
+policy_app = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    help="Run the policy pack offline, as `pulumi preview --policy-pack` would.",
+    short_help="run the policy pack offline (check, init)",
+)
 app.add_typer(policy_app, name="policy")
 
 
@@ -214,7 +224,7 @@ def policy(
         _policy_check(stack, plan_file, project_dir, policy_config)
 
 
-@policy_app.command("check")
+@policy_app.command("check", short_help="run the policy pack on a stack's offline plan")
 def policy_check(
     stack: StackOption,
     plan_file: PlanFileOption = None,
@@ -227,7 +237,7 @@ def policy_check(
     _policy_check(stack, plan_file, project_dir, policy_config)
 
 
-@policy_app.command("init")
+@policy_app.command("init", short_help="write policies/config/STACK.json for a new stack")
 def policy_init(
     stack: StackOption,
     like: Annotated[
@@ -272,32 +282,36 @@ class DiffFormat(StrEnum):
     json = "json"
 
 
-@app.command()
+@app.command(short_help="diff plans for a pull request (one comment)")
 def diff(
     base: Annotated[Path | None, typer.Argument(help="base plan document (or a folder of them)", show_default=False)] = None,
     head: Annotated[Path | None, typer.Argument(help="head plan document (or a folder of them)", show_default=False)] = None,
     base_ref: Annotated[
         str | None, typer.Option("--base-ref", help="plan every stack at this git ref and in the working tree, then diff")
     ] = None,
-    stacks: Annotated[list[str] | None, typer.Option("--stack", "-s", help="only this stack (repeatable)")] = None,
+    stacks: Annotated[
+        list[str] | None, typer.Option("--stack", "-s", metavar="STACK", help="only this stack (repeatable)")
+    ] = None,
     output_format: Annotated[DiffFormat, typer.Option("--format", help="markdown (PR comment) or json")] = DiffFormat.markdown,
     comments_dir: Annotated[
-        Path | None, typer.Option(help="also write one comment per stack to DIR/<stack>.md, each under the size limit")
+        Path | None,
+        typer.Option(help="also write the pull-request comment to DIR/plan-diff.md (under the size limit)", show_default=False),
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="write the report here instead of stdout")] = None,
     json_file: Annotated[Path | None, typer.Option("--json", help="also write the JSON diff here (any --format)")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
     jobs: Annotated[int, typer.Option(help="stacks planned at once with --base-ref")] = 2,
 ) -> None:
-    """Diff plans for a pull request: resources, replacements, GPUs, monthly cost and policy verdicts per stack.
+    """Diff plans for a pull request: one comment with a headline per changed stack (blocked or not, cost,
+    budget use, GPUs), blocking items in full, then resources, pools and policy verdicts.
 
-    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack),
-    a stack that could not be planned, or a replacement prod refuses without an acknowledgement (the report still
-    shows why); 64 neither BASE HEAD nor --base-ref given, or both.
+    Exit status: 0 report written; 1 bad input (missing file, not a plan document, unknown ref or stack), a
+    stack that could not be planned, or a replacement prod refuses without an acknowledgement; 2 the head adds
+    a mandatory policy violation; 64 neither BASE HEAD nor --base-ref given, or both. The report is written in
+    every case but bad input and usage errors.
     """
-    from tritonfleet.diff import DiffInputError, compare_plans, error_stack, report, stack_comment, to_json
+    from tritonfleet.diff import COMMENT_NAME, DiffInputError, compare_plans, error_stack, report, to_json
     from tritonfleet.diff.documents import plans_from_paths
-    from tritonfleet.diff.render import safe_name
     from tritonfleet.plan.project import ProjectError, find_project
 
     if (base_ref is not None and (base or head)) or (base_ref is None and not (base and head)):
@@ -325,8 +339,7 @@ def diff(
         json_file.write_text(as_json)
     if comments_dir:
         comments_dir.mkdir(parents=True, exist_ok=True)
-        for d in diffs:
-            (comments_dir / f"{safe_name(d.stack)}.md").write_text(stack_comment(d))
+        (comments_dir / f"{COMMENT_NAME}.md").write_text(rendered if output_format is DiffFormat.markdown else report(diffs))
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(rendered)
@@ -335,17 +348,23 @@ def diff(
     if errors:
         error_message(f"could not plan {', '.join(sorted(errors))}; the report says why")
         raise typer.Exit(EXIT_USER_ERROR)
+    added = [(d.stack, v) for d in diffs for v in d.added_mandatory]
+    for stack, verdict in added:
+        print_labelled(err, "mandatory:", "red", f"{stack}: {verdict.policy}: {verdict.message}")
     refused = [f"{d.stack}: {r}" for d in diffs for r in d.refused]
+    for line in refused:
+        print_labelled(err, "refused:", "red", line)
+    if added:
+        raise typer.Exit(EXIT_POLICY_VIOLATION)
     if refused:
-        for line in refused:
-            err.print(Text.assemble(("refused:", "red"), " ", line))
         raise typer.Exit(EXIT_USER_ERROR)
 
 
 NO_AWS_CREDENTIALS = (
     "no AWS credentials found, so nothing was checked. Provide them as for the AWS CLI: a profile "
     "(`aws configure` or `aws sso login`, then AWS_PROFILE=NAME), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota)."
+    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota, "
+    "ssm:GetParameter, s3:ListBucket)."
 )
 
 
@@ -378,7 +397,8 @@ NO_GCP_CREDENTIALS = (
     "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
     "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
     "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
-    "compute.reservations.get)."
+    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get; "
+    "it asks which permissions `pulumi up` uses the caller holds)."
 )
 
 
@@ -404,7 +424,7 @@ def _gcp_preflight(config):
         raise typer.Exit(EXIT_USER_ERROR) from None
 
 
-@app.command()
+@app.command(short_help="check quotas, zones and capacity with the cloud's APIs")
 def preflight(
     stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
     json_file: Annotated[Path | None, typer.Option("--json", help="write the findings (JSON) here, for CI")] = None,
@@ -443,7 +463,12 @@ def preflight(
     out.print("No blockers." + (f" {unknown} check(s) could not be answered (unknown, see above)." if unknown else ""))
 
 
-models_app = typer.Typer(no_args_is_help=True, help="Check Triton model repositories and publish them to a stack's bucket.")
+models_app = typer.Typer(
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Check Triton model repositories and publish them to a stack's bucket.",
+    short_help="check model repositories, publish them, load models",
+)
 app.add_typer(models_app, name="models")
 
 
@@ -455,8 +480,7 @@ def _validated(directory: Path, consequence: str = ""):
     report = validate_repository(directory)
     for finding in report.findings:
         colour = "red" if finding.severity == "error" else "yellow"
-        line = printable(f"{finding.path}: {finding.message}")  # names and config strings may hold ESC, newlines
-        err.print(Text.assemble((f"{finding.severity}:", colour), f" {line}"))
+        print_labelled(err, f"{finding.severity}:", colour, printable(f"{finding.path}: {finding.message}"))
     if not report.ok:
         err.print(f"{len(report.errors)} error(s) in {printable(str(directory))}{consequence}")
         raise typer.Exit(EXIT_USER_ERROR)
@@ -483,7 +507,7 @@ def _check_declared(stack: str, deployment: str, available: set[str], project_di
     for problem in problems:
         error_message(f"{problem}")
     if problems:
-        err.print(f"{len(problems)} declared model(s) missing{consequence}", soft_wrap=True)
+        err.print(f"{len(problems)} declared model(s) missing{consequence}")
         raise typer.Exit(EXIT_USER_ERROR)
 
 
@@ -497,27 +521,28 @@ def _check_llm_layout(report, stack: str, deployment: str, project_dir: Path | N
     findings = check_llm_layout(report, found) if found is not None else []
     for finding in findings:
         colour = "red" if finding.severity == "error" else "yellow"
-        err.print(Text.assemble((f"{finding.severity}:", colour), f" {printable(f'{finding.path}: {finding.message}')}"))
+        print_labelled(err, f"{finding.severity}:", colour, printable(f"{finding.path}: {finding.message}"))
     errors = sum(f.severity == "error" for f in findings)
     if errors:
         err.print(f"{errors} error(s): the repository does not serve deployment '{deployment}' as its llm declares")
         raise typer.Exit(EXIT_USER_ERROR)
 
 
-@models_app.command("validate")
+@models_app.command("validate", short_help="check a model repository the way Triton reads it")
 def models_validate(
     directory: Annotated[Path, typer.Argument(help="the model repository folder")],
     stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: check its declared models too")] = None,
     deployment: Annotated[str | None, typer.Option(help="with --stack: its requiredModels/loadModels must be here")] = None,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
-    """Check a Triton model repository the way Triton reads it; exit 1 on any error."""
+    """Check a Triton model repository the way Triton reads it; exit 1 on any error, 64 for --stack without
+    --deployment or the other way round."""
     from tritonfleet.core.config.problems import printable
 
-    report = _validated(directory)
     if (stack is None) != (deployment is None):
         error_message("--stack and --deployment go together")
-        raise typer.Exit(EXIT_USER_ERROR)
+        raise typer.Exit(EXIT_USAGE)
+    report = _validated(directory)
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
         _check_llm_layout(report, stack, deployment, project_dir)
@@ -525,11 +550,11 @@ def models_validate(
     out.print(f"{printable(str(directory))}: {len(report.models)} model(s) OK ({versions})")
 
 
-@models_app.command("sync")
+@models_app.command("sync", short_help="validate, then upload what changed to the bucket")
 def models_sync(
     directory: Annotated[Path, typer.Argument(help="the model repository folder")],
     stack: Annotated[str | None, typer.Option("--stack", "-s", help="publish to this stack's model bucket")] = None,
-    bucket: Annotated[str | None, typer.Option("--bucket", help=r"s3://BUCKET\[/PREFIX] or gs://BUCKET\[/PREFIX]")] = None,
+    bucket: Annotated[str | None, typer.Option("--bucket", help="s3://BUCKET[/PREFIX] or gs://BUCKET[/PREFIX]")] = None,
     prefix: Annotated[str, typer.Option(help="folder inside the bucket (added after the URI's or deployment's prefix)")] = "",
     deployment: Annotated[str | None, typer.Option(help="with --stack: this Triton deployment's bucket and prefix")] = None,
     model_bucket: Annotated[str | None, typer.Option(help="with --stack: the modelBuckets[].name (default: the first)")] = None,
@@ -663,7 +688,7 @@ def _model_control(
         out.print(Text.assemble(f"{printable(result.replica)}: ", mark, f" {printable(result.detail)}"))
     failed = [printable(r.replica) for r in results if not r.ok]
     if failed:
-        err.print(f"{len(failed)} of {len(results)} replica(s) did not {action} {model}: {', '.join(failed)}", soft_wrap=True)
+        err.print(f"{len(failed)} of {len(results)} replica(s) did not {action} {model}: {', '.join(failed)}")
         raise typer.Exit(1)
     out.print(
         f"{model}: {action}ed on all {len(results)} replica(s). Until a replica restarts: make it lasting with "
@@ -675,7 +700,7 @@ _REPLICA_HELP = "NAME=URL of a replica's HTTP endpoint (repeat); default: every 
 _TIMEOUT_HELP = "seconds for all replicas together; a replica that has not answered by then is reported as failed"
 
 
-@models_app.command("load")
+@models_app.command("load", short_help="load a model on every replica of a deployment")
 def models_load(
     model: Annotated[str, typer.Argument(help="the model name")],
     stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
@@ -688,7 +713,7 @@ def models_load(
     _model_control("load", model, stack, deployment, replica, project_dir, timeout)
 
 
-@models_app.command("unload")
+@models_app.command("unload", short_help="unload a model from every replica of a deployment")
 def models_unload(
     model: Annotated[str, typer.Argument(help="the model name")],
     stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
-from components.aws.exposure import aws_exposure_facts
+from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
@@ -24,6 +24,7 @@ from components.aws.karpenter_iam import CNI_POLICY
 from components.aws.layout import (
     IMAGE_VOLUME_DEVICE,
     SYSTEM_AMI_TYPE,
+    VPC_CIDR,
     ami_release_version,
     default_storage_class,
     gpu_operator_values,
@@ -37,8 +38,9 @@ from components.aws.load_balancer_controller import (
     LoadBalancerControllerArgs,
     needs_load_balancer_controller,
 )
-from components.aws.network import Network, NetworkArgs
+from components.aws.network import Network, NetworkArgs, s3_gateway_service
 from components.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
+from components.aws.sts_endpoint import StsEndpoint
 from components.contract import (
     BucketRequest,
     CloudAdapter,
@@ -48,10 +50,12 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG, NODE_CAPACITY_TYPE_LABEL
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import CAPACITY_LABEL
+from tritonfleet.core.disruption import capacity_spread
 from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts, pool_facts
 
@@ -91,11 +95,19 @@ class EksFloor:
     load_balancer_controller: LoadBalancerController | None  # only when a deployment is exposed internal or public
     gpu_node_pools: GpuNodePools  # the pools' NodePools and EC2NodeClasses (Triton releases wait for them)
     k8s_provider: k8s.Provider
-    kubeconfig: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]  # secret
     pools: dict[str, PoolFacts]
     node_pools: dict[str, list[str]]  # pool -> its Karpenter NodePools, highest weight first
     region: str
     tags: dict[str, str]
+    s3_cidrs: tuple[str, ...]  # the region's S3 addresses (its managed prefix list): Triton's model pulls go there
+
+
+def s3_cidrs(region: str, opts: pulumi.InvokeOptions) -> tuple[str, ...]:
+    """The CIDRs of the region's S3 managed prefix list, named like the gateway endpoint's service (S3's addresses
+    in the region, what the gateway endpoint routes): https://docs.aws.amazon.com/vpc/latest/userguide/working-with-aws-managed-prefix-lists.html,
+    read 2026-12-05."""
+    return tuple(aws.ec2.get_prefix_list(name=s3_gateway_service(region), opts=opts).cidr_blocks)
 
 
 class AwsCloud(CloudAdapter[EksFloor]):
@@ -104,7 +116,13 @@ class AwsCloud(CloudAdapter[EksFloor]):
     cloud = "aws"
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
-        provider = aws.Provider(f"{name}-aws", region=config.region, opts=pulumi.ResourceOptions(parent=self))
+        # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
+        provider = aws.Provider(
+            f"{name}-aws",
+            region=config.region,
+            allowed_account_ids=[config.aws_account_id] if config.aws_account_id else None,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         cluster_config = config.cluster
         image = cluster_config.eks_gpu_node_image
@@ -120,9 +138,20 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 existing_vpc_id=cluster_config.existing_vpc_id,
                 existing_private_subnets=dict(cluster_config.existing_private_subnets),
                 tags=config.tags,
+                model_buckets=[config.physical_bucket_name(bucket) for bucket in config.model_buckets],
             ),
             opts=child,
         )
+        if network.public_subnets:  # the VPC tritonfleet creates (an existing one brings its own: docs/aws.md)
+            StsEndpoint(
+                f"{name}-sts",
+                vpc_id=network.vpc_id,
+                vpc_cidr=VPC_CIDR,
+                subnet_ids=list(network.public_subnets.values()),
+                region=config.region,
+                tags=config.tags,
+                opts=child,
+            )
         eks = EksCluster(
             f"{name}-eks",
             EksClusterArgs(
@@ -140,6 +169,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 protected=config.protected,
                 tags=config.tags,
                 control_plane=control_plane_access(cluster_config.control_plane_cidrs, config.environment),
+                api_ingress_cidrs=api_ingress_cidrs(cluster_config.deploy_from, cluster_config.deployer_cidrs),
             ),
             opts=child,
         )
@@ -153,16 +183,27 @@ class AwsCloud(CloudAdapter[EksFloor]):
             value=config.cluster_name,
             opts=child,
         )
-        # Karpenter labels how each node was bought; a burst node's tritonfleet.io/capacity says only what it prefers.
-        pools = {
-            pool.name: replace(pool_facts(config, pool), capacity_type_label=NODE_CAPACITY_TYPE_LABEL)
-            for pool in config.enabled_pools
-        }
+        # No spread over spot / on-demand: Karpenter would hold a preferred one as required and split every
+        # deployment half and half, launching spot beside an idle on-demand base (docs/aws.md "How the nodes are
+        # counted"). The NodePool weights fill the on-demand base first.
+        spread = CAPACITY_LABEL if capacity_spread(config) else ""
+        pools = {pool.name: replace(pool_facts(config, pool), capacity_type_label=spread) for pool in config.enabled_pools}
 
-        kubeconfig_text = pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
-            lambda args: kubeconfig(args[0], args[1], args[2], config.region)
+        # Secret from the start, as on GCP: the provider's input and the stack output are stored encrypted.
+        kubeconfig_text = pulumi.Output.secret(
+            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
+                lambda args: kubeconfig(args[0], args[1], args[2], config.region)
+            )
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
+        # The kubeconfig authenticates as the deployer, whose access is the stack's own entry: nothing reaches the
+        # Kubernetes API before it exists. Replaced (with every Kubernetes object) only when the cluster is, not when
+        # its endpoint's settings change.
+        k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=kubeconfig_text,
+            cluster_identifier=cluster.arn,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=eks.admin_access),
+        )
         # Claims made before it exists get it retroactively (Kubernetes >= 1.28), so nothing else waits for it.
         k8s.storage.v1.StorageClass(
             f"{name}-storage-class",
@@ -237,6 +278,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
             node_pools={p.pool: [spec.name for spec in p.node_pools] for p in gpu_node_pools},
             region=config.region,
             tags=config.tags,
+            s3_cidrs=s3_cidrs(config.region, pulumi.InvokeOptions(parent=self, provider=provider)),
         )
 
     def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
@@ -281,11 +323,11 @@ class AwsCloud(CloudAdapter[EksFloor]):
         return ClusterFacts(
             cluster_name=cluster.name,
             provider=floor.k8s_provider,
-            kubeconfig=pulumi.Output.secret(floor.kubeconfig),
+            kubeconfig=floor.kubeconfig,
             pools=floor.pools,
             **shared_facts(stores, identities),
             triton_env={"AWS_DEFAULT_REGION": config.region},
-            exposure=aws_exposure_facts(load_balancer_cidrs(config)),
+            exposure=aws_exposure_facts(load_balancer_cidrs(config), floor.s3_cidrs),
             monitoring=aws_monitoring_facts(),
             gpu_operator_values=gpu_operator_values(config.cluster.eks_gpu_node_image),
             # Triton's pods need GPU nodes: the NodePools that launch them exist first (and, exposed, the LB controller).
@@ -298,6 +340,9 @@ class AwsCloud(CloudAdapter[EksFloor]):
                 "oidcIssuer": eks.issuer_url,
                 "nodePools": floor.node_pools,
                 "systemNodeGroup": eks.system_node_group.node_group_name,
+                # Who administers the cluster: the stack's access entries, and EKS's own entry where one exists.
+                "clusterAdmins": eks.admins,
+                **({"eksBootstrapAdmin": eks.bootstrap_admin} if eks.bootstrap_admin else {}),
                 "tritonRoleArns": {deployment: identity.export for deployment, identity in identities.items()},
                 "karpenterRoleArn": floor.karpenter.controller_role.arn,
                 "karpenterNodeRoleName": floor.karpenter.node_role.name,

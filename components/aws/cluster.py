@@ -16,11 +16,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.cluster_access import CREATOR_TAG, admin_entries, iam_principal
+from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_entry, iam_principal
 from components.aws.exposure import eks_endpoint_access
 from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
-from tritonfleet.clouds.aws.facts import VPC_CNI_ADDON, VPC_CNI_NETWORK_POLICY_CONFIGURATION
+from tritonfleet.clouds.aws.facts import (
+    CLOUDWATCH_OBSERVABILITY_ADDON,
+    CLOUDWATCH_OBSERVABILITY_CONFIGURATION,
+    EKS_API_PORT,
+    NODE_MONITORING_AGENT_ADDON,
+    VPC_CNI_ADDON,
+    VPC_CNI_NETWORK_POLICY_CONFIGURATION,
+)
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
@@ -36,9 +43,13 @@ CLUSTER_NOT_FOUND = ("ResourceNotFoundException", "couldn't find resource", "No 
 # Add-ons nodes need before they can become Ready (and the EKS Pod Identity agent, a DaemonSet that must run on the
 # system nodes before the Karpenter controller starts there), and those that need Ready nodes to become healthy.
 NODE_ADDONS = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
-WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", "amazon-cloudwatch-observability")
-# The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for; tritonfleet/clouds/aws/facts.py).
-ADDON_CONFIGURATION = {VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION}
+WORKLOAD_ADDONS = ("coredns", "aws-ebs-csi-driver", CLOUDWATCH_OBSERVABILITY_ADDON, NODE_MONITORING_AGENT_ADDON)
+# The VPC CNI's network-policy agent enforces NetworkPolicy (off unless asked for); the CloudWatch add-on runs no
+# dcgm-exporter of its own (the GPU Operator's is the one per node). tritonfleet/clouds/aws/facts.py has the sources.
+ADDON_CONFIGURATION = {
+    VPC_CNI_ADDON: VPC_CNI_NETWORK_POLICY_CONFIGURATION,
+    CLOUDWATCH_OBSERVABILITY_ADDON: CLOUDWATCH_OBSERVABILITY_CONFIGURATION,
+}
 # Container logs to CloudWatch Logs (Fluent Bit of the amazon-cloudwatch-observability add-on, AWS's recommended path:
 # docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-EKS-quickstart.html). Its agent runs
 # as this service account, which gets CloudWatch write access through IRSA (never through the node role).
@@ -46,9 +57,18 @@ CLOUDWATCH_SERVICE_ACCOUNT = ("amazon-cloudwatch", "cloudwatch-agent")
 CLOUDWATCH_AGENT_POLICY = "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
 
 
-def container_log_group(cluster_name: str) -> str:
-    """Where the add-on's Fluent Bit writes the pods' logs (Triton's model-load errors included)."""
-    return f"/aws/containerinsights/{cluster_name}/application"
+# The log groups the add-on writes, each created here first so it has a retention (a group the agent or Fluent Bit
+# creates never expires): application (the pods' logs, Triton's model-load errors included), dataplane (kubelet,
+# containerd), host (the nodes' system logs) and performance (Container Insights' metric events). Source:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Container-Insights-setup-logs-FluentBit.html
+# (log groups /aws/containerinsights/Cluster_Name/{application,host,dataplane}) and .../Container-Insights-reference
+# .html (performance log events in /aws/containerinsights/Cluster_Name/performance), read 2026-12-05.
+CONTAINER_INSIGHTS_LOG_KINDS = ("application", "dataplane", "host", "performance")
+
+
+def container_log_group(cluster_name: str, kind: str = "application") -> str:
+    """One of the add-on's log groups (CONTAINER_INSIGHTS_LOG_KINDS)."""
+    return f"/aws/containerinsights/{cluster_name}/{kind}"
 
 
 def irsa_role(
@@ -92,13 +112,15 @@ class EksClusterArgs:
     support_type: str
     """upgradePolicy.supportType: STANDARD or EXTENDED (`cluster_access.support_type`)."""
     admin_principals: list[str] = field(default_factory=list)
-    """IAM principal ARNs given cluster-admin through access entries (the cluster's creator excepted)."""
+    """IAM principal ARNs given cluster-admin through access entries (the creator has the `deployer` entry)."""
     protected: bool = False
     """Protect the cluster, its secrets key and its system nodes, and turn on deletion protection."""
     tags: dict[str, str] = field(default_factory=dict)
     """The stack's tags, on every resource."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API endpoint: the private endpoint always, the public one only from these CIDRs."""
+    api_ingress_cidrs: list[str] = field(default_factory=list)
+    """Networks inside or connected to the VPC admitted on 443 by the cluster security group (an in-VPC deployer)."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -156,7 +178,7 @@ class EksCluster(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             opts=child,
         )
-        creator = self._creator(cluster_name)
+        creator, bootstrapped = self._creator(cluster_name)
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
@@ -164,8 +186,9 @@ class EksCluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=args.support_type),
             role_arn=cluster_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=subnet_ids, **eks_endpoint_access(args.control_plane)),
+            # No admin outside the stack: the deployer's entry below is the stack's own (cluster_access.py).
             access_config=aws.eks.ClusterAccessConfigArgs(
-                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=False
             ),
             # We install vpc-cni, kube-proxy and coredns as managed add-ons below, so EKS must not install its own copies.
             bootstrap_self_managed_addons=False,
@@ -175,22 +198,52 @@ class EksCluster(pulumi.ComponentResource):
             ),
             deletion_protection=args.protected,
             tags={**tags, CREATOR_TAG: creator} if creator else tags,
-            opts=pulumi.ResourceOptions.merge(protected, pulumi.ResourceOptions(depends_on=[logs, cluster_policy])),
+            opts=pulumi.ResourceOptions.merge(
+                protected,
+                pulumi.ResourceOptions(
+                    depends_on=[logs, cluster_policy],
+                    # The flag replaces the cluster when it changes: one created with it keeps it (and EKS's entry).
+                    ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
+                ),
+            ),
         )
         cluster = self.cluster
-
-        for i, principal in admin_entries(args.admin_principals, creator).items():
-            entry = aws.eks.AccessEntry(
-                f"{name}-admin-{i}", cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
-            )
-            aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{i}",
-                cluster_name=cluster.name,
-                principal_arn=entry.principal_arn,
-                policy_arn=ADMIN_ACCESS_POLICY,
-                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+        for i, cidr in enumerate(args.api_ingress_cidrs):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-api-from-{i}",
+                security_group_id=cluster.vpc_config.cluster_security_group_id,
+                cidr_ipv4=cidr,
+                ip_protocol="tcp",
+                from_port=EKS_API_PORT,
+                to_port=EKS_API_PORT,
+                description="Kubernetes API from the deployer (cluster.deployerCidrs)",
+                tags=tags,
                 opts=child,
             )
+
+        admins = {f"{name}-admin-{i}": principal for i, principal in admin_entries(args.admin_principals, creator).items()}
+        if deployer := deployer_entry(creator, bootstrapped):
+            admins[f"{name}-deployer"] = deployer
+        self.admin_access: list[aws.eks.AccessPolicyAssociation] = []
+        """The stack's cluster-admin grants: the Kubernetes provider waits for them (the deployer's is its access)."""
+        for resource_name, principal in admins.items():
+            entry = aws.eks.AccessEntry(
+                resource_name, cluster_name=cluster.name, principal_arn=principal, type="STANDARD", tags=tags, opts=child
+            )
+            self.admin_access.append(
+                aws.eks.AccessPolicyAssociation(
+                    resource_name,
+                    cluster_name=cluster.name,
+                    principal_arn=entry.principal_arn,
+                    policy_arn=ADMIN_ACCESS_POLICY,
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                    opts=child,
+                )
+            )
+        self.admins = sorted(admins.values())
+        """Principals with the stack's admin entries."""
+        self.bootstrap_admin = creator if bootstrapped else None
+        """The creator EKS made admin itself on a cluster created before the flag was false (not managed here)."""
 
         self.issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         self.oidc_provider = aws.iam.OpenIdConnectProvider(
@@ -265,16 +318,19 @@ class EksCluster(pulumi.ComponentResource):
         self.cloudwatch_role, _ = self._service_account_role(
             f"{name}-cloudwatch", CLOUDWATCH_SERVICE_ACCOUNT, CLOUDWATCH_AGENT_POLICY, tags, child
         )
-        # Created first so it has a retention (a group Fluent Bit creates never expires).
-        container_logs = aws.cloudwatch.LogGroup(
-            f"{name}-container-logs",
-            name=container_log_group(cluster_name),
-            retention_in_days=args.log_retention_days,
-            tags=tags,
-            opts=child,
-        )
-        addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, "amazon-cloudwatch-observability": self.cloudwatch_role.arn}
-        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, container_logs])
+        # Created first so each has a retention; application keeps its first resource name (its URN).
+        container_logs = [
+            aws.cloudwatch.LogGroup(
+                f"{name}-container-logs" if kind == "application" else f"{name}-container-logs-{kind}",
+                name=container_log_group(cluster_name, kind),
+                retention_in_days=args.log_retention_days,
+                tags=tags,
+                opts=child,
+            )
+            for kind in CONTAINER_INSIGHTS_LOG_KINDS
+        ]
+        addon_roles = {"aws-ebs-csi-driver": self.ebs_csi_role.arn, CLOUDWATCH_OBSERVABILITY_ADDON: self.cloudwatch_role.arn}
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *container_logs])
         self.addons = [
             *node_addons,
             *(
@@ -295,17 +351,19 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _creator(self, cluster_name: str) -> str | None:
-        """The IAM principal EKS made cluster-admin at creation: the tag it was recorded in, or, while the cluster does
-        not exist yet, the caller (who is about to create it). None for a cluster created before the tag existed."""
+    def _creator(self, cluster_name: str) -> tuple[str | None, bool]:
+        """(the IAM principal that created the cluster, whether EKS made it admin itself): the tag it was recorded in
+        and the cluster's bootstrap flag, or, while the cluster does not exist yet, the caller (who is about to create
+        it, without the bootstrap admin). The principal is None for a cluster created before the tag existed."""
         invoke = pulumi.InvokeOptions(parent=self)
         try:
             existing = aws.eks.get_cluster(name=cluster_name, opts=invoke)
         except Exception as error:  # the provider reports a missing cluster as an error of the data source
             if not any(marker in str(error) for marker in CLUSTER_NOT_FOUND):
                 raise
-            return iam_principal(aws.get_caller_identity(opts=invoke).arn)
-        return (existing.tags or {}).get(CREATOR_TAG)
+            return iam_principal(aws.get_caller_identity(opts=invoke).arn), False
+        bootstrapped = any(c.bootstrap_cluster_creator_admin_permissions for c in existing.access_configs or [])
+        return (existing.tags or {}).get(CREATOR_TAG), bootstrapped
 
     def _service_account_role(
         self, name: str, service_account: tuple[str, str], policy_arn: str, tags: dict[str, str], opts: pulumi.ResourceOptions

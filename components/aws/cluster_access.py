@@ -1,26 +1,23 @@
 """Who administers the cluster, and how its version is supported: plain decisions, no Pulumi.
 
-The identity that creates an EKS cluster gets cluster-admin from `bootstrapClusterCreatorAdminPermissions`, as an
-access entry EKS makes itself (outside Pulumi's state). A second access entry for the same principal fails with 409
-(ResourceInUseException), so the creator is left out of `cluster.adminPrincipals`' entries. The creator is known only
-at deploy time: the program asks STS for the caller when the cluster does not exist yet, records it in the cluster's
-CREATOR_TAG, and reads that tag back on every later run, so a different deployer later never changes the answer.
+No cluster-admin outside the stack: clusters are created with `bootstrapClusterCreatorAdminPermissions` false, so EKS
+makes no access entry of its own, and the identity that creates the cluster (the deployer) gets the stack's own
+admin entry (`deployer_entry`), shown and managed like every other. The creator is known only at deploy time: the
+program asks STS for the caller when the cluster does not exist yet, records it in the cluster's CREATOR_TAG, and
+reads that tag back on every later run, so a different deployer later never changes the answer.
+A cluster created before this (with the flag true) keeps EKS's bootstrap entry for its creator: the flag cannot
+change without replacing the cluster, and a second entry for the same principal fails with 409
+(ResourceInUseException), so there the creator is left out of the stack's entries and exported as the bootstrap
+admin (docs/aws.md says how to hand it to the stack).
 """
 
 from __future__ import annotations
 
 import re
 
+from tritonfleet.clouds.aws.support import SUPPORT_TYPE, support_type  # noqa: F401 - the plan prices it too
+
 CREATOR_TAG = "tritonfleet.io/created-by"
-# upgradePolicy.supportType per environment: prod pays EKS extended support (about $0.60 per cluster-hour, facts.py)
-# rather than let AWS upgrade its control plane at the end of standard support at a time AWS picks; the plan prints
-# that date so the upgrade is planned and the fee never starts. dev and staging take STANDARD: no fee, and AWS's
-# automatic upgrade there shows what a version change breaks before prod meets it.
-SUPPORT_TYPE = {"prod": "EXTENDED", "staging": "STANDARD", "dev": "STANDARD"}
-
-
-def support_type(environment: str) -> str:
-    return SUPPORT_TYPE[environment]
 
 
 def iam_principal(caller_arn: str) -> str:
@@ -45,3 +42,9 @@ def admin_entries(admin_principals: list[str], creator: str | None) -> dict[int,
         if principal != creator and principal not in entries.values():
             entries[i] = principal
     return entries
+
+
+def deployer_entry(creator: str | None, bootstrapped: bool) -> str | None:
+    """The principal of the stack's own `deployer` admin entry: the creator of a cluster made without EKS's bootstrap
+    admin. None where EKS made the creator's entry (a second one fails with 409) or the creator is unknown."""
+    return None if bootstrapped else creator

@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.clouds.aws.facts import ALB_INTERNAL_SCHEME, ALB_PUBLIC_SCHEME, ALB_SCHEME_ANNOTATION
+from tritonfleet.clouds.aws.facts import (
+    ALB_INTERNAL_SCHEME,
+    ALB_PUBLIC_SCHEME,
+    ALB_SCHEME_ANNOTATION,
+    NLB_CONTROLLER_TYPE,
+    NLB_SCHEME_ANNOTATION,
+    NLB_TYPE_ANNOTATION,
+)
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
     PER_CONNECTION,
     PER_REQUEST,
+    PRIVATE_NETWORK,
     PUBLIC,
     ControlPlaneAccess,
+    EgressRule,
     ExposureFacts,
     GrpcBalancing,
 )
@@ -47,7 +56,15 @@ ALB_ANNOTATIONS = {
 }
 
 
-def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
+def aws_egress(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> tuple[EgressRule, ...]:
+    """Where Triton's pods open connections besides DNS: HTTPS to S3 (the region's prefix list) for the model
+    repository, and HTTPS to the load balancer subnets, where STS's interface endpoint answers the IRSA token exchange
+    (sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
+    agent (169.254.170.23:80) is not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py)."""
+    return tuple(EgressRule(cidr, 443) for cidr in dict.fromkeys((*s3_cidrs, *load_balancer_cidrs)))
+
+
+def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> ExposureFacts:
     """Load balancers in target-type ip send from their own addresses (client IP preservation is off by default for
     NLB IP targets over TCP; the ALB is a proxy), and their health checks come from there too. Those addresses lie in
     the load balancers' subnets, `load_balancer_cidrs`, which hold no node and so no pod: never the VPC CIDR, where
@@ -56,9 +73,9 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
     those subnets too (tagged kubernetes.io/role/internal-elb as well as role/elb), so every mode has the same sources."""
     return ExposureFacts(
         internal_service_annotations={
-            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+            NLB_TYPE_ANNOTATION: NLB_CONTROLLER_TYPE,
             "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
-            "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+            NLB_SCHEME_ANNOTATION: ALB_INTERNAL_SCHEME,
         },
         ingress_classes={INTERNAL_APPLICATION: "alb", PUBLIC: "alb"},
         ingress_annotations={
@@ -77,8 +94,7 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...]) -> ExposureFacts:
         load_balancer_sources={mode: tuple(load_balancer_cidrs) for mode in (INTERNAL, INTERNAL_APPLICATION, PUBLIC)},
         ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
         grpc_balancing=GRPC_BALANCING,
-        # IRSA needs only STS over HTTPS (no node-local endpoint); EKS Pod Identity's agent (169.254.170.23:80) is
-        # not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py).
+        egress=aws_egress(load_balancer_cidrs, s3_cidrs),
     )
 
 
@@ -90,3 +106,9 @@ def eks_endpoint_access(access: ControlPlaneAccess) -> dict[str, Any]:
         "endpoint_public_access": not access.private_only,
         "public_access_cidrs": list(access.public_cidrs) or None,
     }
+
+
+def api_ingress_cidrs(deploy_from: str, deployer_cidrs: list[str]) -> list[str]:
+    """Who the cluster security group admits on 443 besides itself: a deployer inside the network (the private
+    endpoint's interfaces carry that group, which admits only itself otherwise: facts.EKS_API_PORT)."""
+    return list(dict.fromkeys(deployer_cidrs)) if deploy_from == PRIVATE_NETWORK else []

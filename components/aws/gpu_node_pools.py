@@ -18,6 +18,7 @@ from components.aws.node_pools import (
     NodePoolSpec,
     placeholder_priority_class,
 )
+from components.k8s.pod_security import CAPACITY_LEVEL, pod_security_labels
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class GpuNodePoolArgs:
     node_pools: list[NodePoolSpec]
     """Its NodePools, highest weight first (`node_pools.node_pool_specs`)."""
     placeholders: dict | None = None
-    """The warm-capacity Deployment (`node_pools.placeholder_deployment`), None when minNodes is 0."""
+    """The warm-capacity Deployment (`node_pools.placeholder_deployment`), None when no node is kept warm."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,9 @@ class GpuNodePools(pulumi.ComponentResource):
         if placeholders_needed:
             plain = pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=args.depends_on)
             namespace = k8s.core.v1.Namespace(
-                f"{name}-warm", metadata={"name": PLACEHOLDER_NAMESPACE}, opts=plain
+                f"{name}-warm",
+                metadata={"name": PLACEHOLDER_NAMESPACE, "labels": pod_security_labels(CAPACITY_LEVEL)},
+                opts=plain,
             )
             priority = k8s.scheduling.v1.PriorityClass(f"{name}-warm", **placeholder_priority_class(), opts=plain)
         for pool in args.pools:
@@ -87,7 +90,7 @@ class GpuNodePools(pulumi.ComponentResource):
                     f"{name}-{spec.name}",
                     api_version=NODE_POOL_API,
                     kind="NodePool",
-                    metadata={"name": spec.name},
+                    metadata=spec.metadata(),
                     spec=spec.spec,
                     opts=pulumi.ResourceOptions.merge(ordered, pulumi.ResourceOptions(depends_on=[node_class])),
                 )

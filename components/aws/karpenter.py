@@ -30,7 +30,13 @@ from components.aws.karpenter_interruption import (
     interruption_queue_name,
     interruption_queue_policy,
 )
-from components.aws.karpenter_values import NAMESPACE, RELEASE_NAME, SERVICE_ACCOUNT, karpenter_values
+from components.aws.karpenter_values import (
+    CRD_RELEASE_NAME,
+    NAMESPACE,
+    RELEASE_NAME,
+    SERVICE_ACCOUNT,
+    karpenter_values,
+)
 from components.aws.policies import service_trust_policy
 from tritonfleet.core import pins
 
@@ -165,6 +171,18 @@ class KarpenterController(pulumi.ComponentResource):
             opts=child,
         )
 
+        # The CRDs first, as their own release (pins.KARPENTER_CRD_CHART): Helm upgrades them with the version pin,
+        # where the controller chart's crds/ folder is installed once and never upgraded.
+        crd_chart = pins.KARPENTER_CRD_CHART
+        self.crd_release = k8s.helm.v3.Release(
+            f"{name}-crd",
+            name=CRD_RELEASE_NAME,
+            chart=crd_chart["chart"],
+            version=crd_chart["version"],
+            namespace=NAMESPACE,
+            values={},  # the chart has none to set
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(depends_on or [])),
+        )
         chart = pins.KARPENTER_CHART
         self.release = k8s.helm.v3.Release(
             name,
@@ -172,6 +190,7 @@ class KarpenterController(pulumi.ComponentResource):
             chart=chart["chart"],
             version=chart["version"],
             namespace=NAMESPACE,
+            skip_crds=True,  # the karpenter-crd release owns them
             values=karpenter_values(
                 args.cluster_name, interruption_queue_name(args.cluster_name), args.region, args.system_node_count
             ),
@@ -181,6 +200,7 @@ class KarpenterController(pulumi.ComponentResource):
                 provider=args.provider,
                 depends_on=[
                     *(depends_on or []),
+                    self.crd_release,
                     identity,
                     *attachments,
                     *node_policies,

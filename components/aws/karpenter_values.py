@@ -10,6 +10,14 @@ from __future__ import annotations
 from components.aws.layout import SYSTEM_ROLE_LABEL
 
 RELEASE_NAME = "karpenter"
+CRD_RELEASE_NAME = "karpenter-crd"
+# Node repair stays off: ALPHA and off by default in chart 1.14.1 (featureGates.nodeRepair), and a forceful method
+# (it deletes an unhealthy node after its toleration without waiting for PodDisruptionBudgets), which on a GPU node
+# full of slow-loading replicas is an outage of all of them at once. The EKS node monitoring agent add-on
+# (components/aws/cluster.py) reports GPU faults (XID errors) as node conditions and events; replacing a node stays a
+# drain. Sources: tests/upstream/karpenter-1.14.1/values.yaml; https://karpenter.sh/v1.14/concepts/disruption/
+# ("Node Repair", forceful), read 2026-12-05.
+NODE_REPAIR = False
 NAMESPACE = "kube-system"
 # Named explicitly (the chart would derive the same from the release name) because the Pod Identity association
 # binds the controller role to exactly this namespace and name.
@@ -54,7 +62,11 @@ def karpenter_values(cluster_name: str, queue_name: str, region: str, system_nod
         "serviceAccount": {"name": SERVICE_ACCOUNT},
         "replicas": controller_replicas(system_node_count),
         "affinity": controller_affinity(),
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": queue_name,
+            "featureGates": {"nodeRepair": NODE_REPAIR},
+        },
         "controller": {
             # The region from config, not from the instance metadata service (whose hop limit may keep pods out).
             "env": [{"name": "AWS_REGION", "value": region}],

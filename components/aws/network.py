@@ -9,6 +9,7 @@ cannot be known offline, so the plan prices NAT processing per GB for it (triton
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pulumi
@@ -16,12 +17,47 @@ import pulumi_aws as aws
 
 from components.aws.layout import VPC_CIDR, subnet_layout
 from components.aws.load_balancer_controller import INTERNAL_SUBNET_TAG, PUBLIC_SUBNET_TAG
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
+from tritonfleet.clouds.aws.facts import (
+    AL2023_REPO_BUCKETS,
+    ECR_LAYER_BUCKET,
+    KARPENTER_DISCOVERY_TAG,
+    MODEL_READ_ACTIONS,
+)
 
 
 def s3_gateway_service(region: str) -> str:
     """The S3 gateway endpoint's service name in a region (the commercial partition's form)."""
     return f"com.amazonaws.{region}.s3"
+
+
+def s3_endpoint_policy(region: str, model_buckets: list[str]) -> str:
+    """The S3 gateway endpoint's policy: what leaves the private subnets through it is Triton reading the stack's
+    model buckets, and nodes pulling ECR image layers and AL2023 packages (facts.ECR_LAYER_BUCKET). Anything else
+    (another bucket, any write) is refused at the endpoint, so a compromised pod cannot copy data out to a bucket of
+    its choosing through it; workloads that need other buckets need them added here (docs/aws.md)."""
+    models = [f"arn:aws:s3:::{name}" for name in model_buckets]
+    node_buckets = [ECR_LAYER_BUCKET.format(region=region), AL2023_REPO_BUCKETS.format(region=region)]
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ReadModelBuckets",
+                    "Effect": "Allow",
+                    "Principal": "*",
+                    "Action": list(MODEL_READ_ACTIONS),
+                    "Resource": [*models, *(f"{arn}/*" for arn in models)],
+                },
+                {
+                    "Sid": "NodeImagesAndPackages",
+                    "Effect": "Allow",
+                    "Principal": "*",
+                    "Action": "s3:GetObject",
+                    "Resource": [f"arn:aws:s3:::{bucket}/*" for bucket in node_buckets],
+                },
+            ],
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -44,6 +80,8 @@ class NetworkArgs:
     """zone -> subnet id of the existing VPC's private subnets."""
     tags: dict[str, str] = field(default_factory=dict)
     """The stack's tags, on every resource."""
+    model_buckets: list[str] = field(default_factory=list)
+    """The model buckets' names: the only buckets the S3 gateway endpoint serves besides the nodes' own."""
 
 
 class Network(pulumi.ComponentResource):
@@ -53,6 +91,8 @@ class Network(pulumi.ComponentResource):
     """The VPC's id (the existing one's, or the new one's)."""
     private_subnets: dict[str, pulumi.Input[str]]
     """zone -> private subnet id."""
+    public_subnets: dict[str, pulumi.Input[str]]
+    """zone -> public (load balancer) subnet id; empty for an existing VPC."""
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:Network", name, None, opts)
@@ -61,6 +101,7 @@ class Network(pulumi.ComponentResource):
         if args.existing_vpc_id:
             self.vpc_id = args.existing_vpc_id
             self.private_subnets = dict(args.existing_private_subnets)
+            self.public_subnets = {}
             # Karpenter's EC2NodeClasses select the nodes' subnets by tag: tag the existing ones (only this key).
             for zone, subnet_id in self.private_subnets.items():
                 aws.ec2.Tag(
@@ -109,6 +150,7 @@ class Network(pulumi.ComponentResource):
                 f"{name}-public-{plan.zone}", subnet_id=subnet.id, route_table_id=public_routes.id, opts=child
             )
             public_subnets[plan.zone] = subnet
+        self.public_subnets = {zone: subnet.id for zone, subnet in public_subnets.items()}
 
         nats = {}
         for zone in args.nat_zones:
@@ -152,6 +194,7 @@ class Network(pulumi.ComponentResource):
             service_name=s3_gateway_service(args.region),
             vpc_endpoint_type="Gateway",
             route_table_ids=private_route_tables,
+            policy=s3_endpoint_policy(args.region, args.model_buckets),
             tags=tags,
             opts=child,
         )

@@ -34,6 +34,8 @@ from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import POOL_LABEL, gpu_taint, pool_node_labels
 from tritonfleet.core.cost import CapacityTier, capacity_tiers, split_nodes
+from tritonfleet.core.disruption import consolidation_delay_seconds, drain_seconds
+from tritonfleet.core.placement import floor_placement
 
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -43,22 +45,24 @@ TIER_WEIGHT = {"reserved": 100, "base": 50, "burst": 10}
 
 # Disruption fitted to serving. WhenEmpty: Karpenter never consolidates a node that runs a Triton replica (it would
 # evict it mid-request to pack pods tighter); it removes a GPU node only once nothing but daemons runs there, after
-# CONSOLIDATE_AFTER (a short lull does not cost a model reload). Warm placeholders keep their nodes non-empty.
+# consolidateAfter: the longest model load of the pool's deployments, at least 10 minutes (a lull shorter than a
+# reload does not cost one; tritonfleet/core/disruption.py consolidation_delay_seconds). Warm placeholders keep their
+# nodes non-empty.
 CONSOLIDATION_POLICY = "WhenEmpty"
-CONSOLIDATE_AFTER = "10m"
 # Voluntary disruption (drift after an AMI bump, empty nodes) takes at most one node of a NodePool at a time, so a
 # rollout of a new AMI replaces GPU nodes one by one while the PodDisruptionBudgets pace the replicas on them.
 DISRUPTION_BUDGETS = [{"nodes": "1", "reasons": ["Drifted"]}, {"nodes": "100%", "reasons": ["Empty"]}]
-# Nodes are replaced after 30 days: kernel and driver fixes reach long-lived serving nodes even between AMI pin bumps,
-# and a month is long enough that a replacement (one node at a time, model reload included) is rare. Expiry is
-# forceful in Karpenter v1 (it does not wait for budgets), so TERMINATION_GRACE_PERIOD bounds the drain.
-EXPIRE_AFTER = "720h"
-# How long Karpenter lets a draining node honour PodDisruptionBudgets before it deletes the remaining pods. It must
-# exceed Triton's own grace period (components/k8s/triton.py shutdown_budget: 115 s on spot pools, 120 s otherwise)
-# and a replacement replica's model load (modelLoadSeconds, 1200 s for prod's llm), so a PDB-paced drain finishes.
-TERMINATION_GRACE_PERIOD = "1h"
-TERMINATION_GRACE_SECONDS = 3600
-
+# GPU nodes never expire. Expiration is forceful in Karpenter v1: it does not wait for disruption budgets or spin up
+# a replacement first, and nodes launched together expire together; a p5en full of 1-GPU llm replicas with 20-minute
+# loads needs hours of PDB-paced drain. Kernel and driver fixes reach the nodes through drift instead: bumping the
+# pinned AMI release (pins.EKS_AMI_RELEASES, the EC2NodeClass's amiSelectorTerms alias) drifts every node, and drift
+# is graceful (budgets above, PDBs respected). Source: karpenter-provider-aws v1.14 concepts/disruption.md
+# ("Automated Graceful Methods": drift, consolidation; "Automated Forceful Methods": expiration, interruption, node
+# repair), https://karpenter.sh/v1.14/concepts/disruption/, read 2026-12-05.
+EXPIRE_AFTER = "Never"
+# How long Karpenter lets a draining node honour PodDisruptionBudgets before it deletes the remaining pods: at least
+# an hour, and at least a PDB-paced drain of a node full of the pool's slowest deployment (`drain_seconds`).
+MIN_TERMINATION_GRACE_SECONDS = 3600
 # The EBS volume of a GPU node is layout.IMAGE_VOLUME_DEVICE (AL2023's root, Bottlerocket's data volume). With
 # instanceStorePolicy RAID0 the kubelet, containerd (images) and pods' ephemeral storage (Triton's model copy) live on
 # the instance-store NVMe array instead, so that volume mostly holds the OS.
@@ -67,12 +71,18 @@ TERMINATION_GRACE_SECONDS = 3600
 NODE_IMAGES_GI = 30
 EVICTION_SHARE = 0.10
 
-# Warm capacity: Karpenter keeps no minimum node count, so a pool with minNodes > 0 runs minNodes placeholder pods,
-# each asking for a whole node's GPUs, at a negative priority. Any Triton pod preempts one; the evicted placeholder
-# goes Pending and Karpenter launches a node for it (up to the NodePool limits). Chosen over Karpenter's CapacityBuffer
-# and static capacity because both are ALPHA feature gates, off by default in chart 1.14.1
+# Warm capacity: Karpenter keeps no minimum node count. Triton's own minReplicas keep the nodes the placement gives
+# them (tritonfleet/core/placement.py); only where minNodes asks for more does the pool run placeholder pods, one per
+# missing node, each asking for a whole node's GPUs, at a negative priority. They never stand beside Triton's floor
+# (the bug this replaced: minNodes placeholders opened minNodes nodes next to the replicas' own). Any Triton pod that
+# finds no room preempts one; the evicted placeholder goes Pending and Karpenter launches a node for it (up to the
+# NodePool limits), so the warm node count holds as Triton grows (the plan's ceiling counts it). Chosen over
+# Karpenter's CapacityBuffer and static capacity because both are ALPHA feature gates, off by default in chart 1.14.1
 # (tests/upstream/karpenter-1.14.1/values.yaml); this is the overprovisioning pattern Karpenter's FAQ and the
 # cluster-proportional-autoscaler docs describe and needs nothing but a PriorityClass.
+# Annotation on each NodePool: its nodes at the plan's floor (Triton's minReplicas and the warm nodes, in weight
+# order). Karpenter ignores it; the policy pack reads it as the NodePool's minimum (policies/_pools.py).
+FLOOR_ANNOTATION = "tritonfleet.io/floor-nodes"
 PLACEHOLDER_PRIORITY_CLASS = "tritonfleet-warm-capacity"
 PLACEHOLDER_PRIORITY = -10
 PLACEHOLDER_NAMESPACE = "tritonfleet-capacity"
@@ -138,6 +148,11 @@ class NodePoolSpec:
     capacity_types: tuple[str, ...]
     instance_types: tuple[str, ...]
     spec: dict[str, Any]
+    floor_nodes: int = 0  # nodes of this NodePool up at the plan's floor (FLOOR_ANNOTATION)
+
+    def metadata(self) -> dict[str, Any]:
+        """The NodePool's metadata: its name, and the floor the policy pack counts (Karpenter keeps no minimum)."""
+        return {"name": self.name, "annotations": {FLOOR_ANNOTATION: str(self.floor_nodes)}}
 
 
 def _tier_capacity_types(tier: CapacityTier) -> tuple[str, ...]:
@@ -153,13 +168,22 @@ def _capacity_label(tier: CapacityTier) -> str:
     return tier.purchase[0]
 
 
+def termination_grace_seconds(config: StackConfig, pool: GpuPool) -> int:
+    """The NodePools' terminationGracePeriod: MIN_TERMINATION_GRACE_SECONDS, or a PDB-paced drain of a full node."""
+    return max(MIN_TERMINATION_GRACE_SECONDS, drain_seconds(config, pool.name))
+
+
 def node_pool_specs(config: StackConfig, pool: GpuPool) -> list[NodePoolSpec]:
-    """The NodePools of one pool, highest weight first; their node limits add up to the pool's maxNodes."""
+    """The NodePools of one pool, highest weight first; their node limits add up to the pool's maxNodes, and the
+    plan's floor nodes (tritonfleet/core/placement.py) are shared out in the order Karpenter fills them."""
     itype = config.instance_type(pool)
     catalog = load_catalog()
     taint = gpu_taint("aws")
     specs = []
-    for tier in capacity_tiers(config.cloud, pool):
+    floor_left = floor_placement(config)[pool.name].nodes
+    for tier in sorted(capacity_tiers(config.cloud, pool), key=lambda t: -TIER_WEIGHT[t.name]):
+        floor = min(floor_left, tier.nodes)
+        floor_left -= floor
         capacity_types = _tier_capacity_types(tier)
         types = burst_instance_types(config, pool) if "spot" in capacity_types else [itype.name]
         vcpus = max(entry.vcpu for name in types if (entry := catalog.find("aws", name)))
@@ -176,7 +200,7 @@ def node_pool_specs(config: StackConfig, pool: GpuPool) -> list[NodePoolSpec]:
             "limits": {GPU_RESOURCE: str(tier.nodes * itype.gpu_count), "cpu": str(tier.nodes * vcpus)},
             "disruption": {
                 "consolidationPolicy": CONSOLIDATION_POLICY,
-                "consolidateAfter": CONSOLIDATE_AFTER,
+                "consolidateAfter": f"{consolidation_delay_seconds(config, {pool.name})}s",
                 "budgets": DISRUPTION_BUDGETS,
             },
             "template": {
@@ -186,12 +210,14 @@ def node_pool_specs(config: StackConfig, pool: GpuPool) -> list[NodePoolSpec]:
                     "requirements": requirements,
                     "taints": [dict(taint)],
                     "expireAfter": EXPIRE_AFTER,
-                    "terminationGracePeriod": TERMINATION_GRACE_PERIOD,
+                    "terminationGracePeriod": f"{termination_grace_seconds(config, pool)}s",
                 },
             },
         }
         specs.append(
-            NodePoolSpec(pool.name, tier.name, f"{pool.name}-{tier.name}", tier.nodes, capacity_types, tuple(types), spec)
+            NodePoolSpec(
+                pool.name, tier.name, f"{pool.name}-{tier.name}", tier.nodes, capacity_types, tuple(types), spec, floor
+            )
         )
     return sorted(specs, key=lambda s: -TIER_WEIGHT[s.tier])
 
@@ -230,17 +256,19 @@ def node_class_spec(config: StackConfig, pool: GpuPool, cluster_name: str) -> di
     return spec
 
 
-def warm_nodes(pool: GpuPool) -> int:
-    """Placeholder pods (one per node) that keep the pool's minNodes warm."""
-    return pool.min_nodes
+def warm_nodes(config: StackConfig, pool: GpuPool) -> int:
+    """Placeholder pods (one per node) that keep the pool's minNodes warm: the nodes minNodes asks for beyond those
+    the deployments' minReplicas keep up."""
+    return floor_placement(config)[pool.name].warm_nodes
 
 
 def placeholder_deployment(config: StackConfig, pool: GpuPool) -> dict[str, Any] | None:
-    """The Deployment of pause pods that keeps `minNodes` nodes of the pool up, or None when minNodes is 0.
+    """The Deployment of pause pods that keeps `minNodes` nodes of the pool up, or None when Triton's minimum replicas
+    keep that many up already.
 
     Each pod asks for every GPU of a node of the pool's type, tolerates the GPU taint and selects the pool, so it lands
     on the pool's highest-weight NodePool with room (reserved, then the on-demand base, then the burst)."""
-    replicas = warm_nodes(pool)
+    replicas = warm_nodes(config, pool)
     if replicas == 0:
         return None
     gpus = config.instance_type(pool).gpu_count

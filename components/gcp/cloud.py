@@ -25,12 +25,20 @@ from components.contract import (
     shared_facts,
 )
 from components.gcp.bucket import ModelBucket, ModelBucketArgs
-from components.gcp.cluster import GkeClusterArgs, create_cluster, create_node_account, enable_project_apis, kubeconfig
+from components.gcp.cluster import (
+    GkeClusterArgs,
+    create_cluster,
+    create_node_account,
+    dns_endpoint,
+    enable_project_apis,
+    kubeconfig,
+    provider_kubeconfig,
+)
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts
+from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
-from components.gcp.layout import needs_proxy_only_subnet, proxy_only_cidr
+from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
@@ -38,7 +46,6 @@ from components.gcp.workload_identity import TritonIdentityArgs, create_triton_i
 from tritonfleet.clouds.gcp.config_rules import node_account_id
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.exposure import control_plane_access
 from tritonfleet.core.scheduling import PoolFacts
 
 
@@ -53,7 +60,6 @@ class GkeFloor:
     pools: dict[str, PoolFacts]
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
     compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
-    stack: str
     project: str | None
     bucket_location: str  # the region, as GCS spells a regional location
 
@@ -83,6 +89,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             project=config.gcp_project,
             opts=child,
         )
+        ranges = planned_ranges(config.cluster.gke_ranges)
         network = create_network(
             name,
             GkeNetworkArgs(
@@ -90,6 +97,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 protected=config.protected,
                 proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+                ranges=ranges,
             ),
             opts=child,
         )
@@ -103,7 +111,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 zones=list(config.cluster.zones),
                 release_channel=config.cluster.gke_release_channel,
-                kubernetes_version=config.cluster.kubernetes_version,
+                kubernetes_version=config.cluster.gke_build,
                 node_service_account=node_account.email,
                 system_machine_type=system.instance_type or SYSTEM_MACHINE_TYPE,
                 system_node_count=system_layout.total,
@@ -113,7 +121,8 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 maintenance=maintenance_for(config.environment),
                 protected=config.protected,
                 labels=config.tags,
-                control_plane=control_plane_access(config.cluster.control_plane_cidrs, config.environment),
+                control_plane=gke_ip_endpoint_access(config.cluster.control_plane_cidrs, config.environment),
+                control_plane_cidr=ranges["control-plane"],
             ),
             network,
             opts=child,
@@ -140,12 +149,19 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 for spec in gpu_node_pool_specs(config, pool)
             ]
 
-        kubeconfig_text = pulumi.Output.secret(
-            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda args: kubeconfig(args[0], args[1], args[2])
-            )
+        endpoint = dns_endpoint(cluster)
+        kubeconfig_text = pulumi.Output.secret(pulumi.Output.all(cluster.name, endpoint).apply(lambda a: kubeconfig(*a)))
+        # The deployer's own token (docs/access.md: nothing for the CI runner to install, valid about an hour).
+        token = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOptions(parent=self, provider=provider))
+        k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=pulumi.Output.secret(
+                pulumi.Output.all(cluster.name, endpoint, token.access_token).apply(lambda a: provider_kubeconfig(*a))
+            ),
+            # Replaced (with every Kubernetes object) only when the cluster is, not when its endpoint or token moves.
+            cluster_identifier=cluster.id,
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        k8s_provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_text, opts=pulumi.ResourceOptions(parent=self))
         by_gke_name = {
             spec.name: node_pool
             for pool in config.enabled_pools
@@ -177,7 +193,6 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             pools=pools,
             node_pool_names={pool: [node_pool.name for node_pool in group] for pool, group in node_pools.items()},
             compute_classes=compute_classes,
-            stack=config.stack,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
         )
@@ -200,14 +215,17 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
     ) -> dict[str, TritonIdentity]:
+        project = gcp.organizations.get_project_output(
+            project_id=floor.project, opts=pulumi.InvokeOptions(parent=self, provider=floor.children.provider)
+        )
         return {
             request.deployment: create_triton_identity(
                 name,
                 TritonIdentityArgs(
                     request=request,
                     bucket_name=stores[request.bucket].grant_target,
-                    stack=floor.stack,
                     project=floor.project,
+                    project_number=project.number,
                     cluster=floor.cluster,
                 ),
                 opts=floor.children,

@@ -13,40 +13,46 @@ from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
 from components.gcp.maintenance import Maintenance
 from components.gcp.network import GkeNetwork
 from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
-from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH
+from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, GKE_MONITORING_COMPONENTS, project_apis
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-# Project APIs the stack calls, enabled by the stack itself (a new project has most of them off). container: GKE;
-# compute: VPC, subnets, NAT, node VMs; iam: service accounts and their bindings; iamcredentials: Workload Identity's
-# token exchange for Triton's pods; storage: model buckets; logging and monitoring: GKE's default system logs and
-# metrics; cloudkms only where a bucket names a KMS key. Source: GKE quickstart / "Enable the Google Kubernetes Engine
-# API" and the Workload Identity Federation for GKE how-to (https://cloud.google.com/kubernetes-engine/docs/how-to/
-# workload-identity, "enable the IAM Service Account Credentials API"), read 2026-12-03.
-PROJECT_APIS = (
-    "container.googleapis.com",
-    "compute.googleapis.com",
-    "iam.googleapis.com",
-    "iamcredentials.googleapis.com",
-    "storage.googleapis.com",
-    "logging.googleapis.com",
-    "monitoring.googleapis.com",
-)
-KMS_API = "cloudkms.googleapis.com"
 # The least-privilege role GKE documents for a custom node service account (logs, metrics, image pulls).
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 
 
-def kubeconfig(name: str, endpoint: str, ca_data: str) -> str:
-    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
+def kubeconfig(name: str, dns_endpoint: str) -> str:
+    """The kubeconfig for people: the DNS-based endpoint, authenticated by gke-gcloud-auth-plugin (no credentials in
+    it). The endpoint's certificate is publicly trusted, so no cluster CA is given (facts.DNS_ENDPOINT_PERMISSION)."""
+    return _kubeconfig(
+        name,
+        dns_endpoint,
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
+        f"      command: {GKE_AUTH_PLUGIN}\n      provideClusterInfo: true\n",
+    )
+
+
+def provider_kubeconfig(name: str, dns_endpoint: str, access_token: str) -> str:
+    """The stack's Kubernetes provider's kubeconfig: the DNS-based endpoint with the deployer's OAuth access token,
+    so `pulumi up` runs nothing the CI runner lacks (gke-gcloud-auth-plugin is not on hosted runners). The token lives
+    about an hour (facts.ACCESS_TOKEN_LIFETIME_S): an `up` whose Kubernetes steps run later fails with 401, and a
+    second `up` carries on (docs/access.md)."""
+    return _kubeconfig(name, dns_endpoint, f"    token: {access_token}\n")
+
+
+def _kubeconfig(name: str, dns_endpoint: str, user: str) -> str:
     return (
         "apiVersion: v1\nkind: Config\n"
-        f"clusters:\n- name: {name}\n  cluster:\n    server: https://{endpoint}\n    certificate-authority-data: {ca_data}\n"
+        f"clusters:\n- name: {name}\n  cluster:\n    server: https://{dns_endpoint}\n"
         f"contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n"
         f"current-context: {name}\n"
-        f"users:\n- name: {name}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n"
-        "      command: gke-gcloud-auth-plugin\n      provideClusterInfo: true\n"
+        f"users:\n- name: {name}\n  user:\n{user}"
     )
+
+
+def dns_endpoint(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
+    """The cluster's DNS-based control-plane endpoint (a name under gke.goog)."""
+    return cluster.control_plane_endpoints_config.apply(lambda config: config.dns_endpoint_config.endpoint)
 
 
 def workload_pool(project: str | None) -> str:
@@ -90,11 +96,8 @@ class GkeClusterArgs:
     """The stack's tags, as resource labels."""
     control_plane: ControlPlaneAccess = ControlPlaneAccess(())
     """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
-
-
-def project_apis(uses_kms: bool) -> list[str]:
-    """The APIs the stack enables in its project."""
-    return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]
+    control_plane_cidr: str = CONTROL_PLANE_CIDR
+    """The control plane's /28 (`layout.planned_ranges`)."""
 
 
 def enable_project_apis(
@@ -173,9 +176,16 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
             enable_private_nodes=True,
             enable_private_endpoint=control_plane["enable_private_endpoint"],
-            master_ipv4_cidr_block=CONTROL_PLANE_CIDR,
+            master_ipv4_cidr_block=args.control_plane_cidr,
         ),
         master_authorized_networks_config=control_plane["master_authorized_networks_config"],
+        # The DNS-based endpoint: how `pulumi up` (the Kubernetes provider) and people reach the API from anywhere,
+        # IAM-authenticated, while the IP endpoint stays as controlPlaneCidrs says (private in prod).
+        control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+            dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                allow_external_traffic=True
+            )
+        ),
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
         min_master_version=args.kubernetes_version,
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool(args.project)),
@@ -187,6 +197,11 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
             service_account=args.node_service_account, oauth_scopes=[CLOUD_PLATFORM_SCOPE]
         ),
         maintenance_policy=maintenance_policy(args.maintenance),
+        # The stack's kube-prometheus-stack scrapes the cluster: no idle managed-Prometheus collectors beside it.
+        monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+            enable_components=list(GKE_MONITORING_COMPONENTS),
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=False),
+        ),
         resource_labels=args.labels,
         deletion_protection=args.protected,
         opts=protected,

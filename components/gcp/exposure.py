@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from components.gcp.layout import PROXY_ONLY_CIDR
-from tritonfleet.clouds.gcp.facts import GKE_EXTERNAL_INGRESS_CLASS, GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
+from tritonfleet.clouds.gcp.facts import (
+    GKE_EXTERNAL_INGRESS_CLASS,
+    GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_INGRESS_CLASS,
+    GKE_INTERNAL_LB_TYPE,
+    GKE_LB_TYPE_ANNOTATION,
+    PRIVATE_GOOGLE_APIS_CIDR,
+)
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
@@ -24,6 +31,7 @@ from tritonfleet.core.exposure import (
     EgressRule,
     ExposureFacts,
     GrpcBalancing,
+    control_plane_access,
 )
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud; the internal
@@ -33,6 +41,9 @@ GOOGLE_FRONT_END_RANGES = ("130.211.0.0/22", "35.191.0.0/16")
 # The GKE metadata server answers Workload Identity token requests on the node (169.254.169.252:988 with
 # Dataplane V2 policies enforced on it; 169.254.169.254:80 otherwise).
 METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.169.254/32", 80))
+# Cloud Storage through Private Google Access: the VPC's private DNS zone for googleapis.com (components/gcp/network.py)
+# sends storage.googleapis.com to private.googleapis.com (tritonfleet/clouds/gcp/facts.py).
+GOOGLE_APIS_EGRESS = (EgressRule(PRIVATE_GOOGLE_APIS_CIDR, 443),)
 GRPC_BALANCING = {
     INTERNAL: GrpcBalancing(
         "internal passthrough Network Load Balancer",
@@ -60,7 +71,7 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
     Balancer proxies connect from."""
     https_only = {"kubernetes.io/ingress.allow-http": "false"}
     return ExposureFacts(
-        internal_service_annotations={"networking.gke.io/load-balancer-type": "Internal"},
+        internal_service_annotations={GKE_LB_TYPE_ANNOTATION: GKE_INTERNAL_LB_TYPE},
         ingress_classes={INTERNAL_APPLICATION: GKE_INTERNAL_INGRESS_CLASS, PUBLIC: GKE_EXTERNAL_INGRESS_CLASS},
         ingress_annotations={INTERNAL_APPLICATION: dict(https_only), PUBLIC: dict(https_only)},
         ingress_class_annotation=GKE_INGRESS_CLASS_ANNOTATION,
@@ -79,7 +90,7 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
             PUBLIC: GOOGLE_FRONT_END_RANGES,
         },
         keeps_client_address=frozenset({INTERNAL}),
-        extra_egress=METADATA_EGRESS,
+        egress=(*GOOGLE_APIS_EGRESS, *METADATA_EGRESS),
         grpc_balancing=GRPC_BALANCING,
     )
 
@@ -95,3 +106,9 @@ def gke_control_plane_access(access: ControlPlaneAccess) -> dict[str, Any]:
             "gcp_public_cidrs_access_enabled": False,
         }
     return {"enable_private_endpoint": access.private_only, "master_authorized_networks_config": networks}
+
+
+def gke_ip_endpoint_access(cidrs: list[str] | None, environment: str) -> ControlPlaneAccess:
+    """Who reaches the GKE control plane's IP endpoint: cluster.controlPlaneCidrs when set, else nobody from outside
+    the network, in every environment: `pulumi up` and people use the DNS-based endpoint (docs/access.md)."""
+    return control_plane_access([] if cidrs is None else cidrs, environment)

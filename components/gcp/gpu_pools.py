@@ -62,6 +62,7 @@ def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.Resource
             disk_type=spec.disk_type,
             spot=spec.spot,
             flex_start=spec.flex_start or None,
+            max_run_duration=spec.max_run_duration,
             reservation_affinity=reservation,
             labels=spec.labels,
             taints=[gcp.container.NodePoolNodeConfigTaintArgs(**taint) for taint in spec.taints],

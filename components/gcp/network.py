@@ -1,5 +1,6 @@
-"""The GKE network: a VPC-native subnet (pods and services from secondary ranges), Cloud NAT for private nodes, and,
-when a deployment uses an internal Application Load Balancer, the region's proxy-only subnet and its firewall rule.
+"""The GKE network: a VPC-native subnet (pods and services from secondary ranges), Cloud NAT for private nodes, a
+private DNS zone that sends Google API names to private.googleapis.com, and, when a deployment uses an internal
+Application Load Balancer, the region's proxy-only subnet and its firewall rule.
 
 Builders here are functions whose resources are children of the GCP adapter (their URNs are those of every existing
 GKE stack); the address plan is plain data.
@@ -7,14 +8,21 @@ GKE stack); the address plan is plain data.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import ipaddress
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.layout import CONTROL_PLANE_CIDR, NODE_CIDR, POD_CIDR, PODS_RANGE, SERVICE_CIDR, SERVICES_RANGE
-from tritonfleet.clouds.gcp.facts import PROXY_ONLY_PURPOSE, PROXY_ONLY_ROLE, control_plane_firewall_ports
+from components.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
+from tritonfleet.clouds.gcp.facts import (
+    GOOGLE_APIS_DOMAIN,
+    PRIVATE_GOOGLE_APIS_CIDR,
+    PROXY_ONLY_PURPOSE,
+    PROXY_ONLY_ROLE,
+    control_plane_firewall_ports,
+)
 from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, TRITON_INFERENCE_PORTS, resource_name
 
 
@@ -30,6 +38,8 @@ class GkeNetworkArgs:
     """Protect the VPC and subnet (deleting them takes the cluster with them)."""
     proxy_only_cidr: str | None = None
     """The proxy-only subnet's range when a deployment uses an internal Application Load Balancer; None: no subnet."""
+    ranges: Mapping[str, str] = field(default_factory=lambda: dict(PLANNED_RANGES))
+    """The address plan (`layout.planned_ranges`): node, pod, service and control-plane CIDRs."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +61,11 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
         name=resource_name(args.stack, "nodes"),
         network=network.self_link,
         region=args.region,
-        ip_cidr_range=NODE_CIDR,
+        ip_cidr_range=args.ranges["node"],
         private_ip_google_access=True,
         secondary_ip_ranges=[
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=POD_CIDR),
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=SERVICE_CIDR),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.ranges["pod"]),
+            gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.ranges["service"]),
         ],
         opts=protected,
     )
@@ -79,11 +89,51 @@ def create_network(name: str, args: GkeNetworkArgs, opts: pulumi.ResourceOptions
     # The private control plane reaches the nodes on 443 and 10250 only: prometheus-adapter's custom metrics API
     # (6443) needs its own rule, or every HPA stops (tritonfleet/clouds/gcp/facts.py). Source: the control plane's
     # /28 only, to the instances of this stack's own VPC.
-    _allow_tcp_in(name, "control-plane-webhooks", args, network, CONTROL_PLANE_CIDR,
+    _allow_tcp_in(name, "control-plane-webhooks", args, network, args.ranges["control-plane"],
                   control_plane_firewall_ports(CONTROL_PLANE_CALLED_PORTS), opts)  # fmt: skip
     if args.proxy_only_cidr:
         create_proxy_only_subnet(name, args, network, opts)
+    create_private_google_apis_zone(name, args, network, opts)
     return GkeNetwork(network=network, subnet=subnet)
+
+
+def create_private_google_apis_zone(
+    name: str, args: GkeNetworkArgs, network: gcp.compute.Network, opts: pulumi.ResourceOptions
+) -> None:
+    """Private Google Access by name: a private DNS zone for googleapis.com on this VPC that sends every Google API
+    name to private.googleapis.com (199.36.153.8/30, reached through the subnet's Private Google Access), so Triton's
+    Cloud Storage traffic goes to one known range its NetworkPolicy allows instead of to the whole internet
+    (https://cloud.google.com/vpc/docs/configure-private-google-access#config-domain, read 2026-12-05)."""
+    zone = gcp.dns.ManagedZone(
+        f"{name}-googleapis",
+        name=resource_name(args.stack, "googleapis"),
+        dns_name=f"{GOOGLE_APIS_DOMAIN}.",
+        description="Google APIs through Private Google Access (private.googleapis.com)",
+        visibility="private",
+        private_visibility_config=gcp.dns.ManagedZonePrivateVisibilityConfigArgs(
+            networks=[gcp.dns.ManagedZonePrivateVisibilityConfigNetworkArgs(network_url=network.id)]
+        ),
+        opts=opts,
+    )
+    records = {
+        "private": ("A", private_google_apis_addresses()),
+        "wildcard": ("CNAME", [f"private.{GOOGLE_APIS_DOMAIN}."]),
+    }
+    for role, (kind, data) in records.items():
+        gcp.dns.RecordSet(
+            f"{name}-googleapis-{role}",
+            managed_zone=zone.name,
+            name=f"{'*' if role == 'wildcard' else role}.{GOOGLE_APIS_DOMAIN}.",
+            type=kind,
+            ttl=300,
+            rrdatas=data,
+            opts=opts,
+        )
+
+
+def private_google_apis_addresses() -> list[str]:
+    """The four addresses of private.googleapis.com (PRIVATE_GOOGLE_APIS_CIDR)."""
+    return [str(address) for address in ipaddress.ip_network(PRIVATE_GOOGLE_APIS_CIDR)]
 
 
 def create_proxy_only_subnet(name: str, args: GkeNetworkArgs, network: gcp.compute.Network, opts: pulumi.ResourceOptions) -> None:

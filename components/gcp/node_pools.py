@@ -1,8 +1,8 @@
 """What each GKE node pool looks like, decided from the stack config (plain data, no Pulumi; gpu_pools.py builds them).
 
-One configured GPU pool becomes one GKE node pool per purchase option of `tritonfleet.core.cost.split_capacity`
-(the one formula the cost table uses too): a `mixed` pool becomes an on-demand base pool and a spot pool whose
-autoscaling bounds add up to the configured minNodes/maxNodes; reservation and flex-start pools stay one pool.
+One configured GPU pool becomes one GKE node pool per purchase option (`class_bounds`, from the one cost model): a
+`mixed` pool becomes an on-demand pool whose minimum is the on-demand base and a spot pool whose maximum is the
+spotShare of the burst (their maxima add up to maxNodes); reservation and flex-start pools stay one pool.
 Bounds are GKE's *total* node counts (`total_min_node_count`), not the per-zone counts a regional pool multiplies.
 
 Every GPU node pool joins the compute class of its pool's head (compute_classes.py): label and taint
@@ -18,20 +18,17 @@ from components.gcp.drivers import GpuDriverSetup, gpu_driver_setup
 from tritonfleet.clouds.gcp.facts import (
     BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_LABEL,
+    FLEX_START_MAX_RUN_SECONDS,
     GKE_DEFAULT_REGION_ZONES,
     GKE_TAINT_EFFECT,
     IN_PLACE_UPGRADE,
-    SPOT_CRITICAL_POD_SHUTDOWN_SECONDS,
-    SPOT_EXTENDED_SHUTDOWN_MIN_VERSION,
-    SPOT_EXTENDED_SHUTDOWN_SECONDS,
-    SPOT_NOTICE_SECONDS,
-    SPOT_POD_SHUTDOWN_SECONDS,
     SURGE_UPGRADE,
-    gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.spot import SpotShutdown, spot_shutdown
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import GPU_TAINT_EFFECT, PROJECT, gpu_taint, pool_node_labels
-from tritonfleet.core.cost import split_capacity
+from tritonfleet.core.cost import CapacitySplit, NodeRange, fill_split, split_nodes
+from tritonfleet.core.placement import floor_placement, kept_nodes
 from tritonfleet.core.scheduling import pool_members
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -53,23 +50,6 @@ def class_taint(class_name: str) -> dict[str, str]:
     return {"key": COMPUTE_CLASS_LABEL, "value": class_name, "effect": GPU_TAINT_EFFECT}
 
 
-@dataclass(frozen=True)
-class SpotShutdown:
-    """Graceful node shutdown of a spot node: the node's window and the non-system Pods' share of it."""
-
-    window_seconds: int
-    pod_seconds: int
-    extended: bool  # the stack sets the window on its spot node pools (kubelet config)
-
-
-def spot_shutdown(kubernetes_version: str) -> SpotShutdown:
-    """GKE's 30 s notice with 15 s for Pods, or the extended 120 s window where the cluster version offers it."""
-    if gke_version_at_least(kubernetes_version, SPOT_EXTENDED_SHUTDOWN_MIN_VERSION):
-        window = SPOT_EXTENDED_SHUTDOWN_SECONDS
-        return SpotShutdown(window, window - SPOT_CRITICAL_POD_SHUTDOWN_SECONDS, extended=True)
-    return SpotShutdown(SPOT_NOTICE_SECONDS, SPOT_POD_SHUTDOWN_SECONDS, extended=False)
-
-
 def upgrade_settings(option: str, gpus_per_node: int) -> dict[str, int] | None:
     """Surge settings per purchase option: in place (surge 0, unavailable 1) where a surge node would have to come
     from the reservation or from scarce stock; one surge node otherwise; None for flex-start (GKE's short-lived
@@ -85,6 +65,18 @@ def local_ssd_count(machine_type: str) -> int | None:
     """Local SSDs the machine comes with, to back the node's ephemeral storage (the Triton model cache)."""
     bundled = BUNDLED_LOCAL_SSDS.get(machine_type)
     return bundled[0] if bundled else None
+
+
+def class_bounds(config: StackConfig, pool: GpuPool) -> CapacitySplit:
+    """The autoscaling bounds of the pool's GKE node pools. Minimum: the plan's floor (tritonfleet/core/placement.py:
+    minNodes, the on-demand base, and the nodes the deployments' minReplicas keep up), so the autoscaler holds what the
+    plan counts and the policy pack reads it back. A mixed pool's on-demand node pool keeps the on-demand base; the
+    spot node pool's maximum is the spotShare of the burst, and the class tries spot before on-demand
+    (compute_classes.py), so nodes above the base are spot until that maximum, on-demand after it."""
+    placed = floor_placement(config).get(pool.name)
+    floor = placed.nodes if placed else kept_nodes(config, pool)
+    low, high = fill_split(config.cloud, pool, floor), split_nodes(pool, pool.max_nodes)
+    return CapacitySplit({o: NodeRange(low.get(o, 0), high[o]) for o in high if high[o] > 0})
 
 
 @dataclass(frozen=True)
@@ -119,6 +111,7 @@ class GpuNodePoolSpec:
     upgrade: dict[str, int] | None  # max_surge / max_unavailable; None: GKE's own (flex-start)
     shutdown: SpotShutdown | None  # set on spot pools whose cluster version allows the extended window
     local_ssds: int | None  # local SSDs backing ephemeral storage; None: the boot disk
+    max_run_duration: str | None = None  # flex-start: the VM's life ("604800s"); None: no limit
 
 
 def boot_disk_type(machine_type: str) -> str:
@@ -135,9 +128,9 @@ def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolS
     driver = gpu_driver_setup(config)
     class_name = compute_class_name(pool_members(config, pool)[0].name)
     taints = [gpu_taint("gcp"), class_taint(class_name)]
-    shutdown = spot_shutdown(config.cluster.kubernetes_version)
+    shutdown = spot_shutdown(config.cluster.gke_build)
     specs = []
-    for option, nodes in split_capacity(pool).purchase.items():
+    for option, nodes in class_bounds(config, pool).purchase.items():
         labels = pool_node_labels(
             pool.name, pool.gpu, option, {**pool.node_labels, **driver.node_labels}, pool.assumed_usd_per_hour
         )
@@ -168,6 +161,7 @@ def gpu_node_pool_specs(config: StackConfig, pool: GpuPool) -> list[GpuNodePoolS
                 upgrade=upgrade_settings(option, itype.gpu_count),
                 shutdown=shutdown if option == "spot" and shutdown.extended else None,
                 local_ssds=local_ssd_count(itype.name),
+                max_run_duration=f"{FLEX_START_MAX_RUN_SECONDS}s" if option == "flex-start" else None,
             )
         )
     return specs

@@ -1,6 +1,6 @@
-"""Triton's Workload Identity on GKE, built from what identity.py decides: per deployment a Google service account
-that only that deployment's Kubernetes ServiceAccount may impersonate, reading only its bucket. Builders are functions
-whose resources are children of the GCP adapter."""
+"""Triton's Workload Identity on GKE, built from what identity.py decides: per deployment, its Kubernetes
+ServiceAccount's own principal reads only its bucket. Builders are functions whose resources are children of the GCP
+adapter."""
 
 from __future__ import annotations
 
@@ -10,13 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.contract import IdentityRequest, TritonIdentity, after_grants
-from components.gcp.identity import (
-    TRITON_BUCKET_ROLES,
-    WORKLOAD_IDENTITY_ANNOTATION,
-    WORKLOAD_IDENTITY_USER,
-    service_account_id,
-    workload_identity_member,
-)
+from components.gcp.identity import PRINCIPAL_ANNOTATION, TRITON_BUCKET_ROLES, workload_identity_principal
 
 
 @dataclass(frozen=True)
@@ -27,46 +21,33 @@ class TritonIdentityArgs:
     """Which ServiceAccount reads which bucket (`contract.identity_requests`)."""
     bucket_name: pulumi.Input[str]
     """The GCS bucket's name."""
-    stack: str
-    """The stack's name, part of the Google service account's id."""
     project: str | None
-    """The GCP project of the account and of the cluster's workload pool."""
+    """The GCP project of the cluster's workload pool."""
+    project_number: pulumi.Input[str]
+    """That project's number (principal identifiers name it)."""
     cluster: pulumi.Resource
     """The cluster: the <project>.svc.id.goog pool exists only once a cluster with Workload Identity does."""
 
 
 def create_triton_identity(name: str, args: TritonIdentityArgs, opts: pulumi.ResourceOptions) -> TritonIdentity:
-    """The account, its Workload Identity binding and its bucket roles; the annotation resolves once all exist."""
+    """The bucket roles of the ServiceAccount's principal; the annotation resolves once they exist."""
     request = args.request
     prefix = f"{name}-triton-{request.deployment}"
-    account = gcp.serviceaccount.Account(
-        prefix,
-        account_id=service_account_id(args.stack, request.deployment),
-        display_name=f"Triton {request.namespace}/{request.deployment}: reads {request.bucket}",
-        project=args.project,
-        opts=opts,
+    principal = pulumi.Output.from_input(args.project_number).apply(
+        lambda number: workload_identity_principal(number, args.project or "", request.namespace, request.service_account)
     )
+    after_cluster = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[args.cluster]))
     grants: list[pulumi.CustomResource] = [
-        gcp.serviceaccount.IAMMember(
-            f"{prefix}-wi",
-            service_account_id=account.name,
-            role=WORKLOAD_IDENTITY_USER,
-            member=workload_identity_member(args.project or "", request.namespace, request.service_account),
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[args.cluster])),
+        gcp.storage.BucketIAMMember(
+            f"{prefix}-{role.rsplit('.', 1)[-1]}", bucket=args.bucket_name, role=role, member=principal, opts=after_cluster
         )
+        for role in TRITON_BUCKET_ROLES
     ]
-    google_member = account.email.apply(lambda email: f"serviceAccount:{email}")
-    for role in TRITON_BUCKET_ROLES:
-        grants.append(
-            gcp.storage.BucketIAMMember(
-                f"{prefix}-{role.rsplit('.', 1)[-1]}", bucket=args.bucket_name, role=role, member=google_member, opts=opts
-            )
-        )
     return TritonIdentity(
-        annotations={WORKLOAD_IDENTITY_ANNOTATION: after_grants(account.email, grants)},
+        annotations={PRINCIPAL_ANNOTATION: after_grants(principal, grants)},
         export={
             "kubernetesServiceAccount": f"{request.namespace}/{request.service_account}",
-            "googleServiceAccount": account.email,
+            "principal": principal,
             "bucket": args.bucket_name,
             "roles": list(TRITON_BUCKET_ROLES),
         },

@@ -21,8 +21,6 @@ PROMETHEUS_POD_LABELS = {"app.kubernetes.io/name": "prometheus"}
 # The cluster DNS pods, as both EKS (CoreDNS) and GKE (kube-dns) label them.
 DNS_NAMESPACE = "kube-system"
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
-# S3/GCS and STS have no stable addresses: HTTPS may go to any address, nothing else may.
-HTTPS_EGRESS_CIDRS = ("0.0.0.0/0",)
 
 
 def client_label(deployment: str) -> str:
@@ -137,8 +135,9 @@ def client_selector(access: Access, deployment: str) -> tuple[list[str], dict[st
 
 
 def network_policy_values(access: Access, facts: ExposureFacts, deployment: str) -> dict[str, Any]:
-    """Triton's pods only: clients to 8000/8001; the load balancer to them; Prometheus to 8002; egress to kube-dns,
-    HTTPS, and the cloud's metadata endpoints when keyless access needs them."""
+    """Triton's pods only: clients to 8000/8001; the load balancer to them; Prometheus to 8002; egress to kube-dns
+    and to the cloud's endpoints Triton needs (`ExposureFacts.egress`: the object store and identity endpoints over
+    HTTPS, metadata servers), never to the internet at large."""
     namespaces, labels = client_selector(access, deployment)
     mode = access.mode
     exposed = mode != CLUSTER
@@ -153,8 +152,10 @@ def network_policy_values(access: Access, facts: ExposureFacts, deployment: str)
         "metricsPodLabels": dict(PROMETHEUS_POD_LABELS),
         "dnsNamespace": DNS_NAMESPACE,
         "dnsPodLabels": dict(DNS_POD_LABELS),
-        "egressHttpsCidrs": list(HTTPS_EGRESS_CIDRS),
-        "extraEgress": [{"cidr": r.cidr, "port": r.port, "protocol": r.protocol} for r in facts.extra_egress],
+        "egressHttpsCidrs": [r.cidr for r in facts.egress if (r.port, r.protocol) == (443, "TCP")],
+        "extraEgress": [
+            {"cidr": r.cidr, "port": r.port, "protocol": r.protocol} for r in facts.egress if (r.port, r.protocol) != (443, "TCP")
+        ],
     }
 
 

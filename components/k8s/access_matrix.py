@@ -16,6 +16,7 @@ from pathlib import Path
 
 from components.aws.exposure import aws_exposure_facts
 from components.gcp.exposure import gcp_exposure_facts
+from tritonfleet.clouds.gcp.facts import PRIVATE_GOOGLE_APIS_CIDR
 from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
 
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
@@ -45,18 +46,26 @@ INGRESS_PEERS = (
 # Destinations of Triton's own connections.
 EGRESS_PEERS = (
     Peer("kube-dns", "cluster DNS (`k8s-app: kube-dns` in `kube-system`)"),
-    Peer("any-address", "any address outside the cluster (object storage, STS, token endpoints)"),
+    Peer("object-store", "the object store (AWS: the region's S3 prefix list; GCP: private.googleapis.com)"),
+    Peer("identity", "STS's interface endpoint in the load balancer subnets (AWS)"),
     Peer("metadata-252", "GKE metadata server 169.254.169.252"),
     Peer("metadata-254", "metadata server 169.254.169.254"),
+    Peer("internet", "any other address (the internet, the VPC's other addresses)"),
     Peer("pod", "any other pod"),
 )
+# The S3 prefix list the offline plan answers with (tritonfleet/plan/fake_state.py): one of us-east-1's ranges.
+S3_CIDRS = ("52.216.0.0/15",)
 
 
-# The facts each cloud adapter hands up (AWS: given the load balancers' subnets).
-_FACTS = {"aws": aws_exposure_facts, "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
+# The facts each cloud adapter hands up (AWS: given the load balancers' subnets and the region's S3 ranges).
+_FACTS = {"aws": lambda cidrs: aws_exposure_facts(cidrs, S3_CIDRS), "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
 
 
-def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = ("10.0.224.0/24", "10.0.225.0/24")) -> ExposureFacts:
+# The public /24s of the VPC tritonfleet creates on AWS, in two zones (components/aws/layout.py).
+DEFAULT_LOAD_BALANCER_CIDRS = ("10.0.224.0/24", "10.0.225.0/24")
+
+
+def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = DEFAULT_LOAD_BALANCER_CIDRS) -> ExposureFacts:
     """The facts the cloud adapter hands up (AWS default: the public /24s of the VPC tritonfleet creates in two zones)."""
     return _FACTS[cloud](load_balancer_cidrs)
 
@@ -76,14 +85,17 @@ def ingress(facts: ExposureFacts, mode: str) -> dict[str, frozenset[tuple[str, i
     }
 
 
-def egress(facts: ExposureFacts) -> dict[str, frozenset[tuple[str, int]]]:
-    """Destination peer -> the (protocol, port) pairs a Triton pod may open there."""
-    extra = {r.cidr: frozenset({(r.protocol, r.port)}) for r in facts.extra_egress}
+def egress(facts: ExposureFacts, load_balancer_cidrs: tuple[str, ...] = ()) -> dict[str, frozenset[tuple[str, int]]]:
+    """Destination peer -> the (protocol, port) pairs a Triton pod may open there: only what the cloud's facts list
+    (`ExposureFacts.egress`), the identity endpoint being whatever the load balancer subnets hold."""
+    allowed = {r.cidr: frozenset({(r.protocol, r.port)}) for r in facts.egress}
     return {
         "kube-dns": DNS,
-        "any-address": HTTPS,
-        "metadata-252": HTTPS | extra.get("169.254.169.252/32", NOTHING),
-        "metadata-254": HTTPS | extra.get("169.254.169.254/32", NOTHING),
+        "object-store": HTTPS if any(c in allowed for c in (*S3_CIDRS, PRIVATE_GOOGLE_APIS_CIDR)) else NOTHING,
+        "identity": HTTPS if load_balancer_cidrs and all(c in allowed for c in load_balancer_cidrs) else NOTHING,
+        "metadata-252": allowed.get("169.254.169.252/32", NOTHING),
+        "metadata-254": allowed.get("169.254.169.254/32", NOTHING),
+        "internet": NOTHING,
         "pod": NOTHING,
     }
 
@@ -109,7 +121,7 @@ def markdown() -> str:
     ]
     lines += [f"| {p.description} | " + " | ".join(_cell(cells[m][p.key]) for m in modes) + " |" for p in INGRESS_PEERS]
     clouds = ("aws", "gcp")
-    out = {cloud: egress(cloud_facts(cloud)) for cloud in clouds}
+    out = {cloud: egress(cloud_facts(cloud), DEFAULT_LOAD_BALANCER_CIDRS) for cloud in clouds}
     lines += ["", "| a Triton pod reaches | AWS | GCP |", "|---|---|---|"]
     lines += [f"| {p.description} | " + " | ".join(_cell(out[c][p.key]) for c in clouds) + " |" for p in EGRESS_PEERS]
     return "\n".join(lines) + "\n"

@@ -11,10 +11,16 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 import yaml
 
+from components.k8s.pod_security import MONITORING_LEVEL, NODE_EXPORTER_LEVEL, pod_security_labels
 from tritonfleet.core import pins
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import KUBE_PROMETHEUS_STACK_RELEASE, MONITORING_NAMESPACE, PROMETHEUS_URL
+from tritonfleet.core.conventions import (
+    KUBE_PROMETHEUS_STACK_RELEASE,
+    MONITORING_NAMESPACE,
+    NODE_EXPORTER_NAMESPACE,
+    PROMETHEUS_URL,
+)
 from tritonfleet.monitoring import stack_values
 from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboards
 from tritonfleet.monitoring.rules import prometheus_rule
@@ -38,7 +44,16 @@ class Monitoring(pulumi.ComponentResource):
         super().__init__("tritonfleet:k8s:Monitoring", name, None, opts)
         monitoring = config.monitoring
         on_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata={"name": MONITORING_NAMESPACE}, opts=on_cluster)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": MONITORING_NAMESPACE, "labels": pod_security_labels(MONITORING_LEVEL)},
+            opts=on_cluster,
+        )
+        node_exporter_namespace = k8s.core.v1.Namespace(
+            f"{name}-node-exporter-namespace",
+            metadata={"name": NODE_EXPORTER_NAMESPACE, "labels": pod_security_labels(NODE_EXPORTER_LEVEL)},
+            opts=on_cluster,
+        )
         in_namespace = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace])
 
         password = random.RandomPassword(
@@ -55,7 +70,7 @@ class Monitoring(pulumi.ComponentResource):
             },
             opts=in_namespace,
         )
-        release_needs: list[pulumi.Resource] = [namespace, grafana_admin]
+        release_needs: list[pulumi.Resource] = [namespace, node_exporter_namespace, grafana_admin]
         if stack_values.has_alertmanager_config(monitoring):
             # The receivers' URLs and keys are secrets: they go to a Secret, never into the Helm values.
             config_data = stack_values.alertmanager_config(monitoring.alert_receivers, monitoring.dead_mans_switch_url)

@@ -15,10 +15,11 @@ from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
-from tritonfleet.core.disruption import pdb_max_unavailable
+from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
+from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.scheduling import PoolFacts
-from tritonfleet.core.sizing import replica_requests
+from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node
 
 from .access import access_values
 from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
@@ -33,7 +34,7 @@ CHART_DIR = Path(__file__).resolve().parents[2] / CHART_PATH
 # Seconds between Triton's exit timeout and the kubelet's SIGKILL (Triton's own shutdown after draining).
 KILL_MARGIN_SECONDS = 5
 # On-demand pools have no external deadline; this budget bounds a rollout or a scale-down.
-ON_DEMAND_SHUTDOWN_SECONDS = 120
+ON_DEMAND_SHUTDOWN_SECONDS = POD_STOP_SECONDS
 # How often Triton re-reads the repository in `poll` mode, where the shutdown budget allows (repository_poll_seconds).
 REPOSITORY_POLL_SECONDS = 60
 
@@ -116,6 +117,15 @@ def llm_env(deployment: TritonDeployment) -> dict[str, str]:
     return {}
 
 
+def node_affinity_values(pool: PoolFacts) -> dict[str, Any]:
+    """Preferred node affinity away from nodes that carry one of the pool's `avoid_node_labels` (GKE: a host
+    maintenance is scheduled there), or {} when there are none."""
+    if not pool.avoid_node_labels:
+        return {}
+    terms = [{"key": key, "operator": "DoesNotExist"} for key in pool.avoid_node_labels]
+    return {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": {"matchExpressions": terms}}]}
+
+
 def triton_values(
     deployment: TritonDeployment,
     pool: PoolFacts,
@@ -124,9 +134,14 @@ def triton_values(
     env: Mapping[str, str],
     service_account_annotations: Mapping[str, str],
     monitoring: bool,
+    hostname: HostnameSpread | None = None,
 ) -> dict[str, Any]:
-    """The chart values for one deployment (plain data; tested without Pulumi)."""
+    """The chart values for one deployment (plain data; tested without Pulumi). `hostname` is the deployment's node
+    spread (`tritonfleet.core.placement.hostname_spread`); by default a soft one with maxSkew = replicas per node."""
     budget = shutdown_budget(pool)
+    if hostname is None:
+        per_node = replicas_per_node(NodeShape.of(instance_type), replica_shape(instance_type, deployment.gpus_per_replica))
+        hostname = HostnameSpread(max(1, per_node), SOFT)
     return {
         "image": {"repository": pins.TRITON_IMAGE_REPOSITORY, "tag": deployment.image_tag},
         "modelRepository": model_repository_path(bucket_uri, deployment.model_prefix),
@@ -144,7 +159,8 @@ def triton_values(
         "nodeSelector": dict(pool.node_selector),
         "tolerations": [taint_toleration(taint) for taint in pool.taints],
         # Spread over spot and on-demand nodes too (the label that says how each node of the pool was bought).
-        "topologySpread": {"capacityTypeKey": pool.capacity_type_label},
+        "topologySpread": {"capacityTypeKey": pool.capacity_type_label, "hostname": hostname.values()},
+        "nodeAffinity": node_affinity_values(pool),
         "podDisruptionBudget": {"maxUnavailable": pdb_max_unavailable(deployment)},
         "spotNoticeSeconds": pool.spot_pod_shutdown_seconds or pool.spot_notice_seconds,
         "shutdown": {
@@ -170,12 +186,13 @@ def release_values(
     service_account_annotations: Mapping[str, pulumi.Input[str]],
     monitoring: bool,
     exposure: ExposureFacts,
+    hostname: HostnameSpread | None = None,
 ) -> dict[str, Any]:
     """The release's values, with the cloud's outputs only at their own leaves (modelRepository, the ServiceAccount
     annotations). In a first preview the role ARN / service account email is unknown: wrapping the whole dict in one
     apply would make every value unknown, so the policy pack could not check nodeSelector, tolerations or access."""
     values = {
-        **triton_values(deployment, pool, instance_type, "", env, {}, monitoring),
+        **triton_values(deployment, pool, instance_type, "", env, {}, monitoring, hostname),
         **access_values(deployment, exposure),
     }
     values["modelRepository"] = pulumi.Output.from_input(bucket_uri).apply(
@@ -202,10 +219,11 @@ class TritonRelease(pulumi.ComponentResource):
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
         exposure: ExposureFacts = NO_LOAD_BALANCERS,
+        hostname: HostnameSpread | None = None,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = release_values(
-            deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure
+            deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure, hostname
         )
         self.release = k8s.helm.v3.Release(
             name,

@@ -1,10 +1,11 @@
 """Block a stack whose GPU pools cost more per month than its budget (floor or ceiling basis), and, where the
 environment demands it (prod), a stack whose cost cannot be known: a pool without a published price must state an
-acknowledged assumed price (gpuPools[].assumedPrice), which the budget then counts."""
+acknowledged assumed price (gpuPools[].assumedPrice), which the budget then counts, never below the floor of its GPU
+class where the policy config sets floors (assumedPriceFloors, prod): an assumption below it is a violation."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._pools import gpu_pools, stack_spend
+from policies._pools import GpuPool, gpu_pools, stack_spend
 from policies._settings import schema, settings
 
 BUDGET_PROPERTIES = {
@@ -14,6 +15,13 @@ BUDGET_PROPERTIES = {
         "enum": ["floor", "ceiling"],
         "default": "ceiling",
         "description": "floor: every pool at its minimum size; ceiling: every pool at its maximum size",
+    },
+    "assumedPriceFloors": {
+        "type": "object",
+        "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+        "default": {},
+        "description": "USD per GPU-hour by catalog GPU (B200, H200...): an acknowledged assumed price counts at least "
+        "this times the pool's GPUs per node, and one below it, or one no floor applies to, is a violation (prod)",
     },
 }
 UNKNOWN_PRICES = {
@@ -26,10 +34,39 @@ UNKNOWN_PRICES = {
 SCHEMA = schema(**BUDGET_PROPERTIES, unknownPrices=UNKNOWN_PRICES)
 
 
+def assumed_price_problems(pools: list[GpuPool], basis: str, floors: dict[str, float]) -> list[str]:
+    """An assumed price that the budget relies on must not undercut what its GPUs cost at least (the floor), and a
+    floor must apply to it: a self-declared $0.01 for eight B200 would otherwise turn an overrun into a pass."""
+    found = []
+    for pool in pools:
+        if not pool.priced_by_assumption(basis):
+            continue
+        stated, floor = pool.assumed_usd_per_hour, pool.assumed_floor_usd_per_hour(floors)
+        if floor is None:
+            what = f"GPU {pool.gpu_class}" if pool.gpu_class else "an unknown GPU class or count"
+            found.append(
+                f"GPU pool '{pool.name}' assumes ${stated:,.2f}/node-hour for {what}, and assumedPriceFloors has no "
+                f"floor for it (floors: {', '.join(sorted(floors))}). Use a catalogued type, or add a floor in this "
+                "stack's policy config after review."
+            )
+        elif stated < floor:
+            found.append(
+                f"GPU pool '{pool.name}' assumes ${stated:,.2f}/node-hour, below the floor of ${floor:,.2f} "
+                f"({pool.gpus_per_node} {pool.gpu_class} at ${floors[pool.gpu_class]:,.2f}/GPU-hour, "
+                "assumedPriceFloors); the budget counts the floor. State a dated quote at or above it: pulumi config "
+                "set --path 'tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour' <usd>."
+            )
+    return found
+
+
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     config = settings(args, SCHEMA)
-    budget, basis = float(config["monthlyUsd"]), str(config["basis"])
-    spend = stack_spend(gpu_pools(args.resources), basis)
+    budget, basis, floors = float(config["monthlyUsd"]), str(config["basis"]), dict(config["assumedPriceFloors"])
+    pools = gpu_pools(args.resources)
+    if floors:
+        for problem in assumed_price_problems(pools, basis, floors):
+            report_violation(problem, None)
+    spend = stack_spend(pools, basis, floors)
     if config["unknownPrices"] == "fail" and not spend.complete:
         report_violation(
             f"The stack's monthly GPU cost on the {basis} basis is unknown: {'; '.join(spend.unpriced)}. This "

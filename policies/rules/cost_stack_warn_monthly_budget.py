@@ -21,7 +21,7 @@ SCHEMA = schema(
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     config = settings(args, SCHEMA)
     budget, basis, fraction = float(config["monthlyUsd"]), str(config["basis"]), float(config["warnFraction"])
-    spend = stack_spend(gpu_pools(args.resources), basis)
+    spend = stack_spend(gpu_pools(args.resources), basis, dict(config["assumedPriceFloors"]))
     if not spend.complete:
         report_violation(
             f"Cannot verify the monthly budget of ${budget:,.2f} on the {basis} basis: "

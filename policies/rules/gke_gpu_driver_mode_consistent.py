@@ -14,6 +14,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackVali
 
 from policies._match import GKE_NODE_POOL, get, is_gpu_operator_release, items
 from policies._pools import gpu_pool
+from tritonfleet.clouds.gcp.accelerators import tpu
 from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
 
 GKE_MANAGED = ("DEFAULT", "LATEST")
@@ -36,6 +37,7 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         if (
             resource.resource_type != GKE_NODE_POOL
             or gpu_pool(resource.resource_type, resource.props, resource.urn, resource.name) is None
+            or tpu(str(get(resource.props, "nodeConfig.machineType", "")))
         ):
             continue
         props, name = resource.props, resource.name

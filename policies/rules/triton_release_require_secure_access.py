@@ -1,51 +1,128 @@
-"""Triton releases keep model control behind a key, and a public endpoint has TLS and authentication.
+"""Triton releases keep model control behind a key, a public endpoint has TLS and authentication, and an internal one
+open to every address serves no unauthenticated inference unless the policy config acknowledges it.
 
-Read from the release's chart values (docs/access.md): `restrictedApis.groups` (which APIs need a key),
-`ingress` (public exposure; TLS from `tlsSecretName` or the set `certificateAnnotation`) and `service` (a LoadBalancer
-with no annotations is internet-facing on EKS and GKE). Mandatory in prod; the dev and staging configs make it advisory.
+Read from the release's chart values (docs/access.md): `restrictedApis.groups` (which APIs need a key), `ingress`
+(TLS from `tlsSecretName` or the set `certificateAnnotation`) and `service`. Exposure is decided from what the cloud's
+controllers act on, never from the mere presence of annotations: a LoadBalancer Service is internal only with the AWS
+Load Balancer Controller's `aws-load-balancer-type: external` and `aws-load-balancer-scheme: internal`, or GKE's
+`networking.gke.io/load-balancer-type: Internal`; an Ingress only with the ALB scheme `internal` or GKE's class
+`gce-internal`; `internet-facing` is public; a NodePort Service opens a port on every node and counts as public; and
+`ingress.enabled` counts as Helm's `if` reads it (the text "true" is enabled). Mandatory in prod; the dev and staging
+configs make it advisory.
 """
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import get, is_mapping, is_triton_release, items
-from tritonfleet.clouds.aws.facts import ALB_INTERNAL_SCHEME, ALB_SCHEME_ANNOTATION
-from tritonfleet.clouds.gcp.facts import GKE_INGRESS_CLASS_ANNOTATION, GKE_INTERNAL_INGRESS_CLASS
-from tritonfleet.core.exposure import INFERENCE_APIS, MODEL_CONTROL_APIS
+from policies._match import get, is_list, is_mapping, is_triton_release, items
+from policies._settings import schema, settings
+from tritonfleet.clouds.aws.facts import (
+    ALB_INTERNAL_SCHEME,
+    ALB_PUBLIC_SCHEME,
+    ALB_SCHEME_ANNOTATION,
+    NLB_CONTROLLER_TYPE,
+    NLB_SCHEME_ANNOTATION,
+    NLB_TYPE_ANNOTATION,
+)
+from tritonfleet.clouds.gcp.facts import (
+    GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_INGRESS_CLASS,
+    GKE_INTERNAL_LB_TYPE,
+    GKE_LB_TYPE_ANNOTATION,
+)
+from tritonfleet.core.exposure import ANYWHERE, INFERENCE_APIS, MODEL_CONTROL_APIS
 
-# Ingress annotations that make the load balancer internal to the cloud network (either cloud's).
-INTERNAL_INGRESS_ANNOTATIONS = {ALB_SCHEME_ANNOTATION: ALB_INTERNAL_SCHEME, GKE_INGRESS_CLASS_ANNOTATION: GKE_INTERNAL_INGRESS_CLASS}
+# The ALB's client networks (comma-separated CIDRs); without it the controller opens the listeners to 0.0.0.0/0.
+ALB_INBOUND_CIDRS_ANNOTATION = "alb.ingress.kubernetes.io/inbound-cidrs"
+EVERY_ADDRESS = (ANYWHERE, "::/0")
+SCHEMA = schema(
+    acknowledgeOpenInternalInference={
+        "type": "array",
+        "items": {"type": "string"},
+        "default": [],
+        "description": "Triton release names whose internal endpoint may take unauthenticated inference from "
+        "0.0.0.0/0 (reviewed: every network routed to the VPC reaches it)",
+    }
+)
+
+
+def _helm_true(value) -> bool:
+    """Whether Helm's `if` takes a value as true (Go template truth: any non-empty text, "false" included)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value != 0
+    if isinstance(value, str) or is_mapping(value) or is_list(value):
+        return len(value) > 0
+    return False
+
+
+def _annotations(values, path: str) -> dict[str, str]:
+    found = get(values, path, {})  # keys contain dots: index the mapping, not a dotted path
+    return {str(k): str(v) for k, v in found.items()} if is_mapping(found) else {}
+
+
+def _internal_service(annotations: dict[str, str]) -> bool:
+    if annotations.get(NLB_SCHEME_ANNOTATION) == ALB_PUBLIC_SCHEME:
+        return False
+    aws = annotations.get(NLB_TYPE_ANNOTATION) == NLB_CONTROLLER_TYPE and (
+        annotations.get(NLB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME
+    )
+    return aws or annotations.get(GKE_LB_TYPE_ANNOTATION) == GKE_INTERNAL_LB_TYPE
+
+
+def _internal_ingress(annotations: dict[str, str]) -> bool:
+    if annotations.get(ALB_SCHEME_ANNOTATION) == ALB_PUBLIC_SCHEME:
+        return False
+    return annotations.get(ALB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME or (
+        annotations.get(GKE_INGRESS_CLASS_ANNOTATION) == GKE_INTERNAL_INGRESS_CLASS
+    )
+
+
+def _every_address(values, path: str) -> list[str]:
+    return [f"{path} {cidr}" for cidr in items(get(values, path)) if cidr in EVERY_ADDRESS]
+
+
+def exposures(values) -> list[tuple[bool, str, list[str]]]:
+    """How the release is reachable from outside the cluster: (internal, what, client sources open to every address)
+    for its Ingress and its Service."""
+    found = []
+    open_policy = _every_address(values, "networkPolicy.clientCidrs")
+    if _helm_true(get(values, "ingress.enabled")):
+        annotations = _annotations(values, "ingress.annotations")
+        inbound = annotations.get(ALB_INBOUND_CIDRS_ANNOTATION)
+        sources = [f"{ALB_INBOUND_CIDRS_ANNOTATION} {c}" for c in (inbound or "").split(",") if c.strip() in EVERY_ADDRESS]
+        if inbound is None and annotations.get(ALB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME:
+            sources.append(f"no {ALB_INBOUND_CIDRS_ANNOTATION} (the ALB then takes {ANYWHERE})")
+        hostname = get(values, "ingress.hostname", "") or "(no hostname)"
+        found.append((_internal_ingress(annotations), f"an Ingress for {hostname}", sources + open_policy))
+    service_type = get(values, "service.type")
+    if service_type == "LoadBalancer":
+        annotations = _annotations(values, "service.annotations")
+        internal = _internal_service(annotations)
+        sources = _every_address(values, "service.loadBalancerSourceRanges")
+        what = "an internal LoadBalancer Service" if internal else (
+            "a LoadBalancer Service without the cloud's internal-load-balancer annotation values"
+        )
+        found.append((internal, what, sources + open_policy))
+    elif service_type == "NodePort":
+        found.append((False, "a NodePort Service (a port on every node's address)", open_policy))
+    return found
 
 
 def _restricted_apis(values) -> set[str]:
     return {str(api) for group in items(get(values, "restrictedApis.groups")) for api in items(get(group, "apis"))}
 
 
-def _public(values) -> str | None:
-    """How the release is reachable from the internet, or None."""
-    if get(values, "ingress.enabled") is True and not _internal_ingress(values):
-        return f"an Ingress for {get(values, 'ingress.hostname', '(no hostname)')}"
-    annotations = get(values, "service.annotations", {})
-    if get(values, "service.type") == "LoadBalancer" and not (is_mapping(annotations) and len(annotations)):
-        return "a LoadBalancer Service without internal-load-balancer annotations"
-    return None
-
-
-def _internal_ingress(values) -> bool:
-    annotations = get(values, "ingress.annotations", {})  # keys contain dots: index the mapping, not a dotted path
-    return is_mapping(annotations) and any(annotations.get(k) == v for k, v in INTERNAL_INGRESS_ANNOTATIONS.items())
-
-
 def _has_tls(values) -> bool:
-    if get(values, "ingress.enabled") is not True:
-        return False  # a bare LoadBalancer Service forwards TCP: nothing terminates TLS for Triton
+    if not _helm_true(get(values, "ingress.enabled")):
+        return False  # a bare LoadBalancer or NodePort Service forwards TCP: nothing terminates TLS for Triton
     if get(values, "ingress.tlsSecretName", ""):
         return True
     annotation = get(values, "ingress.certificateAnnotation", "")
-    annotations = get(values, "ingress.annotations", {})  # keys contain dots: index the mapping, not a dotted path
-    return bool(annotation) and is_mapping(annotations) and bool(annotations.get(annotation))
+    return bool(annotation) and bool(_annotations(values, "ingress.annotations").get(annotation))
 
 
-def violations(values) -> list[str]:
+def violations(values, open_internal_acknowledged: bool = False) -> list[str]:
     """What is wrong with a Triton release's access values (plain function: the policy reports each)."""
     found = []
     restricted = _restricted_apis(values)
@@ -55,18 +132,25 @@ def violations(values) -> list[str]:
             f"the model-control APIs {', '.join(open_control)} need no key: any client that reaches port 8000/8001 can "
             "load, unload or reconfigure models. Set access.restrictModelControl true (the default)."
         )
-    public = _public(values)
-    if public:
-        if not _has_tls(values):
+    unauthenticated = [api for api in INFERENCE_APIS if api not in restricted]
+    for internal, what, open_sources in exposures(values):
+        if not internal:
+            if not _has_tls(values):
+                found.append(
+                    f"it is public through {what} without TLS. Use access.exposure public with access.tls "
+                    "(an ACM certificate ARN on AWS; a pre-shared certificate, a Secret or a cert-manager issuer on GCP)."
+                )
+            if unauthenticated:
+                found.append(
+                    f"it is public through {what} and serves {', '.join(unauthenticated)} without authentication. "
+                    "Set access.restrictInference true; clients then send the inference key."
+                )
+        elif open_sources and unauthenticated and not open_internal_acknowledged:
             found.append(
-                f"it is public through {public} without TLS. Use access.exposure public with access.tls "
-                "(an ACM certificate ARN on AWS; a pre-shared certificate, a Secret or a cert-manager issuer on GCP)."
-            )
-        missing = [api for api in INFERENCE_APIS if api not in restricted]
-        if missing:
-            found.append(
-                f"it is public through {public} and serves {', '.join(missing)} without authentication. "
-                "Set access.restrictInference true; clients then send the inference key."
+                f"it is reachable through {what} from every address ({'; '.join(open_sources)}) and serves "
+                f"{', '.join(unauthenticated)} without authentication. Narrow access.clientCidrs to the client "
+                "networks or set access.restrictInference true; or add the release to "
+                "acknowledgeOpenInternalInference in this stack's policy config after review."
             )
     return found
 
@@ -74,7 +158,8 @@ def violations(values) -> list[str]:
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if not is_triton_release(args.resource_type, args.props):
         return
-    for problem in violations(get(args.props, "values", {})):
+    acknowledged = args.name in [str(n) for n in settings(args, SCHEMA)["acknowledgeOpenInternalInference"]]
+    for problem in violations(get(args.props, "values", {}), acknowledged):
         report_violation(f"Triton release '{args.name}': {problem}", None)
 
 
@@ -84,8 +169,10 @@ POLICY = ResourceValidationPolicy(
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,
+    config_schema=SCHEMA,
     remediation_steps=(
         "Keep access.restrictModelControl true; for access.exposure public set access.tls and access.restrictInference "
-        "true (tritonfleet refuses public without them); see docs/access.md."
+        "true (tritonfleet refuses public without them); for internal exposure name the client networks in "
+        "access.clientCidrs (never 0.0.0.0/0 with unauthenticated inference); see docs/access.md."
     ),
 )

@@ -90,3 +90,73 @@ def test_an_internal_ingress_needs_no_inference_key_but_the_same_ingress_made_pu
     values["ingress"]["annotations"][annotation] = public_value
     (found,) = rule.violations(values)
     assert "public through an Ingress for llm.internal.example.com" in found and "without authentication" in found
+
+
+INTERNAL_NLB = chart_values("aws", {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"]})
+INTERNAL_GKE = chart_values("gcp", {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"]})
+SCHEME, LB_TYPE = "service.beta.kubernetes.io/aws-load-balancer-scheme", "service.beta.kubernetes.io/aws-load-balancer-type"
+GKE_TYPE = "networking.gke.io/load-balancer-type"
+
+
+def _edited(values: dict, change) -> dict:
+    values = copy.deepcopy(values)
+    change(values)
+    return values
+
+
+@pytest.mark.parametrize(
+    ("base", "change", "what"),
+    [  # issue 37: any annotation once made a LoadBalancer internal, even internet-facing
+        (INTERNAL_NLB, lambda v: v["service"]["annotations"].update({SCHEME: "internet-facing"}), "LoadBalancer Service"),
+        (INTERNAL_NLB, lambda v: v["service"]["annotations"].pop(LB_TYPE), "LoadBalancer Service"),  # in-tree: public
+        (INTERNAL_NLB, lambda v: v["service"].update(annotations={"team": "ml"}), "LoadBalancer Service"),
+        (INTERNAL_GKE, lambda v: v["service"]["annotations"].update({GKE_TYPE: "External"}), "LoadBalancer Service"),
+        (INTERNAL_GKE, lambda v: v["service"]["annotations"].update({GKE_TYPE: "internal"}), "LoadBalancer Service"),
+        (INTERNAL_NLB, lambda v: v["service"].update(type="NodePort"), "a NodePort Service"),
+        (  # issue 37: ingress.enabled "true" (text) renders the Ingress as true does
+            chart_values("aws", {}),
+            lambda v: v["ingress"].update(enabled="true", hostname="llm.example.com"),
+            "an Ingress for llm.example.com",
+        ),
+    ],
+    ids=["internet-facing", "in-tree-controller", "unrelated-annotation", "gke-external", "gke-lower-case", "node-port",
+         "ingress-enabled-text"],
+)
+def test_exposure_is_read_from_what_the_controllers_act_on(base, change, what):
+    values = _edited(base, change)
+    found = rule.violations(values)
+    assert any("it is public through" in m and what in m for m in found), found
+    assert any("without authentication" in m for m in found), found
+
+
+@pytest.mark.parametrize("base", [INTERNAL_NLB, INTERNAL_GKE], ids=["eks-nlb", "gke-ilb"])
+def test_a_real_internal_load_balancer_is_internal(base):
+    assert rule.violations(base) == []
+    assert rule.violations(_edited(base, lambda v: v["ingress"].update(enabled=False))) == []
+
+
+OPEN = [
+    (INTERNAL_NLB, lambda v: v["service"].update(loadBalancerSourceRanges=["0.0.0.0/0"]), "loadBalancerSourceRanges 0.0.0.0/0"),
+    (INTERNAL_GKE, lambda v: v["networkPolicy"].update(clientCidrs=["0.0.0.0/0"]), "networkPolicy.clientCidrs 0.0.0.0/0"),
+    (
+        chart_values("aws", {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.example.com",
+                             "tls": {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/x"},
+                             "clientCidrs": ["10.0.0.0/8"]}),
+        lambda v: v["ingress"]["annotations"].pop("alb.ingress.kubernetes.io/inbound-cidrs"),
+        "no alb.ingress.kubernetes.io/inbound-cidrs",
+    ),
+]
+
+
+@pytest.mark.parametrize(("base", "change", "where"), OPEN, ids=["nlb-source-ranges", "network-policy", "alb-no-inbound"])
+def test_internal_exposure_open_to_every_address_needs_a_key_or_an_acknowledgement(base, change, where):
+    values = _edited(base, change)
+    (found,) = rule.violations(values)
+    assert "from every address" in found and where in found and "without authentication" in found
+    assert rule.violations(values, open_internal_acknowledged=True) == []
+    keyed = _edited(values, lambda v: v["restrictedApis"]["groups"].append({"name": "i", "apis": ["inference"], "key": {}}))
+    assert rule.violations(keyed) == []
+    props = {"chart": CHART, "values": values}
+    assert run_resource(rule.POLICY, RELEASE, props, {"acknowledgeOpenInternalInference": []}, name="tf-triton-llm")
+    ack = {"acknowledgeOpenInternalInference": ["tf-triton-llm"]}
+    assert run_resource(rule.POLICY, RELEASE, props, ack, name="tf-triton-llm") == []

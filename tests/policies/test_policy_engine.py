@@ -264,7 +264,7 @@ CASES = {
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=40000, basis="floor"),
-        {"cost-stack-enforce-monthly-budget": "$48,923.14/month on the floor basis"},
+        {"cost-stack-enforce-monthly-budget": "$95,129.22/month on the floor basis"},  # llm's 2 p5en, spot unavailable
     ),
     "near-budget": (
         "prod",
@@ -300,6 +300,44 @@ CASES = {
         {
             "cost-stack-warn-monthly-budget": "assumed $200.00/node-hour",
             "cost-stack-enforce-monthly-budget": "over the budget of $200,000.00",
+        },
+    ),
+    "assumed-price-below-floor": (  # issue 37: $0.01/node-hour for eight B200 turned an overrun into an advisory
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            gpu_limit("h200-burst", 160),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 0.01),
+        ),
+        config_change("gpu-stack-limit-total-gpus", maxGpus=400),
+        {
+            "cost-stack-enforce-monthly-budget": "assumes $0.01/node-hour, below the floor of $24.00 (8 B200 at $3.00",
+            "cost-stack-warn-monthly-budget": "assumed $0.01/node-hour, counted at the floor $24.00",
+        },
+    ),
+    "assumed-price-at-floor-over-budget": (  # counted at the floor, the same pool is over the budget
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            gpu_limit("h200-burst", 400),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 0.01),
+        ),
+        config_change("gpu-stack-limit-total-gpus", maxGpus=800),
+        {
+            "cost-stack-enforce-monthly-budget": "over the budget of $200,000.00",
+            "cost-stack-warn-monthly-budget": "counted at the floor $24.00",
+        },
+    ),
+    "assumed-price-without-floor": (
+        "prod",
+        both_of(
+            requirement("h200-burst", INSTANCE_TYPE, ["p6-b200.48xlarge"]),
+            assumed_price(KNP, "h200-burst", "spec.template.metadata.labels", 90),
+        ),
+        config_change("cost-stack-enforce-monthly-budget", assumedPriceFloors={"H200": 3.0}),
+        {
+            "cost-stack-enforce-monthly-budget": "assumedPriceFloors has no floor for it (floors: H200)",
+            "cost-stack-warn-monthly-budget": "rests on acknowledged assumed prices",
         },
     ),
     "unpriced-type-in-dev": (
@@ -342,6 +380,19 @@ CASES = {
         None,
         {"spot-serving-pool-require-on-demand-base": "Pool 'h200' serves Triton release 'tf-triton-llm' with 0 non-spot"},
     ),
+    "prod-min-replicas-on-one-node": (
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-llm",
+                "values.topologySpread.hostname",
+                {"maxSkew": 8, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None},
+            )
+        ),
+        None,
+        {"triton-release-require-min-replicas-apart": "may run all 2 replicas of its minimum on one node"},
+    ),
     "triton-without-toleration": (
         "prod",
         _set((RELEASE, "triton-llm", "values.tolerations", [])),
@@ -377,7 +428,58 @@ CASES = {
         "gcp-prod",
         _set((RELEASE, "triton-vision", "values.service", {"type": "LoadBalancer", "annotations": {}})),
         None,
-        {"triton-release-require-secure-access": "public through a LoadBalancer Service without internal"},
+        {"triton-release-require-secure-access": "public through a LoadBalancer Service without the cloud's internal"},
+    ),
+    "triton-internet-facing-nlb": (  # issue 37: any annotation once counted as internal, even internet-facing
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-vision",
+                "values.service",
+                {
+                    "type": "LoadBalancer",
+                    "annotations": {
+                        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+                        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+                    },
+                },
+            )
+        ),
+        None,
+        {"triton-release-require-secure-access": "public through a LoadBalancer Service without the cloud's internal"},
+    ),
+    "triton-node-port": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.service.type", "NodePort")),
+        None,
+        {"triton-release-require-secure-access": "public through a NodePort Service"},
+    ),
+    "triton-ingress-enabled-as-text": (
+        "gcp-prod",
+        _set((RELEASE, "triton-llm", "values.ingress.enabled", "true")),
+        None,
+        {"triton-release-require-secure-access": "public through an Ingress"},
+    ),
+    "triton-internal-open-to-anywhere": (
+        "prod",
+        _set(
+            (
+                RELEASE,
+                "triton-vision",
+                "values.service",
+                {
+                    "type": "LoadBalancer",
+                    "annotations": {
+                        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+                        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                    },
+                    "loadBalancerSourceRanges": ["0.0.0.0/0"],
+                },
+            )
+        ),
+        None,
+        {"triton-release-require-secure-access": "from every address (service.loadBalancerSourceRanges 0.0.0.0/0)"},
     ),
     "eks-network-policy-agent-off": (
         "prod",
@@ -463,6 +565,14 @@ CASES = {
         None,
         {"k8s-disallow-static-cloud-credentials": "name=GOOGLE_APPLICATION_CREDENTIALS"},
     ),
+    "alert-credentials-in-values": (  # issue 37: alert credentials in clear passed beside a secret sibling
+        "prod",
+        lambda plan: inputs(plan, RELEASE, "tf-monitoring")["values"].setdefault("alertmanager", {}).update(
+            config={"receivers": [{"name": "oncall", "slack_configs": [{"api_url": "https://hooks.slack.example/T0/B0/x"}]}]}
+        ),
+        None,
+        {"k8s-alert-credentials-require-secret": "at values.alertmanager.config.receivers[0].slack_configs[0].api_url"},
+    ),
     "key-id-in-config-map": ("prod", with_config_map, None, {"k8s-disallow-static-cloud-credentials": "at data.notes"}),
     "unpinned-chart": (
         "prod",
@@ -480,7 +590,25 @@ CASES = {
         "prod",
         _set((RELEASE, "triton-vision", "values.image.tag", "latest")),
         None,
-        {"k8s-image-require-pinned-tag": "image: tag latest"},
+        {"k8s-image-require-pinned-tag": "image: nvcr.io/nvidia/tritonserver:latest uses the moving tag latest"},
+    ),
+    "unreviewed-tag-in-prod": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.image.tag", "26.07-py3-hotfix")),
+        None,
+        {"k8s-image-require-pinned-tag": "matches none of allowedTagPatterns"},
+    ),
+    "bogus-digest-in-gcp-prod": (
+        "gcp-prod",
+        with_deployment("nvcr.io/nvidia/tritonserver@sha256:0123"),
+        None,
+        {"k8s-image-require-pinned-tag": "has a malformed digest 'sha256:0123'"},
+    ),
+    "nightly-in-dev": (
+        "dev",
+        _set((RELEASE, "triton", "values.image.tag", "nightly")),
+        None,
+        {"k8s-image-require-pinned-tag": "uses the moving tag nightly"},
     ),
     "untagged-workload-image": (
         "prod",
@@ -560,6 +688,45 @@ CASES = {
         None,
         {"gke-gpu-driver-mode-consistent": "would install a second one"},
     ),
+    "gr6-system-nodes": (  # issue 37: L4 GPUs in the system node group passed every GPU policy
+        "prod",
+        _set((NG, "system", "instanceTypes", ["gr6.8xlarge"])),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type gr6.8xlarge",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-aws-eks_system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type gr6.8xlarge has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-eks_system: no published on-demand price for gr6.8xlarge",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
+    "trn2-system-nodes": (  # issue 37: 20-40 Trainium2 nodes as system nodes
+        "prod",
+        both_of(
+            _set((NG, "system", "instanceTypes", ["trn2.48xlarge"])),
+            _set((NG, "system", "scalingConfig", {"minSize": 20, "maxSize": 40, "desiredSize": 20})),
+        ),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type trn2.48xlarge",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-aws-eks_system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type trn2.48xlarge has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-aws-eks_system: no published on-demand price for trn2.48xlarge",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
+    "tpu-system-pool": (
+        "gcp-prod",
+        _set((NP, "system", "nodeConfig.machineType", "ct6e-standard-4t")),
+        None,
+        {
+            "gpu-pool-allowed-instance-types": "uses instance type ct6e-standard-4t",
+            "gpu-pool-require-gpu-taint": "GPU pool 'tf-gcp-system' lacks the GPU taint",
+            "gpu-stack-limit-total-gpus": "instance type ct6e-standard-4t has no known GPU count",
+            "cost-stack-enforce-monthly-budget": "is unknown: tf-gcp-system: no published on-demand price for ct6e-standard-4t",
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+        },
+    ),
     "unknown-in-preview": (
         "prod",
         _set((KNP, "l40s-burst", "spec.template.spec.requirements", "<unknown>")),
@@ -573,6 +740,7 @@ CASES = {
                 "cost-stack-enforce-monthly-budget",
                 "cost-stack-warn-monthly-budget",
                 "spot-serving-pool-require-on-demand-base",
+                "triton-release-require-min-replicas-apart",
                 "triton-release-tolerate-pool-taint",
             )
         },
@@ -616,6 +784,11 @@ COMPLIANT_VARIANTS = {
             ),
         ),
     ),
+    "triton-internal-open-to-anywhere-acknowledged": (
+        "prod",
+        CASES["triton-internal-open-to-anywhere"][1],
+        config_change("triton-release-require-secure-access", acknowledgeOpenInternalInference=["tf-triton-vision"]),
+    ),
     "digest-pinned-image": ("prod", with_deployment("busybox@sha256:" + "0" * 64)),
     "kms-encryption": (
         "prod",
@@ -654,10 +827,12 @@ def test_each_violation_is_caught_by_its_policy(pack, bases, baseline, case):
 
 @pytest.mark.parametrize("case", sorted(COMPLIANT_VARIANTS))
 def test_compliant_variants_pass(pack, bases, baseline, case):
-    stack, mutate = COMPLIANT_VARIANTS[case]
+    stack, mutate, *change_config = COMPLIANT_VARIANTS[case]  # and, for some, a change to the policy config
     plan, config = copy.deepcopy(bases[stack]), stack_policy_config(stack)
     before = baseline(stack)
     mutate(plan)
+    for change in change_config:
+        change(config)
     assert [v for v in both(pack, plan, config) if v not in before] == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from policy_cases import run_resource, run_stack, stack_resource
 
 from policies._pools import gpu_pool
@@ -60,6 +61,17 @@ def test_allowed_types_reads_floats_and_ignores_non_gpu_groups():
     assert "uses instance type p4d.24xlarge, which this environment does not allow (allowed: g6e.xlarge)" in message
     system = {"amiType": "AL2023_x86_64_STANDARD", "instanceTypes": ["m6i.xlarge"], "scalingConfig": {"minSize": 2, "maxSize": 3}}
     assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, system, config) == []
+
+
+def test_a_node_group_typed_by_its_launch_template_counts_as_any_type():
+    """EKS takes the type from the launch template when instanceTypes is empty: a GPU there must not slip past."""
+    config = {"allowedInstanceTypes": ["g6e.xlarge"]}
+    system = {"amiType": "AL2023_x86_64_STANDARD", "instanceTypes": ["m6i.xlarge"], "scalingConfig": {"minSize": 2, "maxSize": 3},
+              "launchTemplate": {"id": "lt-1", "version": "1"}}
+    assert run_resource(gpu_pool_allowed_instance_types.POLICY, NG, system, config) == []
+    [message] = run_resource(gpu_pool_allowed_instance_types.POLICY, NG, changed(system, "instanceTypes", []), config)
+    assert "does not name its instance type" in message
+    assert gpu_pool(NG, changed(system, "instanceTypes", []), "urn", "x").max_gpus is None
 
 
 def test_schema_default_applies_when_the_config_is_absent():
@@ -136,7 +148,53 @@ def test_operator_style_image_values_are_read_as_name_plus_version():
     values = {"values": {"driver": {"repository": "nvcr.io/nvidia", "image": "driver", "version": "580.95.05"}}}
     assert run_resource(k8s_image_require_pinned_tag.POLICY, release, values) == []
     latest = changed(values, "values.driver.version", "latest")
-    assert "driver: tag latest" in run_resource(k8s_image_require_pinned_tag.POLICY, release, latest)[0]
+    assert "driver: nvcr.io/nvidia/driver:latest uses the moving tag latest" in run_resource(
+        k8s_image_require_pinned_tag.POLICY, release, latest
+    )[0]
+
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.mark.parametrize(
+    ("image", "why"),
+    [  # issue 37: only latest was refused
+        ("nvcr.io/nvidia/tritonserver:main", "uses the moving tag main"),
+        ("nvcr.io/nvidia/tritonserver:nightly", "uses the moving tag nightly"),
+        ("nvcr.io/nvidia/tritonserver:", "has an empty tag"),
+        ("nvcr.io/nvidia/tritonserver@sha256:abc", "has a malformed digest 'sha256:abc'"),
+        ("nvcr.io/nvidia/tritonserver@sha256:" + "g" * 64, "has a malformed digest"),
+        ("nvcr.io/nvidia/tritonserver:26.07-py3@sha256:" + "A" * 64, "has a malformed digest"),
+        ("localhost:5000/triton", "has no tag (means latest)"),
+    ],
+)
+def test_moving_empty_and_malformed_references_are_refused(image, why):
+    [message] = k8s_image_require_pinned_tag.problems({"containers": [{"image": image}]})
+    assert why in message, message
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["nvcr.io/nvidia/tritonserver:26.07-py3", f"busybox@{DIGEST}", f"nvcr.io/nvidia/tritonserver:26.07-py3@{DIGEST}",
+     "localhost:5000/triton:1.2.3"],
+)
+def test_release_tags_and_digests_pass(image):
+    assert k8s_image_require_pinned_tag.problems({"containers": [{"image": image}]}) == []
+
+
+def test_prod_takes_a_digest_or_a_reviewed_tag_pattern():
+    release = "kubernetes:helm.sh/v3:Release"
+    prod = {"requireDigest": True, "allowedTagPatterns": [r"^nvcr\.io/nvidia/tritonserver:\d{2}\.\d{2}-py3$", "(unclosed"]}
+    reviewed = {"values": {"image": {"repository": "nvcr.io/nvidia/tritonserver", "tag": "26.07-py3"}}}
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, reviewed, prod) == []
+    other = changed(reviewed, "values.image.tag", "26.07-py3-custom")
+    [message] = run_resource(k8s_image_require_pinned_tag.POLICY, release, other, prod)
+    assert "matches none of allowedTagPatterns" in message and "a digest or a tag allowedTagPatterns admits" in message
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, other) == []  # outside prod a fixed tag will do
+    digest = changed(other, "values.image", {"repository": "nvcr.io/nvidia/tritonserver", "digest": DIGEST})
+    assert run_resource(k8s_image_require_pinned_tag.POLICY, release, digest, prod) == []
+    empty = changed(reviewed, "values.image.tag", "")
+    assert "has an empty tag" in run_resource(k8s_image_require_pinned_tag.POLICY, release, empty)[0]
 
 
 def test_protect_reads_the_resource_option_and_the_configured_types():
@@ -176,9 +234,16 @@ def test_a_karpenter_node_pool_reads_as_one_tier_priced_for_its_fallback():
     without_limit = changed(KARPENTER_POOL, "spec.limits", {"cpu": "384"})
     assert gpu_pool(KNP, without_limit, "urn", "x").max_gpus is None
     assert gpu_pool(KNP, without_limit, "urn", "x").bounds_note == "spec.limits['nvidia.com/gpu'] is not set"
-    system = changed(KARPENTER_POOL, "spec.template.spec.requirements", [])
+    cpu_types = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m7i.2xlarge", "c7i.4xlarge"]}]
+    system = changed(KARPENTER_POOL, "spec.template.spec.requirements", cpu_types)
     system = changed(system, "spec.limits", {"cpu": "100"})
-    assert gpu_pool(KNP, system, "urn", "general") is None  # a NodePool for CPU work is no GPU pool
+    assert gpu_pool(KNP, system, "urn", "general") is None  # a NodePool of CPU types is no GPU pool
+    # One that lists no types may launch any, accelerated ones included: a GPU pool no bound or price is known for.
+    anything = changed(system, "spec.template.spec.requirements", [])
+    assert gpu_pool(KNP, anything, "urn", "general").max_gpus is None
+    for accelerated in ("gr6.8xlarge", "trn2.48xlarge", "inf2.48xlarge", "g5g.xlarge"):
+        requirement = [{**cpu_types[0], "values": [accelerated]}]
+        assert gpu_pool(KNP, changed(system, "spec.template.spec.requirements", requirement), "urn", "x") is not None
 
 
 def test_node_pool_taint_and_allowed_types_are_checked():
@@ -214,3 +279,123 @@ def test_node_classes_carry_the_cost_tags():
     assert run_resource(aws_resource_require_cost_tags.POLICY, kind, node_class) == []
     [message] = run_resource(aws_resource_require_cost_tags.POLICY, kind, {"spec": {"tags": {"team": "ml"}}})
     assert "lacks cost-allocation tag(s) cost-center" in message and "EC2NodeClass's spec.tags" in message
+
+
+def test_a_kept_gke_default_pool_is_a_node_group_like_any_other():
+    """A cluster that keeps its default node pool runs its nodeConfig: accelerated, it is a GPU pool; removed, none."""
+    cluster = {
+        "location": "us-central1-a",
+        "initialNodeCount": 3.0,
+        "removeDefaultNodePool": False,
+        "nodeConfig": {"machineType": "a2-highgpu-1g"},
+    }
+    pool = gpu_pool("gcp:container/cluster:Cluster", cluster, "urn", "tf-gke")
+    assert (pool.instance_types, pool.max_nodes, pool.gpus_per_node) == (("a2-highgpu-1g",), 3, None)
+    assert gpu_pool("gcp:container/cluster:Cluster", changed(cluster, "removeDefaultNodePool", True), "urn", "x") is None
+    cpu = changed(cluster, "nodeConfig", {"machineType": "e2-standard-4"})
+    assert gpu_pool("gcp:container/cluster:Cluster", cpu, "urn", "x") is None
+
+
+def test_assumed_price_floors_name_catalog_gpus_and_undercut_every_published_price():
+    """A floor is a lower bound, never a price: below the cheapest published $/GPU-hour of its class (any purchase
+    option, either cloud), so no real quote is refused; the prod configs set one for every catalogued GPU."""
+    from policy_cases import stack_policy_config
+
+    from tritonfleet.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    cheapest: dict[str, float] = {}
+    for entry in catalog.instance_types:
+        for price in entry.prices.values():
+            per_gpu = price.usd / entry.gpu_count
+            cheapest[entry.gpu] = min(cheapest.get(entry.gpu, per_gpu), per_gpu)
+    for stack in ("prod", "gcp-prod"):
+        for policy in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
+            floors = stack_policy_config(stack)[policy]["assumedPriceFloors"]
+            assert set(floors) == set(catalog.gpus), (stack, policy)
+            assert all(floor < cheapest.get(gpu, float("inf")) for gpu, floor in floors.items()), (stack, floors, cheapest)
+
+
+def test_alert_credentials_only_in_secrets():
+    from policies.rules import k8s_alert_credentials_require_secret as rule
+
+    release, config_map = "kubernetes:helm.sh/v3:Release", "kubernetes:core/v1:ConfigMap"
+    values = {"values": {"alertmanager": {"config": {
+        "global": {"resolve_timeout": "5m"},
+        "receivers": [
+            {"name": "oncall", "slack_configs": [{"api_url": "https://hooks.slack.example/T0/B0/x", "channel": "#ops"}]},
+            {"name": "pager", "pagerduty_configs": [{"routing_key": "pd-key"}]},
+            {"name": "file", "slack_configs": [{"api_url_file": "/etc/alertmanager/secrets/slack"}]},
+        ],
+    }}}}
+    [message] = run_resource(rule.POLICY, release, values)
+    assert "values.alertmanager.config.receivers[0].slack_configs[0].api_url" in message
+    assert "receivers[1].pagerduty_configs[0].routing_key" in message and "api_url_file" not in message
+    text = "global:\n  slack_api_url: https://hooks.slack.example/x\nroute: {receiver: a}\nreceivers: [{name: a}]\n"
+    [message] = run_resource(rule.POLICY, config_map, {"data": {"alertmanager.yaml": text}})
+    assert "data.alertmanager.yaml.global.slack_api_url" in message
+    env = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x:1", "env": [
+        {"name": "SLACK_WEBHOOK_URL", "value": "https://hooks.slack.example/x"},
+        {"name": "PAGERDUTY_ROUTING_KEY", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+    ]}]}}}}
+    [message] = run_resource(rule.POLICY, "kubernetes:apps/v1:Deployment", env)
+    assert "env[0]=SLACK_WEBHOOK_URL" in message and "PAGERDUTY" not in message
+    clean = {"values": {"alertmanager": {"alertmanagerSpec": {"useExistingSecret": True, "configSecret": "am-config"}}}}
+    assert run_resource(rule.POLICY, release, clean) == []
+    assert run_resource(rule.POLICY, config_map, {"data": {"notes": "webhook_configs are in the Secret"}}) == []
+
+
+def test_an_n1_pool_with_guest_accelerators_and_a_tpu_pool_count():
+    n1 = changed(NODE_POOL, "nodeConfig", {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 2.0}]})
+    pool = gpu_pool(NP, n1, "urn", "t4")
+    assert (pool.gpus_per_node, pool.max_gpus) == (2, 12)  # declared accelerators, 3 nodes in each of 2 zones
+    assert gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "n1-standard-8"}), "urn", "cpu") is None
+    tpu = gpu_pool(NP, changed(NODE_POOL, "nodeConfig", {"machineType": "ct5lp-hightpu-4t"}), "urn", "tpu")
+    assert tpu is not None and tpu.max_gpus is None  # counted, and its unknown chip count fails the GPU ceiling
+
+
+def test_a_karpenter_floor_annotation_is_the_node_pools_minimum_by_weight():
+    from policies._pools import gpu_pools
+
+    base = changed(KARPENTER_POOL, "spec.weight", 50.0)
+    base = changed(base, "spec.limits", {"nvidia.com/gpu": "8", "cpu": "192"})
+    base["spec"]["template"]["spec"]["requirements"][1]["values"] = ["on-demand"]
+    base["metadata"] = {"annotations": {"tritonfleet.io/floor-nodes": "1"}}
+    burst = changed(KARPENTER_POOL, "metadata", {"annotations": {"tritonfleet.io/floor-nodes": "1"}})
+    pools = gpu_pools([stack_resource(KNP, burst, "burst"), stack_resource(KNP, base, "base")])
+    assert {p.name: p.min_nodes for p in pools} == {"burst": 1, "base": 1}
+
+
+def _release(values: dict, selector: dict) -> dict:
+    return {"chart": "./charts/triton-inference-server", "values": {"nodeSelector": selector, **values}}
+
+
+def _min_apart(release_values: dict, gpus_per_node: float = 8.0) -> list:
+    from policies.rules import triton_release_require_min_replicas_apart
+
+    pool = changed(NODE_POOL, "nodeConfig.labels", {POOL_LABEL: "h200"})
+    pool = changed(pool, "nodeConfig.guestAccelerators", [{"type": "nvidia-h200-141gb", "count": gpus_per_node}])
+    resources = [
+        stack_resource(NP, pool, "h200-spot"),
+        stack_resource("kubernetes:helm.sh/v3:Release", _release(release_values, {POOL_LABEL: "h200"}), "tf-triton-llm"),
+    ]
+    return [message for message, _ in run_stack(triton_release_require_min_replicas_apart.POLICY, resources)]
+
+
+def test_min_replicas_apart_accepts_a_hard_spread_or_replicas_too_big_to_share():
+    hard = {"maxSkew": 1.0, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2.0}
+    assert _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": hard}}) == []
+    soft = {"maxSkew": 8.0, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None}
+    assert _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 8.0, "topologySpread": {"hostname": soft}}) == []
+    assert _min_apart({"replicas": {"min": 3.0}, "gpusPerReplica": 5.0, "topologySpread": {"hostname": soft}}) == []
+
+
+def test_min_replicas_apart_refuses_a_floor_one_node_can_hold():
+    soft = {"maxSkew": 8.0, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": None}
+    [message] = _min_apart({"replicas": {"min": 2.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": soft}})
+    assert "may run all 2 replicas of its minimum on one node" in message and "minDomains 2, maxSkew 1" in message
+    wide = {"maxSkew": 3.0, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2.0}
+    [message] = _min_apart({"replicas": {"min": 3.0}, "gpusPerReplica": 1.0, "topologySpread": {"hostname": wide}})
+    assert "maxSkew 2" in message  # maxSkew 3 lets one node take all three
+    [message] = _min_apart({"replicas": {"min": 1.0}, "gpusPerReplica": 8.0})
+    assert "keeps 1 replica at its minimum" in message

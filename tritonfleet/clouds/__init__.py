@@ -36,6 +36,12 @@ def cloud_facts(cloud: str) -> ModuleType:
     return _module(cloud, "facts")
 
 
+def cloud_accelerators(cloud: str) -> ModuleType:
+    """tritonfleet/clouds/<cloud>/accelerators.py (`accelerator(type)`, `SOURCE`): the instance/machine families that
+    carry accelerators, so system nodes refuse them and the policies count them."""
+    return _module(cloud, "accelerators")
+
+
 def cloud_plan_notes(cloud: str) -> ModuleType | None:
     """tritonfleet/clouds/<cloud>/plan_notes.py (`plan_notes(config, today)`), for clouds that add notes to the plan."""
     _module(cloud, "facts")  # an unknown cloud fails here, as for the other modules

@@ -39,14 +39,22 @@ class Network(_Strict):
 class Price(_Strict):
     usd: float = Field(gt=0)
     source: str
+    # The regions the source lists this figure for. In any other region the price is unknown (never this figure):
+    # prices differ by region (AWS g6e.xlarge on-demand: $1.861 in us-east-1, $2.327 in eu-central-1).
+    regions: tuple[str, ...] = Field(min_length=1)
     note: str = ""
     verify: bool = False
-    # The regions the price was published for; empty: the catalog's reference region (and, until shown otherwise,
-    # every region). A price listed for other regions only is unknown in this one.
-    regions: tuple[str, ...] = ()
 
     def applies_in(self, region: str | None) -> bool:
-        return region is None or not self.regions or region in self.regions
+        """True in one of the price's regions; `region=None` asks for the figure wherever it holds (reference uses:
+        comparing types with each other, never a stack's cost)."""
+        return region is None or region in self.regions
+
+
+class RegionalPrice(Price):
+    """A price of one purchase option in regions other than those of the entry's `prices`."""
+
+    option: PurchaseOption
 
 
 class Benchmark(_Strict):
@@ -79,16 +87,32 @@ class InstanceType(_Strict):
     verify: bool = False
     purchase_options: tuple[PurchaseOption, ...] = Field(alias="purchaseOptions")
     prices: dict[PurchaseOption, Price]
+    regional_prices: tuple[RegionalPrice, ...] = Field((), alias="regionalPrices")
+
+    def _published(self, option: str, region: str | None) -> Price | None:
+        if region is not None:
+            regional = next((p for p in self.regional_prices if p.option == option and region in p.regions), None)
+            if regional is not None:
+                return regional
+        found = self.prices.get(option)  # type: ignore[call-overload]
+        return found if found is not None and found.applies_in(region) else None
 
     def price(self, option: str, region: str | None = None) -> Price | None:
-        """The published $/node-hour for a purchase option (in `region` when given), or None when unknown.
+        """The published $/node-hour for a purchase option in `region`, or None when unknown there (`region=None`:
+        the entry's main figure, wherever it holds).
 
         Reservations bill at the on-demand rate unless a commitment says otherwise.
         """
-        found = self.prices.get(option)  # type: ignore[call-overload]
-        if option == "reservation" and found is None:
-            found = self.prices.get("on-demand")
-        return found if found is not None and found.applies_in(region) else None
+        found = self._published(option, region)
+        if option == "reservation" and found is None and "reservation" not in self.prices:
+            found = self._published("on-demand", region)
+        return found
+
+    def priced_regions(self, option: str) -> tuple[str, ...]:
+        """Every region the catalog holds a price of `option` for (reservations: the on-demand ones too)."""
+        options = (option, "on-demand") if option == "reservation" and "reservation" not in self.prices else (option,)
+        prices = [p for o in options for p in [self.prices.get(o), *(r for r in self.regional_prices if r.option == o)] if p]  # type: ignore[call-overload]
+        return tuple(sorted({region for p in prices for region in p.regions}))
 
 
 class Catalog(_Strict):
@@ -119,18 +143,27 @@ class Catalog(_Strict):
                 raise ValueError(f"{it.name}: unknown GPU {it.gpu}")
             if it.cloud == "gcp" and not it.accelerator:
                 raise ValueError(f"{it.name}: GCP machine types need an accelerator type string")
-            for option, price in it.prices.items():
+            for option, price in [*it.prices.items(), *((r.option, r) for r in it.regional_prices)]:
                 if price.source not in self.sources:
                     raise ValueError(f"{it.name} {option}: unknown source {price.source}")
                 if option not in it.purchase_options and option != "reservation":
                     raise ValueError(f"{it.name}: price for {option}, which it is not sold as")
+            for regional in it.regional_prices:
+                main = it.prices.get(regional.option)
+                twice = set(regional.regions) & set(main.regions if main else ()) | {
+                    r for other in it.regional_prices if other is not regional and other.option == regional.option
+                    for r in set(other.regions) & set(regional.regions)
+                }
+                if twice:
+                    raise ValueError(f"{it.name} {regional.option}: two prices for {', '.join(sorted(twice))}")
         for bench in self.benchmarks:
             if bench.source not in self.sources or bench.gpu not in self.gpus:
                 raise ValueError(f"benchmark {bench.gpu}/{bench.model}: unknown source or GPU")
         for it in self.instance_types:
             if it.network is not None and it.network.source not in self.sources:
                 raise ValueError(f"{it.name} network: unknown source {it.network.source}")
-        cited = {p.source for i in self.instance_types for p in i.prices.values()} | {b.source for b in self.benchmarks}
+        cited = {p.source for i in self.instance_types for p in [*i.prices.values(), *i.regional_prices]}
+        cited |= {b.source for b in self.benchmarks}
         unused = set(self.sources) - cited - {i.network.source for i in self.instance_types if i.network}
         if unused:
             raise ValueError(f"sources no price cites: {sorted(unused)}")

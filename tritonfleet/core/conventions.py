@@ -8,6 +8,9 @@ from __future__ import annotations
 
 PROJECT = "tritonfleet"
 CONFIG_NAMESPACE = PROJECT
+# What the offline plan puts where a stack file has a `secure:` value (it never decrypts one): the config rules tell a
+# secret leaf from a clear one by it, which the engine cannot (it marks a whole top-level key secret).
+SECRET_PLACEHOLDER = "[secret: not decrypted by the offline plan]"
 
 # Node labels we put on every GPU node; Triton selects its pool with POOL_LABEL.
 POOL_LABEL = "tritonfleet.io/pool"
@@ -38,6 +41,13 @@ def is_reserved_label(key: str) -> bool:
 TRITON_CHART_NAME = "triton-inference-server"
 
 HOURS_PER_MONTH = 730
+
+
+def default_bucket_name(stack: str, bucket: str, owner: str, region: str) -> str:
+    """A model bucket's name when `bucketName` is unset: tf-<stack>-<bucket>-<owner>-<region>, where the owner is the
+    AWS account id or the GCP project id. Bucket names are global on S3 and GCS, so a name without the owner (the old
+    tf-<stack>-<bucket>) is almost surely someone else's already (BucketAlreadyExists)."""
+    return "-".join(part for part in (resource_name(stack, bucket), owner, region) if part)
 
 
 def gpu_taint(cloud: str) -> dict[str, str]:
@@ -84,6 +94,9 @@ def pool_node_labels(
 # kube-prometheus-stack: the release name contains "kube-prometheus-stack", so the chart's fullname is the release
 # name itself and Prometheus is served at <release>-prometheus.<namespace>.svc:9090.
 MONITORING_NAMESPACE = "monitoring"
+# kube-prometheus-stack's node exporter reads the host (hostNetwork, hostPID, a hostPath of /), so it runs in a
+# namespace of its own that allows it, and `monitoring` enforces Pod Security "baseline" (components/k8s/pod_security.py).
+NODE_EXPORTER_NAMESPACE = "monitoring-node-exporter"
 KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 PROMETHEUS_SERVICE_URL = f"http://{KUBE_PROMETHEUS_STACK_RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc"
 PROMETHEUS_PORT = 9090

@@ -1,5 +1,10 @@
 """The cost model: how a pool's nodes split into on-demand and spot, and what a stack costs a month.
 
+The floor is the nodes the autoscalers keep up with every deployment at minReplicas (and every pool at minNodes), the
+expected figure the nodes they reach with every deployment at maxReplicas (tritonfleet/core/placement.py); the
+ceiling is every pool at maxNodes (the node pools' limits). Floor and ceiling, the bounds a budget checks, are priced
+with spot unavailable where the provisioner falls back to on-demand (AWS); the expected figure in the spotShare mix.
+
 One implementation, used by the program (node pool limits), the CLI (plan tables), preflight and the budget policy.
 Each pool's maximum is counted once: its base (on-demand first), its burst (spot preferred) and any reservation add up
 to maxNodes. Where the cloud's provisioner falls back from spot to on-demand (AWS: Karpenter), the ceiling is priced
@@ -54,11 +59,30 @@ def falls_back(cloud: str, pool: GpuPool) -> bool:
     return has_spot and pool.on_demand_fallback is not False and spot_falls_back(cloud)
 
 
+def spot_share_enforced(cloud: str) -> bool:
+    """Whether the cloud's node pools hold a mixed pool's spotShare (GKE: a spot node pool with its own maximum) or
+    the plan's spot/on-demand mix is an estimate of what the provisioner will get (AWS Karpenter)."""
+    from tritonfleet.clouds import cloud_facts
+
+    return bool(cloud_facts(cloud).SPOT_SHARE_ENFORCED)
+
+
+def fill_split(cloud: str, pool: GpuPool, nodes: int) -> dict[str, int]:
+    """How `nodes` running nodes of a pool are bought, in the order its autoscaler adds them: the on-demand base
+    first; then, where the cloud holds the share (GKE, the compute class tries spot before on-demand), spot up to
+    the spot pool's maximum and on-demand after it; elsewhere (AWS) the spotShare mix of the nodes above the base."""
+    if pool.capacity != "mixed" or not spot_share_enforced(cloud):
+        return split_nodes(pool, nodes)
+    base = min(pool.on_demand_base, nodes)
+    spot = min(nodes - base, spot_nodes(pool, pool.max_nodes))
+    return {"on-demand": nodes - spot, "spot": spot}
+
+
 def fallback_nodes(cloud: str, pool: GpuPool, nodes: int) -> dict[str, int]:
     """How `nodes` running nodes of a pool are bought when spot is unavailable: where the pool falls back, every spot
     node of the expected mix is on-demand instead; elsewhere the expected mix (a spot node that cannot launch is simply
     missing, which costs less, never more)."""
-    split = split_nodes(pool, nodes)
+    split = fill_split(cloud, pool, nodes)
     if not falls_back(cloud, pool):
         return split
     return {"on-demand": split.get("on-demand", 0) + split.get("spot", 0), "spot": 0}
@@ -174,14 +198,17 @@ class PoolCost:
     gpus_per_node: int
     split: CapacitySplit
     monthly_floor_usd: float | None
-    monthly_ceiling_usd: float | None  # the bound the budget checks: the fallback ceiling
+    monthly_ceiling_usd: float | None  # the bound the budget checks: every pool at maxNodes, spot unavailable
     gpu_hours_floor: int
     gpu_hours_ceiling: int
     unknown_prices: tuple[str, ...]  # purchase options used by the pool whose price is unknown
     assumed_prices: tuple[str, ...] = ()  # purchase options priced with the pool's acknowledged assumed price
-    monthly_expected_ceiling_usd: float | None = None  # every node up, bought as the expected mix (spotShare)
+    monthly_expected_ceiling_usd: float | None = None  # the nodes maxReplicas need (ceiling_nodes), expected mix
     tiers: tuple[CapacityTier, ...] = ()  # reserved/base/burst, each counted once; nodes add up to maxNodes
     falls_back: bool = False  # the burst launches on-demand when spot is unavailable
+    floor_nodes: int = 0  # nodes the autoscaler keeps up at minReplicas (and minNodes)
+    ceiling_nodes: int = 0  # nodes the autoscaler reaches at maxReplicas (with the warm nodes), at most maxNodes
+    spot_share_enforced: bool = True  # False: the spot/on-demand mix is an estimate of the provisioner's choice
 
     @property
     def max_nodes(self) -> int:
@@ -192,10 +219,16 @@ class PoolCost:
         return self.max_nodes * self.gpus_per_node
 
 
-def pool_cost(config: StackConfig, pool: GpuPool) -> PoolCost:
+def pool_cost(config: StackConfig, pool: GpuPool, nodes: tuple[int, int] | None = None) -> PoolCost:
+    """The pool's figures with `nodes` = (floor, ceiling) running nodes, default the placement's
+    (tritonfleet/core/placement.py: the nodes the autoscalers keep up at minReplicas and reach at maxReplicas)."""
+    if nodes is None:
+        nodes = _placed_nodes(config)[pool.name]
+    floor, ceiling = nodes
     itype = config.instance_type(pool)
-    split = split_capacity(pool)
     cloud = config.cloud
+    low, high = fill_split(cloud, pool, floor), split_nodes(pool, pool.max_nodes)
+    split = CapacitySplit({o: NodeRange(low.get(o, 0), high[o]) for o in high if high[o] > 0 or low.get(o, 0) > 0})
     prices = pool_prices(pool, itype, config.region, cloud)
     used = [*split.purchase, *(["on-demand"] if falls_back(cloud, pool) and "on-demand" not in split.purchase else [])]
     unknown = tuple(o for o in used if prices.get(o) is None and (o not in split.purchase or split.purchase[o].max > 0))
@@ -216,13 +249,16 @@ def pool_cost(config: StackConfig, pool: GpuPool) -> PoolCost:
         instance_type=itype.name,
         gpus_per_node=itype.gpu_count,
         split=split,
-        monthly_floor_usd=_monthly(pool, pool.min_nodes, prices),
+        monthly_floor_usd=_monthly(pool, floor, prices, fallback_nodes(cloud, pool, floor)),
         monthly_ceiling_usd=_monthly(pool, pool.max_nodes, prices, fallback_nodes(cloud, pool, pool.max_nodes)),
-        monthly_expected_ceiling_usd=_monthly(pool, pool.max_nodes, prices),
+        monthly_expected_ceiling_usd=_monthly(pool, ceiling, prices, fill_split(cloud, pool, ceiling)),
         tiers=tiers,
         falls_back=falls_back(cloud, pool),
-        gpu_hours_floor=pool.min_nodes * itype.gpu_count * HOURS_PER_MONTH,
+        gpu_hours_floor=floor * itype.gpu_count * HOURS_PER_MONTH,
         gpu_hours_ceiling=pool.max_nodes * itype.gpu_count * HOURS_PER_MONTH,
+        floor_nodes=floor,
+        ceiling_nodes=ceiling,
+        spot_share_enforced=spot_share_enforced(cloud),
         unknown_prices=unknown,
         assumed_prices=assumed,
     )
@@ -256,9 +292,18 @@ class StackCost:
         return self.monthly_floor_usd if basis == "floor" else self.monthly_ceiling_usd
 
 
+def _placed_nodes(config: StackConfig) -> dict[str, tuple[int, int]]:
+    """pool -> (floor, ceiling) running nodes, from the one placement model."""
+    from tritonfleet.core.placement import ceiling_placement, floor_placement
+
+    floor, ceiling = floor_placement(config), ceiling_placement(config)
+    return {name: (floor[name].nodes, max(floor[name].nodes, ceiling[name].nodes)) for name in floor}
+
+
 def stack_cost(config: StackConfig) -> StackCost:
     """GPU pool costs of the enabled pools (system nodes, storage and traffic are not counted)."""
-    return StackCost(tuple(pool_cost(config, p) for p in config.enabled_pools))
+    placed = _placed_nodes(config)
+    return StackCost(tuple(pool_cost(config, p, placed[p.name]) for p in config.enabled_pools))
 
 
 def cost_per_million(usd_per_hour: float | None, inferences_per_second: float | None) -> float | None:

@@ -11,9 +11,13 @@ import math
 from dataclasses import dataclass
 
 from tritonfleet.core.config import StackConfig, TritonDeployment
-from tritonfleet.core.cost import spot_nodes
+from tritonfleet.core.cost import fill_split
 
 PDB_SHARE = 4  # a drain may take a quarter of the floor's replicas at once, at least one
+# An empty or underused GPU node is removed only after this long (Karpenter consolidateAfter, GKE
+# consolidationDelayMinutes), or after the longest model load of a deployment on it: a lull shorter than a reload
+# does not cost one.
+CONSOLIDATION_DELAY_SECONDS = 600
 
 
 def pdb_max_unavailable(deployment: TritonDeployment) -> int:
@@ -27,12 +31,35 @@ def pdb_max_unavailable(deployment: TritonDeployment) -> int:
     return max(1, deployment.min_replicas // PDB_SHARE)
 
 
+# The longest a Triton pod takes to stop (components/k8s/triton.py ON_DEMAND_SHUTDOWN_SECONDS: preStop, drain, exit).
+POD_STOP_SECONDS = 120
+
+
+def drain_seconds(config: StackConfig, pool: str) -> int:
+    """How long a PodDisruptionBudget-paced drain of a node of `pool` takes, full of its slowest deployment: its
+    replicas per node leave maxUnavailable at a time, each round a stop and a replacement's model load."""
+    from tritonfleet.core.placement import deployment_per_node
+
+    rounds = [
+        (math.ceil(deployment_per_node(config, d) / pdb_max_unavailable(d)), d.model_load_seconds + POD_STOP_SECONDS)
+        for d in config.triton_deployments
+        if d.pool == pool
+    ]
+    return max([count * seconds for count, seconds in rounds], default=0)
+
+
+def consolidation_delay_seconds(config: StackConfig, pools: set[str]) -> int:
+    """How long a GPU node of `pools` must stay empty (or underused) before its autoscaler removes it."""
+    loads = [d.model_load_seconds for d in config.triton_deployments if d.pool in pools]
+    return max([CONSOLIDATION_DELAY_SECONDS, *loads])
+
+
 @dataclass(frozen=True)
 class SpotExposure:
     deployment: str
     pool: str
     replicas: int
-    nodes: int  # nodes these replicas need (at least the pool's minNodes, at most its maxNodes)
+    nodes: int  # nodes these replicas need (at least what the pool keeps up, at most its maxNodes)
     spot_nodes: int
     replicas_on_spot: int
     lost_per_spot_node: int  # replicas one reclaimed spot node takes with it
@@ -40,21 +67,32 @@ class SpotExposure:
 
 
 def spot_exposure(config: StackConfig, deployment: TritonDeployment, replicas: int | None = None) -> SpotExposure:
-    """For `replicas` (default: the floor, minReplicas) spread evenly over capacity types and then over nodes (the
-    chart's spread); the pool's nodes beyond its on-demand base are spot in its spotShare."""
+    """For `replicas` (default: the floor, minReplicas) on the nodes the placement gives them
+    (tritonfleet/core/placement.py), bought in the order the pool fills (`fill_split`). Where the chart spreads over
+    capacity types (GKE) the replicas split evenly between spot and on-demand; elsewhere (AWS, no such spread) they
+    fill the on-demand nodes first, spread evenly over the nodes where the hostname spread is hard."""
+    from tritonfleet.core.placement import HARD, deployment_per_node, hostname_spread, place
+    from tritonfleet.core.scheduling import pool_members
+
     pool = config.pool(deployment.pool)
-    per_node = config.instance_type(pool).gpu_count // deployment.gpus_per_replica
+    per_node = deployment_per_node(config, deployment)
     replicas = deployment.min_replicas if replicas is None else replicas
-    nodes = min(pool.max_nodes, max(pool.min_nodes, math.ceil(replicas / per_node)))
+    placed = place(config, {deployment.name: replicas}, only=pool.name)
+    members = [(m, placed[m.name].nodes) for m in pool_members(config, pool)]  # its own nodes and its fallback's
+    nodes = sum(count for _, count in members)
     replicas = min(replicas, nodes * per_node)
-    spot = spot_nodes(pool, nodes) if pool.capacity == "mixed" else 0
+    spot = sum(fill_split(config.cloud, member, count).get("spot", 0) for member, count in members)
     on_demand = nodes - spot
     if spot == 0:
         on_spot = 0
     elif on_demand == 0:
         on_spot = replicas
-    else:  # maxSkew 1 across the two capacity types, bounded by what each side's nodes hold
+    elif capacity_spread(config):  # maxSkew 1 across the two capacity types, bounded by what each side's nodes hold
         on_spot = min(spot * per_node, max(replicas // 2, replicas - on_demand * per_node))
+    elif hostname_spread(config, deployment).when_unsatisfiable == HARD:  # even over the nodes
+        on_spot = replicas - min(on_demand * per_node, math.ceil(replicas * on_demand / nodes))
+    else:
+        on_spot = max(0, replicas - on_demand * per_node)
     return SpotExposure(
         deployment=deployment.name,
         pool=pool.name,
@@ -65,6 +103,14 @@ def spot_exposure(config: StackConfig, deployment: TritonDeployment, replicas: i
         lost_per_spot_node=math.ceil(on_spot / spot) if spot else 0,
         left_without_spot=replicas - on_spot,
     )
+
+
+def capacity_spread(config: StackConfig) -> bool:
+    """Whether Triton's pods spread over spot and on-demand nodes: where a preferred spread only scores existing nodes
+    (GKE). Karpenter would hold it as required and split every deployment half and half, so AWS ships none."""
+    from tritonfleet.clouds import cloud_facts
+
+    return not cloud_facts(config.cloud).PREFERRED_SPREADS_ADD_NODES
 
 
 def disruption_warnings(config: StackConfig) -> list[str]:

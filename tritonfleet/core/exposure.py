@@ -6,6 +6,7 @@ layer turns a deployment's `access` config and these facts into chart values wit
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 # Triton's API groups that control the server rather than serve it (names as --http-restricted-api accepts them):
@@ -16,7 +17,7 @@ INFERENCE_APIS = ("inference",)
 
 @dataclass(frozen=True)
 class EgressRule:
-    """An endpoint Triton pods must reach besides DNS and HTTPS (e.g. a node-local metadata server)."""
+    """An endpoint Triton pods must reach besides DNS (the object store, an identity or metadata endpoint)."""
 
     cidr: str
     port: int
@@ -82,8 +83,9 @@ class ExposureFacts:
     keeps_client_address: frozenset[str] = frozenset()
     # The Ingress annotation that limits the load balancer to client networks ("" where the cloud has none).
     ingress_source_ranges_annotation: str = ""
-    # Endpoints Triton's keyless cloud access needs besides DNS and HTTPS (node-local metadata servers).
-    extra_egress: tuple[EgressRule, ...] = ()
+    # Every endpoint Triton's pods may open besides cluster DNS: the object store and the identity endpoints (HTTPS),
+    # node-local metadata servers. Nothing else, and never the whole internet (tests/test_access_connectivity.py).
+    egress: tuple[EgressRule, ...] = ()
     # Per mode with a cloud load balancer (internal, internal-application, public): how it balances gRPC
     # (docs/serving.md).
     grpc_balancing: dict[str, GrpcBalancing] = field(default_factory=dict)
@@ -113,3 +115,65 @@ def control_plane_access(cidrs: list[str] | None, environment: str) -> ControlPl
     if cidrs is None:
         cidrs = [] if environment == "prod" else [ANYWHERE]
     return ControlPlaneAccess(tuple(dict.fromkeys(cidrs)))
+
+
+# Where `pulumi up` runs from (cluster.deployFrom): it must reach the API endpoint the stack configures, or every Helm
+# release and Kubernetes object times out after the cloud resources exist (docs/access.md, "Where a stack is deployed
+# from"). hosted-ci: hosted runners (GitHub's), no fixed address; public-cidrs: the internet from known addresses
+# (cluster.deployerCidrs: an office, a VPN egress, a runner with a static IP); private-network: a runner inside the
+# cluster's network or one connected to it (VPN, peering, Direct Connect / Interconnect) at deployerCidrs.
+HOSTED_CI, PUBLIC_CIDRS, PRIVATE_NETWORK = "hosted-ci", "public-cidrs", "private-network"  # schema: Cluster.deploy_from
+DEPLOY_SOURCE_TEXT = {
+    HOSTED_CI: "hosted CI runners (no fixed address)",
+    PUBLIC_CIDRS: "the internet from",
+    PRIVATE_NETWORK: "inside the cluster's network, from",
+}
+
+
+@dataclass(frozen=True)
+class Deployer:
+    """Where the stack is deployed from: `cluster.deployFrom` and `cluster.deployerCidrs`."""
+
+    source: str
+    cidrs: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        text = DEPLOY_SOURCE_TEXT[self.source]
+        return text if self.source == HOSTED_CI else f"{text} {', '.join(self.cidrs)}"
+
+
+@dataclass(frozen=True)
+class DeployPath:
+    """How the deployer reaches the API endpoint the stack configures, as the cloud decides it (plan and rules)."""
+
+    deployer: Deployer
+    endpoint: str  # the endpoint the Kubernetes provider uses, in words
+    reachable: bool
+    why: str = ""  # when not reachable: what stops it and the ways out
+    fixes: tuple[tuple[str, object], ...] = ()  # when not reachable: config key -> value, the likeliest way out
+
+    def document(self) -> dict[str, object]:
+        return {
+            "deployFrom": self.deployer.source,
+            "deployerCidrs": list(self.deployer.cidrs),
+            "deployer": self.deployer.describe(),
+            "endpoint": self.endpoint,
+            "reachable": self.reachable,
+            **({"why": self.why} if self.why else {}),
+        }
+
+
+def uncovered(cidrs: tuple[str, ...], allowed: tuple[str, ...]) -> list[str]:
+    """The CIDRs of `cidrs` that no network of `allowed` contains (malformed ones are the config rules' business)."""
+    networks = [ipaddress.IPv4Network(a, strict=False) for a in allowed if _is_network(a)]
+    return [
+        c for c in cidrs if _is_network(c) and not any(ipaddress.IPv4Network(c, strict=False).subnet_of(n) for n in networks)
+    ]
+
+
+def _is_network(text: str) -> bool:
+    try:
+        ipaddress.IPv4Network(text, strict=False)
+    except ValueError:
+        return False
+    return True

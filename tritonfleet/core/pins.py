@@ -77,3 +77,13 @@ KARPENTER_CHART = {
     "chart": "oci://public.ecr.aws/karpenter/karpenter",
     "version": "1.14.1",
 }
+# Its CRDs as a release of their own, installed before the controller at the same version: Helm installs a chart's
+# crds/ folder once and never upgrades it, so a controller upgrade would run against old CRDs; the karpenter-crd chart
+# carries them as templates, which Helm upgrades. Source: karpenter-provider-aws v1.14
+# website/content/en/v1.14/upgrading/upgrade-guide.md ("CRD Upgrades": the karpenter-crd chart),
+# https://karpenter.sh/v1.14/upgrading/upgrade-guide/, and its Makefile (pkg/apis/crds/* copied to
+# charts/karpenter-crd/templates), read 2026-12-05.
+KARPENTER_CRD_CHART = {
+    "chart": "oci://public.ecr.aws/karpenter/karpenter-crd",
+    "version": KARPENTER_CHART["version"],
+}

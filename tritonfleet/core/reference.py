@@ -32,7 +32,7 @@ def project_config_declarations() -> dict[str, dict[str, Any]]:
     system has no object type we can rely on; the schema validates them."""
     declarations: dict[str, dict[str, Any]] = {}
     for name, field in StackConfig.model_fields.items():
-        if name == "stack":
+        if field.exclude:  # filled in by the loader (stack, bucket_owner), not config keys
             continue
         entry: dict[str, Any] = {"description": field.description or ""}
         simple = _simple_type(field.annotation)
@@ -48,7 +48,7 @@ def project_config_declarations() -> dict[str, dict[str, Any]]:
 def _rows(model: type[BaseModel], prefix: str) -> list[tuple[str, str, str]]:
     rows = []
     for name, field in model.model_fields.items():
-        if name == "stack":
+        if field.exclude:  # filled in by the loader (stack, bucket_owner), not config keys
             continue
         key = f"{prefix}{field.alias or name}"
         annotation = field.annotation

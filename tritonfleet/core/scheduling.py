@@ -28,6 +28,9 @@ class PoolFacts:
     # The node label whose value says how each node was bought (spot, on-demand, ...): Triton spreads its replicas
     # over it. tritonfleet.io/capacity unless the cloud's provisioner labels the truth (AWS: Karpenter's).
     capacity_type_label: str = CAPACITY_LABEL
+    # Node labels whose presence marks a node replicas should avoid (GKE: cloud.google.com/scheduled-maintenance-time);
+    # the chart prefers nodes without them.
+    avoid_node_labels: tuple[str, ...] = ()
 
 
 def pool_members(config: StackConfig, pool: GpuPool) -> list[GpuPool]:

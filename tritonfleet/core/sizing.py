@@ -322,6 +322,9 @@ def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing
         }
     pools: list[PoolSizing] = []
     shares: dict[str, dict[str, float | None]] = {d.name: {} for d in config.triton_deployments}
+    from tritonfleet.core.placement import floor_placement  # placement imports this module
+
+    floors = floor_placement(config)
     for j, pool in enumerate(config.gpu_pools):
         if not pool.enabled:
             continue
@@ -330,8 +333,11 @@ def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing
         assumed = tuple(o for o in prices if nodes_usd_per_hour(itype, o, 1, config.region) is None and prices[o] is not None)
         names = [d.name for d in config.triton_deployments if d.pool == pool.name]
         points = {}
+        # Never below the plan's floor (tritonfleet/core/placement.py: the nodes minReplicas keep up, minNodes): a
+        # tighter packing is not what the autoscalers keep.
+        floor = pool.model_copy(update={"min_nodes": floors[pool.name].nodes})
         for point in POINTS:
-            at_load = pool_at_load(pool, itype, prices, [per_deployment[n][point] for n in names])
+            at_load = pool_at_load(floor, itype, prices, [per_deployment[n][point] for n in names])
             points[point] = at_load
             for n in names:
                 shares[n][point] = at_load.deployment_usd_per_hour.get(n)

@@ -1,15 +1,16 @@
 """Pull-request diffs of plan documents: resources by URN, replacements and deletions of clusters, node pools and
-buckets, GPU and monthly-cost deltas, policy verdict changes; rendered as bounded Markdown comments or JSON.
+buckets, GPU and monthly-cost deltas, policy verdict changes; rendered as one bounded Markdown comment per pull request, or JSON.
 
 `compare`, `replacement` and `render` are pure; `base_ref` plans a git ref in a temporary worktree.
 """
 
 from tritonfleet.diff.compare import StackDiff, compare_plans, compare_stack, error_stack
 from tritonfleet.diff.documents import DiffInputError, load_plan, load_plans
-from tritonfleet.diff.render import COMMENT_LIMIT, marker, report, stack_comment, to_json
+from tritonfleet.diff.render import COMMENT_LIMIT, COMMENT_NAME, marker, report, to_json
 
 __all__ = [
     "COMMENT_LIMIT",
+    "COMMENT_NAME",
     "DiffInputError",
     "StackDiff",
     "compare_plans",
@@ -19,6 +20,5 @@ __all__ = [
     "load_plans",
     "marker",
     "report",
-    "stack_comment",
     "to_json",
 ]

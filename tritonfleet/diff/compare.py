@@ -6,10 +6,13 @@ state, drift or provider defaults (that is `pulumi preview`'s job), and says so 
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tritonfleet.core.config.problems import file_edit, set_command
 from tritonfleet.diff.replacement import (
     EXPLAINED,
     PROD_ACKNOWLEDGEMENT,
@@ -151,7 +154,11 @@ class StackDiff:
     pools: list[PoolDiff] = field(default_factory=list)
     monthly_floor: Change = Change(None, None)
     monthly_ceiling: Change = Change(None, None)
+    monthly_expected: Change = Change(None, None)  # maxNodes in the spotShare mix (an estimate where spot is not enforced)
     max_gpus: Change = Change(None, None)
+    gpu_limit: Change = Change(None, None)
+    budget: Change = Change(None, None)  # monthly budget in USD
+    budget_basis: Change = Change(None, None)  # floor | ceiling: the figure the budget is held against
     policy: PolicyDiff = field(default_factory=lambda: PolicyDiff(False, False))
     unit_costs: list[UnitCostDiff] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -161,30 +168,100 @@ class StackDiff:
     def count(self, action: str) -> int:
         return sum(1 for r in self.resources if r.action == action)
 
+    @property
+    def mandatory(self) -> list[Verdict]:
+        """Mandatory verdicts at the head: each one fails `pulumi up` with the policy pack."""
+        return [v for v in self.policy.head if v.level == "mandatory"]
+
+    @property
+    def added_mandatory(self) -> list[Verdict]:
+        """Mandatory verdicts the head adds: new ones, ones raised to mandatory, and all of them where the base has no
+        verdicts to compare with (fail closed)."""
+        if self.policy.head_available and not self.policy.base_available:
+            return self.mandatory
+        raised = [b for a, b in self.policy.level_changed if b.level == "mandatory"]
+        return [v for v in self.policy.new if v.level == "mandatory"] + raised
+
+    @property
+    def blocked(self) -> bool:
+        """The head cannot be deployed as it is: not planned, a mandatory violation, or a replacement prod refuses."""
+        return self.status == "error" or bool(self.mandatory or self.refused)
+
 
 def _key(name: str) -> str:
     return name if _IDENTIFIER.match(name) else f'["{name}"]'
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Leaf input paths in Pulumi property-path form: `a.b`, `a[0].b`, `labels["x.io/y"]`; scalar lists stay whole."""
+IDENTITY_KEYS = ("alert", "record", "name", "title", "uid", "refId")  # what names a Prometheus rule, a group, a panel
+
+
+def _identities(items: list[Any]) -> list[str] | None:
+    """`alert=X`, `record=Y`, `title=Z`... for a list whose every element is an object with a name. Elements sharing
+    a name (one alert per deployment) add the labels that tell them apart (`alert=X{deployment=a}`), then `#2`. None when some
+    element has no name (then the list is compared by position)."""
+    names = []
+    for item in items:
+        key = next((k for k in IDENTITY_KEYS if isinstance(item, dict) and isinstance(item.get(k), str)), None)
+        if key is None:
+            return None
+        names.append(f"{key}={item[key]}")
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        groups.setdefault(name, []).append(i)
+    for members in (m for m in groups.values() if len(m) > 1):
+        labels = [items[i].get("labels") if isinstance(items[i].get("labels"), dict) else {} for i in members]
+        telling = sorted({k for lab in labels for k in lab if len({str(other.get(k)) for other in labels}) > 1})
+        for i, lab in zip(members, labels, strict=True):
+            if telling:
+                names[i] += "{" + ",".join(f"{k}={lab.get(k, '')}" for k in telling) + "}"
+    seen: Counter[str] = Counter()
+    out = []
+    for name in names:
+        seen[name] += 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
+def _embedded_json(value: str) -> Any:
+    """A JSON object or array carried as text (a Grafana dashboard in a ConfigMap), else None."""
+    if not value.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, (dict, list)) and parsed else None
+
+
+def flatten(value: Any, prefix: str = "", by_name: bool = False) -> dict[str, Any]:
+    """Leaf input paths in Pulumi property-path form: `a.b`, `a[0].b`, `labels["x.io/y"]`; scalar lists stay whole.
+
+    `by_name`: elements of a list of named objects are keyed by name (`rules[alert=GpuIdle]`), and JSON carried as
+    text is compared inside, so inserting one alert rule or dashboard panel changes one entry, not every later one."""
+    if by_name and isinstance(value, str) and prefix:
+        embedded = _embedded_json(value)
+        if embedded is not None:
+            return flatten(embedded, prefix, by_name)
     if isinstance(value, dict) and (value or not prefix):
         out: dict[str, Any] = {}
         for k, v in value.items():
             key = _key(str(k))
             child = key if not prefix else (f"{prefix}{key}" if key.startswith("[") else f"{prefix}.{key}")
-            out.update(flatten(v, child))
+            out.update(flatten(v, child, by_name))
         return out
     if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        names = _identities(value) if by_name else None
         out = {}
         for i, v in enumerate(value):
-            out.update(flatten(v, f"{prefix}[{i}]"))
+            out.update(flatten(v, f"{prefix}[{names[i] if names else i}]", by_name))
         return out
     return {prefix: value}
 
 
-def input_changes(before: dict[str, Any], after: dict[str, Any], ignore_changes: list[str]) -> list[PathChange]:
-    old, new = flatten(before), flatten(after)
+def input_changes(
+    before: dict[str, Any], after: dict[str, Any], ignore_changes: list[str], by_name: bool = False
+) -> list[PathChange]:
+    old, new = flatten(before, by_name=by_name), flatten(after, by_name=by_name)
     changes = []
     for path in sorted(old.keys() | new.keys()):
         a, b = old.get(path, ABSENT), new.get(path, ABSENT)
@@ -199,7 +276,11 @@ def _option(resource: dict[str, Any], option: str) -> Any:
 
 
 def compare_resource(before: dict[str, Any], after: dict[str, Any]) -> ResourceChange:
-    paths = input_changes(before.get("inputs") or {}, after.get("inputs") or {}, _option(after, "ignoreChanges"))
+    ignore = _option(after, "ignoreChanges")
+    # Watched types and resources with ignoreChanges keep Pulumi's index paths: the replacement table and the
+    # ignoreChanges paths are written in them.
+    by_name = watched_kind(after.get("type", "")) is None and not ignore
+    paths = input_changes(before.get("inputs") or {}, after.get("inputs") or {}, ignore, by_name)
     options = {o: (_option(before, o), _option(after, o)) for o in OPTIONS if _option(before, o) != _option(after, o)}
     effective = [p.path for p in paths if not p.ignored]
     action = "change" if effective or options else ("ignored" if paths else "same")
@@ -360,8 +441,13 @@ def policy_diff(base: dict[str, Any] | None, head: dict[str, Any] | None) -> Pol
     return result
 
 
-def _total(cost: dict[str, Any] | None, key: str) -> Any:
-    return None if cost is None else cost.get(key, UNKNOWN)
+def _total(cost: dict[str, Any] | None, key: str, missing: Any = UNKNOWN) -> Any:
+    return None if cost is None else cost.get(key, missing)
+
+
+def _budget(cost: dict[str, Any] | None, key: str) -> Any:
+    budget = (cost or {}).get("budget")
+    return budget.get(key) if isinstance(budget, dict) else None
 
 
 def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stack: str | None = None) -> StackDiff:
@@ -384,7 +470,13 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     result.pools = pool_diffs(base_cost, head_cost)
     result.monthly_floor = Change(_total(base_cost, "monthlyFloorUsd"), _total(head_cost, "monthlyFloorUsd"))
     result.monthly_ceiling = Change(_total(base_cost, "monthlyCeilingUsd"), _total(head_cost, "monthlyCeilingUsd"))
+    result.monthly_expected = Change(
+        _total(base_cost, "monthlyExpectedCeilingUsd", None), _total(head_cost, "monthlyExpectedCeilingUsd", None)
+    )
     result.max_gpus = Change(_total(base_cost, "maxGpus"), _total(head_cost, "maxGpus"))
+    result.gpu_limit = Change(_budget(base_cost, "gpuLimit"), _budget(head_cost, "gpuLimit"))
+    result.budget = Change(_budget(base_cost, "monthlyUsd"), _budget(head_cost, "monthlyUsd"))
+    result.budget_basis = Change(_budget(base_cost, "basis"), _budget(head_cost, "basis"))
     result.policy = policy_diff(base, head)
     result.unit_costs = unit_cost_diffs(base, head)
     result.refused = refusals(result, head)
@@ -404,6 +496,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
         touched = any(r.action in ("add", "remove", "change") for r in result.resources)
         pools = any(p.status != "same" for p in result.pools)
         money = result.monthly_floor.changed or result.monthly_ceiling.changed or result.max_gpus.changed
+        money = money or result.monthly_expected.changed or result.budget.changed or result.gpu_limit.changed
         money = money or any(u.changed for u in result.unit_costs)
         if not (touched or pools or money or result.policy.changed):
             result.status = "unchanged"
@@ -422,9 +515,10 @@ def refusals(diff: StackDiff, head: dict[str, Any] | None) -> list[str]:
         for reason in flag.reasons if flag.action == "replace" else ():
             key = PROD_ACKNOWLEDGEMENT.get((flag.type, reason))
             if key and key not in acknowledged:
+                command = set_command(key, True, diff.stack)
                 out.append(
                     f"{flag.kind} {flag.name} would be replaced ({reason} changes) in prod. If that is intended, "
-                    f"acknowledge it: `pulumi config set --path 'tritonfleet:{key}' true` (and remove it after the update)."
+                    f"acknowledge it: `{command}`, or {file_edit(command)} (and remove it after the update)."
                 )
     return out
 

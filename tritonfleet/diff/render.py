@@ -1,7 +1,10 @@
-"""Render stack diffs as a pull-request comment (Markdown, summary first, bounded in size) or as JSON for machines.
+"""Render stack diffs as one pull-request comment (Markdown, blocking items first, bounded in size) or as JSON.
 
-GitHub refuses comments over 65,536 characters; we stay under COMMENT_LIMIT by shortening the collapsed
-details, never the summary (its tables are capped in rows, and say how many rows they left out).
+The comment opens with one headline row per changed stack (blocked or not, the monthly change in $ and %, budget use
+and GPUs before → after), then per stack what blocks it with each fix in full, then the rest. Tables stay narrow
+(long text goes in lists under them) so nothing is pushed off GitHub's ~720 px column. GitHub refuses comments over
+65,536 characters; we stay under COMMENT_LIMIT by shortening the collapsed details, never the summaries (their tables
+are capped in rows, and say how many rows they left out).
 """
 
 from __future__ import annotations
@@ -10,13 +13,16 @@ import json
 import re
 from typing import Any
 
-from tritonfleet.diff.compare import ABSENT, Change, PoolDiff, ResourceChange, StackDiff
+from tritonfleet.diff.compare import ABSENT, Change, PoolDiff, ResourceChange, StackDiff, Verdict
 
 COMMENT_LIMIT = 60_000
-MARKER = "<!-- tritonfleet-plan:{stack} -->"
-SUMMARY_ROWS = 30  # rows per summary table (flags, pools, policy verdicts) before "N more"
+COMMENT_NAME = "plan-diff"  # the comment's file (plan-diff.md) and the name in its marker
+MARKER = "<!-- tritonfleet-plan:{name} -->"
+NO_CHANGES = "<!-- tritonfleet-plan-diff:no-changes -->"  # the comment workflow posts no new comment that says only this
+SUMMARY_ROWS = 30  # rows per summary table and items per list before "N more"
 PATHS_PER_RESOURCE = 40
 VALUE_CHARS = 120
+FULL_TEXT = 4000  # a blocking item's message, fix included: bounded only against absurd input
 NOTE_ROOM = 300  # room kept for the "N more not shown" note
 FOOTER = (
     "<sub>Static diff of the offline plans (`tritonfleet diff`): it sees what the program declares, not the state, "
@@ -31,15 +37,15 @@ def safe_name(stack: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", stack)
 
 
-def marker(stack: str) -> str:
-    return MARKER.format(stack=safe_name(stack))
+def marker(name: str = COMMENT_NAME) -> str:
+    return MARKER.format(name=safe_name(name))
 
 
 # ---------------------------------------------------------------- small formatting helpers
 
 
 def text(value: Any, limit: int = 200) -> str:
-    """Untrusted text for a table cell: one line, no HTML, no table breaks, bounded.
+    """Untrusted text for a table cell or list item: one line, no HTML, no table breaks, bounded.
 
     `<` and `&` are escaped (no tag or entity can form); `>` is left as it is: text is never at the start of a line
     (where it would open a quote) and `a -> b` must read the same in a terminal as on GitHub."""
@@ -65,10 +71,11 @@ def shown(value: Any) -> str:
 
 
 def usd(value: Any) -> str:
+    """A monthly figure in whole dollars (cents are noise at this scale; the JSON keeps them)."""
     if value is None:
         return "—"
     if isinstance(value, (int, float)):
-        return f"${value:,.2f}"
+        return f"${value:,.0f}"
     return text(value)
 
 
@@ -77,7 +84,7 @@ def signed_usd(value: Any) -> str:
         return "—"
     if not isinstance(value, (int, float)):
         return text(value)
-    return "$0.00" if value == 0 else f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
+    return "$0" if round(value) == 0 else f"{'+' if value > 0 else '-'}${abs(value):,.0f}"
 
 
 def signed(value: Any) -> str:
@@ -88,6 +95,14 @@ def signed(value: Any) -> str:
     return f"{value:+g}" if value else "0"
 
 
+def percent(change: Change) -> str:
+    """The change relative to the base (`+31%`), or "" where there is no known, non-zero base."""
+    a, b = change.before, change.after
+    if not all(isinstance(v, (int, float)) for v in (a, b)) or not a:
+        return ""
+    return f"{(b - a) / a:+.0%}"
+
+
 def arrow(change: Change, fmt=lambda v: "—" if v is None else text(v)) -> str:
     return fmt(change.after) if not change.changed else f"{fmt(change.before)} → {fmt(change.after)}"
 
@@ -96,14 +111,43 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-# ---------------------------------------------------------------- the summary (never shortened)
+def dash_or_text(value: Any) -> str:
+    return "—" if value is None else text(value)
+
+
+def _short_urn(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1] if urn else "(stack)"
+
+
+def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None, what: str = "rows") -> list[str]:
+    align = align or ["---"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[:SUMMARY_ROWS]]
+    if len(rows) > SUMMARY_ROWS:
+        lines += ["", f"…and {len(rows) - SUMMARY_ROWS} more {what} (all of them in `tritonfleet diff --format json`)."]
+    return lines
+
+
+def _items(items: list[str], what: str) -> list[str]:
+    lines = [f"- {item}" for item in items[:SUMMARY_ROWS]]
+    if len(items) > SUMMARY_ROWS:
+        lines.append(f"- …and {len(items) - SUMMARY_ROWS} more {what} (all of them in `tritonfleet diff --format json`).")
+    return lines
+
+
+# ---------------------------------------------------------------- headlines
+
+
+def counts(diff: StackDiff) -> str:
+    return f"{diff.count('add')} to add, {diff.count('change')} to change, {diff.count('remove')} to remove"
 
 
 def headline(diff: StackDiff) -> str:
     if diff.status == "error":
         return "could not be planned"
-    counts = f"{diff.count('add')} to add, {diff.count('change')} to change, {diff.count('remove')} to remove"
-    return {"added": f"new stack: {counts}", "removed": f"stack removed: {counts}", "unchanged": "no changes"}.get(diff.status, counts)
+    return {"added": f"new stack: {counts(diff)}", "removed": f"stack removed: {counts(diff)}", "unchanged": "no changes"}.get(
+        diff.status, counts(diff)
+    )
 
 
 def flag_line(diff: StackDiff) -> str:
@@ -115,84 +159,184 @@ def flag_line(diff: StackDiff) -> str:
     return ", ".join(parts)
 
 
-def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None, what: str = "rows") -> list[str]:
-    align = align or ["---"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows[:SUMMARY_ROWS]]
-    if len(rows) > SUMMARY_ROWS:
-        lines.append(f"\n…and {len(rows) - SUMMARY_ROWS} more {what} (all of them in `tritonfleet diff --format json`).")
+def verdict_word(diff: StackDiff) -> str:
+    return "⛔ blocked" if diff.blocked else "✅ not blocked"
+
+
+def why_blocked(diff: StackDiff) -> str:
+    if diff.status == "error":
+        return "could not be planned"
+    parts = []
+    if diff.mandatory:
+        added = len(diff.added_mandatory)
+        parts.append(plural(len(diff.mandatory), "mandatory policy violation") + (f", {added} added here" if added else ""))
+    if diff.refused:
+        parts.append(plural(len(diff.refused), "replacement") + " refused in prod")
+    return ", ".join(parts)
+
+
+def budget_use(diff: StackDiff, side: str) -> Any:
+    """The budget's basis figure (floor or ceiling) over the monthly budget, as a fraction; unknown or None."""
+    budget = getattr(diff.budget, side)
+    basis = getattr(diff.budget_basis, side)
+    figure = getattr(diff.monthly_floor if basis == "floor" else diff.monthly_ceiling, side)
+    if not isinstance(budget, (int, float)) or not budget or basis not in ("floor", "ceiling") or figure is None:
+        return None
+    return round(figure / budget, 4) if isinstance(figure, (int, float)) else "unknown"
+
+
+def _use(value: Any) -> str:
+    return f"{value:.0%}" if isinstance(value, float) else dash_or_text(value)
+
+
+def money_change(change: Change) -> str:
+    """`+$46,206 (+31%)`, `$0`, `unknown`."""
+    pct = percent(change)
+    return signed_usd(change.delta) + (f" ({pct})" if pct and change.changed else "")
+
+
+def money_headline(change: Change) -> str:
+    """`$149,486 → $195,692 (+$46,206, +31%)`, or `$2,717 (unchanged)`."""
+    if not change.changed:
+        return f"{usd(change.after)} (unchanged)"
+    pct = percent(change)
+    return f"{arrow(change, usd)} ({signed_usd(change.delta)}{', ' + pct if pct else ''})"
+
+
+def overview(diffs: list[StackDiff]) -> list[str]:
+    """One headline row per stack that changed or could not be planned; the others named in one line."""
+    shown_diffs = [d for d in diffs if d.status != "unchanged"]
+    unchanged = [d.stack for d in diffs if d.status == "unchanged"]
+    lines = []
+    blocked = [d for d in shown_diffs if d.blocked]
+    if blocked:
+        lines += ["> [!CAUTION]"]
+        lines += [f"> **`{text(d.stack)}` is blocked:** {why_blocked(d)}.<br>" for d in blocked]
+        lines[-1] = lines[-1].removesuffix("<br>")
+        lines.append("")
+    if shown_diffs:
+        rows = []
+        for d in shown_diffs:
+            error = d.status == "error"
+            rows.append([
+                code(d.stack, 40),
+                verdict_word(d),
+                "—" if error else money_change(d.monthly_ceiling),
+                "—" if error else arrow(Change(budget_use(d, "before"), budget_use(d, "after")), _use),
+                "—" if error else arrow(d.max_gpus, dash_or_text),
+            ])
+        lines += _table(["stack", "verdict", "Δ $/month (ceiling)", "budget use", "GPUs (max)"], rows,
+                        ["---", "---", "---:", "---:", "---:"], what="stacks")
+        lines.append("")
+    if unchanged:
+        lines += [f"No changes in {', '.join(code(s, 40) for s in unchanged)}.", ""]
     return lines
 
 
-def _known_change(change: Change) -> bool:
-    return change.changed and isinstance(change.delta, (int, float))
-
-
-def _pool_row(p: PoolDiff) -> list[str]:
-    gpu = Change(
-        f"{p.gpu.before} {p.instance_type.before}" if p.gpu.before else None,
-        f"{p.gpu.after} {p.instance_type.after}" if p.gpu.after else None,
-    )
-    gpus = Change(
-        f"{p.min_gpus.before}..{p.max_gpus.before}" if p.max_gpus.before is not None else None,
-        f"{p.min_gpus.after}..{p.max_gpus.after}" if p.max_gpus.after is not None else None,
-    )
-    return [
-        text(p.pool) + ("" if p.status in ("changed", "same") else f" ({p.status})"),
-        arrow(gpu),
-        arrow(p.nodes),
-        arrow(gpus) + (f" ({signed(p.max_gpus.delta)} max)" if _known_change(p.max_gpus) else ""),
-        arrow(p.monthly_floor, usd),
-        arrow(p.monthly_ceiling, usd) + (f" ({signed_usd(p.monthly_ceiling.delta)})" if _known_change(p.monthly_ceiling) else ""),
-    ]
-
-
-def summary(diff: StackDiff) -> str:
-    where = ", ".join(text(x) for x in (diff.cloud, diff.region, diff.environment) if x)
-    lines = [marker(diff.stack), f"### tritonfleet plan diff: `{text(diff.stack)}`" + (f" ({where})" if where else ""), ""]
-    lines.append(f"**{headline(diff)}**")
-    lines.append("")
+def stack_headline(diff: StackDiff) -> list[str]:
+    """Blocked or not, money, budget, GPUs and resource counts of one stack, one item each."""
+    where = " · ".join(text(x) for x in (diff.cloud, diff.region, diff.environment) if x)
+    lines = [f"### `{text(diff.stack, 60)}` — {verdict_word(diff)}" + (f": {why_blocked(diff)}" if diff.blocked else ""), ""]
+    if where:
+        lines += [f"{where} · {headline(diff)}" + (f" · {flag_line(diff)}" if flag_line(diff) else ""), ""]
     if diff.status == "error":
-        lines += ["> [!CAUTION]", "> This stack could not be planned:", "", "```text", diff.error.replace("```", "'''")[:4000], "```"]
-        return "\n".join(lines)
-    for note in diff.notes:
-        lines += [f"> {text(note, 400)}", ""]
-    if diff.refused:
-        lines += ["> [!CAUTION]", "> Refused in prod without an acknowledgement:"]
-        lines += [f"> - {text(r, 400)}" for r in diff.refused] + [""]
-    if diff.flags:
-        lines += ["> [!WARNING]", f"> {flag_line(diff)} of clusters, node pools or buckets.", ""]
-        rows = [
-            [f"**{f.action}**", f.kind, code(f.name), code(f.type), " · ".join([code(r) for r in f.reasons] + [text(n, 300) for n in f.notes]) or "—"]
-            for f in diff.flags
-        ]
-        lines += _table(["action", "kind", "resource", "type", "why"], rows, what="replacements or deletions") + [""]
-    if diff.status == "unchanged":
-        lines.append("Resources, GPU pools, monthly cost and policy verdicts are the same as at the base.")
-        return "\n".join(lines)
-    lines += _table(
-        ["", "base", "head", "change"],
-        [
-            ["GPUs (max)", dash_or_text(diff.max_gpus.before), dash_or_text(diff.max_gpus.after), signed(diff.max_gpus.delta)],
-            ["monthly floor", usd(diff.monthly_floor.before), usd(diff.monthly_floor.after), signed_usd(diff.monthly_floor.delta)],
-            ["monthly ceiling", usd(diff.monthly_ceiling.before), usd(diff.monthly_ceiling.after), signed_usd(diff.monthly_ceiling.delta)],
-        ],
-        ["---", "---:", "---:", "---:"],
+        return lines
+    items = [
+        f"**Monthly ceiling:** {money_headline(diff.monthly_ceiling)}",
+    ]
+    if diff.monthly_expected.before is not None or diff.monthly_expected.after is not None:
+        items.append(f"**Expected (spotShare mix, an estimate):** {money_headline(diff.monthly_expected)}")
+    use = Change(budget_use(diff, "before"), budget_use(diff, "after"))
+    if use.before is not None or use.after is not None:
+        basis = diff.budget_basis.after or diff.budget_basis.before
+        items.append(f"**Budget use:** {arrow(use, _use)} of {arrow(diff.budget, usd)} a month ({text(basis)} basis)")
+    limit = diff.gpu_limit.after if diff.gpu_limit.after is not None else diff.gpu_limit.before
+    items.append(
+        f"**GPUs (max):** {arrow(diff.max_gpus, dash_or_text)}"
+        + (f" ({signed(diff.max_gpus.delta)})" if diff.max_gpus.changed else "")
+        + (f", limit {arrow(diff.gpu_limit, dash_or_text)}" if limit is not None else "")
     )
-    lines.append("")
-    changed_pools = [p for p in diff.pools if p.status != "same"]
-    if changed_pools:
-        lines += ["**GPU pools**", ""]
-        lines += _table(
-            ["pool", "GPU, type", "nodes", "GPUs min..max", "monthly floor", "monthly ceiling"],
-            [_pool_row(p) for p in changed_pools],
-            ["---", "---", "---", "---", "---:", "---:"],
-            what="pools",
+    return lines + [f"- {item}" for item in items] + [""]
+
+
+# ---------------------------------------------------------------- blocking items, in full
+
+
+def _verdict_item(v: Verdict, tag: str) -> str:
+    return f"**{code(v.policy, table=False)}** ({tag}) on {code(_short_urn(v.urn), table=False)}: {text(v.message, FULL_TEXT)}"
+
+
+def blocking(diff: StackDiff) -> list[str]:
+    if diff.status == "error":
+        return ["**Blocking:** this stack could not be planned:", "", "```text", diff.error.replace("```", "'''")[:FULL_TEXT], "```", ""]
+    added = {v.key for v in diff.added_mandatory}
+    items = [_verdict_item(v, "new" if v.key in added else "also at the base") for v in diff.mandatory]
+    items += [f"**refused in prod:** {text(r, FULL_TEXT)}" for r in diff.refused]
+    if not items:
+        return []
+    return ["**Blocking** (`pulumi up` fails or is refused until each is fixed):", "", *_items(items, "blocking items"), ""]
+
+
+# ---------------------------------------------------------------- the rest
+
+
+def flags_section(diff: StackDiff) -> list[str]:
+    if not diff.flags:
+        return []
+    items = []
+    for f in diff.flags:
+        why = " · ".join([code(r, table=False) for r in f.reasons] + [text(n, 600) for n in f.notes])
+        items.append(f"**{f.action}** {f.kind} {code(f.name, table=False)} ({code(f.type, table=False)})" + (f": {why}" if why else ""))
+    return ["> [!WARNING]", f"> {flag_line(diff)} of clusters, node pools or buckets.", "", *_items(items, "replacements or deletions"), ""]
+
+
+def money_table(diff: StackDiff) -> list[str]:
+    rows = [
+        ["GPUs (max)", dash_or_text(diff.max_gpus.before), dash_or_text(diff.max_gpus.after), signed(diff.max_gpus.delta)],
+        ["floor $/month", usd(diff.monthly_floor.before), usd(diff.monthly_floor.after), money_change(diff.monthly_floor)],
+        ["expected $/month", usd(diff.monthly_expected.before), usd(diff.monthly_expected.after), money_change(diff.monthly_expected)],
+        ["ceiling $/month", usd(diff.monthly_ceiling.before), usd(diff.monthly_ceiling.after), money_change(diff.monthly_ceiling)],
+    ]
+    if diff.monthly_expected.before is None and diff.monthly_expected.after is None:
+        del rows[2]
+    if diff.budget.changed:
+        rows.append(["budget $/month", usd(diff.budget.before), usd(diff.budget.after), money_change(diff.budget)])
+    return [*_table(["", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"]), ""]
+
+
+def _pool_line(p: PoolDiff) -> str | None:
+    """What the GPU-pools table has no room for: GPU and instance type, node ranges per purchase option."""
+    parts = []
+    if p.gpu.changed or p.instance_type.changed:
+        parts.append(arrow(Change(
+            f"{p.gpu.before} {p.instance_type.before}" if p.gpu.before else None,
+            f"{p.gpu.after} {p.instance_type.after}" if p.gpu.after else None,
+        )))
+    if p.nodes.changed:
+        parts.append(f"nodes {arrow(p.nodes)}")
+    return f"{code(p.pool, 40, table=False)}: {'; '.join(parts)}" if parts else None
+
+
+def pools_section(diff: StackDiff) -> list[str]:
+    changed = [p for p in diff.pools if p.status != "same"]
+    if not changed:
+        return []
+    rows = []
+    for p in changed:
+        gpus = Change(
+            f"{p.min_gpus.before}..{p.max_gpus.before}" if p.max_gpus.before is not None else None,
+            f"{p.min_gpus.after}..{p.max_gpus.after}" if p.max_gpus.after is not None else None,
         )
-        lines.append("")
-    lines += unit_cost_summary(diff)
-    lines += policy_summary(diff)
-    return "\n".join(lines).rstrip() + "\n"
+        rows.append([
+            code(p.pool, 40) + ("" if p.status in ("changed", "same") else f" ({p.status})"),
+            text(p.gpu.after or p.gpu.before),
+            arrow(gpus),
+            arrow(p.monthly_ceiling, usd),
+        ])
+    lines = ["**GPU pools**", ""]
+    lines += _table(["pool", "GPU", "GPUs min..max", "ceiling $/month"], rows, ["---", "---", "---", "---:"], what="pools")
+    notes = [line for line in (_pool_line(p) for p in changed) if line]
+    return lines + ([""] + _items(notes, "pools") if notes else []) + [""]
 
 
 def per_million(value: Any) -> str:
@@ -200,10 +344,8 @@ def per_million(value: Any) -> str:
 
 
 def _unit_change(change: Change) -> str:
-    shown = arrow(change, per_million)
-    if change.changed and all(isinstance(v, (int, float)) for v in (change.before, change.after)) and change.before:
-        shown += f" ({(change.after - change.before) / change.before:+.0%})"
-    return shown
+    pct = percent(change)
+    return arrow(change, per_million) + (f" ({pct})" if pct and change.changed else "")
 
 
 def unit_cost_summary(diff: StackDiff) -> list[str]:
@@ -211,43 +353,44 @@ def unit_cost_summary(diff: StackDiff) -> list[str]:
     changed = [u for u in diff.unit_costs if u.changed]
     if not changed:
         return []
-    rows = [[text(u.subject), _unit_change(u.peak), _unit_change(u.average), arrow(u.basis)] for u in changed]
+    rows = [[text(u.subject, 60), _unit_change(u.peak), _unit_change(u.average)] for u in changed]
     lines = ["**$ per 1M inferences** (whole nodes, idle GPUs included)", ""]
-    lines += _table(["", "at peak", "at average", "rests on"], rows, ["---", "---:", "---:", "---"], what="rows")
-    return lines + [""]
-
-
-def dash_or_text(value: Any) -> str:
-    return "—" if value is None else text(value)
+    lines += _table(["", "at peak", "at average"], rows, ["---", "---:", "---:"], what="rows")
+    basis = [f"{text(u.subject, 60)} rests on {arrow(u.basis)}" for u in changed if u.basis.changed or u.basis.after]
+    return lines + ([""] + _items(basis, "rows") if basis else []) + [""]
 
 
 def policy_summary(diff: StackDiff) -> list[str]:
+    """Verdicts that do not block (advisory ones, resolved ones, levels lowered), each in full."""
     policy = diff.policy
     if not policy.head_available:
         return ["**Policy verdicts:** not in the plan documents (planned without policy evaluation).", ""]
+    mandatory = {v.key for v in diff.mandatory}
     if not policy.base_available and diff.status != "added":
-        rows = [["now", text(v.level), code(v.policy), text(_short_urn(v.urn)), text(v.message)] for v in policy.head]
+        items = [_verdict_item(v, v.level) for v in policy.head if v.key not in mandatory]
         head = f"**Policy verdicts:** {len(policy.head)} at head (the base plan has none to compare with)."
     elif not policy.changed:
         return [f"**Policy verdicts:** unchanged ({len(policy.head)} at head).", ""]
     else:
-        rows = [["**new**", text(v.level), code(v.policy), text(_short_urn(v.urn)), text(v.message)] for v in policy.new]
-        rows += [
-            ["level", f"{text(a.level)} → {text(b.level)}", code(b.policy), text(_short_urn(b.urn)), text(b.message)]
-            for a, b in policy.level_changed
-        ]
-        rows += [["resolved", text(v.level), code(v.policy), text(_short_urn(v.urn)), text(v.message)] for v in policy.resolved]
+        items = [_verdict_item(v, f"new, {v.level}") for v in policy.new if v.key not in mandatory]
+        items += [_verdict_item(b, f"{a.level} → {b.level}") for a, b in policy.level_changed if b.key not in mandatory]
+        items += [_verdict_item(v, f"resolved, was {v.level}") for v in policy.resolved]
         head = (
             f"**Policy verdicts:** {len(policy.new)} new, {len(policy.level_changed)} changed level, "
             f"{len(policy.resolved)} resolved."
         )
-    if not rows:
-        return [head, ""]
-    return [head, "", *_table(["", "level", "policy", "resource", "message"], rows, what="verdicts"), ""]
+    return [head, "", *_items(items, "verdicts"), ""] if items else [head, ""]
 
 
-def _short_urn(urn: str) -> str:
-    return urn.rsplit("::", 1)[-1] if urn else "(stack)"
+def summary(diff: StackDiff) -> str:
+    """One changed stack: headline, blocking items in full, then the rest (never shortened)."""
+    lines = stack_headline(diff) + blocking(diff)
+    if diff.status == "error":
+        return "\n".join(lines)
+    for note in diff.notes:
+        lines += [f"> {text(note, 600)}", ""]
+    lines += flags_section(diff) + money_table(diff) + pools_section(diff) + unit_cost_summary(diff) + policy_summary(diff)
+    return "\n".join(lines).rstrip() + "\n"
 
 
 # ---------------------------------------------------------------- the details (shortened to fit)
@@ -261,7 +404,7 @@ def resource_block(change: ResourceChange) -> str:
     lines = [first]
     for path in change.paths[:PATHS_PER_RESOURCE]:
         note = " (ignored: ignoreChanges)" if path.ignored else ""
-        lines.append(f"  - {code(path.path, table=False)}: {shown(path.before)} → {shown(path.after)}{note}")
+        lines.append(f"  - {code(path.path, 240, table=False)}: {shown(path.before)} → {shown(path.after)}{note}")
     if len(change.paths) > PATHS_PER_RESOURCE:
         lines.append(f"  - …and {len(change.paths) - PATHS_PER_RESOURCE} more changed paths")
     for option, (before, after) in change.options.items():
@@ -274,7 +417,7 @@ def details(diff: StackDiff, budget: int) -> str:
     changes = [r for r in diff.resources if r.action != "same"]
     if not changes or diff.status == "error":
         return ""
-    opening = f"<details><summary>Resource changes ({len(changes)})</summary>\n\n"
+    opening = f"<details><summary>Resource changes in {text(diff.stack, 60)} ({len(changes)})</summary>\n\n"
     closing = "\n\n</details>\n"
     used = len(opening) + len(closing) + NOTE_ROOM
     if used > budget:
@@ -294,7 +437,7 @@ def details(diff: StackDiff, budget: int) -> str:
     return opening + "\n".join(blocks) + closing
 
 
-# ---------------------------------------------------------------- whole comments and reports
+# ---------------------------------------------------------------- the comment
 
 
 def _clip(markdown: str, limit: int) -> str:
@@ -309,41 +452,20 @@ def _clip(markdown: str, limit: int) -> str:
     return body + note
 
 
-def stack_comment(diff: StackDiff, limit: int = COMMENT_LIMIT) -> str:
-    """One stack's pull-request comment: marker first, summary, collapsed details, footer; at most `limit` chars."""
-    head = summary(diff)
-    tail = "\n" + FOOTER + "\n"
-    body = head + "\n" + details(diff, limit - len(head) - len(tail) - 2) + tail
-    return _clip(body, limit)
-
-
-def overview(diffs: list[StackDiff]) -> str:
-    rows = []
-    for d in diffs:
-        policy = (
-            f"{len(d.policy.new)} new, {len(d.policy.resolved)} resolved" if d.policy.head_available and d.policy.base_available
-            else ("—" if not d.policy.head_available else f"{len(d.policy.head)} at head")
-        )
-        rows.append([
-            code(d.stack), headline(d), text(flag_line(d) or "—"),
-            arrow(d.max_gpus, dash_or_text) if d.status != "error" else "—",
-            (signed_usd(d.monthly_ceiling.delta) if d.status != "error" else "—"),
-            policy if d.status != "error" else "—",
-        ])
-    lines = ["## tritonfleet plan diff", ""]
-    lines += _table(["stack", "resources", "⚠ replace / delete", "GPUs (max)", "monthly ceiling change", "policy"], rows, what="stacks")
-    return "\n".join(lines) + "\n\n"
-
-
 def report(diffs: list[StackDiff], limit: int = COMMENT_LIMIT) -> str:
-    """All stacks in one Markdown document: an overview table, then each stack's summary and details, within `limit`."""
-    top = overview(diffs)
-    summaries = [summary(d) for d in diffs]
+    """The pull request's one comment: marker, headline table, then each changed stack (blocking items first, then
+    the rest, then its collapsed details), within `limit` characters. Unchanged stacks are only named; when no stack
+    changed, the comment says so and carries NO_CHANGES (the workflow then posts nothing new)."""
+    changed = [d for d in diffs if d.status != "unchanged"]
+    top = "\n".join([marker()] + ([NO_CHANGES] if not changed else []) + ["## tritonfleet plan diff", "", *overview(diffs)])
+    if not changed:
+        top += "Resources, GPU pools, monthly cost and policy verdicts are the same as at the base.\n"
+    summaries = [summary(d) for d in changed]
     tail = "\n" + FOOTER + "\n"
     remaining = limit - len(top) - sum(len(s) + 2 for s in summaries) - len(tail)
-    parts = [top]
-    for i, (diff, head) in enumerate(zip(diffs, summaries, strict=True)):
-        share = max(0, remaining // (len(diffs) - i))
+    parts = [top + "\n"]
+    for i, (diff, head) in enumerate(zip(changed, summaries, strict=True)):
+        share = max(0, remaining // (len(changed) - i))
         more = details(diff, share) if share > 0 else ""
         remaining -= len(more)
         parts.append(head + "\n" + more + "\n")
@@ -385,6 +507,11 @@ def to_json(diffs: list[StackDiff]) -> dict[str, Any]:
             "maxGpus": change(d.max_gpus),
             "monthlyFloorUsd": change(d.monthly_floor),
             "monthlyCeilingUsd": change(d.monthly_ceiling),
+            "monthlyExpectedCeilingUsd": change(d.monthly_expected),
+            "budget": {"monthlyUsd": change(d.budget), "basis": change(d.budget_basis), "gpuLimit": change(d.gpu_limit),
+                       "use": change(Change(budget_use(d, "before"), budget_use(d, "after")))},
+            "blocked": d.blocked,
+            "addedMandatory": [verdict(v) for v in d.added_mandatory],
             "pools": [
                 {"pool": p.pool, "status": p.status, "gpu": change(p.gpu), "instanceType": change(p.instance_type),
                  "nodes": change(p.nodes), "minGpus": change(p.min_gpus), "maxGpus": change(p.max_gpus),

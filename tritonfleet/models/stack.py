@@ -1,6 +1,7 @@
 """Which bucket and prefix a stack's Triton reads, from the stack's config alone (no cloud call, no Pulumi state).
 
-The bucket's physical name is `physical_bucket_name` (its `bucketName`, or the deterministic tf-<stack>-<name>), which
+The bucket's physical name is `StackConfig.physical_bucket_name` (its `bucketName`, or the deterministic
+tf-<stack>-<name>-<account or project>-<region>), which
 the ModelBucket components set explicitly (no auto-naming suffix), so config and deployed bucket always agree.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonfleet.core.config import load_stack_config, physical_bucket_name
+from tritonfleet.core.config import load_stack_config
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -42,7 +43,7 @@ def stack_repository(
             raise TargetError(f"stack '{stack}' has no model bucket '{bucket}' (buckets: {names})")
     else:
         chosen = config.model_buckets[0]
-    return RepositoryUri(SCHEME[config.cloud], physical_bucket_name(chosen, stack), join_prefix(deployment_prefix, prefix))
+    return RepositoryUri(SCHEME[config.cloud], config.physical_bucket_name(chosen), join_prefix(deployment_prefix, prefix))
 
 
 def declared_models(project_dir: Path, stack: str, deployment: str) -> dict[str, str]:

@@ -68,7 +68,7 @@ def node_prices(config: StackConfig) -> list[NodePrice]:
     for pool in config.enabled_pools:
         itype = config.instance_type(pool)
         for option in split_capacity(pool).purchase:
-            price = itype.price(option)
+            price = itype.price(option, config.region)
             prices.append(
                 NodePrice(
                     pool=pool.name,

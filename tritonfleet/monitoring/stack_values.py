@@ -16,6 +16,7 @@ from tritonfleet.core.conventions import (
     GRAFANA_DASHBOARD_LABEL,
     GRAFANA_DATASOURCE_UID,
     KUBE_PROMETHEUS_STACK_RELEASE,
+    NODE_EXPORTER_NAMESPACE,
     POOL_LABEL,
 )
 from tritonfleet.monitoring.sizing import SCRAPE_INTERVAL_SECONDS, PrometheusSizing
@@ -92,6 +93,8 @@ def kube_prometheus_stack_values(
                 "datasources": {"enabled": True, "uid": GRAFANA_DATASOURCE_UID},
             },
         },
+        # The node exporter reads the host, which Pod Security "baseline" refuses: it gets a namespace of its own.
+        "prometheus-node-exporter": {"namespaceOverride": NODE_EXPORTER_NAMESPACE},
         # kube_node_labels carries no labels unless allowed: the cost rules need the pool and purchase option.
         "kube-state-metrics": {
             "metricLabelsAllowlist": [

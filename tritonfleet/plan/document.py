@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,18 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                 "maxGpus": pc.max_gpus,
                 "prices": {
                     option: (
-                        {"usdPerHour": price.usd, "source": price.source, "asOf": str(load_sources()[price.source])}
+                        {"usdPerHour": price.usd, "source": price.source, "asOf": str(load_sources()[price.source]),
+                         "regions": list(price.regions)}
                         if (price := itype.price(option, config.region))
                         else ("assumed" if option in pc.assumed_prices else "unknown")
                     )
                     for option in dict.fromkeys([*pc.split.purchase, *(["on-demand"] if pc.falls_back else [])])
+                },
+                # Where the catalog does price an option this region lacks (the figure is never borrowed from there).
+                "pricedElsewhere": {
+                    option: list(itype.priced_regions(option))
+                    for option in dict.fromkeys([*pc.split.purchase, *(["on-demand"] if pc.falls_back else [])])
+                    if itype.price(option, config.region) is None and itype.priced_regions(option)
                 },
                 # Each tier counted once (they add up to maxNodes), filled in this order; `fallback` is the tier full
                 # with spot unavailable (AWS: the burst launches on-demand), `expected` the spotShare mix.
@@ -57,6 +65,9 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
                     for tier in pc.tiers
                 ],
                 "fallsBackToOnDemand": pc.falls_back,
+                # The nodes the autoscalers keep up at minReplicas and reach at maxReplicas (core/placement.py).
+                "floorNodes": pc.floor_nodes,
+                "ceilingNodes": pc.ceiling_nodes,
                 "monthlyExpectedCeilingUsd": _money(pc.monthly_expected_ceiling_usd),
                 "monthlyFloorUsd": _money(pc.monthly_floor_usd),
                 "monthlyCeilingUsd": _money(pc.monthly_ceiling_usd),
@@ -74,6 +85,7 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         )
     return {
         "currency": "USD",
+        "region": config.region,  # every price is this region's, or unknown
         "hoursPerMonth": HOURS_PER_MONTH,
         "scope": "GPU node pools only (system nodes, storage, load balancers and traffic are not counted)",
         "pools": pools,
@@ -83,6 +95,9 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         "monthlyFloorUsd": _money(cost.monthly_floor_usd),
         "monthlyCeilingUsd": _money(cost.monthly_ceiling_usd),
         "monthlyExpectedCeilingUsd": _money(cost.monthly_expected_ceiling_usd),
+        # false: the spot/on-demand mix (spotShare) is an estimate of what the provisioner will get (AWS Karpenter),
+        # not a bound its node pools hold.
+        "spotShareEnforced": all(pc.spot_share_enforced for pc in cost.pools),
         "maxGpus": cost.max_gpus,
         "budget": {
             "monthlyUsd": config.budget.monthly_usd,
@@ -169,15 +184,24 @@ def _money(value: float | None, digits: int = 2) -> float | str:
     return "unknown" if value is None else round(value, digits)
 
 
-def build_plan(project_dir: Path, stack: str, *, with_policy: bool = False, policy_config: Path | None = None) -> dict[str, Any]:
+def build_plan(
+    project_dir: Path,
+    stack: str,
+    *,
+    with_policy: bool = False,
+    policy_config: Path | None = None,
+    edit: Callable[[dict[str, str]], dict[str, str]] | None = None,
+) -> dict[str, Any]:
     """Validate the stack's config, run the program under mocks and assemble the plan document.
 
     With `with_policy`, also run the policy pack on it (policies/config/<stack>.json unless `policy_config`) and add
-    the `policy` section. Raises ProjectError, ConfigError or PlanError (and, with policies, PackConfigError or
-    PackError) for the user to read.
+    the `policy` section. `edit` changes the merged config first (`tritonfleet size` plans its advice so). Raises
+    ProjectError, ConfigError or PlanError (and, with policies, PackConfigError or PackError) for the user to read.
     """
     project = load_project(project_dir)
     raw, secret_keys = stack_config(project, stack)
+    if edit is not None:
+        raw = edit(raw)
     config = load_stack_config(raw, stack, secret_keys)  # fails fast, before any resource is registered
     sizing = plan_sizing(config, project.directory)  # so do target loads the configured bounds cannot carry
     inputs = input_digests(project, stack)

@@ -27,12 +27,36 @@ _CALLS: dict[str, dict[str, Any]] = {
 }
 
 
+# The GCP provider's own configuration: its identity's short-lived OAuth access token (the Kubernetes provider's).
+_CALLS["gcp:organizations/getClientConfig:getClientConfig"] = {
+    "accessToken": "offline-plan-access-token",
+    "id": "offline-plan",
+    "project": "offline-plan",
+    "region": "us-central1",
+    "zone": "",
+    "defaultLabels": {},
+}
+_CALLS["gcp:organizations/getProject:getProject"] = {
+    "number": GCP_PROJECT_NUMBER,
+    "projectId": "offline-plan",
+    "name": "offline-plan",
+    "id": "projects/offline-plan",
+}
 # The identity the offline plan deploys as (an assumed role, as CI runs usually are).
 _CALLS["aws:index/getCallerIdentity:getCallerIdentity"] = {
     "accountId": ACCOUNT,
     "arn": f"arn:aws:sts::{ACCOUNT}:assumed-role/deployer/tritonfleet-plan",
     "userId": "AROAEXAMPLEDEPLOYER:tritonfleet-plan",
     "id": ACCOUNT,
+}
+# The region's S3 managed prefix list (components/aws/cloud.py s3_cidrs): a stand-in of one range, 52.216.0.0/15,
+# which us-east-1's list holds; a real preview reads the region's own list.
+_CALLS["aws:ec2/getPrefixList:getPrefixList"] = {
+    "cidrBlocks": ["52.216.0.0/15"],
+    "id": "pl-0offline0s3",
+    "name": "com.amazonaws.us-east-1.s3",
+    "filters": [],
+    "tags": {},
 }
 # Data sources for things the offline plan's empty account does not have: the provider's not-found error.
 ABSENT_CALLS: dict[str, str] = {
@@ -79,6 +103,9 @@ def fake_outputs(typ: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     if typ == "gcp:container/cluster:Cluster":
         out.setdefault("endpoint", "203.0.113.10")
         out.setdefault("masterAuth", {"clusterCaCertificate": FAKE_CA})
+        dns = (out.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig")
+        if dns is not None:
+            dns.setdefault("endpoint", f"gke-{name}-0000.{inputs.get('location', 'us-central1')}.gke.goog")
     elif typ == "gcp:serviceaccount/account:Account":
         project = inputs.get("project", "project")
         out.setdefault("email", f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com")

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-SECRET_PLACEHOLDER = "[secret: not decrypted by the offline plan]"
+from tritonfleet.core.conventions import SECRET_PLACEHOLDER  # where the offline plan puts secrets
 
 
 class ProjectError(Exception):

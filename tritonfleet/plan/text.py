@@ -66,12 +66,19 @@ def _nodes(pool: dict[str, Any]) -> str:
     return f"{sum(r['min'] for r in ranges)}..{sum(r['max'] for r in ranges)}"
 
 
-def _purchase(pool: dict[str, Any]) -> str:
-    """How the pool's nodes are bought: 'on-demand 1..1 at $63.30/h, spot 0..2 at $27.20/h'."""
+def _purchase(pool: dict[str, Any], region: str | None = None) -> str:
+    """How the pool's nodes are bought: 'on-demand 1..1 at $63.30/h, spot 0..2 at $27.20/h'; an unknown price says
+    in which region, and where the catalog does price it ('unknown in eu-west-1 (priced in us-east-1 only)')."""
     parts = []
     for option, r in pool["nodes"].items():
         price = pool["prices"].get(option)
-        at = f"{usd(price['usdPerHour'])}/h" if isinstance(price, dict) else "unknown price"
+        if isinstance(price, dict):
+            at = f"{usd(price['usdPerHour'])}/h"
+        else:
+            at = "unknown price" + (f" in {region}" if region else "")
+            elsewhere = (pool.get("pricedElsewhere") or {}).get(option)
+            if elsewhere:
+                at += f" (priced in {', '.join(elsewhere)} only)"
         parts.append(f"{option} {r['min']}..{r['max']} at {at}")
     return ", ".join(parts)
 
@@ -107,13 +114,13 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     if as_table is not None:
         lines += as_table
         for p in pools:
-            lines += wrap(f"{p['pool']}: {_purchase(p)}{_fallback(p)}", width, INDENT, INDENT * 2)
+            lines += wrap(f"{p['pool']}: {_purchase(p, cost.get('region'))}{_fallback(p)}", width, INDENT, INDENT * 2)
             if p.get("capacity"):
                 lines += wrap(f"{p['pool']} at max: {_tiers(p)}", width, INDENT, INDENT * 2)
     else:
         for p in pools:
             lines += wrap(f"{p['pool']}: {p['gpu']} on {p['instanceType']}", width, INDENT, INDENT * 2)
-            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p)}; up to {p['maxGpus']} GPUs{_fallback(p)}", width, INDENT * 2)
+            lines += wrap(f"nodes {_nodes(p)}: {_purchase(p, cost.get('region'))}; up to {p['maxGpus']} GPUs{_fallback(p)}", width, INDENT * 2)
             lines += wrap(
                 f"monthly {usd(p['monthlyFloorUsd'])} floor, {usd(p['monthlyCeilingUsd'])} ceiling", width, INDENT * 2
             )
@@ -131,10 +138,12 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     # "spot unavailable" only where some pool's burst falls back to on-demand (Karpenter); elsewhere the ceiling is
     # every pool at maxNodes in its configured mix.
     falls_back = any(t["monthlyFallbackUsd"] != t["monthlyExpectedUsd"] for p in cost["pools"] for t in p.get("capacity", []))
+    mix = "spotShare mix" if cost.get("spotShareEnforced", True) else "spotShare estimate"
     figures = [
-        ("floor (every pool at minNodes)", total(cost, "monthlyFloorUsd")),
+        ("floor (minReplicas, spot unavailable)" if falls_back else "floor (minReplicas, minNodes)",
+         total(cost, "monthlyFloorUsd")),
         ("ceiling (maxNodes, spot unavailable)" if falls_back else "ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
-        ("expected (maxNodes, spotShare mix)", total(cost, "monthlyExpectedCeilingUsd")),
+        (f"expected (maxReplicas, {mix})", total(cost, "monthlyExpectedCeilingUsd")),
         (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
     ]
     label = max(len(f[0]) for f in figures)
@@ -143,6 +152,11 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     for name, value in figures:
         lines += wrap(f"{name.ljust(label)}  {value.rjust(figure)}", width, INDENT, INDENT * 2)
     lines += wrap(f"GPUs: up to {cost['maxGpus']}, limit {budget['gpuLimit']}.", width, INDENT)
+    if not cost.get("spotShareEnforced", True):
+        lines += wrap(
+            "spotShare is an estimate: Karpenter takes spot whenever EC2 has it and no NodePool holds a share "
+            "(docs/aws.md).", width, INDENT, INDENT,
+        )
     lines += wrap(f"Counted: {cost['scope']}.", width, INDENT, INDENT)
     return lines
 
@@ -155,8 +169,13 @@ def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
 
 
 def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
-    """The cluster version's support dates and how model pulls reach the bucket (AWS), when the cloud adds notes."""
+    """Where the stack is deployed from and the API endpoint that admits it, the cluster version's support dates and
+    how model pulls reach the bucket (AWS), when the cloud adds notes."""
     lines: list[Line] = []
+    path = notes.get("deployPath")
+    if path:
+        reach = "reaches" if path["reachable"] else "CANNOT reach"
+        lines += wrap(f"Deployed from {path['deployer']}: {reach} the {path['endpoint']}.", width, INDENT, INDENT)
     version = notes.get("kubernetes")
     if version:
         if version["support"] == "unknown":
@@ -168,6 +187,25 @@ def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
                 f"(source: {version['source']})."
             )
         lines += wrap(text, width, INDENT, INDENT)
+    plane = notes.get("controlPlane")
+    if plane:
+        text = f"Control plane: {usd(plane['monthlyUsdNow'])}/month now"
+        if plane["supportType"] == "EXTENDED":
+            text += (
+                f"; from {plane['endOfStandardSupport']} (end of standard support) "
+                f"{usd(plane['monthlyUsdInExtendedSupport'])}/month in extended support until upgraded"
+            )
+        else:
+            text += f"; AWS upgrades it at the end of standard support ({plane['endOfStandardSupport']}), no fee"
+        if plane["newerVersions"]:
+            text += f". Newer: {', '.join(plane['newerVersions'])} (start a new cluster on the newest)"
+        lines += wrap(text + ".", width, INDENT, INDENT)
+    spot = notes.get("spotShutdown")
+    if spot:
+        text = f"Spot nodes: {spot['podSeconds']} s for pods to stop (GKE {spot['gkeBuild']})"
+        if spot["windowSeconds"] < 120:
+            text += f"; cluster.gkeVersion {spot['extendedFrom']} or later extends the window to 120 s"
+        lines += wrap(text + ".", width, INDENT, INDENT)
     pulls = notes.get("modelPulls")
     if pulls:
         if pulls["monthlyUsd"] == "unknown":

@@ -16,6 +16,7 @@ from tritonfleet.clouds.aws.facts import (
     AWS_REGIONS,
     AWS_ZONE_COUNT,
     CAPACITY_RESERVATION_ID_PATTERN,
+    EKS_PUBLIC_ACCESS_CIDRS_MAX,
     TAG_LIMITS,
     eks_version,
     standard_eks_versions,
@@ -26,9 +27,21 @@ from tritonfleet.core import pins
 from tritonfleet.core.config.problems import MISSING, Problem, set_command
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import (
+    ANYWHERE,
+    HOSTED_CI,
+    PUBLIC_CIDRS,
+    Deployer,
+    DeployPath,
+    control_plane_access,
+    uncovered,
+)
 
 SERVICE_NAME = "AWS"
 REGIONS = AWS_REGIONS
+# Whose account or project default model bucket names carry (conventions.default_bucket_name): the config key, the
+# StackConfig field and an example.
+BUCKET_OWNER_KEY, BUCKET_OWNER_FIELD, BUCKET_OWNER_EXAMPLE = "awsAccountId", "aws_account_id", "123456789012"
 # Cluster keys that only mean something on AWS (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "adminPrincipals": "admin_principals",
@@ -75,6 +88,50 @@ def check_stack(ctx: RuleContext) -> None:
         elif len(value_text) > TAG_VALUE_MAX or not re.match(TAG_PATTERN, value_text):
             fitted = re.sub(r"[^\w\s.:/=+\-@]", "-", value_text)[:TAG_VALUE_MAX]
             ctx.add(f"tags.{key_text}", value, f"{TAG_RULE} (value of {len(value_text)} characters)", fitted)
+
+
+def deploy_path(cluster: Cluster, environment: str) -> DeployPath:
+    """How the deployer reaches the EKS endpoint (docs/access.md). The private endpoint is always on; the public one
+    admits controlPlaneCidrs. Hosted runners have no fixed address: only a public endpoint open to 0.0.0.0/0 admits
+    them (both endpoints authenticate every request through IAM and access entries). Known public addresses need
+    controlPlaneCidrs to contain them. A runner in the network reaches the private endpoint through the cluster
+    security group, which the stack opens on 443 to deployerCidrs; a VPC the stack creates holds no runner and no
+    VPN on the first `up`, so that path needs an existing VPC. Source: https://docs.aws.amazon.com/eks/latest/
+    userguide/cluster-endpoint.html (read 2026-12-05): a private-only endpoint is reached from the VPC or a connected
+    network, and the cluster security group must admit the client on 443."""
+    deployer = Deployer(cluster.deploy_from, tuple(cluster.deployer_cidrs))
+    access = control_plane_access(cluster.control_plane_cidrs, environment)
+    public = "private only" if access.private_only else f"public from {', '.join(access.public_cidrs)}"
+    if deployer.source == HOSTED_CI:
+        if access.anywhere:
+            return DeployPath(deployer, "EKS public endpoint, open to 0.0.0.0/0 (IAM-authenticated)", True)
+        why = (
+            f"hosted runners have no fixed address (their published ranges are far more than EKS's "
+            f"{EKS_PUBLIC_ACCESS_CIDRS_MAX} public CIDRs) and the EKS endpoint is {public}: open it to {ANYWHERE} "
+            "(prod: with acknowledgePublicControlPlane), or deploy from a runner in an existing VPC "
+            "(deployFrom private-network, existingVpcId, deployerCidrs)"
+        )
+        fixes: list[tuple[str, object]] = [("cluster.controlPlaneCidrs[0]", ANYWHERE)]
+        if environment == "prod":
+            fixes.append(("cluster.acknowledgePublicControlPlane", True))
+        return DeployPath(deployer, f"EKS endpoint, {public}", False, why, tuple(fixes))
+    if deployer.source == PUBLIC_CIDRS:
+        missing = uncovered(deployer.cidrs, access.public_cidrs)
+        if not missing:
+            return DeployPath(deployer, f"EKS public endpoint, {public}", True)
+        why = f"deployerCidrs {', '.join(missing)} are outside the EKS endpoint's CIDRs ({public}): add them"
+        start = len(access.public_cidrs)
+        fixes = [(f"cluster.controlPlaneCidrs[{start + i}]", cidr) for i, cidr in enumerate(missing)]
+        return DeployPath(deployer, f"EKS endpoint, {public}", False, why, tuple(fixes))
+    endpoint = f"EKS private endpoint, 443 from {', '.join(deployer.cidrs)} on the cluster security group"
+    if cluster.existing_vpc_id:
+        return DeployPath(deployer, endpoint, True)
+    why = (
+        "the stack creates its VPC, so no runner or VPN is inside it on the first `up`: name an existing VPC with "
+        "the runner's network (existingVpcId, existingPrivateSubnets, existingLoadBalancerCidrs), or deploy from "
+        "hosted-ci or public-cidrs"
+    )
+    return DeployPath(deployer, endpoint, False, why, (("cluster.existingVpcId", VPC_EXAMPLE),))
 
 
 def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
@@ -176,6 +233,16 @@ def _check_existing_subnets(ctx: RuleContext, cluster: Cluster, region: str) -> 
 
 
 def _check_admin_principals(ctx: RuleContext, cluster: Cluster) -> None:
+    """Well-formed ARNs; in prod at least one. A prod cluster whose only admin is the deployer (CI's role) has no
+    break-glass access when CI is down or its role is changed: EKS access entries are the only way in
+    (authenticationMode API)."""
+    if ctx.data.get("environment") == "prod" and not cluster.admin_principals:
+        account = ctx.data.get("awsAccountId") or "123456789012"
+        allowed = (
+            "in prod, at least one IAM role of the people who administer the cluster (break-glass access besides "
+            "the deployer's role)"
+        )
+        ctx.add("cluster.adminPrincipals[0]", MISSING, allowed, f"arn:aws:iam::{account}:role/platform-admin")
     for i, principal in enumerate(cluster.admin_principals):
         if not re.fullmatch(r"arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/[\w+=,.@/-]+", principal):
             allowed = "an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>"

@@ -121,6 +121,37 @@ GPU_OPERATOR_PROFILES: dict[str, dict[str, Any]] = {
 # cni-network-policy-configure.html and https://aws.github.io/amazon-vpc-cni-k8s/docs/network-policy-faq.html
 # (read 2026-12-03). VERIFY: kubelet probes and load-balancer health checks pass with the policies on a live cluster.
 VPC_CNI_ADDON = "vpc-cni"
+# The CloudWatch Observability add-on (container logs through Fluent Bit) with its NVIDIA GPU metrics off: with them on
+# (the default) the add-on's operator runs its own dcgm-exporter on every GPU node beside the GPU Operator's, two DCGM
+# engines with clashing profiling fields. `accelerated_compute_metrics: false` in the agent's Kubernetes metrics is the
+# documented opt-out; the rest is the add-on's default agent config. Sources:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/install-CloudWatch-Observability-EKS-addon.html
+# ("Opt out of collecting NVIDIA GPU metrics") and aws/amazon-cloudwatch-agent-operator
+# internal/manifests/collector (acceleratedComputeMetrics decides the DCGM exporter), read 2026-12-05. VERIFY on a GPU
+# node that only the GPU Operator's dcgm-exporter runs.
+CLOUDWATCH_OBSERVABILITY_ADDON = "amazon-cloudwatch-observability"
+# Its configuration values (same sources: https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+# install-CloudWatch-Observability-EKS-addon.html, read 2026-12-05).
+CLOUDWATCH_OBSERVABILITY_CONFIGURATION = {
+    "agent": {
+        "config": {
+            "logs": {
+                "metrics_collected": {
+                    "kubernetes": {"enhanced_container_insights": True, "accelerated_compute_metrics": False}
+                }
+            }
+        }
+    },
+    "containerLogs": {"enabled": True},
+}
+# The EKS node monitoring agent add-on: a DaemonSet on every node (it tolerates every taint) that reads kernel logs and
+# the GPU driver for faults (XID errors, NVLink, thermal) and reports them as node conditions and events
+# (AcceleratedHardwareReady) where Karpenter's node repair, or an operator, can act. Its own DCGM host engine
+# (dcgm-server) tolerates no taint, so it stays off the GPU-tainted nodes: one DCGM engine per node, the GPU
+# Operator's. Sources: https://docs.aws.amazon.com/eks/latest/userguide/node-health.html and
+# aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml (nodeAgent.tolerations Exists,
+# dcgmAgent.tolerations []), read 2026-12-05. VERIFY on a GPU node that the agent reports AcceleratedHardwareReady.
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 # The add-on configuration values that turn the agent on. Source: https://docs.aws.amazon.com/eks/latest/userguide/
 # cni-network-policy-configure.html, step 2 (read 2026-12-03).
 VPC_CNI_NETWORK_POLICY_CONFIGURATION = {"enableNetworkPolicy": "true"}
@@ -189,9 +220,13 @@ EKS_VERSIONS: dict[str, EksVersion] = {
         EksVersion("1.36", None, None, None, verify=True),
     )
 }
-# Extended support price per cluster-hour, on top of the standard $0.10. Source: https://aws.amazon.com/eks/pricing/
-# as quoted by docs.cloudzero.com "EKS clusters incurring extended support charges" (read 2026-12-03): $0.60 (VERIFY on
-# the pricing page).
+# What an EKS cluster's control plane costs per cluster-hour in standard support. Source:
+# https://aws.amazon.com/eks/pricing/ ("$0.10 per cluster per hour" for standard support), read 2026-12-05.
+EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR = 0.10
+# ... and in extended support, in total (it replaces the $0.10, it is not added to it). Sources:
+# https://aws.amazon.com/eks/pricing/ ("$0.60 per cluster per hour" for extended support) and the AWS containers blog
+# "Amazon EKS extended support for Kubernetes versions pricing", read 2026-12-05 (earlier quoted by
+# docs.cloudzero.com, read 2026-12-03). VERIFY on the pricing page.
 EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR = 0.60
 
 
@@ -282,6 +317,24 @@ NAT_PRICE_REGION = "us-east-1"
 # attempt to provision on-demand instances, generally within milliseconds." Source: https://karpenter.sh/docs/concepts/
 # nodepools/ (spec.template.spec.requirements, karpenter.sh/capacity-type), read 2026-12-03.
 SPOT_FALLS_BACK_TO_ON_DEMAND = True
+# How Karpenter turns pending pods into nodes (tritonfleet/core/placement.py counts the plan's nodes with these).
+# "Karpenter starts by treating preferred affinities as required ... When these requirements cannot be met, the pod's
+# preferences are relaxed one-at-a-time", and "Preferred topology spread (ScheduleAnyway) can result in more nodes being
+# created than expected". Source: karpenter-provider-aws v1.14 website/content/en/v1.14/concepts/scheduling.md
+# ("Preferences", "Topology Spread"), https://karpenter.sh/v1.14/concepts/scheduling/, read 2026-12-05.
+PREFERRED_SPREADS_ADD_NODES = True
+# A hostname spread lets Karpenter put at most maxSkew of the deployment's pending pods on each node it launches: a
+# new node is a domain with no pod yet, so the skew is counted from 0 (same page: "If instead the maxSkew were 5, pods
+# could be spread 5, 0, 0"), https://karpenter.sh/v1.14/concepts/scheduling/#topology-spread, read 2026-12-05.
+# VERIFY on a cluster: 1-GPU replicas with maxSkew 8 open one p5en.
+HOSTNAME_SPREAD_CAPS_NEW_NODES = True
+# spotShare is not something a NodePool can hold: the burst NodePool allows spot and on-demand and Karpenter launches
+# spot whenever EC2 has it (price-capacity-optimized), on-demand when it has not. Karpenter's only split is "a crude
+# method" of virtual domains (one NodePool per capacity type with disjoint values of a custom label and a topology
+# spread over it), which moves the ratio into every pod spec; tritonfleet does not use it, so on AWS the plan prices
+# the burst at spotShare as an ESTIMATE of what Karpenter will get. Source: same page, "On-Demand/Spot Ratio Split",
+# https://karpenter.sh/v1.14/concepts/scheduling/#on-demandspot-ratio-split, read 2026-12-05.
+SPOT_SHARE_ENFORCED = False
 # Karpenter's capacity types (label karpenter.sh/capacity-type); `reserved` is capacity from the EC2NodeClass's
 # capacityReservationSelectorTerms (feature gate reservedCapacity, beta and on by default in chart 1.14.1:
 # tests/upstream/karpenter-1.14.1/values.yaml). Source: https://karpenter.sh/docs/concepts/nodeclasses/
@@ -333,3 +386,82 @@ ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
 ALB_INTERNAL_SCHEME = "internal"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
 ALB_PUBLIC_SCHEME = "internet-facing"
+# A LoadBalancer Service is the AWS Load Balancer Controller's (an NLB) only with aws-load-balancer-type external (the
+# in-tree controller, which ignores the scheme annotation, makes an internet-facing Classic/NLB otherwise), and it is
+# internal only with aws-load-balancer-scheme internal; internet-facing is public. Sources:
+# https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/#lb-type and
+# #lb-scheme, .../guide/service/nlb/ (read 2026-12-05). The policy pack tells internal Services by both.
+NLB_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
+NLB_CONTROLLER_TYPE = "external"
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/ (read 2026-12-05).
+NLB_SCHEME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+
+# The EKS kubeconfig's credential plugin is the AWS CLI (`aws eks get-token`), which GitHub's hosted Ubuntu runner
+# images carry (AWS CLI 2 in https://github.com/actions/runner-images/blob/main/images/ubuntu/Ubuntu2404-Readme.md,
+# "CLI Tools", read 2026-12-05); aws-actions/configure-aws-credentials puts the role's credentials in its environment.
+EKS_TOKEN_COMMAND = "aws"
+# Up to 40 CIDRs per EKS public endpoint (publicAccessCidrs; the hosted runners' published ranges are far more), and
+# the cluster security group admits only itself until a rule is added: a private endpoint needs 443 from the client.
+# Sources: https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html and
+# https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html (read 2026-12-05; the 40 is VERIFY).
+EKS_PUBLIC_ACCESS_CIDRS_MAX = 40
+# The Kubernetes API's port on both EKS endpoints: https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html
+# (read 2026-12-05).
+EKS_API_PORT = 443
+
+# Where EKS publishes each AMI release (SSM public parameters), the names preflight asks for the pinned release and
+# Karpenter's `al2023@v<date>` / `bottlerocket@v<version>` aliases resolve through. Sources:
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html (…/amazon-linux-2023/x86_64/nvidia/
+# recommended/image_id, and a release's own amazon-eks-node-al2023-x86_64-nvidia-<k8s>-v<date>/image_id),
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html and
+# https://karpenter.sh/docs/concepts/nodeclasses/ ("amiSelectorTerms", alias), read 2026-12-05 (VERIFY the release
+# parameters' exact names for the NVIDIA variants).
+AL2023_NVIDIA_AMI_PARAMETER = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/"
+    "amazon-eks-node-al2023-x86_64-nvidia-{k8s}-v{date}/image_id"
+)
+# The recommended (latest) AL2023 NVIDIA release: https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html
+# (read 2026-12-05).
+AL2023_NVIDIA_RECOMMENDED_RELEASE = (
+    "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/release_version"
+)
+# Bottlerocket's NVIDIA variant, a release's image and the latest version:
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html (read 2026-12-05; VERIFY).
+BOTTLEROCKET_NVIDIA_AMI_PARAMETER = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/{version}/image_id"
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id-bottlerocket.html (read 2026-12-05).
+BOTTLEROCKET_NVIDIA_RECOMMENDED_RELEASE = "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/latest/image_version"
+
+# Capacity reservation states (DescribeCapacityReservations State): usable now, not yet usable, and gone. Capacity
+# Blocks are `scheduled` before their start date and `expired` after their end. Source:
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityReservation.html (State) and
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-using.html, read 2026-12-05.
+RESERVATION_PENDING_STATES = ("scheduled", "payment-pending", "pending", "assessing", "delayed")
+# States after which it launches nothing: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+# API_CapacityReservation.html (read 2026-12-05).
+RESERVATION_GONE_STATES = ("expired", "cancelled", "failed", "payment-failed", "unsupported")
+
+# HeadBucket answers 404 for a name nobody holds, 403 for a bucket of another account, 200 for one the caller can
+# read, and 301 for one in another region. Source: https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
+# (read 2026-12-05).
+HEAD_BUCKET_FREE = ("404", "NoSuchBucket", "NotFound")
+# Same page (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html, 2026-12-05): another account's.
+HEAD_BUCKET_FOREIGN = ("403", "Forbidden")
+# Same page (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html, 2026-12-05): another region's.
+HEAD_BUCKET_ELSEWHERE = ("301",)
+
+# S3 buckets the nodes read through the VPC's S3 gateway endpoint besides the model buckets: an endpoint policy that
+# leaves them out breaks image pulls (ECR serves layers from its regional starport bucket; the EKS add-ons' images
+# come from ECR) and AL2023's package repositories. Traffic the policy denies does not fall back to NAT: the route
+# table sends every S3 address to the endpoint. Sources: https://docs.aws.amazon.com/AmazonECR/latest/userguide/
+# vpc-endpoints.html ("Minimum Amazon S3 bucket permissions for Amazon ECR": prod-<region>-starport-layer-bucket) and
+# https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html (repositories in S3 buckets
+# al2023-repos-<region>-<id>; the id is matched by a wildcard: VERIFY), read 2026-12-05.
+ECR_LAYER_BUCKET = "prod-{region}-starport-layer-bucket"
+# AL2023's repository buckets: https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html (read
+# 2026-12-05; the id part is matched by a wildcard: VERIFY).
+AL2023_REPO_BUCKETS = "al2023-repos-{region}-*"
+# What Triton does with a model bucket: list a folder, find its region, read objects (writes come from
+# `tritonfleet models sync`, outside the VPC). Source: https://github.com/triton-inference-server/core/blob/main/src/
+# filesystem/implementations/s3.h (ListObjectsV2, HeadBucket/GetBucketLocation, GetObject), read 2026-12-05.
+MODEL_READ_ACTIONS = ("s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation")

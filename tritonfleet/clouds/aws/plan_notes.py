@@ -1,17 +1,24 @@
-"""What the plan says about an AWS stack beyond its pools and costs: the cluster version's EKS support dates, and
-NAT data processing for model pulls where no S3 gateway endpoint can be asserted. Pure: facts and config only."""
+"""What the plan says about an AWS stack beyond its pools and costs: where it is deployed from, the cluster version's EKS support dates,
+and NAT data processing for model pulls where no S3 gateway endpoint can be asserted. Pure: facts and config only."""
 
 from __future__ import annotations
 
 from datetime import date
 from typing import Any
 
+from tritonfleet.clouds.aws.config_rules import deploy_path
 from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, kubernetes_support
+from tritonfleet.clouds.aws.support import control_plane
 from tritonfleet.core.config import StackConfig
 
 
 def plan_notes(config: StackConfig, today: date) -> dict[str, Any]:
-    return {"kubernetes": kubernetes_support(config.cluster.kubernetes_version, today), "modelPulls": model_pulls(config)}
+    return {
+        "kubernetes": kubernetes_support(config.cluster.kubernetes_version, today),
+        "controlPlane": control_plane(config.cluster.kubernetes_version, config.environment, today),
+        "modelPulls": model_pulls(config),
+        "deployPath": deploy_path(config.cluster, config.environment).document(),
+    }
 
 
 def model_pulls(config: StackConfig) -> dict[str, Any]:

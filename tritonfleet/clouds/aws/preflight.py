@@ -1,5 +1,7 @@
 """Capacity preflight for an AWS stack, before any `pulumi up`: are the instance types offered in the chosen zones,
-do the EC2 vCPU quotas cover the stack's ceiling, and what does spot cost right now.
+do the EC2 vCPU quotas cover the stack's ceiling beside what already runs, what does spot cost right now, is the
+pinned AMI release published, are the default bucket names free, and are the capacity blocks and reservations the
+pools name usable, for their instance type and zone, in their window.
 
 Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
 emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
@@ -17,10 +19,25 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, VcpuQuota, vcpu_quota
+from tritonfleet.clouds.aws.facts import (
+    AL2023_NVIDIA_AMI_PARAMETER,
+    AL2023_NVIDIA_RECOMMENDED_RELEASE,
+    BOTTLEROCKET_NVIDIA_AMI_PARAMETER,
+    BOTTLEROCKET_NVIDIA_RECOMMENDED_RELEASE,
+    HEAD_BUCKET_ELSEWHERE,
+    HEAD_BUCKET_FOREIGN,
+    HEAD_BUCKET_FREE,
+    NAT_PRICE_REGION,
+    NAT_USD_PER_GB_PROCESSED,
+    RESERVATION_GONE_STATES,
+    RESERVATION_PENDING_STATES,
+    VcpuQuota,
+    vcpu_quota,
+)
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.cost import capacity_tiers
+from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 
@@ -125,7 +142,30 @@ def check_offerings(ec2, config: StackConfig) -> list[Finding]:
     return findings
 
 
-def check_quotas(quotas, config: StackConfig) -> list[Finding]:
+def running_vcpus(ec2, cluster_name: str = "") -> dict[VcpuQuota, int]:
+    """vCPUs of the instances already pending or running in the region, per vCPU quota they draw on (spot by their
+    lifecycle): the quota's headroom is its value less these. The stack's own nodes (tagged for its cluster by EKS
+    and Karpenter) are left out: the stack's ceiling counts them already."""
+    own = {("eks:cluster-name", cluster_name), (f"kubernetes.io/cluster/{cluster_name}", "owned")}
+    used: dict[VcpuQuota, int] = defaultdict(int)
+    pages = ec2.get_paginator("describe_instances").paginate(
+        Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
+    )
+    for page in pages:
+        for reservation in page["Reservations"]:
+            for instance in reservation["Instances"]:
+                if own & {(tag["Key"], tag["Value"]) for tag in instance.get("Tags", [])}:
+                    continue
+                market = "spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand"
+                quota = vcpu_quota(instance["InstanceType"], market)
+                cpu = instance.get("CpuOptions", {})
+                if quota is not None:
+                    used[quota] += int(cpu.get("CoreCount", 0)) * int(cpu.get("ThreadsPerCore", 1))
+    return dict(used)
+
+
+def check_quotas(quotas, config: StackConfig, used: dict[VcpuQuota, int] | None = None) -> list[Finding]:
+    """Each vCPU quota against the stack's ceiling; with `used` (running_vcpus), against what is left beside it."""
     findings = []
     required = required_vcpus(config)
     for unmapped in sorted(q for q in required if isinstance(q, str)):
@@ -154,8 +194,22 @@ def check_quotas(quotas, config: StackConfig) -> list[Finding]:
                 f"--desired-value {needed} --region {config.region}"
             )
             findings.append(Finding("quota", f"{code} {name}", BLOCKER, detail, data))
-        else:
+        elif used is None:
             detail = f"quota {value:g} vCPUs covers {needed} needed (instances already running in the account count too)"
+            findings.append(Finding("quota", f"{code} {name}", OK, detail, data))
+        elif value - used.get(quota, 0) < needed:
+            running = used.get(quota, 0)
+            data["runningVcpus"] = running
+            detail = (
+                f"quota {value:g} vCPUs covers {needed} needed, but {running} already run in {config.region}: "
+                f"{value - running:g} free; request {running + needed}: aws service-quotas "
+                f"request-service-quota-increase --service-code ec2 --quota-code {code} --desired-value "
+                f"{running + needed} --region {config.region}"
+            )
+            findings.append(Finding("quota", f"{code} {name}", WARNING, detail, data))
+        else:
+            data["runningVcpus"] = used.get(quota, 0)
+            detail = f"quota {value:g} vCPUs: {value - used.get(quota, 0):g} free beside what runs, {needed} needed"
             findings.append(Finding("quota", f"{code} {name}", OK, detail, data))
     return findings
 
@@ -231,19 +285,186 @@ def check_s3_endpoint(ec2, config: StackConfig) -> list[Finding]:
     return [Finding("s3-endpoint", subject, WARNING, detail)]
 
 
-def run_preflight(config: StackConfig, ec2, quotas) -> PreflightReport:
+def ami_parameters(config: StackConfig) -> tuple[str, str]:
+    """The SSM parameter of the stack's pinned GPU AMI release, and the one naming the recommended release."""
+    from components.aws.layout import ami_release_version
+
+    k8s, release = config.cluster.kubernetes_version, ami_release_version(config)
+    if config.cluster.eks_gpu_node_image == "al2023":
+        return (
+            AL2023_NVIDIA_AMI_PARAMETER.format(k8s=k8s, date=release.split("-", 1)[1]),
+            AL2023_NVIDIA_RECOMMENDED_RELEASE.format(k8s=k8s),
+        )
+    return (
+        BOTTLEROCKET_NVIDIA_AMI_PARAMETER.format(k8s=k8s, version=release.split("-", 1)[0]),
+        BOTTLEROCKET_NVIDIA_RECOMMENDED_RELEASE.format(k8s=k8s),
+    )
+
+
+def check_ami_release(ssm, config: StackConfig) -> list[Finding]:
+    """The pinned AMI release is published in the region: the system node group and every EC2NodeClass alias name it,
+    and neither launches a node when it is not."""
+    from components.aws.layout import ami_release_version
+
+    release = ami_release_version(config)
+    parameter, recommended = ami_parameters(config)
+    subject = f"{config.cluster.eks_gpu_node_image} {release}"
+    data = {"parameter": parameter, "release": release}
+    try:
+        image = ssm.get_parameter(Name=parameter)["Parameter"]["Value"]
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ParameterNotFound":
+            return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
+        detail = (
+            f"not published in {config.region} ({parameter}); pin one that is: aws ssm get-parameter --name "
+            f"{recommended} --region {config.region}, then pulumi config set --path "
+            f"'tritonfleet:cluster.amiReleaseVersion' <release> --stack {config.stack}"
+        )
+        return [Finding("ami", subject, BLOCKER, detail, data)]
+    except BotoCoreError as error:
+        return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
+    return [Finding("ami", subject, OK, f"published: {image}", {**data, "imageId": image})]
+
+
+def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
+    """Each model bucket's name is free or already ours: S3 names are global, and a name another account holds
+    fails the first `up` (BucketAlreadyExists) after the cluster exists."""
+    findings = []
+    for i, bucket in enumerate(config.model_buckets):
+        name = config.physical_bucket_name(bucket)
+        subject = f"bucket {bucket.name}: {name}"
+        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        try:
+            s3.head_bucket(Bucket=name)
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in HEAD_BUCKET_FREE:
+                findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
+            elif code in HEAD_BUCKET_FOREIGN:
+                findings.append(Finding("bucket", subject, BLOCKER, f"taken by another account; name yours: {fix}"))
+            elif code in HEAD_BUCKET_ELSEWHERE:
+                findings.append(Finding("bucket", subject, BLOCKER, f"exists in another region; name yours: {fix}"))
+            else:
+                findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
+            continue
+        except BotoCoreError as error:
+            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
+            continue
+        detail = (
+            "exists and you can read it: right if this stack created it; otherwise `pulumi up` fails with "
+            f"BucketAlreadyOwnedByYou (pulumi import it, or {fix})"
+        )
+        findings.append(Finding("bucket", subject, WARNING, detail))
+    return findings
+
+
+def check_capacity_reservations(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
+    """Each pool's capacity block or On-Demand Capacity Reservation: found, usable now (or when), for the pool's
+    instance type, in one of its zones, with its window and the nodes it holds."""
+    now = now or dt.datetime.now(dt.UTC)
+    findings = []
+    for pool in config.enabled_pools:
+        if not pool.reservation_id:
+            continue
+        itype, zones = config.instance_type(pool).name, pool_zones(config, pool)
+        subject = f"pool {pool.name}: {pool.reservation_id}"
+        try:
+            (found,) = ec2.describe_capacity_reservations(CapacityReservationIds=[pool.reservation_id])[
+                "CapacityReservations"
+            ]
+        except ClientError as error:
+            if "NotFound" in str(error.response.get("Error", {}).get("Code", "")):
+                detail = f"no capacity reservation {pool.reservation_id} in {config.region}: check gpuPools[].reservationId"
+                findings.append(Finding("reservation", subject, BLOCKER, detail))
+            else:
+                findings.append(Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
+            continue
+        except BotoCoreError as error:
+            findings.append(Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
+            continue
+        state, start, end = found.get("State", ""), found.get("StartDate"), found.get("EndDate")
+        window = f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC" if start and end else "no end date"
+        count = int(found.get("TotalInstanceCount", 0))
+        data = {
+            "state": state,
+            "instanceType": found.get("InstanceType"),
+            "zone": found.get("AvailabilityZone"),
+            "instances": count,
+            "start": start.isoformat() if start else None,
+            "end": end.isoformat() if end else None,
+        }
+        problems = []
+        if found.get("InstanceType") != itype:
+            problems.append(f"reserves {found.get('InstanceType')}, the pool asks for {itype}")
+        if found.get("AvailabilityZone") not in zones:
+            problems.append(f"is in {found.get('AvailabilityZone')}, the pool's zones are {', '.join(zones)}")
+        if state in RESERVATION_GONE_STATES:
+            problems.append(f"is {state} ({window})")
+        if problems:
+            findings.append(Finding("reservation", subject, BLOCKER, "; ".join(problems), data))
+        elif state in RESERVATION_PENDING_STATES or (start is not None and start > now):
+            when = f"before {start:%Y-%m-%d %H:%M} UTC" if start else "until it is active"
+            detail = f"{state}: no node launches {when} ({window})"
+            findings.append(Finding("reservation", subject, WARNING, detail, data))
+        elif end is not None and end - now < dt.timedelta(days=1):
+            detail = f"active, ends {end:%Y-%m-%d %H:%M} UTC: its nodes are reclaimed then ({window})"
+            findings.append(Finding("reservation", subject, WARNING, detail, data))
+        elif count < pool.max_nodes:
+            detail = f"active ({window}), {count} instances for up to {pool.max_nodes} nodes"
+            findings.append(Finding("reservation", subject, WARNING, detail, data))
+        else:
+            findings.append(Finding("reservation", subject, OK, f"{state} ({window}), {count} x {itype}", data))
+    return findings
+
+
+def check_deployer_network(ec2, config: StackConfig) -> list[Finding]:
+    """deployFrom private-network: are deployerCidrs inside the existing VPC (the private endpoint answers there), or
+    a connected network whose route to the VPC only the network's owner can confirm?"""
+    vpc = config.cluster.existing_vpc_id
+    if config.cluster.deploy_from != PRIVATE_NETWORK or not vpc:
+        return []
+    subject = f"deployer {', '.join(config.cluster.deployer_cidrs)}"
+    try:
+        (found,) = ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]
+    except (ClientError, BotoCoreError) as error:
+        return [Finding("deploy-path", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})")]
+    blocks = tuple(b["CidrBlock"] for b in found.get("CidrBlockAssociationSet", []) or [{"CidrBlock": found["CidrBlock"]}])
+    outside = uncovered(tuple(config.cluster.deployer_cidrs), blocks)
+    data = {"vpcCidrs": list(blocks), "outside": outside}
+    if not outside:
+        return [Finding("deploy-path", subject, OK, f"inside {vpc} ({', '.join(blocks)}): the private endpoint answers", data)]
+    detail = (
+        f"{', '.join(outside)} outside {vpc} ({', '.join(blocks)}): `pulumi up` reaches the private endpoint only if "
+        "that network routes to the VPC (VPN, peering, Transit Gateway, Direct Connect); not checked"
+    )
+    return [Finding("deploy-path", subject, UNKNOWN, detail, data)]
+
+
+def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> PreflightReport:
+    """Every check; `ssm` and `s3` (the AMI release and bucket checks) come with aws_clients."""
     zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
     findings, _ = check_zones(ec2, config, zones)
     findings += check_offerings(ec2, config)
-    findings += check_quotas(quotas, config)
+    try:
+        used: dict[VcpuQuota, int] | None = running_vcpus(ec2, config.cluster_name)
+    except (ClientError, BotoCoreError):
+        used = None  # the quotas are still checked against the ceiling; the finding says running instances count too
+    findings += check_quotas(quotas, config, used)
     findings += check_spot_prices(ec2, config)
     findings += check_s3_endpoint(ec2, config)
+    findings += check_capacity_reservations(ec2, config)
+    findings += check_deployer_network(ec2, config)
+    if ssm is not None:
+        findings += check_ami_release(ssm, config)
+    if s3 is not None:
+        findings += check_bucket_names(s3, config)
     return PreflightReport(config.stack, config.region, zones, findings)
 
 
 def aws_clients(region: str):
-    """EC2 and Service Quotas clients from the standard chain (env, profile, SSO, instance role; AWS_ENDPOINT_URL)."""
+    """EC2, Service Quotas, SSM and S3 clients from the standard chain (env, profile, SSO, instance role;
+    AWS_ENDPOINT_URL)."""
     import boto3
 
     session = boto3.session.Session(region_name=region)
-    return session.client("ec2"), session.client("service-quotas")
+    return session.client("ec2"), session.client("service-quotas"), session.client("ssm"), session.client("s3")

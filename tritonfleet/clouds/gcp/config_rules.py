@@ -13,9 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from tritonfleet.clouds.gcp.facts import (
+    ACCESS_TOKEN_LIFETIME_S,
     BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_MIN_VERSION,
+    DNS_ENDPOINT_PERMISSION,
     EXTENDED_CHANNEL,
+    FLEX_START_MAX_RUN_SECONDS,
     GCP_REGIONS,
     GKE_DEFAULT_REGION_ZONES,
     GKE_NO_DEVICE_PLUGIN_LABEL,
@@ -26,19 +29,26 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.reservations import RESERVATION_FORMS, parse_reservation, reservation_fix
 from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import Deployer, DeployPath
 
 SERVICE_NAME = "GKE"
 REGIONS = GCP_REGIONS
+# Whose account or project default model bucket names carry (conventions.default_bucket_name): the config key, the
+# StackConfig field and an example.
+BUCKET_OWNER_KEY, BUCKET_OWNER_FIELD, BUCKET_OWNER_EXAMPLE = "gcpProject", "gcp_project", "my-project-id"
 # Cluster keys that only mean something on GKE (config key -> field name).
 CLOUD_ONLY_CLUSTER_KEYS = {
     "releaseChannel": "release_channel",
     "gpuDriver": "gpu_driver",
     "acknowledgeDatapathReplacement": "acknowledge_datapath_replacement",
     "proxyOnlySubnetCidr": "proxy_only_subnet_cidr",
+    "gkeRanges": "gke_ranges",
+    "gkeVersion": "gke_version",
 }
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
@@ -61,12 +71,26 @@ def stack_zones(region: str, cluster: Cluster) -> list[str]:
     return list(cluster.zones)
 
 
+def deploy_path(cluster: Cluster, environment: str) -> DeployPath:
+    """The Kubernetes provider talks to the cluster's DNS-based endpoint, which takes traffic from any address and
+    admits only callers IAM lets in (container.clusters.connect); controlPlaneCidrs governs the IP endpoint alone, for
+    people. So every deploy source reaches it (docs/access.md; facts.DNS_ENDPOINT_PERMISSION)."""
+    deployer = Deployer(cluster.deploy_from, tuple(cluster.deployer_cidrs))
+    endpoint = (
+        f"GKE DNS-based endpoint (any address, IAM {DNS_ENDPOINT_PERMISSION}; the provider's token lasts "
+        f"{ACCESS_TOKEN_LIFETIME_S // 60} min)"
+    )
+    return DeployPath(deployer, endpoint, True)
+
+
 def check_stack(ctx: RuleContext) -> None:
     if not ctx.data.get("gcpProject"):
         allowed = "the GCP project id that hosts the cluster (required when cloud is gcp)"
         ctx.add("gcpProject", MISSING, allowed, "my-project-id")
     if isinstance(ctx.data.get("tags"), Mapping):
         _check_tags_as_labels(ctx, ctx.data["tags"])
+    if ctx.data.get("awsAccountId"):
+        ctx.remove("awsAccountId", ctx.data["awsAccountId"], "unset: it applies to AWS only (GCP: gcpProject)")
 
 
 def _is_label_text(text: str, key: bool) -> bool:
@@ -103,12 +127,48 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
             if not zone.startswith(f"{region}-"):
                 ctx.add(f"cluster.zones[{i}]", zone, f"a zone of {region}, such as {region}-a", f"{region}-{'abc'[i % 3]}")
     _check_kubernetes_version(ctx, cluster)
+    _check_ranges(ctx, cluster)
+    _check_gke_build(ctx, cluster)
     _check_proxy_only_cidr(ctx, cluster)
+
+
+def _check_ranges(ctx: RuleContext, cluster: Cluster) -> None:
+    """cluster.gkeRanges: IPv4 networks, the control plane a private /28 (GKE's rule), no two overlapping."""
+    from components.gcp.layout import PLANNED_RANGES, RANGE_KEYS, planned_ranges  # a plain module, no Pulumi
+
+    if cluster.gke_ranges is None:
+        return
+    networks: dict[str, ipaddress.IPv4Network] = {}
+    for word, cidr in planned_ranges(cluster.gke_ranges).items():
+        key = f"cluster.gkeRanges.{RANGE_KEYS[word][0]}"
+        try:
+            networks[word] = network = ipaddress.IPv4Network(cidr, strict=True)
+        except ValueError as exc:
+            ctx.add(key, cidr, f"an IPv4 CIDR such as {PLANNED_RANGES[word]} ({exc})", PLANNED_RANGES[word])
+            continue
+        if word == "control-plane" and (network.prefixlen != 28 or not network.is_private):
+            allowed = "a /28 of a private (RFC 1918) range that no network of yours uses, such as 10.255.255.0/28"
+            ctx.add(key, cidr, allowed, "10.255.255.0/28")
+    words = list(networks)
+    for i, word in enumerate(words):
+        clash = [other for other in words[:i] if networks[word].overlaps(networks[other])]
+        if clash:
+            plan = ", ".join(f"{w} {n}" for w, n in networks.items())
+            allowed = f"a range apart from the {' and '.join(clash)} range ({plan})"
+            ctx.add(f"cluster.gkeRanges.{RANGE_KEYS[word][0]}", str(networks[word]), allowed, "<a free range>")
+
+
+def _check_gke_build(ctx: RuleContext, cluster: Cluster) -> None:
+    """gkeVersion is a build of kubernetesVersion (the minor decides support, the build what the plan relies on)."""
+    build = cluster.gke_version
+    if build is not None and ".".join(build.split(".")[:2]) != cluster.kubernetes_version:
+        allowed = f"a GKE build of kubernetesVersion {cluster.kubernetes_version} ({cluster.kubernetes_version}.N-gke.M)"
+        ctx.add("cluster.gkeVersion", build, allowed, f"{cluster.kubernetes_version}.0-gke.0")
 
 
 def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     """A proxy-only subnet of at least 64 addresses, apart from every range of the stack's address plan."""
-    from components.gcp.layout import PLANNED_RANGES, PROXY_ONLY_CIDR  # the adapter's plan (a plain module, no Pulumi)
+    from components.gcp.layout import PROXY_ONLY_CIDR, planned_ranges  # the adapter's plan (a plain module)
 
     cidr, key = cluster.proxy_only_subnet_cidr, "cluster.proxyOnlySubnetCidr"
     if cidr is None:
@@ -121,11 +181,20 @@ def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     if network.prefixlen > PROXY_ONLY_MAX_PREFIX:
         allowed = f"a /{PROXY_ONLY_MAX_PREFIX} or larger range (a proxy-only subnet needs at least 64 addresses; /23 recommended)"
         ctx.add(key, cidr, allowed, str(network.supernet(new_prefix=23)))
-    overlaps = [name for name, planned in PLANNED_RANGES.items() if network.overlaps(ipaddress.IPv4Network(planned))]
+    ranges = planned_ranges(cluster.gke_ranges)
+    overlaps = [name for name, planned in ranges.items() if _overlaps(network, planned)]
     if overlaps:
-        plan = ", ".join(f"{name} {planned}" for name, planned in PLANNED_RANGES.items())
+        plan = ", ".join(f"{name} {planned}" for name, planned in ranges.items())
         allowed = f"a range outside the stack's {' and '.join(overlaps)} range ({plan})"
         ctx.add(key, cidr, allowed, PROXY_ONLY_CIDR)
+
+
+def _overlaps(network: ipaddress.IPv4Network, cidr: str) -> bool:
+    """Whether `network` overlaps `cidr` (a malformed `cidr` is reported by _check_ranges, not here)."""
+    try:
+        return network.overlaps(ipaddress.IPv4Network(cidr, strict=False))
+    except ValueError:
+        return False
 
 
 def _check_node_account_id(ctx: RuleContext, cluster: Cluster) -> None:
@@ -156,7 +225,7 @@ def _check_system_nodes(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_compute_class_version(ctx: RuleContext, cluster: Cluster) -> None:
     """Each GPU pool is scheduled through a custom compute class, which needs COMPUTE_CLASS_MIN_VERSION."""
-    if not gke_version_at_least(cluster.kubernetes_version, COMPUTE_CLASS_MIN_VERSION):
+    if not gke_version_at_least(cluster.gke_build, COMPUTE_CLASS_MIN_VERSION):
         allowed = (
             f"a GKE version of at least {COMPUTE_CLASS_MIN_VERSION}: tritonfleet schedules each GPU pool through a "
             "custom compute class"
@@ -203,6 +272,17 @@ def check_purchase_option(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     if pool.capacity == "capacity-block":
         allowed = "capacity-block is an AWS purchase option; on GCP use reservation or flex-start"
         ctx.add(f"{at}.capacity", pool.capacity, allowed, "reservation")
+    if pool.reservation_id and parse_reservation(pool.reservation_id, "") is None:
+        why = "a reservation block without its reservation: " if "reservationBlocks/" in pool.reservation_id else ""
+        allowed = f"{why}a GCP reservation: {RESERVATION_FORMS}"
+        ctx.add(f"{at}.reservationId", pool.reservation_id, allowed, reservation_fix(pool.reservation_id))
+    if pool.capacity == "flex-start" and pool.min_nodes > 0:
+        allowed = (
+            f"0 on a flex-start pool: GKE removes a flex-start VM after at most {FLEX_START_MAX_RUN_SECONDS // 86400} "
+            "days and a new one waits for capacity, so it cannot be a serving floor; keep the floor on a reservation "
+            "or on-demand pool"
+        )
+        ctx.add(f"{at}.minNodes", pool.min_nodes, allowed, 0)
 
 
 def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:
@@ -278,3 +358,16 @@ def check_bucket(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:
     if bucket.kms_key_id and not re.match(KMS_KEY_PATTERN, bucket.kms_key_id):
         allowed = f"a Cloud KMS key name such as {KMS_KEY_EXAMPLE}, or unset"
         ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, KMS_KEY_EXAMPLE)
+        return
+    location = bucket.kms_key_id.split("/")[3] if bucket.kms_key_id else None
+    if location is not None and ctx.region is not None and location != ctx.region:
+        # The bucket is regional in the stack's region (components/gcp/bucket.py), and its default key must be in
+        # the bucket's location: https://cloud.google.com/storage/docs/encryption/customer-managed-keys ("Key
+        # residency": the key must be in the same location as the data it encrypts), read 2026-12-05.
+        allowed = (
+            f"a Cloud KMS key in {ctx.region}, the bucket's location (the key is in {location}; GCS encrypts with a "
+            "key of the bucket's own location only)"
+        )
+        parts = bucket.kms_key_id.split("/")
+        parts[3] = ctx.region
+        ctx.add(f"{at}.kmsKeyId", bucket.kms_key_id, allowed, "/".join(parts))

@@ -33,6 +33,39 @@ NODE_CAPACITY_TYPE_LABEL: str | None = None
 # https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms (a Spot node pool creates Spot VMs only; fall back
 # needs a second node pool), read 2026-12-03.
 SPOT_FALLS_BACK_TO_ON_DEMAND = False
+# How GKE's cluster autoscaler turns pending pods into nodes (tritonfleet/core/placement.py counts the plan's nodes
+# with these). It scales up for pods the scheduler cannot place, simulating the scheduler's filters: a ScheduleAnyway
+# spread is a score, not a filter, so it never adds a node; a DoNotSchedule spread does. Sources:
+# https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md ("How does scale-up work?") and
+# https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/ (whenUnsatisfiable), read
+# 2026-12-05.
+PREFERRED_SPREADS_ADD_NODES = False
+# A new node the autoscaler simulates is one more domain of a hostname spread, counted like every other eligible node
+# (kube-scheduler's rule), so a hostname spread does not cap what one new node takes. Source:
+# https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/ (skew = pods in the domain
+# minus the global minimum over eligible domains), read 2026-12-05.
+HOSTNAME_SPREAD_CAPS_NEW_NODES = False
+# A mixed pool is an on-demand node pool and a spot node pool, each with its own autoscaling bounds: the spot pool's
+# maximum is the spotShare of the burst, so the split holds (tritonfleet/core/cost.py). The compute class tries the
+# spot pool before the on-demand one (components/gcp/compute_classes.py), so below maxNodes the burst is spot first.
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes (priorities are tried
+# in order), read 2026-12-05.
+SPOT_SHARE_ENFORCED = True
+# GKE labels a GPU or TPU node whose VM has a host maintenance event scheduled (GPUs do not live-migrate, and host
+# events bypass maintenance windows and exclusions) with this label, its value the start time in epoch seconds, from
+# 1.31.1-gke.2008000. Triton replicas prefer nodes without it (components/gcp/compute_classes.py). Sources:
+# https://cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters ("Monitor host maintenance events",
+# "Schedule Pods on nodes without a future scheduled maintenance") and
+# https://cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events, read 2026-12-05.
+SCHEDULED_MAINTENANCE_LABEL = "cloud.google.com/scheduled-maintenance-time"
+# The GKE version from which GPU nodes carry that label (same source,
+# https://cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events, read 2026-12-05).
+SCHEDULED_MAINTENANCE_LABEL_MIN_VERSION = "1.31.1-gke.2008000"
+# Flex-start VMs run at most seven days, then GKE removes them; a node pool sets the limit with max_run_duration
+# (node_config.max_run_duration, seconds with an "s"). Source:
+# https://cloud.google.com/kubernetes-engine/docs/concepts/dws ("up to seven days"), and the pulumi-gcp 9.x
+# NodePoolNodeConfig.max_run_duration field, read 2026-12-05.
+FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 
 # GKE runs its own NVIDIA device plugin on GPU nodes unless the node carries this label; set it only when the GPU
 # Operator installs the driver and its own device plugin (two device plugins fight over nvidia.com/gpu).
@@ -101,6 +134,24 @@ ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
 # https://cloud.google.com/service-mesh/docs/private-cluster-open-port, read 2026-12 (shared cloud-review-2026-12.md).
 GKE_CONTROL_PLANE_OPEN_PORTS = (443, 10250)
 
+# The DNS-based control-plane endpoint: a per-cluster name under gke.goog that, with allow_external_traffic, takes
+# traffic from any address and passes a request only when IAM grants the caller container.clusters.connect; the IP
+# endpoints stay as configured (private in prod). Its name is the cluster's controlPlaneEndpointsConfig
+# .dnsEndpointConfig.endpoint; its server certificate chains to a public root, so a kubeconfig gives no cluster CA for
+# it (VERIFY). Sources: https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation ("DNS-based
+# endpoint") and https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters
+# (DNSEndpointConfig.allowExternalTraffic), read 2026-12-05.
+DNS_ENDPOINT_PERMISSION = "container.clusters.connect"
+# gke-gcloud-auth-plugin, the exec credential plugin of GKE kubeconfigs, is a gcloud component that GitHub's hosted
+# runner images do not install (https://github.com/actions/runner-images/issues/6778, read 2026-12-05; install:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin). The stack's
+# Kubernetes provider therefore authenticates with the deployer's OAuth access token
+# (gcp.organizations.get_client_config().access_token).
+GKE_AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+# An OAuth access token lives one hour by default: https://cloud.google.com/docs/authentication/token-types
+# ("Access tokens"), read 2026-12-05.
+ACCESS_TOKEN_LIFETIME_S = 3600
+
 
 # GKE Ingress: the controller reads an Ingress's class from the kubernetes.io/ingress.class annotation only (gce: the
 # external Application Load Balancer, gce-internal: the regional internal one) and takes no action on an Ingress that
@@ -112,6 +163,12 @@ GKE_INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 GKE_EXTERNAL_INGRESS_CLASS = "gce"
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
 GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
+# A LoadBalancer Service gets GKE's internal passthrough Network Load Balancer only with this annotation and value
+# (without it, an external one). Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters
+# and .../how-to/internal-load-balancing (read 2026-12-05). The policy pack tells internal Services by it.
+GKE_LB_TYPE_ANNOTATION = "networking.gke.io/load-balancer-type"
+# Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters (read 2026-12-05).
+GKE_INTERNAL_LB_TYPE = "Internal"
 
 # The internal Application Load Balancer's Envoy proxies take addresses from the region's proxy-only subnet (purpose
 # REGIONAL_MANAGED_PROXY, role ACTIVE; one active per VPC network and region; at least 64 addresses, /26 or shorter,
@@ -294,3 +351,69 @@ MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
         "a3-ultragpu-8g": ("us-central1-b",),
     },
 }
+
+
+# Private Google Access by name: a private DNS zone for this domain sends the Google API names to
+# private.googleapis.com (https://cloud.google.com/vpc/docs/configure-private-google-access#config-domain, read
+# 2026-12-05).
+GOOGLE_APIS_DOMAIN = "googleapis.com"
+# private.googleapis.com answers for the Google APIs on these four addresses, reached from a subnet with Private
+# Google Access (https://cloud.google.com/vpc/docs/configure-private-google-access#domain-options, read 2026-12-05).
+PRIVATE_GOOGLE_APIS_CIDR = "199.36.153.8/30"
+# Project APIs the stack calls, enabled by the stack itself (a new project has most of them off). container: GKE;
+# compute: VPC, subnets, NAT, node VMs; iam: service accounts and their bindings; iamcredentials: Workload Identity's
+# token exchange for Triton's pods; storage: model buckets; logging and monitoring: GKE's default system logs and
+# metrics; cloudresourcemanager: the project IAM bindings (the nodes' role) read and set the project's IAM policy;
+# serviceusage: enabling these APIs goes through it; cloudkms only where a bucket names a KMS key. Source: GKE quickstart / "Enable the Google Kubernetes Engine
+# API" and the Workload Identity Federation for GKE how-to (https://cloud.google.com/kubernetes-engine/docs/how-to/
+# workload-identity, "enable the IAM Service Account Credentials API"), read 2026-12-03; cloudresourcemanager and
+# serviceusage: the provider's google_project_iam_member and google_project_service call them
+# (https://registry.terraform.io/providers/hashicorp/google/latest/docs/guides/getting_started, "enable the APIs",
+# and https://cloud.google.com/service-usage/docs/enable-disable, read 2026-12-05). serviceusage must already be on
+# to enable anything through it: preflight reports it (tritonfleet/clouds/gcp/preflight.py), and every API that is off.
+PROJECT_APIS = (
+    "container.googleapis.com",
+    "compute.googleapis.com",
+    "iam.googleapis.com",
+    "iamcredentials.googleapis.com",
+    "storage.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
+    "serviceusage.googleapis.com",
+    "dns.googleapis.com",  # the private zone that sends Google API names to private.googleapis.com (network.py)
+)
+# cloudkms: only where a bucket names a key (https://cloud.google.com/storage/docs/encryption/using-customer-managed-keys,
+# "enable the Cloud KMS API", read 2026-12-05).
+KMS_API = "cloudkms.googleapis.com"
+# Service Usage: enabling any API goes through it (https://cloud.google.com/service-usage/docs/enable-disable, read
+# 2026-12-05).
+SERVICE_USAGE_API = "serviceusage.googleapis.com"
+
+
+def project_apis(uses_kms: bool) -> list[str]:
+    """The APIs the stack enables in its project."""
+    return [*PROJECT_APIS, *([KMS_API] if uses_kms else [])]
+
+# What `pulumi up` of a GCP stack does with the deployer's identity, one permission per kind of change (tritonfleet's
+# choice of a representative each; names from https://cloud.google.com/iam/docs/permissions-reference, read
+# 2026-12-05). Preflight asks the project which of them its caller holds
+# (https://cloud.google.com/resource-manager/reference/rest/v1/projects/testIamPermissions).
+DEPLOYER_PERMISSIONS = (
+    "serviceusage.services.enable",
+    "compute.networks.create",
+    "compute.firewalls.create",
+    "container.clusters.create",
+    "container.clusters.connect",
+    "iam.serviceAccounts.create",
+    "resourcemanager.projects.setIamPolicy",
+    "storage.buckets.create",
+)
+
+# Managed Service for Prometheus' managed collection is on by default in GKE Standard clusters from 1.27: its collector
+# DaemonSet runs on every node (GPU nodes included) and scrapes nothing unless PodMonitorings exist. tritonfleet runs
+# kube-prometheus-stack, so the stack turns it off (monitoring_config.managed_prometheus.enabled false) and keeps
+# GKE's system metrics (SYSTEM_COMPONENTS, the Standard default). Source:
+# https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed ("enabled by default ... 1.27", disable
+# managed collection) and https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics, read 2026-12-05.
+GKE_MONITORING_COMPONENTS = ("SYSTEM_COMPONENTS",)

@@ -1,6 +1,7 @@
 """Capacity preflight for a GCP stack, before any `pulumi up`: are the region's zones the ones configured, do they offer
 each pool's machine type and accelerator, do the regional GPU quotas (per GPU model, on-demand and preemptible) and the
-project's GPUS_ALL_REGIONS cover the stack's ceiling, and do the reservations exist with room for their pools.
+project's GPUS_ALL_REGIONS cover the stack's ceiling, do the reservations exist with room for their pools, are the
+APIs the stack needs on (or can the stack turn them on), and are the default bucket names free.
 
 Uses the google-cloud-compute client with Application Default Credentials (the CLI checks for them first). No Pulumi
 here. A check the API cannot answer is reported as unknown with the reason, never as passed.
@@ -12,9 +13,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from google.api_core.exceptions import GoogleAPICallError, NotFound
+from google.api_core.exceptions import Forbidden, GoogleAPICallError, NotFound
 
-from tritonfleet.clouds.gcp.facts import GLOBAL_GPU_QUOTA_METRIC, GPU_QUOTA_METRICS, QUOTA_KIND_BY_OPTION
+from tritonfleet.clouds.gcp.facts import (
+    DEPLOYER_PERMISSIONS,
+    GLOBAL_GPU_QUOTA_METRIC,
+    GPU_QUOTA_METRICS,
+    QUOTA_KIND_BY_OPTION,
+    SERVICE_USAGE_API,
+    project_apis,
+)
+from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
@@ -29,19 +38,75 @@ class GcpClients:
     machine_types: Any  # compute_v1.MachineTypesClient
     accelerator_types: Any  # compute_v1.AcceleratorTypesClient
     reservations: Any  # compute_v1.ReservationsClient
+    reservation_blocks: Any = None  # compute_v1.ReservationBlocksClient; None: blocks not asked
+    services: Any = None  # ServiceUsage (enabled APIs); None: not asked
+    permissions: Any = None  # ProjectPermissions (the caller's permissions); None: not asked
+    storage: Any = None  # google.cloud.storage.Client (bucket names); None: not asked
+
+
+def _checked(response: Any) -> dict[str, Any]:
+    """A REST response's JSON body, or the GoogleAPICallError its status stands for."""
+    from google.api_core.exceptions import from_http_response
+
+    if response.status_code != 200:
+        raise from_http_response(response)
+    return response.json()
+
+
+class ProjectPermissions:
+    """Which permissions the caller holds on a project (Resource Manager's testIamPermissions, REST)."""
+
+    URL = "https://cloudresourcemanager.googleapis.com/v1/projects/{project}:testIamPermissions"
+
+    def __init__(self, session: Any):
+        self.session = session  # google.auth.transport.requests.AuthorizedSession
+
+    def granted(self, project: str, permissions: list[str]) -> set[str]:
+        url = self.URL.format(project=project)
+        body = _checked(self.session.post(url, json={"permissions": permissions}, timeout=30))
+        return set(body.get("permissions", []))
+
+
+class ServiceUsage:
+    """The project's enabled APIs, from the Service Usage API's REST surface (no extra client library)."""
+
+    URL = "https://serviceusage.googleapis.com/v1/projects/{project}/services"
+    MAX_PAGES = 20  # 200 services a page: far more than a project enables
+
+    def __init__(self, session: Any):
+        self.session = session  # google.auth.transport.requests.AuthorizedSession
+
+    def enabled(self, project: str) -> set[str]:
+        names: set[str] = set()
+        params: dict[str, Any] = {"filter": "state:ENABLED", "pageSize": 200}
+        for _ in range(self.MAX_PAGES):
+            body = _checked(self.session.get(self.URL.format(project=project), params=params, timeout=30))
+            names |= {service["config"]["name"] for service in body.get("services", [])}
+            if not body.get("nextPageToken"):
+                break
+            params["pageToken"] = body["nextPageToken"]
+        return names
 
 
 def gcp_clients() -> GcpClients:
     """Clients on Application Default Credentials (gcloud auth application-default login, a service account key file
     in GOOGLE_APPLICATION_CREDENTIALS, or the metadata server)."""
-    from google.cloud import compute_v1
+    import google.auth
+    from google.auth.transport.requests import AuthorizedSession
+    from google.cloud import compute_v1, storage
 
+    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    session = AuthorizedSession(credentials)
     return GcpClients(
         compute_v1.RegionsClient(),
         compute_v1.ProjectsClient(),
         compute_v1.MachineTypesClient(),
         compute_v1.AcceleratorTypesClient(),
         compute_v1.ReservationsClient(),
+        reservation_blocks=compute_v1.ReservationBlocksClient(),
+        services=ServiceUsage(session),
+        permissions=ProjectPermissions(session),
+        storage=storage.Client(project=None, credentials=credentials),
     )
 
 
@@ -173,10 +238,15 @@ def check_quotas(clients: GcpClients, config: StackConfig, region: Any) -> list[
 
 
 def check_reservations(clients: GcpClients, config: StackConfig, region_zones: list[str]) -> list[Finding]:
-    """Each reservation pool's reservation: found in one of the pool's zones, for its machine type, with room."""
+    """Each reservation pool's reservation (in its owner project when shared): found in one of the pool's zones, for
+    its machine type, shared with the stack's project, with room; its block too when the pool names one. One that
+    other VMs may consume automatically (specificReservationRequired false) is a warning."""
     findings = []
     for pool in config.enabled_pools:
         if pool.capacity != "reservation" or not pool.reservation_id:
+            continue
+        ref = parse_reservation(pool.reservation_id, config.gcp_project or "")
+        if ref is None:  # refused by the config rules; a config loaded past them is not checked
             continue
         itype = config.instance_type(pool)
         subject = f"pool {pool.name}: {pool.reservation_id}"
@@ -184,33 +254,143 @@ def check_reservations(clients: GcpClients, config: StackConfig, region_zones: l
         found, errors = None, []
         for zone in zones:
             try:
-                found = clients.reservations.get(project=config.gcp_project, zone=zone, reservation=pool.reservation_id)
+                found = clients.reservations.get(project=ref.project, zone=zone, reservation=ref.name)
                 break
             except NotFound:
                 continue
             except GoogleAPICallError as error:
                 errors.append(f"{zone}: {_reason(error)}")
-        data: dict[str, Any] = {"reservation": pool.reservation_id, "zones": zones}
+        data: dict[str, Any] = {"reservation": pool.reservation_id, "project": ref.project, "zones": zones}
         if found is None:
             if errors:
                 findings.append(Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {'; '.join(errors)})", data))
             else:
-                detail = f"no reservation {pool.reservation_id} in {', '.join(zones)}; set gpuPools[].zones to its zone"
+                where = f"project {ref.project}, " if ref.shared else ""
+                detail = f"no reservation {ref.name} in {where}{', '.join(zones)}; set gpuPools[].zones to its zone"
                 findings.append(Finding("reservation", subject, BLOCKER, detail, data))
             continue
         specific = found.specific_reservation
         machine = specific.instance_properties.machine_type
-        free = int(specific.count) - int(specific.in_use_count)
-        data.update(zone=_name(found.zone), machineType=machine, count=int(specific.count), inUse=int(specific.in_use_count))
+        count, in_use, zone = int(specific.count), int(specific.in_use_count), _name(found.zone)
+        data.update(zone=zone, machineType=machine, count=count, inUse=in_use)
+        if ref.block:
+            count, in_use, block_finding = _block_room(clients, ref, zone, subject, data)
+            if block_finding is not None:
+                findings.append(block_finding)
+                continue
+        free = count - in_use
+        unshared = ref.shared and ref.project != config.gcp_project and not _shared_with(found, config.gcp_project or "")
         if machine != itype.name:
             detail = f"reserves {machine}, the pool asks for {itype.name}; set the pool's instanceType to {machine}"
             findings.append(Finding("reservation", subject, BLOCKER, detail, data))
+        elif unshared:
+            detail = (
+                f"not shared with project {config.gcp_project}: gcloud compute reservations update {ref.name} "
+                f"--zone {zone} --project {ref.project} --add-share-with {config.gcp_project}"
+            )
+            findings.append(Finding("reservation", subject, BLOCKER, detail, data))
         elif free < pool.max_nodes:
-            detail = f"{free} of {int(specific.count)} {machine} free in {_name(found.zone)}, the pool may grow to {pool.max_nodes}"
+            detail = f"{free} of {count} {machine} free in {zone}, the pool may grow to {pool.max_nodes}"
+            findings.append(Finding("reservation", subject, WARNING, detail, data))
+        elif not found.specific_reservation_required:
+            detail = (
+                f"{free} of {count} {machine} free in {zone}, but any VM of the project may consume it "
+                "(specificReservationRequired false): other workloads can take the pool's capacity"
+            )
             findings.append(Finding("reservation", subject, WARNING, detail, data))
         else:
-            detail = f"{free} of {int(specific.count)} {machine} free in {_name(found.zone)} for up to {pool.max_nodes} nodes"
+            detail = f"{free} of {count} {machine} free in {zone} for up to {pool.max_nodes} nodes"
             findings.append(Finding("reservation", subject, OK, detail, data))
+    return findings
+
+
+def _shared_with(reservation: Any, project: str) -> bool:
+    """Whether a reservation of another project is shared with `project` (shareSettings.projectMap)."""
+    settings = reservation.share_settings
+    return settings.share_type == "SPECIFIC_PROJECTS" and project in settings.project_map
+
+
+def _block_room(
+    clients: GcpClients, ref: Any, zone: str, subject: str, data: dict[str, Any]
+) -> tuple[int, int, Finding | None]:
+    """The named block's VM count and use, or a finding when it cannot be read or does not exist."""
+    if clients.reservation_blocks is None:
+        return 0, 0, Finding("reservation", subject, UNKNOWN, "unknown (the block was not asked for)", data)
+    try:
+        block = clients.reservation_blocks.get(
+            project=ref.project, zone=zone, reservation=ref.name, reservation_block=ref.block
+        ).resource
+    except NotFound:
+        detail = f"reservation {ref.name} has no block {ref.block}: `gcloud compute reservations blocks list {ref.name}`"
+        return 0, 0, Finding("reservation", subject, BLOCKER, detail, data)
+    except GoogleAPICallError as error:
+        return 0, 0, Finding("reservation", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})", data)
+    data.update(block=ref.block, blockCount=int(block.count), blockInUse=int(block.in_use_count))
+    return int(block.count), int(block.in_use_count), None
+
+
+def check_apis(services: Any, config: StackConfig) -> list[Finding]:
+    """The APIs the stack enables (facts.PROJECT_APIS): on is ok, off is a warning (`up` enables it, and the deployer
+    needs serviceusage.services.enable), and Service Usage itself off is a blocker: nothing can be enabled through it."""
+    project = config.gcp_project or ""
+    wanted = project_apis(uses_kms=any(b.kms_key_id for b in config.model_buckets))
+    try:
+        enabled = services.enabled(project)
+    except (GoogleAPICallError, OSError) as error:  # OSError: requests' connection errors and timeouts
+        return [Finding("api", f"project {project}", UNKNOWN, f"unknown (not checked: {_reason(error)})", {"apis": wanted})]
+    findings = []
+    for api in wanted:
+        if api in enabled:
+            findings.append(Finding("api", api, OK, "enabled"))
+        elif api == SERVICE_USAGE_API:
+            detail = f"off: nothing can be enabled through it; gcloud services enable {api} --project {project}"
+            findings.append(Finding("api", api, BLOCKER, detail))
+        else:
+            detail = "off: `pulumi up` enables it first (the deployer needs roles/serviceusage.serviceUsageAdmin)"
+            findings.append(Finding("api", api, WARNING, detail))
+    return findings
+
+
+def check_deployer_permissions(permissions: Any, config: StackConfig) -> list[Finding]:
+    """The permissions `pulumi up` uses (facts.DEPLOYER_PERMISSIONS) that the caller lacks on the project. A warning,
+    not a blocker: preflight may run as someone else than the deployer (CI's service account: docs/ci.md)."""
+    project = config.gcp_project or ""
+    wanted = list(DEPLOYER_PERMISSIONS)
+    subject = f"deployer on {project}"
+    try:
+        granted = permissions.granted(project, wanted)
+    except (GoogleAPICallError, OSError) as error:
+        return [Finding("permissions", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})")]
+    missing = [p for p in wanted if p not in granted]
+    if not missing:
+        return [Finding("permissions", subject, OK, "the caller holds every permission `pulumi up` uses")]
+    detail = (
+        f"the caller lacks {', '.join(missing)}: `pulumi up` as this identity stops there (grant the deploy service "
+        "account roles that hold them: docs/ci.md)"
+    )
+    return [Finding("permissions", subject, WARNING, detail, {"missing": missing})]
+
+
+def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
+    """Each model bucket's name is free or already ours: GCS names are global (409 on create when taken)."""
+    findings = []
+    for i, bucket in enumerate(config.model_buckets):
+        name = config.physical_bucket_name(bucket)
+        subject = f"bucket {bucket.name}: {name}"
+        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        try:
+            storage.get_bucket(name)
+        except NotFound:
+            findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
+            continue
+        except Forbidden:
+            findings.append(Finding("bucket", subject, BLOCKER, f"taken by someone you cannot read; name yours: {fix}"))
+            continue
+        except GoogleAPICallError as error:
+            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})"))
+            continue
+        detail = f"exists and you can read it: right if this stack created it; otherwise pulumi import it, or {fix}"
+        findings.append(Finding("bucket", subject, WARNING, detail))
     return findings
 
 
@@ -221,5 +401,11 @@ def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:
     findings += check_offerings(clients, config, region_zones)
     findings += check_quotas(clients, config, region)
     findings += check_reservations(clients, config, region_zones)
+    if clients.services is not None:
+        findings += check_apis(clients.services, config)
+    if clients.permissions is not None:
+        findings += check_deployer_permissions(clients.permissions, config)
+    if clients.storage is not None:
+        findings += check_gcs_bucket_names(clients.storage, config)
     zones = sorted({*(config.cluster.zones or region_zones), *(z for p in config.enabled_pools for z in p.zones)})
     return PreflightReport(config.stack, config.region, zones, findings)

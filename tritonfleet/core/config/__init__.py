@@ -11,7 +11,6 @@ them by cloud name at call time and never imports tritonfleet.clouds at module l
 
 from tritonfleet.core.config.loader import load_stack_config
 from tritonfleet.core.config.problems import ConfigError, Problem
-from tritonfleet.core.config.rules.buckets import physical_bucket_name
 from tritonfleet.core.config.schema import (
     CONFIG_KEYS,
     Access,
@@ -25,6 +24,7 @@ from tritonfleet.core.config.schema import (
     SystemNodes,
     Tls,
     TritonDeployment,
+    physical_bucket_name,
 )
 
 __all__ = [

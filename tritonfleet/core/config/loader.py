@@ -30,9 +30,11 @@ from tritonfleet.core.config.problems import (
 from tritonfleet.core.config.rules.buckets import check_buckets
 from tritonfleet.core.config.rules.cluster import (
     check_control_plane,
+    check_deploy_path,
     check_node_image,
     check_other_cloud_keys,
     check_region,
+    check_system_nodes,
 )
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.rules.deployments import check_deployments
@@ -61,7 +63,10 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    return with_llm_defaults(config.model_copy(update={"stack": stack}))
+    from tritonfleet.clouds import cloud_rules
+
+    owner = getattr(config, cloud_rules(config.cloud).BUCKET_OWNER_FIELD) or ""
+    return with_llm_defaults(config.model_copy(update={"stack": stack, "bucket_owner": owner}))
 
 
 def with_llm_defaults(config: StackConfig) -> StackConfig:
@@ -101,6 +106,8 @@ def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Colle
         check_other_cloud_keys(ctx)
         check_node_image(ctx)
         check_control_plane(ctx)
+        check_system_nodes(ctx)
+        check_deploy_path(ctx)
         ctx.rules.check_cluster(ctx, ctx.cluster)
     if ctx.cluster is not None and ctx.region is not None:
         ctx.stack_zones = ctx.rules.stack_zones(ctx.region, ctx.cluster) if ctx.rules else list(ctx.cluster.zones)
@@ -135,8 +142,12 @@ def _decode(raw: Mapping[str, Any], stack: str) -> tuple[dict[str, Any], list[Pr
         if namespace != CONFIG_NAMESPACE:
             continue
         if key not in known:
-            problems.append(_unknown_key(key, value, sorted(known), "", stack))
-            continue
+            problem = _unknown_key(key, value, sorted(known), "", stack)
+            problems.append(problem)
+            meant = problem.renamed_to
+            if meant is None or f"{CONFIG_NAMESPACE}:{meant}" in raw or "." in meant or "[" in meant:
+                continue
+            key = meant  # checked as the key it was meant to be, so the typo hides none of its other problems
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 value = json.loads(value)
@@ -244,7 +255,7 @@ def _keys_at(loc: tuple[Any, ...]) -> list[str]:
         model = next((a for a in (info.annotation, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None)
     if model is None:
         return []
-    return sorted(f.alias or n for n, f in model.model_fields.items() if n != "stack")
+    return sorted(f.alias or n for n, f in model.model_fields.items() if not f.exclude)
 
 
 def _key(loc: tuple[Any, ...]) -> str:

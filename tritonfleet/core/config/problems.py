@@ -41,7 +41,44 @@ class Problem:
 
     def render(self, index: int) -> str:
         shown = "(missing)" if self.value is MISSING else printable(json.dumps(self.value, default=str, ensure_ascii=False))
-        return f"  {index}. {CONFIG_NAMESPACE}:{_clipped(self.key)} = {_clipped(shown)}\n     allowed: {self.allowed}\n     fix: {self.fix}"
+        edit = file_edit(self.fix, self.renamed_to)
+        return (
+            f"  {index}. {CONFIG_NAMESPACE}:{_clipped(self.key)} = {_clipped(shown)}\n     allowed: {self.allowed}\n"
+            f"     fix: {self.fix}" + (f"\n      or: {edit}" if edit else "")
+        )
+
+
+def _command_parts(command: str) -> tuple[str, str, str | None, str] | None:
+    """(verb, key below the namespace, value or None, stack) of one `pulumi config set|rm` command, else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[:2] != ["pulumi", "config"] or len(words) < 4 or words[2] not in ("set", "rm") or "--secret" in words:
+        return None
+    stack = words[words.index("--stack") + 1] if "--stack" in words[:-1] else ""
+    rest = [w for w in words[3:] if w != "--path" and w != "--stack" and w != stack]
+    prefix = f"{CONFIG_NAMESPACE}:"
+    if not rest or not rest[0].startswith(prefix):
+        return None
+    return words[2], rest[0][len(prefix):], rest[1] if len(rest) > 1 else None, stack
+
+
+def file_edit(fix: str, renamed_to: str | None = None) -> str | None:
+    """The fix as an edit of the stack file — file, key, value — for those without the Pulumi CLI (the offline path
+    never installs it): 'in stacks/Pulumi.dev.yaml, set tritonfleet:gpuPools[0].gpu to L40S'. None when the fix is
+    not a plain `pulumi config set|rm` (a secret, or words)."""
+    parts = [_command_parts(c.strip()) for c in fix.split(" && ")]
+    if not parts or any(p is None for p in parts):
+        return None
+    where = f"in stacks/Pulumi.{parts[0][3]}.yaml,"  # type: ignore[index]
+    verb, key, value, _ = parts[0]  # type: ignore[misc]
+    if verb == "rm" and (renamed_to or len(parts) == 2):
+        new = parts[1][1] if len(parts) == 2 else renamed_to  # type: ignore[index]
+        return f"{where} rename {CONFIG_NAMESPACE}:{key} to {CONFIG_NAMESPACE}:{new} (keep its value)"
+    if verb == "rm":
+        return f"{where} delete {CONFIG_NAMESPACE}:{key}"
+    return f"{where} set {CONFIG_NAMESPACE}:{key} to {value}"
 
 
 def printable(text: str) -> str:
@@ -106,6 +143,12 @@ def set_command(key: str, value: Any, stack: str) -> str:
     if isinstance(value, str) and (not value or re.search(r"[^A-Za-z0-9._:/-]", value)):
         shown = shlex.quote(value) if "'" in value else f"'{value}'"
     return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
+
+
+def yaml_edit(key: str, value: Any) -> str:
+    """The same change as `set_command`, as an edit of the stack file: `tritonfleet:gpuPools[1].maxNodes: 10`
+    (the path below `config:`; JSON for the value, which YAML reads the same)."""
+    return f"{CONFIG_NAMESPACE}:{key}: {json.dumps(value, ensure_ascii=False)}"
 
 
 def secret_set_command(key: str, stack: str) -> str:

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
+from tritonfleet.core.conventions import default_bucket_name
 from tritonfleet.core.exposure import exposure_mode
 from tritonfleet.core.model_names import MODEL_NAME_PATTERN
 
@@ -29,6 +30,13 @@ class _Section(BaseModel):
 class SystemNodes(_Section):
     instance_type: str | None = Field(None, description="a non-GPU instance/machine type for system pods")
     count: int = Field(2, ge=1, le=20, description="an integer from 1 to 20")
+
+
+class GkeRanges(_Section):
+    nodes: str | None = Field(None, description="the node subnet's IPv4 CIDR (default 10.10.0.0/20)")
+    pods: str | None = Field(None, description="the pods' secondary range (default 10.16.0.0/14)")
+    services: str | None = Field(None, description="the services' secondary range (default 10.20.0.0/20)")
+    control_plane: str | None = Field(None, description="the control plane's /28 (default 172.16.0.0/28)")
 
 
 class Cluster(_Section):
@@ -58,15 +66,34 @@ class Cluster(_Section):
         "its VPC when a deployment uses exposure internal with loadBalancer application: /26 or larger (Google "
         "recommends /23), outside the node, pod, service and control-plane ranges. Default 10.10.16.0/23",
     )
+    gke_ranges: GkeRanges | None = Field(
+        None,
+        description="GCP: the address plan of the VPC the stack creates, {nodes, pods, services, controlPlane}, each "
+        "an IPv4 CIDR apart from the others, from the proxy-only subnet and from the networks that must reach the "
+        "cluster (the defaults' 172.16.0.0/28 collides with many corporate networks); controlPlane a /28",
+    )
     system_nodes: SystemNodes = Field(default_factory=SystemNodes, description="the non-GPU system node pool (an object)")
     control_plane_cidrs: list[str] | None = Field(
         None,
-        description="who reaches the Kubernetes API from outside the cluster's network: [] private only, or IPv4 CIDRs "
-        "(EKS public endpoint CIDRs, GKE master authorized networks). Default: [] in prod, 0.0.0.0/0 otherwise; "
-        "0.0.0.0/0 in prod needs acknowledgePublicControlPlane",
+        description="who reaches the Kubernetes API's address from outside the cluster's network: [] private only, or "
+        "IPv4 CIDRs (EKS public endpoint CIDRs, GKE master authorized networks on the IP endpoint). Default: EKS [] in "
+        "prod, 0.0.0.0/0 otherwise; GKE [] (its DNS-based endpoint serves everyone, IAM-authenticated); 0.0.0.0/0 in "
+        "prod needs acknowledgePublicControlPlane",
     )
     acknowledge_public_control_plane: bool = Field(
         False, description="true to allow controlPlaneCidrs 0.0.0.0/0 in prod (the API server reachable from anywhere)"
+    )
+    deploy_from: Literal["hosted-ci", "public-cidrs", "private-network"] = Field(
+        "hosted-ci",
+        description="where `pulumi up` runs from: hosted-ci (hosted CI runners, no fixed address; the default, as "
+        ".github/workflows/deploy.yml runs), public-cidrs (the internet from deployerCidrs: an office, a runner with "
+        "a static address) or private-network (inside the cluster's network or one connected to it, at "
+        "deployerCidrs). The API endpoint the stack configures must admit it (docs/access.md)",
+    )
+    deployer_cidrs: list[str] = Field(
+        default_factory=list,
+        description="the IPv4 CIDRs the deployer connects from (required with deployFrom public-cidrs or "
+        "private-network; AWS private-network: 443 on the cluster security group is opened to them)",
     )
     acknowledge_datapath_replacement: bool = Field(
         False,
@@ -95,6 +122,13 @@ class Cluster(_Section):
         description="GCP: the GKE release channel, RAPID, REGULAR, STABLE or EXTENDED (extended support, billed "
         "extra; default REGULAR)",
     )
+    gke_version: str | None = Field(
+        None,
+        pattern=r"^1\.\d{2}\.\d{1,3}-gke\.\d{1,12}$",
+        description="GCP: a full GKE build of kubernetesVersion, e.g. 1.35.0-gke.1171000: the control plane's minimum "
+        "version, and what the plan relies on for version-gated features (the 120 s spot shutdown window); a minor "
+        "alone counts as its first build",
+    )
     gpu_driver: Literal["gke-managed", "operator"] | None = Field(
         None,
         description="GCP: who installs the NVIDIA driver on GPU nodes: gke-managed (GKE's driver, LATEST on COS or DEFAULT "
@@ -119,6 +153,11 @@ class Cluster(_Section):
     @property
     def gke_release_channel(self) -> str:
         return self.release_channel or "REGULAR"
+
+    @property
+    def gke_build(self) -> str:
+        """The GKE version features are judged on: gkeVersion, else the minor (its first build, 1.35.0-gke.0)."""
+        return self.gke_version or self.kubernetes_version
 
 
 
@@ -183,12 +222,18 @@ class GpuPool(_Section):
         return self.assumed_price.usd_per_hour if self.assumed_price else None
 
 
+def physical_bucket_name(bucket: ModelBucket, stack: str, owner: str, region: str) -> str:
+    """A bucket's name in the cloud: its bucketName, or the default (conventions.default_bucket_name)."""
+    return bucket.bucket_name or default_bucket_name(stack, bucket.name, owner, region)
+
+
 class ModelBucket(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     bucket_name: str | None = Field(
         None,
-        description="the bucket's own name (default tf-<stack>-<name>); S3 and GCS bucket names are global, so set a "
-        "name of your organisation's when the default is taken",
+        description="the bucket's own name (default tf-<stack>-<name>-<awsAccountId or gcpProject>-<region>); S3 and "
+        "GCS bucket names are global, so set one of your organisation's to keep an existing bucket or when the "
+        "default is taken",
     )
     noncurrent_version_days: int = Field(30, ge=1, le=3650, description="days to keep old object versions, 1..3650")
     kms_key_id: str | None = Field(None, description="a KMS key ARN (AWS) / Cloud KMS key name (GCP), or unset")
@@ -274,6 +319,11 @@ class Access(_Section):
     )
     client_cidrs: list[str] = Field(
         default_factory=list, description="internal/public only: extra source CIDRs allowed through the load balancer"
+    )
+    acknowledge_open_internal_inference: bool = Field(
+        False,
+        description="true to allow clientCidrs 0.0.0.0/0 with unauthenticated inference (restrictInference false) on "
+        "an internal endpoint in prod; the prod policy config must name the release in acknowledgeOpenInternalInference too",
     )
 
     @property
@@ -472,6 +522,12 @@ class StackConfig(_Section):
     cloud: Literal["aws", "gcp"] = Field(description="aws or gcp")
     region: str = Field(pattern=r"^[a-z]+(-[a-z]+)+-?\d+$", description="a region such as us-east-1 or us-central1")
     gcp_project: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$", description="a GCP project id")
+    aws_account_id: str | None = Field(
+        None,
+        pattern=r"^\d{12}$",
+        description="AWS: the 12-digit account the stack deploys into; the AWS provider refuses any other, and default "
+        "bucket names carry it (required unless every model bucket sets bucketName)",
+    )
     cluster: Cluster = Field(default_factory=Cluster, description="cluster settings (an object)")
     gpu_pools: list[GpuPool] = Field(min_length=1, description="a list of GPU pools")
     model_buckets: list[ModelBucket] = Field(min_length=1, description="a list of model buckets")
@@ -489,6 +545,8 @@ class StackConfig(_Section):
 
     # Filled in by load_stack_config from the stack's name, not from a config key.
     stack: str = Field("", exclude=True)
+    # Filled in by load_stack_config: the cloud's account or project (its rules' BUCKET_OWNER_FIELD), for bucket names.
+    bucket_owner: str = Field("", exclude=True)
 
     @property
     def protected(self) -> bool:
@@ -500,6 +558,10 @@ class StackConfig(_Section):
 
     def pool(self, name: str) -> GpuPool:
         return next(p for p in self.gpu_pools if p.name == name)
+
+    def physical_bucket_name(self, bucket: ModelBucket) -> str:
+        """The bucket's name in the cloud: its bucketName, or the default (conventions.default_bucket_name)."""
+        return physical_bucket_name(bucket, self.stack, self.bucket_owner, self.region)
 
     def bucket_for(self, deployment: TritonDeployment) -> ModelBucket:
         name = deployment.bucket or self.model_buckets[0].name
@@ -518,7 +580,7 @@ class StackConfig(_Section):
 
 
 # Every project config key, as written in Pulumi.yaml and the stack files.
-CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if name != "stack")
+CONFIG_KEYS = sorted(field.alias or name for name, field in StackConfig.model_fields.items() if not field.exclude)
 
 
 def latency_ms(text: str) -> float:

@@ -12,7 +12,7 @@ from tritonfleet.core.config.problems import MISSING, Problem, set_command
 from tritonfleet.core.config.rules.context import RuleContext, validate_section
 from tritonfleet.core.config.schema import DNS_LABEL_PATTERN, LABEL_KEY_PATTERN, Access
 from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
-from tritonfleet.core.exposure import APPLICATION, CLUSTER, INTERNAL, INTERNAL_APPLICATION, NETWORK, PUBLIC
+from tritonfleet.core.exposure import ANYWHERE, APPLICATION, CLUSTER, INTERNAL, INTERNAL_APPLICATION, NETWORK, PUBLIC
 
 # TLS sources an internal Application load balancer cannot use: cert-manager's ingress-shim answers ACME HTTP-01
 # challenges through the Ingress, which an internal load balancer does not take from the internet.
@@ -206,3 +206,18 @@ def _check_client_cidrs(ctx: RuleContext, access: Access, at: str) -> None:
             ipaddress.ip_network(cidr, strict=True)
         except ValueError as exc:
             ctx.add(f"{at}.clientCidrs[{i}]", cidr, f"a CIDR such as 10.20.0.0/16 ({exc})", "10.0.0.0/16")
+    _check_open_internal_inference(ctx, access, at)
+
+
+def _check_open_internal_inference(ctx: RuleContext, access: Access, at: str) -> None:
+    """Prod: an internal endpoint open to every address serves inference only with a key, unless acknowledged."""
+    if ctx.data.get("environment") != "prod" or access.exposure != INTERNAL or access.restrict_inference:
+        return
+    if access.acknowledge_open_internal_inference or ANYWHERE not in access.client_cidrs:
+        return
+    allowed = (
+        f"true when clientCidrs holds {ANYWHERE} in prod: every network routed to the VPC reaches the endpoint, so "
+        "clients must send the inference key (or narrow clientCidrs, or set acknowledgeOpenInternalInference true "
+        "and name the release in the policy config)"
+    )
+    ctx.add(f"{at}.restrictInference", False, allowed, True)

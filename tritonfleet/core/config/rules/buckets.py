@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import re
 
+from tritonfleet.core.config.problems import MISSING
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
-from tritonfleet.core.config.schema import ModelBucket
-from tritonfleet.core.conventions import resource_name
+from tritonfleet.core.config.schema import ModelBucket, physical_bucket_name
 
 BUCKET_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$"  # what both S3 and GCS accept (no dots)
-
-
-def physical_bucket_name(bucket: ModelBucket, stack: str) -> str:
-    """The bucket's name in the cloud: its bucketName, or the deterministic tf-<stack>-<name>."""
-    return bucket.bucket_name or resource_name(stack, bucket.name)
 
 
 def check_buckets(ctx: RuleContext) -> list[str]:
@@ -34,7 +29,19 @@ def check_buckets(ctx: RuleContext) -> list[str]:
 
 
 def _check_physical_name(ctx: RuleContext, bucket: ModelBucket, at: str) -> None:
-    physical = physical_bucket_name(bucket, ctx.stack)
+    owner = str(ctx.data.get(ctx.rules.BUCKET_OWNER_KEY) or "") if ctx.rules else ""
+    if ctx.rules and not bucket.bucket_name and not owner:
+        key = ctx.rules.BUCKET_OWNER_KEY
+        if not any(p.key == key for p in ctx.problems):  # once, whichever rule asked first (GCP: check_stack)
+            allowed = (
+                f"the account or project the stack deploys into: the default name of {at} is "
+                f"tf-{ctx.stack}-{bucket.name}-<{key}>-<region> (or set its bucketName)"
+            )
+            ctx.add(key, MISSING, allowed, ctx.rules.BUCKET_OWNER_EXAMPLE)
+        return
+    if ctx.region is None and not bucket.bucket_name:  # the default name needs the region, reported on its own
+        return
+    physical = physical_bucket_name(bucket, ctx.stack, owner, ctx.region or "")
     if re.match(BUCKET_NAME_PATTERN, physical) and "google" not in physical:
         return
     if bucket.bucket_name:
@@ -45,6 +52,6 @@ def _check_physical_name(ctx: RuleContext, bucket: ModelBucket, at: str) -> None
         key,
         value,
         f"a name that makes the bucket name '{physical}' valid on S3 and GCS: 3..63 lower-case letters, digits and '-',"
-        " without 'google'" + ("" if bucket.bucket_name else " (the stack name is part of it)"),
+        " without 'google'" + ("" if bucket.bucket_name else " (the stack name, owner and region are part of it)"),
         example,
     )

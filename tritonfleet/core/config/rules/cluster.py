@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ipaddress
 
-from tritonfleet.core.config.problems import choose_from, nearest
+from tritonfleet.core.config.problems import Problem, choose_from, nearest, set_command
 from tritonfleet.core.config.rules.context import RuleContext
-from tritonfleet.core.exposure import ANYWHERE
+from tritonfleet.core.exposure import ANYWHERE, HOSTED_CI
 
 
 def check_region(ctx: RuleContext) -> None:
@@ -73,3 +73,48 @@ def check_control_plane(ctx: RuleContext) -> None:
                 "cluster.acknowledgePublicControlPlane is true (or [] for private only)"
             )
             ctx.add(f"cluster.controlPlaneCidrs[{i}]", cidr, allowed, "198.51.100.0/24")
+
+
+def check_system_nodes(ctx: RuleContext) -> None:
+    """System nodes are CPU nodes: an accelerated type there would run GPUs (or Trainium, TPUs...) that no GPU pool,
+    budget or GPU limit counts."""
+    from tritonfleet.clouds import cloud_accelerators
+
+    assert ctx.cluster is not None and ctx.cloud is not None
+    instance_type = ctx.cluster.system_nodes.instance_type
+    carries = cloud_accelerators(ctx.cloud).accelerator(instance_type) if instance_type else None
+    if carries:
+        allowed = (
+            f"a CPU instance/machine type: {instance_type} carries {carries}, and system nodes are not counted in "
+            "the GPU budget or GPU limit (put accelerators in gpuPools); unset for the default"
+        )
+        ctx.remove("cluster.systemNodes.instanceType", instance_type, allowed)
+
+
+def check_deploy_path(ctx: RuleContext) -> None:
+    """deployerCidrs are CIDRs, given exactly when the source has addresses, and the deployer reaches the API
+    endpoint the cloud's cluster would have (else every Kubernetes object times out after the cloud resources exist)."""
+    assert ctx.cluster is not None
+    cluster = ctx.cluster
+    cidrs_ok = True
+    for i, cidr in enumerate(cluster.deployer_cidrs):
+        try:
+            ipaddress.IPv4Network(cidr, strict=True)
+        except ValueError as exc:
+            cidrs_ok = False
+            ctx.add(f"cluster.deployerCidrs[{i}]", cidr, f"a CIDR such as 198.51.100.0/24 ({exc})", "198.51.100.0/24")
+    if cluster.deploy_from == HOSTED_CI and cluster.deployer_cidrs:
+        allowed = "unset with deployFrom hosted-ci (hosted runners have no fixed address); or set deployFrom"
+        ctx.remove("cluster.deployerCidrs", cluster.deployer_cidrs, allowed)
+        return
+    if cluster.deploy_from != HOSTED_CI and not cluster.deployer_cidrs:
+        allowed = f"the IPv4 CIDRs `pulumi up` connects from, required with deployFrom {cluster.deploy_from}"
+        ctx.add("cluster.deployerCidrs[0]", cluster.deployer_cidrs, allowed, "198.51.100.0/24")
+        return
+    if not cidrs_ok or ctx.rules is None:
+        return
+    path = ctx.rules.deploy_path(cluster, str(ctx.data.get("environment")))
+    if not path.reachable:
+        fix = " && ".join(set_command(key, value, ctx.stack) for key, value in path.fixes) or "see docs/access.md"
+        allowed = f"a deployer that reaches the API endpoint: {path.why} (docs/access.md)"
+        ctx.problems.append(Problem("cluster.deployFrom", cluster.deploy_from, allowed, fix))

@@ -13,8 +13,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from tritonfleet.core.catalog import Catalog
-from tritonfleet.core.config.problems import Problem, rm_command, secret_set_command, set_command
+from tritonfleet.core.config.problems import Problem, nearest, rm_command, secret_set_command, set_command
 from tritonfleet.core.config.schema import Cluster, GpuPool, ModelBucket
+from tritonfleet.core.exposure import DeployPath
 
 
 class CloudConfigRules(Protocol):
@@ -29,6 +30,9 @@ class CloudConfigRules(Protocol):
     INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
+    BUCKET_OWNER_KEY: str  # the config key naming the account or project default bucket names carry
+    BUCKET_OWNER_FIELD: str  # its StackConfig field
+    BUCKET_OWNER_EXAMPLE: str  # an example value of it
 
     def stack_zones(self, region: str, cluster: Cluster) -> list[str]: ...
 
@@ -45,6 +49,10 @@ class CloudConfigRules(Protocol):
     def check_pool_zones(self, ctx: RuleContext, pool: GpuPool, at: str) -> None: ...
 
     def check_bucket(self, ctx: RuleContext, bucket: ModelBucket, at: str) -> None: ...
+
+    def deploy_path(self, cluster: Cluster, environment: str) -> DeployPath:
+        """How `cluster.deployFrom` reaches the API endpoint this cloud's cluster would have."""
+        ...
 
     def node_local_ssd_gi(self, instance_type: str) -> int | None:
         """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
@@ -76,6 +84,18 @@ class RuleContext:
         self.problems.append(Problem(key, value, allowed, rm_command(fix_key or key, self.stack)))
 
 
+def with_meant_keys(model: type[BaseModel], item: dict[str, Any]) -> dict[str, Any]:
+    """`item` with each misspelt key under the key it most likely meant (the schema reported the typo already), so a
+    typo (maxNode) does not hide the section's other problems behind a missing required key."""
+    keys = {field.alias or name for name, field in model.model_fields.items()}
+    out = dict(item)
+    for key in item:
+        meant = nearest(key, keys) if key not in keys else None
+        if meant is not None and meant not in out:
+            out[meant] = out.pop(key)
+    return out
+
+
 def validate_section(model: type[BaseModel], item: Any) -> Any:
     """The section as a model for cross-field checks, with its bad or unknown keys dropped; None if that fails.
 
@@ -83,6 +103,7 @@ def validate_section(model: type[BaseModel], item: Any) -> Any:
     """
     if not isinstance(item, dict):
         return None
+    item = with_meant_keys(model, item)
     try:
         return model.model_validate(item)
     except ValidationError as exc:

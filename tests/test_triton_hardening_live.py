@@ -1,0 +1,248 @@
+"""The rendered Triton container's hardening, on the real `tritonserver` of the nvidia-pytriton wheel started with
+gcp-dev's rendered command and args (poll mode, restricted APIs behind keys):
+
+- poll mode never serves a model with a configuration Triton made up: a model whose `config.pbtxt` has not arrived
+  yet stays unloaded, and loads at the poll after the file appears; the same server without
+  `--disable-auto-complete-config` loads it at once with an auto-completed configuration (the race the flag closes);
+- what model code can read of the keys: a Python model looks for them where model code can look, in its own
+  environment, in the server's /proc environ and in the server's /proc cmdline. The launcher keeps them out of the
+  first two; the third still shows them, because Triton takes the keys only in its args (docs/access.md "Keys and
+  model code" says what that leaves and what guards it).
+
+Test-only changes to the rendered args: the repository is a local folder, the HTTP port a free loopback port, gRPC and
+metrics off, the poll every second (the rendered interval is the drain budget's, 10 s) and the wheel's Python backend.
+The rendered command runs as it is, with the wheel's `bin/` first on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.access_helpers import container_env, kubelet_expand
+from tests.local_servers import free_port, stop
+from tests.serving_helpers import by_kind, planned_values, render
+from tests.triton_wheel import pytriton_dir
+
+STACK, RELEASE = "gcp-dev", "triton-resnet"
+AUTO_COMPLETE_OFF = "--disable-auto-complete-config"
+# A Python model that can describe itself: with auto-complete on, Triton loads it from model.py alone.
+MODEL_PY = """import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [4]})
+        config.add_output({"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [4]})
+        config.set_max_batch_size(8)
+        return config
+
+    def execute(self, requests):
+        tensor = pb_utils.get_input_tensor_by_name
+        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", tensor(r, "INPUT0").as_numpy())]) for r in requests]
+"""
+CONFIG = """name: "arriving"
+backend: "python"
+max_batch_size: 8
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 4 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+
+
+def rendered_container() -> dict:
+    spec = by_kind(render(planned_values(STACK, RELEASE), name=RELEASE))["Deployment"]["spec"]["template"]["spec"]
+    return spec["containers"][0]
+
+
+def rendered_args() -> list[str]:
+    """The rendered args as the kubelet expands them, with `test-<secret key>` for each key."""
+    container = rendered_container()
+    env = container_env(container, stand_in_secrets(container))
+    return [kubelet_expand(a, env) for a in container["args"]]
+
+
+def stand_in_secrets(container: dict) -> dict[str, dict[str, str]]:
+    """A stand-in for each Secret the container's env reads: `test-<key>` for each key."""
+    secrets: dict[str, dict[str, str]] = {}
+    for entry in container.get("env", []):
+        if "valueFrom" in entry:
+            ref = entry["valueFrom"]["secretKeyRef"]
+            secrets.setdefault(ref["name"], {})[ref["key"]] = f"test-{ref['key']}"
+    return secrets
+
+
+def admin_header(args: list[str]) -> dict[str, str]:
+    """The header the rendered args restrict the repository API to (the admin key), with the test's key."""
+    for arg in args:
+        if arg.startswith("--http-restricted-api=") and "model-repository" in arg.split(":", 1)[0]:
+            header, _, value = arg.split(":", 1)[1].partition("=")
+            return {header: value}
+    return {}
+
+
+def index(port: int, headers: dict[str, str]) -> dict[str, str]:
+    """Model name -> state ('' for a model Triton saw but could not read) from the repository index."""
+    url = f"http://127.0.0.1:{port}/v2/repository/index"
+    request = urllib.request.Request(url, data=b"{}", method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return {m["name"]: m.get("state", "") for m in json.loads(response.read())}
+    except (urllib.error.URLError, OSError):
+        return {}
+
+
+def wait_for(predicate, attempts: int = 120, pause: float = 0.5) -> bool:
+    for _ in range(attempts):
+        if predicate():
+            return True
+        time.sleep(pause)
+    return False
+
+
+@contextmanager
+def serving(
+    args: list[str], repository: Path, work: Path, extra_env: dict[str, str] | None = None, command: list[str] | None = None
+):
+    """tritonserver with `args` (the test-only changes of the module docstring); once it answers, yields a function
+    that reads its repository index."""
+    extra_env = extra_env or {}
+    root = pytriton_dir() / "tritonserver"
+    backend = work / "backends" / "python"
+    backend.mkdir(parents=True)
+    for source in (root / "backends" / "python").glob("*.*"):
+        shutil.copy(source, backend)
+    shutil.copy(root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub", backend)
+    port = free_port()
+    replaced = {"--model-repository": str(repository), "--repository-poll-secs": "1", "--http-port": str(port)}
+    flag = lambda a: a.split("=", 1)[0]  # noqa: E731
+    args = [f"{flag(a)}={replaced[flag(a)]}" if flag(a) in replaced else a for a in args]
+    args = [a for a in args if not a.startswith(("--grpc-port=", "--metrics-port=", "--allow-metrics=", "--allow-gpu-metrics="))]
+    container = rendered_container()
+    env = {
+        **os.environ,
+        **container_env(container, stand_in_secrets(container)),  # the keys' variables too, as the kubelet sets them
+        **extra_env,
+        "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
+        "PATH": f"{root / 'bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
+    log_path = work / "tritonserver.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [*(command or container["command"]), *args, f"--backend-directory={work / 'backends'}",
+             "--http-address=127.0.0.1", "--allow-grpc=false", "--allow-metrics=false"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+        )
+    try:
+        headers = admin_header(args)
+        live = wait_for(lambda: process.poll() is not None or "arriving" in index(port, headers), attempts=240)
+        assert live and process.poll() is None, "tritonserver did not start:\n" + log_path.read_text()[-3000:]
+        yield lambda: index(port, headers)
+    finally:
+        stop(process, grace_seconds=0)
+
+
+def repository_with_a_model_missing_its_config(tmp_path: Path) -> Path:
+    repository = tmp_path / "repository"
+    (repository / "arriving" / "1").mkdir(parents=True)
+    (repository / "arriving" / "1" / "model.py").write_text(MODEL_PY)
+    return repository
+
+
+def test_poll_mode_waits_for_the_config_before_loading_a_model(tmp_path):
+    args = rendered_args()
+    assert "--model-control-mode=poll" in args and AUTO_COMPLETE_OFF in args
+    repository = repository_with_a_model_missing_its_config(tmp_path)
+    with serving(args, repository, tmp_path / "work") as models:
+        time.sleep(3)  # three more polls at 1 s: still not loaded
+        assert models()["arriving"] != "READY"
+        (repository / "arriving" / "config.pbtxt").write_text(CONFIG)
+        assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
+
+
+def test_without_the_flag_triton_serves_a_made_up_configuration(tmp_path):
+    """The control: the race the flag closes is real on this tritonserver."""
+    args = [a for a in rendered_args() if a != AUTO_COMPLETE_OFF]
+    repository = repository_with_a_model_missing_its_config(tmp_path)
+    with serving(args, repository, tmp_path / "work") as models:
+        assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
+        assert not (repository / "arriving" / "config.pbtxt").exists()
+
+
+# A Python model that looks for the keys where model code can: its own environment (inherited from the server), the
+# server's environ and cmdline in /proc. It writes what it found to PROBE_REPORT.
+PROBE_PY = """import json
+import os
+
+import triton_python_backend_utils as pb_utils
+
+
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError as error:
+        return f"unreadable: {error}"
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        server = os.getppid()
+        report = {
+            "server": read(f"/proc/{server}/comm").strip(),
+            "own_environment": {k: v for k, v in os.environ.items() if k.startswith("TRITON_") and k.endswith("_KEY")},
+            "server_environ": read(f"/proc/{server}/environ").split("\\0"),
+            "server_cmdline": read(f"/proc/{server}/cmdline").split("\\0"),
+        }
+        with open(os.environ["PROBE_REPORT"], "w") as f:
+            json.dump(report, f)
+
+    def execute(self, requests):
+        tensor = pb_utils.get_input_tensor_by_name
+        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", tensor(r, "INPUT0").as_numpy())]) for r in requests]
+"""
+
+
+def probe(tmp_path: Path, command: list[str] | None = None) -> dict:
+    """What the probe model found, in a server started with the rendered args (and `command`, or the rendered one)."""
+    repository = tmp_path / "repository"
+    (repository / "arriving" / "1").mkdir(parents=True)
+    (repository / "arriving" / "config.pbtxt").write_text(CONFIG)
+    (repository / "arriving" / "1" / "model.py").write_text(PROBE_PY)
+    report_path = tmp_path / "report.json"
+    with serving(rendered_args(), repository, tmp_path / "work", {"PROBE_REPORT": str(report_path)}, command) as models:
+        assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
+    return json.loads(report_path.read_text())
+
+
+def test_model_code_inherits_no_key_and_what_it_can_still_read(tmp_path):
+    container = rendered_container()
+    assert container["command"][:2] == ["bash", "-c"], "keys are set: the key-dropping launcher runs Triton"
+    keys = {e["name"]: f"test-{e['valueFrom']['secretKeyRef']['key']}" for e in container["env"] if "valueFrom" in e}
+    assert keys == {"TRITON_ADMIN_KEY": "test-admin-key"}
+    report = probe(tmp_path)
+    assert report["server"] == "tritonserver", "the model's parent is the server (the launcher exec'd into it)"
+    # Kept from model code: the key's variable, in its own environment and in the server's.
+    assert report["own_environment"] == {}
+    assert not [entry for entry in report["server_environ"] if "test-admin-key" in entry]
+    # Not kept: Triton takes the key only in its args, and its cmdline is readable by its children (same user).
+    assert "--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key=test-admin-key" in (
+        report["server_cmdline"]
+    )
+
+
+def test_without_the_launcher_model_code_inherits_the_key(tmp_path):
+    """The control: Triton started directly (as the chart once did) hands its environment, key included, to the
+    model code it starts."""
+    report = probe(tmp_path, command=["tritonserver"])
+    assert report["own_environment"] == {"TRITON_ADMIN_KEY": "test-admin-key"}
+    assert "TRITON_ADMIN_KEY=test-admin-key" in report["server_environ"]
