@@ -231,3 +231,19 @@ def test_bad_backend_and_precision_are_schema_problems():
     text = _problems(_with_llm(backend="tgi", precision="fp6"))
     assert "tritonDeployments[0].llm.backend" in text and "tensorrtllm or vllm" in text
     assert "tritonDeployments[0].llm.precision" in text
+
+
+def test_replica_misfit_says_why_a_gpu_cannot_hold_a_replica():
+    """What `tritonfleet size` excludes an LLM's options for (tritonfleet/core/size_options.py)."""
+    from tritonfleet.core.config import TritonDeployment
+
+    def deployment(precision: str, gpus: int) -> TritonDeployment:
+        llm = {"backend": "vllm", "model": "Llama-3.1-70B", "precision": precision, "maxContext": 8192, "maxSequences": 16}
+        return TritonDeployment.model_validate({"name": "llm", "pool": "p", "gpusPerReplica": gpus, "llm": llm})
+
+    assert llm_memory.replica_misfit(deployment("bf16", 2), "H200") is None
+    assert llm_memory.replica_misfit(deployment("bf16", 1), "H200") == (
+        "the model needs 198.2 GB per GPU at gpusPerReplica 1, over H200's 141 GB"
+    )
+    assert llm_memory.replica_misfit(deployment("fp4", 8), "H200") == "H200 does not run fp4"
+    assert llm_memory.replica_misfit(TritonDeployment.model_validate({"name": "cv", "pool": "p"}), "L4") is None

@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from tritonfleet.core.catalog import load_catalog
-from tritonfleet.core.config.schema import Llm, LlmArchitecture
+from tritonfleet.core.config.schema import Llm, LlmArchitecture, TritonDeployment
 
 GB = 1e9
 # Tensor-parallel sizes both backends take on one node (a power of two that divides the attention heads).
@@ -213,3 +213,19 @@ def _larger_node(llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, clou
         if tp is not None:
             return [f"instanceType {itype.name} ({itype.gpu_count} {gpu}) and gpusPerReplica {tp}"]
     return []
+
+
+def replica_misfit(deployment: TritonDeployment, gpu: str) -> str | None:
+    """Why an LLM deployment's replica (its gpusPerReplica GPUs) cannot run on GPUs of type `gpu`, or None: a
+    precision the GPU lacks, or memory per GPU above the GPU's. None for a deployment that is not an LLM."""
+    llm = deployment.llm
+    arch = architecture_of(llm) if llm is not None else None
+    if llm is None or arch is None:
+        return None
+    supported = gpu_architecture(gpu)
+    if supported is None or llm.precision not in supported.precisions:
+        return f"{gpu} does not run {llm.precision}"
+    fit = memory_fit(llm, arch, gpu, deployment.gpus_per_replica)
+    if fit.fits:
+        return None
+    return f"the model needs {fit.needed_gb:.1f} GB per GPU at gpusPerReplica {fit.tensor_parallel}, over {gpu}'s {fit.gpu_memory_gb:g} GB"
