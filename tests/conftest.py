@@ -106,6 +106,7 @@ WAITING_MODULES = (
     "test_models_validate_corpus.py",
     "test_model_control_live.py",
     "test_monitoring_live.py",
+    "test_llm_metrics_live.py",
     "test_grpc_balancing.py",
 )
 

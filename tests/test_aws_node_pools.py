@@ -201,10 +201,10 @@ def test_bottlerocket_alias_comes_from_its_release():
 
 def test_disruption_never_consolidates_busy_gpu_nodes_and_outlasts_tritons_grace(stack_config):
     """No forceful expiry (drift replaces nodes, within budgets); the grace period outlasts a PDB-paced drain of a
-    full node: prod's p5en holds 8 llm replicas, PDB 1, 1200 s loads + 120 s stops = 10,560 s; consolidation waits
+    full node: prod's p5en holds 4 two-GPU llm replicas, PDB 1, 1200 s loads + 120 s stops = 5,280 s; consolidation waits
     for the pool's longest model load."""
     config = stack_config("prod")
-    seconds = {"h200": (10560, 1200), "l40s": (MIN_TERMINATION_GRACE_SECONDS, 600)}
+    seconds = {"h200": (5280, 1200), "l40s": (MIN_TERMINATION_GRACE_SECONDS, 600)}
     for pool in config.enabled_pools:
         longest_load = max(d.model_load_seconds for d in config.triton_deployments if d.pool == pool.name)
         for spec in node_pool_specs(config, pool):

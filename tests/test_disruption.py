@@ -42,10 +42,11 @@ def test_spread_over_capacity_types_bounds_a_reclaim():
     prod = _config("prod")
     llm = next(d for d in prod.triton_deployments if d.name == "llm")
     ceiling = spot_exposure(prod, llm, llm.max_replicas)
-    # 3 H200 nodes of 8 GPUs: one on-demand (the base), two spot; a reclaim takes one node's replicas, not most of them.
+    # 3 H200 nodes of 8 GPUs hold four 2-GPU replicas each: one on-demand (the base), two spot; a reclaim takes one
+    # node's replicas, not most of them.
     assert (ceiling.nodes, ceiling.spot_nodes) == (3, 2)
-    assert ceiling.lost_per_spot_node == 8 < ceiling.replicas / 2
-    assert ceiling.left_without_spot == 8
+    assert ceiling.lost_per_spot_node == 4 < ceiling.replicas / 2
+    assert ceiling.left_without_spot == 4
 
 
 def test_the_plan_warns_about_single_replica_and_spot_only_deployments():

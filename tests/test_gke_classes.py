@@ -299,7 +299,7 @@ def test_fallback_pools_are_refused_on_aws():
 def test_a_repository_larger_than_the_local_ssds_is_refused():
     data = decoded("gcp-prod")
     llm = data["tritonDeployments"][0]
-    llm["repositoryGi"] = 2000  # 8 one-GPU replicas per a3-ultragpu-8g node x 2001 GiB > 12000 GiB
+    llm["repositoryGi"] = 3000  # 4 two-GPU replicas per a3-ultragpu-8g node x 3001 GiB > 12000 GiB
     message = problems(data)
     assert "tritonDeployments[0].repositoryGi" in message and "local SSD" in message
 

@@ -64,7 +64,10 @@ class TritonPythonModel:
 """
 
 
-def _start_triton(tmp: Path, http_port: int, metrics_port: int) -> subprocess.Popen:
+def _start_triton(
+    tmp: Path, http_port: int, metrics_port: int, models: dict[str, tuple[str, str]] | None = None
+) -> subprocess.Popen:
+    """The wheel's tritonserver on CPU with Python-backend models: name -> (config.pbtxt, model.py); default `add`."""
     wheel = pytriton_dir()
     backends = tmp / "backends" / "python"
     backends.mkdir(parents=True)
@@ -82,10 +85,11 @@ def _start_triton(tmp: Path, http_port: int, metrics_port: int) -> subprocess.Po
         pytest.skip(f"the wheel has no Python backend stub for Python {sys.version_info.major}.{sys.version_info.minor}")
     (backends / stub.name).write_bytes(stub.read_bytes())
     (backends / stub.name).chmod(0o755)
-    model = tmp / "models" / "add"
-    (model / "1").mkdir(parents=True)
-    (model / "config.pbtxt").write_text(MODEL_CONFIG)
-    (model / "1" / "model.py").write_text(MODEL_CODE)
+    for name, (config, code) in (models or {"add": (MODEL_CONFIG, MODEL_CODE)}).items():
+        model = tmp / "models" / name
+        (model / "1").mkdir(parents=True)
+        (model / "config.pbtxt").write_text(config)
+        (model / "1" / "model.py").write_text(code)
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",  # the stub finds numpy through python3
@@ -105,6 +109,46 @@ def _start_triton(tmp: Path, http_port: int, metrics_port: int) -> subprocess.Po
     ]
     log = (tmp / "triton.log").open("w")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def write_prometheus_config(
+    tmp: Path, groups: list[dict[str, Any]], metrics_port: int, pod: dict[str, str], jobs: list[dict[str, Any]] = ()
+) -> None:
+    """tmp/rules.yaml and tmp/prometheus.yml: scrape Triton every second with the namespace and pod labels Prometheus
+    Operator's ServiceMonitor relabelling gives a Triton target, plus `jobs`."""
+    write_rules(groups, tmp)
+    triton = {"job_name": "triton", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"], "labels": pod}]}
+    scrape = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(tmp / "rules.yaml")],
+        "scrape_configs": [triton, *jobs],
+    }
+    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
+
+
+def start_prometheus(binary: str, tmp: Path, port: int, log) -> subprocess.Popen:
+    """A real Prometheus on loopback with tmp/prometheus.yml, its data in tmp/tsdb."""
+    command = [
+        binary,
+        f"--config.file={tmp / 'prometheus.yml'}",
+        f"--storage.tsdb.path={tmp / 'tsdb'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+    ]
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_until_ready(triton: subprocess.Popen, http_port: int, deadline: float, log: Path) -> None:
+    """Until Triton answers ready (bounded by `deadline`, monotonic); fails with its log if it exits or never does."""
+    while time.monotonic() < deadline:
+        if triton.poll() is not None:
+            pytest.fail("tritonserver exited:\n" + log.read_text()[-3000:])
+        try:
+            if requests.get(f"http://127.0.0.1:{http_port}/v2/health/ready", timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(1)
+    pytest.fail("tritonserver did not become ready:\n" + log.read_text()[-3000:])
 
 
 def _kube_state_metrics(config) -> str:
@@ -182,33 +226,12 @@ def live(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("live")
     config = load_stack_config(engine_config(STACK), STACK)
     http_port, metrics_port, ksm_port, prometheus_port = (free_port() for _ in range(4))
-    write_rules(rules.rule_groups(config), tmp)
-    scrape = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(tmp / "rules.yaml")],
-        "scrape_configs": [
-            # The namespace and pod labels Prometheus Operator's ServiceMonitor relabelling gives a Triton target.
-            {
-                "job_name": "triton",
-                "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"], "labels": {"namespace": NAMESPACE, "pod": POD}}],
-            },
-            {"job_name": "kube-state-metrics", "honor_labels": True, "static_configs": [{"targets": [f"127.0.0.1:{ksm_port}"]}]},
-        ],
-    }
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
+    ksm_job = {"job_name": "kube-state-metrics", "honor_labels": True, "static_configs": [{"targets": [f"127.0.0.1:{ksm_port}"]}]}
+    write_prometheus_config(tmp, rules.rule_groups(config), metrics_port, {"namespace": NAMESPACE, "pod": POD}, [ksm_job])
     ksm = _serve_text(_kube_state_metrics(config), ksm_port)
     triton = _start_triton(tmp, http_port, metrics_port)
     prometheus_log = (tmp / "prometheus.log").open("w")
-    prometheus = subprocess.Popen(
-        [
-            prometheus_bin,
-            f"--config.file={tmp / 'prometheus.yml'}",
-            f"--storage.tsdb.path={tmp / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{prometheus_port}",
-        ],
-        stdout=prometheus_log,
-        stderr=subprocess.STDOUT,
-    )
+    prometheus = start_prometheus(prometheus_bin, tmp, prometheus_port, prometheus_log)
     finished, sent = threading.Event(), [0]
     loader = threading.Thread(target=_load, args=(http_port, finished, sent), daemon=True)
     url = f"http://127.0.0.1:{prometheus_port}"
@@ -216,17 +239,7 @@ def live(tmp_path_factory):
     results: dict[str, list[dict[str, Any]]] = {}
     try:
         deadline = time.monotonic() + DEADLINE_SECONDS
-        while time.monotonic() < deadline:
-            if triton.poll() is not None:
-                pytest.fail("tritonserver exited:\n" + (tmp / "triton.log").read_text()[-3000:])
-            try:
-                if requests.get(f"http://127.0.0.1:{http_port}/v2/health/ready", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail("tritonserver did not become ready:\n" + (tmp / "triton.log").read_text()[-3000:])
+        wait_until_ready(triton, http_port, deadline, tmp / "triton.log")
         loader.start()
         wanted = [q for q in queries.values() if NEEDS_GPU not in q and NOT_EXPORTED_BY_2_51 not in q]
         cost = ["pool:tritonfleet_usd_per_1m_inferences:ratio", "stack:tritonfleet_usd_per_1m_inferences:ratio"]

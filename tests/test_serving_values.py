@@ -9,6 +9,7 @@ from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_
 from components.k8s.autoscaling import prometheus_adapter_values
 from components.k8s.gpu_operator import gpu_operator_values, resource_quota
 from components.k8s.triton import (
+    llm_env,
     model_repository_path,
     replica_resources,
     repository_poll_seconds,
@@ -106,7 +107,7 @@ def test_triton_values_per_stack(stack, stack_config):
         assert values["gpusPerReplica"] == d.gpus_per_replica
         assert values["modelLoadSeconds"] == d.model_load_seconds
         assert values["spotNoticeSeconds"] == (pool.spot_pod_shutdown_seconds or pool.spot_notice_seconds)
-        assert values["env"] == env
+        assert values["env"] == {**env, **llm_env(d)}
         assert values["serviceMonitor"]["labels"] == conventions.MONITOR_SELECTOR_LABELS
         assert values["autoscaling"]["enabled"] == (d.max_replicas > d.min_replicas)
 

@@ -57,11 +57,14 @@ def test_an_llm_is_not_sized_from_resnet_ratios_and_the_gpu_limit_holds(prod):
     default = rank_options(prod, llm, capacity, guardrails(prod, ROOT, None, None))
     assert {o.gpu for o in default.ranked} == {"H200"}  # no figure for the model elsewhere, and less memory
     vouched = rank_options(prod, llm, capacity, guardrails(prod, ROOT, 30, "resnet50"))
-    l40s = next(o for o in vouched.options if o.instance_type == "g6e.xlarge" and o.purchase == "on-demand")
-    assert l40s.capacity_kind == "estimate" and l40s.replicas == 36
-    assert "44 GPUs with the other pools, over the GPU limit of 40" in l40s.excluded
-    too_big = rank_options(prod, llm, capacity, guardrails(prod, ROOT, 200, None))
-    assert not too_big.ranked and all("under the model's 200 GiB" in " ".join(o.excluded) for o in too_big.options)
+    # prod's llm replica is 2 GPUs (Llama 3.3 70B FP8): only nodes with 2 or more L40S are options, and the model's
+    # 83 GB per GPU fits no L40S (48 GB) whatever a benchmark ratio says (tritonfleet/core/llm.py).
+    l40s = next(o for o in vouched.options if o.instance_type == "g6e.12xlarge" and o.purchase == "on-demand")
+    assert l40s.capacity_kind == "estimate" and l40s.replicas == 19
+    assert "the model needs 83.0 GB per GPU at gpusPerReplica 2, over L40S's 48 GB" in l40s.excluded
+    assert "48 GPUs with the other pools, over the GPU limit of 40" in l40s.excluded
+    too_big = rank_options(prod, llm, capacity, guardrails(prod, ROOT, 400, None))  # 2 B200 per replica hold 360 GB
+    assert not too_big.ranked and all("under the model's 400 GiB" in " ".join(o.excluded) for o in too_big.options)
 
 
 def test_a_measured_p99_over_the_target_is_excluded_and_within_it_is_checked(prod):

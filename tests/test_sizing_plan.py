@@ -43,14 +43,14 @@ def test_every_shipped_stack_plans_its_sizing(stack):
 
 def test_prod_h200_pays_whole_nodes():
     h200 = next(p for p in plan("prod")["sizing"]["pools"] if p["pool"] == "h200")
-    # llm: 300 requests/s at 20/s per replica, 25 % headroom -> 20 one-GPU replicas -> 3 nodes of 8, 4 GPUs idle
-    assert (h200["peak"]["nodes"], h200["peak"]["gpusUsed"], h200["peak"]["idleGpus"]) == (3, 20, 4)
+    # llm: 80 requests/s at 10/s per replica, 25 % headroom -> 11 two-GPU replicas -> 3 nodes of 8, 2 GPUs idle
+    assert (h200["peak"]["nodes"], h200["peak"]["gpusUsed"], h200["peak"]["idleGpus"]) == (3, 22, 2)
     assert h200["peak"]["purchase"] == {"on-demand": 1, "spot": 2}
     assert h200["peak"]["usdPerHour"] == round(63.296 + 2 * 27.20, 4)
-    assert h200["peak"]["usdPer1M"] == round((63.296 + 2 * 27.20) / (300 * 3600) * 1e6, 6)
-    # minimum: the plan's floor, 2 replicas kept on 2 nodes (prod's hard node spread) -> 14 of 16 GPUs idle, warned
-    assert (h200["minimum"]["nodes"], h200["minimum"]["idleGpus"]) == (2, 14)
-    assert any("14 of 16 paid GPUs idle at the minimum" in f["message"] for f in plan("prod")["sizing"]["findings"])
+    assert h200["peak"]["usdPer1M"] == round((63.296 + 2 * 27.20) / (80 * 3600) * 1e6, 6)
+    # minimum: the plan's floor, 2 two-GPU replicas kept on 2 nodes (prod's hard node spread) -> 12 of 16 GPUs idle
+    assert (h200["minimum"]["nodes"], h200["minimum"]["idleGpus"]) == (2, 12)
+    assert any("12 of 16 paid GPUs idle at the minimum" in f["message"] for f in plan("prod")["sizing"]["findings"])
 
 
 def test_plan_prints_per_million_lines():

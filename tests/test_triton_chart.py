@@ -223,7 +223,8 @@ def test_planned_deployment_shape(stack, name):
     assert pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
-    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}} in pod["volumes"]
+    shm = values.get("shmSize", "1Gi")  # sized by tritonfleet.core.sizing.shm_gi
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}} in pod["volumes"]
     # Repository, control mode and region.
     assert f"--model-repository={values['modelRepository']}" in container["args"]
     assert f"--model-control-mode={values['modelControlMode']}" in container["args"]

@@ -77,6 +77,10 @@ def test_shm_is_sized_from_the_replicas_gpus(instance, gpus, stated, expected):
     assert shm_gi(_itype(instance), gpus, stated) == expected
 
 
+def test_an_llm_replica_on_one_gpu_gets_tensorrt_llms_2_gib():
+    assert shm_gi(_itype("g6e.xlarge"), 1, llm=True) == 2 and shm_gi(_itype("p5en.48xlarge"), 2, llm=True) == 32
+
+
 def _dev(**tuning):
     raw = dict(engine_config("dev"))
     key = f"{CONFIG_NAMESPACE}:tritonDeployments"

@@ -132,6 +132,16 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
     }
 
 
+def llm_env(deployment: TritonDeployment) -> dict[str, str]:
+    """TensorRT-LLM across several GPUs of one pod: orchestrator mode, where the backend spawns one worker per GPU
+    itself (TRTLLM_ORCHESTRATOR=1, as NVIDIA's Triton OpenAI frontend guide runs it), so plain `tritonserver` serves
+    a tensor-parallel engine without mpirun. vLLM reads tensor_parallel_size from the model's model.json."""
+    llm = deployment.llm
+    if llm is not None and llm.backend == "tensorrtllm" and deployment.gpus_per_replica > 1:
+        return {"TRTLLM_ORCHESTRATOR": "1"}
+    return {}
+
+
 def node_affinity_values(pool: PoolFacts) -> dict[str, Any]:
     """Preferred node affinity away from nodes that carry one of the pool's `avoid_node_labels` (GKE: a host
     maintenance is scheduled there), or {} when there are none."""
@@ -170,7 +180,7 @@ def triton_values(
         "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,
         "resources": replica_resources(instance_type, deployment.gpus_per_replica),
-        "shmSize": f"{shm_gi(instance_type, deployment.gpus_per_replica, deployment.tuning.shm_gi)}Gi",
+        "shmSize": f"{shm_gi(instance_type, deployment.gpus_per_replica, deployment.tuning.shm_gi, deployment.llm is not None)}Gi",
         "tuningArgs": tuning_args(deployment),
         "replicas": {"min": deployment.min_replicas, "max": deployment.max_replicas},
         "nodeSelector": dict(pool.node_selector),
@@ -185,7 +195,7 @@ def triton_values(
             "exitTimeoutSeconds": budget.exit_timeout_seconds,
             "terminationGracePeriodSeconds": budget.termination_grace_period_seconds,
         },
-        "env": dict(env),
+        "env": {**env, **llm_env(deployment)},
         "serviceAccount": {"annotations": dict(service_account_annotations)},
         "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.

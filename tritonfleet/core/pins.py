@@ -10,6 +10,11 @@ KUBERNETES_VERSION = "1.35"
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
+# The LLM images of the same NGC release, one per backend (tritonDeployments[].llm.backend): Triton with the
+# TensorRT-LLM backend, and with the vLLM backend, each with the Python backend
+# (https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tritonserver, tags <YY.MM>-trtllm-python-py3 and
+# <YY.MM>-vllm-python-py3, 2026-12-05). VERIFY each tag on NGC when the release moves.
+TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.07-vllm-python-py3"}
 
 # The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).

@@ -25,6 +25,7 @@ from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.cost import capacity_tiers, cost_per_million, pool_prices, pool_usd_per_hour
+from tritonfleet.core.llm import replica_misfit
 from tritonfleet.core.sizing import Capacity, NodeShape, pack, replica_shape, replicas_needed
 
 GIB_IN_GB = 1.073741824
@@ -201,6 +202,9 @@ def rank_options(
             reasons.append(f"{memory} GB GPU memory per replica, under the model's {rails.model_memory_gib:g} GiB")
         elif rails.model_memory_gib is None and memory < memory_now:
             reasons.append(f"{memory} GB GPU memory per replica, under the {memory_now} GB it has now")
+        misfit = replica_misfit(deployment, itype.gpu)
+        if misfit is not None:
+            reasons.append(misfit)
         if rails.allowed_instance_types is not None and itype.name not in rails.allowed_instance_types:
             reasons.append(f"{itype.name} is not an allowed instance type ({rails.policy_file})")
         checked = bool(kind == "measured" and target_ms is not None and capacity and capacity.p99_ms is not None)

@@ -211,15 +211,22 @@ def replica_requests(itype: InstanceType, gpus_per_replica: int) -> tuple[int, i
 # (https://docs.nvidia.com/nim/vision-language-models/2.0.0/configuration.html), both as of 2026-12-05.
 SHM_ONE_GPU_GI = 1
 SHM_MULTI_GPU_GI = 32
+# An LLM replica on one GPU: NVIDIA's TensorRT-LLM backend quick start runs its image with --shm-size=2g
+# (https://github.com/triton-inference-server/tensorrtllm_backend README, 2026-12-05); vLLM's tensor-parallel
+# workers exchange tensors through it (https://docs.vllm.ai/en/latest/deployment/docker.html: --ipc=host or
+# --shm-size, 2026-12-05), which the multi-GPU size covers.
+SHM_LLM_ONE_GPU_GI = 2
 SHM_MEMORY_SHARE = 0.25  # the default never takes more of the replica's memory than this
 SHM_MAX_MEMORY_SHARE = 0.5  # a stated size may take at most this
 
 
-def shm_gi(itype: InstanceType, gpus_per_replica: int, stated: int | None = None) -> int:
-    """GiB of /dev/shm for one replica: the stated size, else 1 for one GPU and 32 for more, within its memory."""
+def shm_gi(itype: InstanceType, gpus_per_replica: int, stated: int | None = None, llm: bool = False) -> int:
+    """GiB of /dev/shm for one replica: the stated size, else 1 for one GPU (2 for an LLM) and 32 for more, within
+    its memory."""
     if stated is not None:
         return stated
-    wanted = SHM_ONE_GPU_GI if gpus_per_replica == 1 else SHM_MULTI_GPU_GI
+    one_gpu = SHM_LLM_ONE_GPU_GI if llm else SHM_ONE_GPU_GI
+    wanted = one_gpu if gpus_per_replica == 1 else SHM_MULTI_GPU_GI
     return max(1, min(wanted, math.floor(replica_requests(itype, gpus_per_replica)[1] * SHM_MEMORY_SHARE)))
 
 

@@ -3,7 +3,7 @@
 A dashboard is a list of `Panel`s laid out two per row. Every panel and query names the one Prometheus datasource that
 kube-prometheus-stack provisions (uid `prometheus`). Units follow the metric family: `nv_gpu_utilization` is 0-1
 (`percentunit`), DCGM utilisation 0-100 (`percent`), DCGM framebuffer MiB (`mbytes`, Grafana's MiB), Triton durations
-are recorded in seconds (`s`). A small builder beats a dashboard library here: three dashboards of plain time series.
+are recorded in seconds (`s`). A small builder beats a dashboard library here: four dashboards of plain time series.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID, HOURS_PER_MONTH
 from tritonfleet.monitoring import autoscaling as a
+from tritonfleet.monitoring import llm_rules as llm
 from tritonfleet.monitoring import rules as r
+from tritonfleet.monitoring.llm_rules import llm_deployments
 
 DATASOURCE = {"type": "prometheus", "uid": GRAFANA_DATASOURCE_UID}
 SCHEMA_VERSION = 39
@@ -398,9 +400,55 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
     return dashboard("tritonfleet-cost", "GPU cost", "Running cost, cost per 1M inferences and idle GPUs.", panels, variables)
 
 
+def llm_dashboard(config: StackConfig) -> dict[str, Any]:
+    """Token-level view of the LLM deployments, from the tritonfleet-llm recording rules (monitoring/llm_rules.py)."""
+    sel = 'deployment=~"$deployment", model=~"$model"'
+    per_model = "{{deployment}} {{model}}"
+    per_pod = "{{deployment}} {{pod}} {{model}}"
+    targets = ", ".join(f"{d.name} {d.llm.ttft_target}" for d in llm_deployments(config) if d.llm is not None)
+    panels = [
+        Panel(
+            "Time to first token, p95",
+            "s",
+            (Query(f"{llm.TTFT}{{{sel}}}", per_model),),
+            f"Alert LlmTimeToFirstTokenHigh fires above each deployment's ttftTarget ({targets}) for {llm.TTFT_HIGH_FOR}. "
+            "vLLM: vllm:time_to_first_token_seconds; TensorRT-LLM: Triton's first-response histogram.",
+        ),
+        Panel("Output tokens per second", "short", (Query(f"{llm.OUTPUT_TOKENS}{{{sel}}}", per_model),)),
+        Panel(
+            "KV cache in use",
+            "percentunit",
+            (Query(f"{llm.KV_CACHE}{{{sel}}}", per_pod),),
+            f"Alert LlmKvCacheSaturated fires above {llm.KV_CACHE_FULL_RATIO:.0%} for {llm.KV_CACHE_FULL_FOR}.",
+            thresholds=(("green", None), ("red", llm.KV_CACHE_FULL_RATIO)),
+        ),
+        Panel(
+            "Requests waiting for a sequence slot",
+            "short",
+            (Query(f"{llm.WAITING}{{{sel}}}", per_pod),),
+            f"Alert LlmRequestsWaiting fires when requests wait for {llm.WAITING_FOR}.",
+        ),
+    ]
+    if any(d.llm is not None and d.llm.backend == "vllm" for d in llm_deployments(config)):
+        inter_token = Panel(
+            "Time between output tokens, p95",
+            "s",
+            (Query(f"{llm.INTER_TOKEN}{{{sel}}}", per_model),),
+            "vLLM's vllm:time_per_output_token_seconds (the TensorRT-LLM backend does not export it).",
+        )
+        panels.insert(1, inter_token)
+    variables = [
+        _variable("deployment", "Deployment", f"label_values({llm.OUTPUT_TOKENS}, deployment)"),
+        _variable("model", "Model", f'label_values({llm.OUTPUT_TOKENS}{{deployment=~"$deployment"}}, model)'),
+    ]
+    description = "Time to first token and between tokens, output tokens/s, KV-cache use and waiting requests."
+    return dashboard("tritonfleet-llm", "LLM serving", description, panels, variables)
+
+
 def dashboards(config: StackConfig) -> dict[str, dict[str, Any]]:
     """Short name -> dashboard JSON."""
-    return {"triton": triton_dashboard(), "gpu": gpu_dashboard(), "cost": cost_dashboard(config)}
+    boards = {"triton": triton_dashboard(), "gpu": gpu_dashboard(), "cost": cost_dashboard(config)}
+    return {**boards, "llm": llm_dashboard(config)} if llm_deployments(config) else boards
 
 
 def dashboard_queries(board: dict[str, Any]) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.monitoring.autoscaling import autoscaling_group
+from tritonfleet.monitoring.llm_rules import llm_deployments, llm_rules
 
 RATE_WINDOW = "5m"
 
@@ -421,6 +422,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
         {"name": "tritonfleet-cost", "rules": cost_rules(config)},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},
         autoscaling_group(config),
+        *([{"name": "tritonfleet-llm", "rules": llm_rules(config)}] if llm_deployments(config) else []),
     ]
 
 

@@ -66,7 +66,26 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     from tritonfleet.clouds import cloud_rules
 
     owner = getattr(config, cloud_rules(config.cloud).BUCKET_OWNER_FIELD) or ""
-    return config.model_copy(update={"stack": stack, "bucket_owner": owner})
+    return with_llm_defaults(config.model_copy(update={"stack": stack, "bucket_owner": owner}))
+
+
+def with_llm_defaults(config: StackConfig) -> StackConfig:
+    """An LLM deployment that leaves them unset gets its backend's pinned image and the smallest tensor-parallel size
+    that fits its pool's GPUs (the rules refused the stack where none does)."""
+    from tritonfleet.core import llm as llm_memory
+    from tritonfleet.core import pins
+
+    deployments = []
+    for d in config.triton_deployments:
+        if d.llm is not None and "image_tag" not in d.model_fields_set:
+            d = d.model_copy(update={"image_tag": pins.TRITON_LLM_IMAGE_TAGS[d.llm.backend]})
+        arch = llm_memory.architecture_of(d.llm) if d.llm is not None else None
+        if arch is not None and "gpus_per_replica" not in d.model_fields_set:
+            itype = config.instance_type(config.pool(d.pool))
+            tp = llm_memory.smallest_fitting_tensor_parallel(d.llm, arch, itype.gpu, itype.gpu_count)
+            d = d.model_copy(update={"gpus_per_replica": tp or d.gpus_per_replica})
+        deployments.append(d)
+    return config.model_copy(update={"triton_deployments": deployments})
 
 
 def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> list[Problem]:

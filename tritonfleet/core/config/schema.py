@@ -431,6 +431,49 @@ class TritonTuning(_Section):
     )
 
 
+LLM_BACKENDS = ("tensorrtllm", "vllm")
+PRECISIONS = ("fp16", "bf16", "fp8", "int8", "int4", "fp4")
+Precision = Literal["fp16", "bf16", "fp8", "int8", "int4", "fp4"]
+
+
+class LlmArchitecture(_Section):
+    """A model's architecture facts, as its config.json states them (the facts table's rows have the same keys)."""
+
+    parameters_b: float = Field(gt=0, le=10000, description="parameters in billions (every expert of a mixture)")
+    layers: int = Field(ge=1, le=1000, description="transformer layers (num_hidden_layers), 1..1000")
+    attention_heads: int = Field(ge=1, le=1024, description="query heads (num_attention_heads), 1..1024")
+    kv_heads: int = Field(ge=1, le=1024, description="key/value heads (num_key_value_heads), 1..1024")
+    head_size: int = Field(ge=1, le=1024, description="size of one attention head (hidden size / heads), 1..1024")
+    hidden_size: int = Field(ge=1, le=65536, description="hidden size (hidden_size), 1..65536")
+    max_context: int = Field(ge=1, le=10_000_000, description="the longest context in tokens (max_position_embeddings)")
+
+
+class Llm(_Section):
+    """A large language model served by Triton's TensorRT-LLM or vLLM backend (docs/serving.md "LLM deployments")."""
+
+    backend: Literal["tensorrtllm", "vllm"] = Field(description="tensorrtllm or vllm: the Triton backend and its image")
+    model: str | None = Field(
+        None, min_length=1, max_length=100,
+        description="a model of tritonfleet's facts table (tritonfleet/core/llm_facts.yaml), such as Llama-3.1-8B; "
+        "or set architecture",
+    )
+    architecture: LlmArchitecture | None = Field(
+        None, description="the model's facts inline, for a model the table lacks (an object; instead of model)"
+    )
+    precision: Precision = Field(description="weights' precision: fp16, bf16, fp8, int8, int4 or fp4")
+    kv_cache_precision: Literal["fp16", "bf16", "fp8"] | None = Field(
+        None, description="the KV cache's precision: fp16, bf16 or fp8 (default: 16-bit, as both backends do)"
+    )
+    max_context: int = Field(
+        ge=1, le=10_000_000, description="tokens per sequence, prompt and output together, at most the model's context"
+    )
+    max_sequences: int = Field(ge=1, le=100_000, description="sequences one replica serves at once, 1..100000")
+    ttft_target: str = Field(
+        "2s", pattern=LATENCY_PATTERN,
+        description="the p95 time to first token with its unit (ms or s); above it for 10 minutes, an alert fires",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -511,6 +554,11 @@ class TritonDeployment(_Section):
     log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")
     tuning: TritonTuning = Field(
         default_factory=TritonTuning, description="Triton's tuning flags and /dev/shm size (an object)"
+    )
+    llm: Llm | None = Field(
+        None,
+        description="a large language model this deployment serves: {backend, model or architecture, precision, "
+        "maxContext, maxSequences} (an object); its memory per GPU is checked and gpusPerReplica chosen",
     )
     max_unavailable: int | None = Field(
         None,

@@ -11,6 +11,7 @@ from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.access import check_access
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
+from tritonfleet.core.config.rules.llm import check_llm
 from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
@@ -45,6 +46,8 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
             )
         check_access(ctx, raw_deployment.get("access", {}), deployment.namespace, f"{at}.access")
         _check_pool(ctx, deployment, pools, at)
+        if deployment.pool in pools:
+            check_llm(ctx, deployment, raw_deployment, pools[deployment.pool][1], at)
         _check_models(ctx, deployment, at)
         _check_disruption_budget(ctx, deployment, at)
 

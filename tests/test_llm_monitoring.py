@@ -1,0 +1,111 @@
+"""LLM signals as recording rules and alerts, checked by the real promtool over synthetic series of each backend's
+metric families: a healthy series keeps every LLM alert quiet, a failing one fires it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from monitoring_support import run, series, tool, write_rules
+
+from tritonfleet.monitoring import llm_rules, rules
+
+POD = {"namespace": "triton", "pod": "triton-llm-7d9f-abcde", "model": "llm", "version": "1"}
+ALERTS = ("LlmTimeToFirstTokenHigh", "LlmKvCacheSaturated", "LlmRequestsWaiting")
+
+
+def _histogram(metric: str, cumulative: dict[str, float]) -> list[dict[str, str]]:
+    """Bucket counters rising by `per minute` each, le -> per minute."""
+    return [series(f"{metric}_bucket", {**POD, "le": le}, f"0+{n:g}x40") for le, n in cumulative.items()]
+
+
+def _vllm(healthy: bool) -> list[dict[str, str]]:
+    ttft = {"0.1": 30, "0.5": 60, "2.5": 60, "5.0": 60, "+Inf": 60} if healthy else {"0.5": 0, "2.5": 0, "5.0": 60, "+Inf": 60}
+    return [
+        *_histogram("vllm:time_to_first_token_seconds", ttft),
+        *_histogram("vllm:time_per_output_token_seconds", {"0.025": 6000, "0.05": 6000, "+Inf": 6000}),
+        series("vllm:generation_tokens_total", POD, "0+6000x40"),  # 100 tokens/s
+        series("vllm:gpu_cache_usage_perc", POD, f"{0.6 if healthy else 0.99}x40"),
+        series("vllm:num_requests_waiting", POD, f"{0 if healthy else 3}x40"),
+    ]
+
+
+def _tensorrt_llm(healthy: bool) -> list[dict[str, str]]:
+    ttft = {"100": 30, "500": 60, "5000": 60, "+Inf": 60} if healthy else {"500": 0, "2500": 0, "5000": 60, "+Inf": 60}
+    blocks = "nv_trt_llm_kv_cache_block_metrics"
+    return [
+        *_histogram("nv_inference_first_response_histogram_ms", ttft),
+        series("nv_llm_output_token_len_sum", POD, "0+6000x40"),
+        series(blocks, {**POD, "kv_cache_block_type": "used"}, f"{600 if healthy else 990}x40"),
+        series(blocks, {**POD, "kv_cache_block_type": "max"}, "1000x40"),
+        series("nv_trt_llm_request_metrics", {**POD, "request_type": "waiting"}, f"{0 if healthy else 3}x40"),
+    ]
+
+
+def _firing(alertname: str, labels: dict[str, str]) -> dict[str, Any]:
+    """ALERTS says the alert fires with these labels (annotations, with their values, are not compared)."""
+    every = {"alertname": alertname, "alertstate": "firing", "deployment": "llm", **labels, "severity": "warning"}
+    inner = ", ".join(f'{k}="{v}"' for k, v in every.items())
+    return {
+        "expr": f'ALERTS{{alertname="{alertname}", alertstate="firing"}}',
+        "eval_time": "30m",
+        "exp_samples": [{"labels": f"ALERTS{{{inner}}}", "value": 1}],
+    }
+
+
+def _value(metric: str, labels: dict[str, str], value: float) -> dict[str, Any]:
+    inner = ", ".join(f'{k}="{v}"' for k, v in {**labels, "deployment": "llm"}.items())
+    return {"expr": metric, "eval_time": "30m", "exp_samples": [{"labels": f"{metric}{{{inner}}}", "value": value}]}
+
+
+def _test(input_series: list[dict[str, str]], healthy: bool) -> dict[str, Any]:
+    model = {"namespace": "triton", "model": "llm"}
+    pod = {"namespace": "triton", "pod": POD["pod"], "model": "llm"}
+    if healthy:
+        quiet = [{"eval_time": "30m", "alertname": name, "exp_alerts": []} for name in ALERTS]
+        values = [_value(llm_rules.OUTPUT_TOKENS, model, 100), _value(llm_rules.KV_CACHE, pod, 0.6)]
+        return {"interval": "1m", "input_series": input_series, "alert_rule_test": quiet, "promql_expr_test": values}
+    fired = [
+        _firing("LlmTimeToFirstTokenHigh", model),
+        _firing("LlmKvCacheSaturated", pod),
+        _firing("LlmRequestsWaiting", pod),
+        _value(llm_rules.WAITING, pod, 3),
+    ]
+    return {"interval": "1m", "input_series": input_series, "promql_expr_test": fired}
+
+
+@pytest.mark.parametrize(("stack", "backend_series"), [("gcp-prod", _vllm), ("prod", _tensorrt_llm)])
+def test_llm_alerts_are_quiet_when_healthy_and_fire_when_failing(stack, backend_series, stack_config, tmp_path):
+    promtool = tool("promtool")
+    config = stack_config(stack)
+    write_rules(rules.rule_groups(config), tmp_path)
+    tests = [_test(backend_series(True), True), _test(backend_series(False), False)]
+    path = tmp_path / "llm-test.yaml"
+    path.write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}))
+    result = run(promtool, "test", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_only_stacks_with_llm_deployments_get_the_llm_group(stack_config):
+    assert "tritonfleet-llm" not in {g["name"] for g in rules.rule_groups(stack_config("dev"))}
+    group = next(g for g in rules.rule_groups(stack_config("prod")) if g["name"] == "tritonfleet-llm")
+    assert {r["alert"] for r in group["rules"] if "alert" in r} == set(ALERTS)
+    ttft = next(r for r in group["rules"] if r.get("alert") == "LlmTimeToFirstTokenHigh")
+    assert ttft["expr"].endswith("> 2")  # the default ttftTarget, 2s
+
+
+def test_llm_dashboard_reads_the_recorded_llm_series(stack_config):
+    from tritonfleet.monitoring.dashboards import dashboard_queries, dashboards
+
+    assert "llm" not in dashboards(stack_config("dev"))
+    for stack, inter_token in (("prod", False), ("gcp-prod", True)):
+        config = stack_config(stack)
+        board = dashboards(config)["llm"]
+        titles = [p["title"] for p in board["panels"]]
+        assert ("Time between output tokens, p95" in titles) == inter_token  # vLLM exports it, TensorRT-LLM does not
+        recorded = {r["record"] for g in rules.rule_groups(config) for r in g["rules"] if "record" in r}
+        for _, expr in dashboard_queries(board):
+            assert expr.split("{")[0] in recorded, expr
+        units = {p["title"]: p["fieldConfig"]["defaults"]["unit"] for p in board["panels"]}
+        assert units["Time to first token, p95"] == "s" and units["KV cache in use"] == "percentunit"

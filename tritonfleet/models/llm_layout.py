@@ -1,0 +1,166 @@
+"""What `models validate --stack S --deployment D` checks offline in an LLM repository against the deployment's `llm`.
+
+vLLM backend: a model with `backend: "vllm"` whose version folder holds `model.json`, vLLM's engine arguments
+(triton-inference-server/vllm_backend README): tensor_parallel_size must be gpusPerReplica, max_model_len and
+max_num_seqs must stay within what the memory check assumed (llm.maxContext, llm.maxSequences), and
+gpu_memory_utilization within the 10 % headroom it kept.
+TensorRT-LLM backend: the ensemble of `preprocessing`, `tensorrt_llm` (`backend: "tensorrtllm"`), `postprocessing`
+and an optional `tensorrt_llm_bls` (tensorrtllm_backend all_models/inflight_batcher_llm); the engine built with
+trtllm-build writes `config.json` (pretrained_config.mapping.tp_size, build_config.max_seq_len, max_batch_size) and one
+`rank<N>.engine` per GPU. Parameters left as the templates' `${...}` placeholders (fill_template.py not run) are
+errors; the preprocessing model needs its tokenizer_dir.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.llm import load_llm_facts
+from tritonfleet.models.validate import CONFIG_FILE, Finding, Model, Report
+
+LLM_BACKENDS = ("vllm", "tensorrtllm")
+TOKENIZER_MODELS = ("preprocessing", "postprocessing")
+
+
+def check_llm_layout(report: Report, deployment: TritonDeployment) -> list[Finding]:
+    """Findings of a repository that does not serve the deployment's LLM as declared."""
+    llm = deployment.llm
+    if llm is None:
+        return []
+    findings = [f for m in report.models for f in _placeholders(m)]
+    engines = [m for m in report.models if m.backend in LLM_BACKENDS]
+    if not engines:
+        expected = "backend: \"vllm\" with <version>/model.json" if llm.backend == "vllm" else (
+            "the ensemble preprocessing, tensorrt_llm (backend: \"tensorrtllm\"), postprocessing"
+        )
+        findings.append(Finding("error", report.root, f"no {llm.backend} model: deployment '{deployment.name}' "
+                                f"declares llm.backend {llm.backend}; expect {expected}"))
+        return findings
+    for model in engines:
+        if model.backend != llm.backend:
+            findings.append(Finding("error", model.directory / CONFIG_FILE, f"backend {model.backend}, but deployment "
+                                    f"'{deployment.name}' declares llm.backend {llm.backend} (and runs its image)"))
+        elif model.backend == "vllm":
+            findings += _check_vllm(model, deployment)
+        else:
+            findings += _check_tensorrt_llm(model, deployment)
+    if llm.backend == "tensorrtllm":
+        findings += _check_tokenizer(report)
+    return findings
+
+
+def _parameters(model: Model) -> dict[str, str]:
+    return {key: value.string_value for key, value in model.config.parameters.items()}
+
+
+def _placeholders(model: Model) -> list[Finding]:
+    return [
+        Finding("error", model.directory / CONFIG_FILE, f"parameter {key} is still the template's {value}: fill it "
+                "(tensorrtllm_backend tools/fill_template.py) before publishing")
+        for key, value in sorted(_parameters(model).items())
+        if value.startswith("${")
+    ]
+
+
+def _read_json(path: Path, findings: list[Finding]) -> dict[str, Any] | None:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        findings.append(Finding("error", path, f"not readable JSON: {error}"))
+        return None
+    if not isinstance(document, dict):
+        findings.append(Finding("error", path, "not a JSON object"))
+        return None
+    return document
+
+
+def _check_vllm(model: Model, deployment: TritonDeployment) -> list[Finding]:
+    llm = deployment.llm
+    assert llm is not None
+    headroom = load_llm_facts().runtime_headroom.fraction
+    findings: list[Finding] = []
+    for version in model.served_versions:
+        path = model.directory / str(version) / "model.json"
+        args = _read_json(path, findings)
+        if args is None:
+            continue
+        tp = args.get("tensor_parallel_size", 1)
+        if tp != deployment.gpus_per_replica:
+            findings.append(Finding("error", path, f"tensor_parallel_size {tp}, but a replica of '{deployment.name}' "
+                                    f"has gpusPerReplica {deployment.gpus_per_replica} GPUs"))
+        length = args.get("max_model_len")
+        if length is None:
+            findings.append(Finding("error", path, f"no max_model_len: vLLM then takes the model's whole context, "
+                                    f"beyond llm.maxContext {llm.max_context} that the memory check assumed; set it"))
+        elif not isinstance(length, int) or length > llm.max_context:
+            findings.append(Finding("error", path, f"max_model_len {length} is above llm.maxContext "
+                                    f"{llm.max_context}, which the memory check assumed"))
+        sequences = args.get("max_num_seqs", 256)  # vLLM's default
+        if not isinstance(sequences, int) or sequences > llm.max_sequences:
+            findings.append(Finding("warning", path, f"max_num_seqs {sequences} is above llm.maxSequences "
+                                    f"{llm.max_sequences}: more sequences than the memory check assumed share the KV "
+                                    "cache (vLLM preempts them when it fills)"))
+        share = args.get("gpu_memory_utilization", 0.9)
+        if not isinstance(share, (int, float)) or share > 1 - headroom:
+            findings.append(Finding("warning", path, f"gpu_memory_utilization {share} leaves less than the "
+                                    f"{headroom:.0%} of GPU memory the memory check kept for the runtime"))
+    return findings
+
+
+def _check_tensorrt_llm(model: Model, deployment: TritonDeployment) -> list[Finding]:
+    llm = deployment.llm
+    assert llm is not None
+    findings: list[Finding] = []
+    for version in model.served_versions:
+        folder = model.directory / str(version)
+        path = folder / "config.json"
+        if not path.is_file():
+            findings.append(Finding("warning", folder, "no engine config.json here (the engine lives elsewhere): its "
+                                    "tensor-parallel size and max_seq_len were not checked"))
+            continue
+        engine = _read_json(path, findings)
+        if engine is None:
+            continue
+        mapping = engine.get("pretrained_config", {}).get("mapping", {})
+        build = engine.get("build_config", {})
+        tp = mapping.get("tp_size", 1) * mapping.get("pp_size", 1)
+        if tp != deployment.gpus_per_replica:
+            findings.append(Finding("error", path, f"an engine for {tp} GPUs (tp_size x pp_size), but a replica of "
+                                    f"'{deployment.name}' has gpusPerReplica {deployment.gpus_per_replica}"))
+        for rank in range(tp if isinstance(tp, int) else 0):
+            if not (folder / f"rank{rank}.engine").is_file():
+                findings.append(Finding("error", folder / f"rank{rank}.engine", "missing: one engine file per GPU"))
+        length = build.get("max_seq_len")
+        if isinstance(length, int) and length < llm.max_context:
+            findings.append(Finding("error", path, f"max_seq_len {length} is below llm.maxContext {llm.max_context}: "
+                                    "the engine refuses the longer sequences the deployment promises"))
+        batch = build.get("max_batch_size")
+        if isinstance(batch, int) and batch < llm.max_sequences:
+            findings.append(Finding("warning", path, f"max_batch_size {batch} is below llm.maxSequences "
+                                    f"{llm.max_sequences}: a replica serves at most {batch} sequences at once"))
+    return findings
+
+
+def _check_tokenizer(report: Report) -> list[Finding]:
+    findings = []
+    names = {m.name: m for m in report.models}
+    for name in TOKENIZER_MODELS:
+        model = names.get(name)
+        if model is None:
+            continue
+        if not _parameters(model).get("tokenizer_dir"):
+            findings.append(Finding("error", model.directory / CONFIG_FILE, "no tokenizer_dir parameter: the "
+                                    f"{name} model loads its tokenizer from it"))
+    return findings
+
+
+def stack_deployment(project_dir: Path, stack: str, name: str) -> TritonDeployment | None:
+    """The deployment `name` of a stack as validated (its gpusPerReplica chosen where unset), or None."""
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.plan.project import load_project, stack_config
+
+    raw, _ = stack_config(load_project(project_dir), stack)
+    return next((d for d in load_stack_config(raw, stack).triton_deployments if d.name == name), None)
