@@ -228,7 +228,7 @@ def test_the_grace_period_grows_with_replicas_per_node_and_shrinks_with_a_wider_
     wide = aws_config(pool, [{**llm, "minReplicas": 5, "maxUnavailable": 4}])
     (burst,) = node_pool_specs(wide, wide.gpu_pools[0])
     assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{2 * (1800 + 120)}s"
-    whole = aws_config(pool, [{**llm, "gpusPerReplica": 8, "modelLoadSeconds": 600}])
+    whole = aws_config(pool, [{**llm, "gpusPerReplica": 8, "maxReplicas": 2, "modelLoadSeconds": 600}])
     (burst,) = node_pool_specs(whole, whole.gpu_pools[0])
     assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{MIN_TERMINATION_GRACE_SECONDS}s"
 
