@@ -322,6 +322,12 @@ class Access(_Section):
         "balances gRPC per request; needs hostname and tls). Default: network for internal, application for public "
         "(public takes application only)",
     )
+    load_balancer_grpc: bool | None = Field(
+        None,
+        description="with an application load balancer: route Triton's gRPC through it as well as REST (true; the "
+        "default on AWS) or REST only (false; required on GCP, whose Ingress speaks HTTP/2 to a backend only over TLS "
+        "and Triton's gRPC port is cleartext)",
+    )
     hostname: str | None = Field(
         None,
         pattern=HOSTNAME_PATTERN,
