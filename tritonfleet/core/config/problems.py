@@ -56,8 +56,17 @@ def _command_parts(command: str) -> tuple[str, str, str | None, str] | None:
         return None
     if words[:2] != ["pulumi", "config"] or len(words) < 4 or words[2] not in ("set", "rm") or "--secret" in words:
         return None
-    stack = words[words.index("--stack") + 1] if "--stack" in words[:-1] else ""
-    rest = [w for w in words[3:] if w != "--path" and w != "--stack" and w != stack]
+    stack, rest, at = "", [], 3
+    while at < len(words):  # flags read by position: a value may itself be spelt like the stack
+        if words[at] == "--":
+            rest += words[at + 1:]
+            break
+        if words[at] == "--stack" and at + 1 < len(words):
+            stack, at = words[at + 1], at + 2
+            continue
+        if words[at] != "--path" or rest:
+            rest.append(words[at])
+        at += 1
     prefix = f"{CONFIG_NAMESPACE}:"
     if not rest or not rest[0].startswith(prefix):
         return None
@@ -138,10 +147,13 @@ def _shell_key(key: str) -> str:
 
 
 def set_command(key: str, value: Any, stack: str) -> str:
-    """The `pulumi config set` command that gives `key` the value `value` (quoted for a shell when needed)."""
-    shown = value if isinstance(value, str) else json.dumps(value)
-    if isinstance(value, str) and (not value or re.search(r"[^A-Za-z0-9._:/-]", value)):
-        shown = shlex.quote(value) if "'" in value else f"'{value}'"
+    """The `pulumi config set` command that gives `key` the value `value`, one shell word per argument: a string,
+    list or object (JSON) that a shell would split or expand is quoted."""
+    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if not shown or re.search(r"[^A-Za-z0-9._:/-]", shown):
+        shown = shlex.quote(shown) if "'" in shown else f"'{shown}'"
+    if shown.lstrip("'").startswith("-"):  # -1 or --x would be read as flags: the value goes after "--"
+        return f"pulumi config set {_path_flag(key)}{_shell_key(key)} --stack {stack} -- {shown}"
     return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
 
 
