@@ -215,7 +215,8 @@ def check_quotas(quotas, config: StackConfig, used: dict[VcpuQuota, int] | None 
 
 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
-    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price (information only)."""
+    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price in the stack's region
+    ("unknown" where the catalog has none there: never another region's figure). Information only."""
     from components.aws.node_pools import burst_instance_types
     from tritonfleet.core.catalog import load_catalog
 
@@ -236,7 +237,7 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 latest[key] = (entry["Timestamp"], float(entry["SpotPrice"]))
         for itype in types:
             prices = {zone: latest[(itype, zone)][1] for zone in zones if (itype, zone) in latest}
-            catalog_price = catalog.find("aws", itype).price("spot")  # type: ignore[union-attr]
+            catalog_price = catalog.find("aws", itype).price("spot", config.region)  # type: ignore[union-attr]
             data = {
                 "instanceType": itype,
                 "usdPerHour": prices,
@@ -249,7 +250,9 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 continue
             shown = ", ".join(f"{zone} ${price:.4f}" for zone, price in sorted(prices.items()))
             catalog_text = f"${catalog_price.usd:.4f}" if catalog_price else "unknown"
-            findings.append(Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog {catalog_text})", data))
+            findings.append(
+                Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog in {config.region}: {catalog_text})", data)
+            )
     return findings
 
 
