@@ -57,3 +57,12 @@ def test_a_value_spelt_like_a_flag_or_the_stack_is_still_the_value():
         command = set_command("name", value, "dev")
         assert shlex.split(command)[-2:] == ["--", str(value)]  # after "--", the CLI reads no flag
         assert file_edit(command) == f"in stacks/Pulumi.dev.yaml, set tritonfleet:name to {value}"
+
+
+def test_several_settings_read_as_one_edit():
+    command = " && ".join(set_command(k, v, "prod") for k, v in (("gpuPools[1].onDemandBase", 1), ("gpuPools[1].minNodes", 2)))
+    assert file_edit(command) == (
+        "in stacks/Pulumi.prod.yaml, set tritonfleet:gpuPools[1].onDemandBase to 1 and tritonfleet:gpuPools[1].minNodes to 2"
+    )
+    mixed = f"{command} && pulumi config set 'tritonfleet:region' eu-west-1 --stack dev"
+    assert file_edit(mixed) is None  # two stack files: no single edit to name

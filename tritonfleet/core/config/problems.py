@@ -87,7 +87,9 @@ def file_edit(fix: str, renamed_to: str | None = None) -> str | None:
         return f"{where} rename {CONFIG_NAMESPACE}:{key} to {CONFIG_NAMESPACE}:{new} (keep its value)"
     if verb == "rm":
         return f"{where} delete {CONFIG_NAMESPACE}:{key}"
-    return f"{where} set {CONFIG_NAMESPACE}:{key} to {value}"
+    if any(p[0] != "set" or p[3] != parts[0][3] for p in parts):  # type: ignore[index]
+        return None
+    return f"{where} set " + " and ".join(f"{CONFIG_NAMESPACE}:{p[1]} to {p[2]}" for p in parts)  # type: ignore[index]
 
 
 def printable(text: str) -> str:
