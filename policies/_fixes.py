@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.config.problems import file_edit, set_command
+from tritonfleet.core.config.problems import both_ways, set_command
 
 
 def stack_of(urn: str) -> str:
@@ -17,6 +17,4 @@ def config_fix(urn: str, changes: dict[str, Any], where: str = "") -> str:
     """'Fix: <commands>, or in stacks/Pulumi.<stack>.yaml, set <key> to <value> ...' for the settings `changes`
     (keys below the namespace; `<i>` for an index the policy cannot see, which `where` then names)."""
     stack = stack_of(urn)
-    command = " && ".join(set_command(key, value, stack) for key, value in changes.items())
-    edit = file_edit(command)
-    return f"Fix{where}: {command}" + (f", or {edit}." if edit else ".")
+    return f"Fix{where}: {both_ways(' && '.join(set_command(key, value, stack) for key, value in changes.items()))}."

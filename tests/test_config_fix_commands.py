@@ -66,3 +66,16 @@ def test_several_settings_read_as_one_edit():
     )
     mixed = f"{command} && pulumi config set 'tritonfleet:region' eu-west-1 --stack dev"
     assert file_edit(mixed) is None  # two stack files: no single edit to name
+
+
+def test_both_ways_adds_the_file_edit_only_to_a_plain_config_change():
+    from tritonfleet.core.config.problems import both_ways, rm_command
+
+    assert both_ways(set_command("tritonDeployments[0].modelControlMode", "explicit", "dev")) == (
+        "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelControlMode' explicit --stack dev, "
+        "or in stacks/Pulumi.dev.yaml, set tritonfleet:tritonDeployments[0].modelControlMode to explicit"
+    )
+    assert both_ways(rm_command("tags.x", "dev")).endswith(", or in stacks/Pulumi.dev.yaml, delete tritonfleet:tags.x")
+    assert both_ways("pulumi config set --secret --path 'tritonfleet:k' <value> --stack dev") == (
+        "pulumi config set --secret --path 'tritonfleet:k' <value> --stack dev"
+    )

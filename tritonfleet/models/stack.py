@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tritonfleet.core.config import load_stack_config
-from tritonfleet.core.config.problems import file_edit, nearest, set_command
+from tritonfleet.core.config.problems import both_ways, nearest, set_command
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -70,9 +70,9 @@ def missing_models(declared: dict[str, str], available: set[str], stack: str) ->
     for key, name in declared.items():
         if name in available:
             continue
-        command = set_command(key, nearest(name, available) or "<model>", stack)
+        fix = both_ways(set_command(key, nearest(name, available) or "<model>", stack))
         messages.append(
             f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that "
-            f"is missing keeps every replica unready. Fix: add the model, or {command}, or {file_edit(command)}"
+            f"is missing keeps every replica unready. Fix: add the model, or {fix}"
         )
     return messages

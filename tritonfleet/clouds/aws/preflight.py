@@ -36,6 +36,7 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
@@ -320,8 +321,8 @@ def check_ami_release(ssm, config: StackConfig) -> list[Finding]:
             return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
         detail = (
             f"not published in {config.region} ({parameter}); pin one that is: aws ssm get-parameter --name "
-            f"{recommended} --region {config.region}, then pulumi config set --path "
-            f"'tritonfleet:cluster.amiReleaseVersion' <release> --stack {config.stack}"
+            f"{recommended} --region {config.region}, then "
+            f"{both_ways(set_command('cluster.amiReleaseVersion', '<release>', config.stack))}"
         )
         return [Finding("ami", subject, BLOCKER, detail, data)]
     except BotoCoreError as error:
@@ -336,7 +337,7 @@ def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
     for i, bucket in enumerate(config.model_buckets):
         name = config.physical_bucket_name(bucket)
         subject = f"bucket {bucket.name}: {name}"
-        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
         try:
             s3.head_bucket(Bucket=name)
         except ClientError as error:

@@ -159,6 +159,13 @@ def set_command(key: str, value: Any, stack: str) -> str:
     return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
 
 
+def both_ways(command: str) -> str:
+    """A fix command and, where it is a plain config change, the same change as the stack file's edit:
+    "pulumi config set … --stack dev, or in stacks/Pulumi.dev.yaml, set …"."""
+    edit = file_edit(command)
+    return f"{command}, or {edit}" if edit else command
+
+
 def yaml_edit(key: str, value: Any) -> str:
     """The same change as `set_command`, as an edit of the stack file: `tritonfleet:gpuPools[1].maxNodes: 10`
     (the path below `config:`; JSON for the value, which YAML reads the same)."""
