@@ -690,7 +690,7 @@ def _model_control(
     action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
 ) -> None:
     from components.k8s.access import ADMIN
-    from tritonfleet.core.config.problems import printable
+    from tritonfleet.core.config.problems import both_ways, printable, rm_command, set_command
     from tritonfleet.core.conventions import triton_release_name
     from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
     from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
@@ -704,14 +704,14 @@ def _model_control(
         j = found.required_models.index(model)
         error_message(
             f"'{model}' is in {at}.requiredModels: every replica's readiness needs it, so unloading it takes every "
-            f"replica out of service at once. Fix: take it out of requiredModels first (pulumi config rm --path "
-            f"'tritonfleet:{at}.requiredModels[{j}]' --stack {stack}), run pulumi up, then unload it"
+            f"replica out of service at once. Fix: take it out of requiredModels first "
+            f"({both_ways(rm_command(f'{at}.requiredModels[{j}]', stack))}), run pulumi up, then unload it"
         )
         raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
         error_message(
             f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
-            f"requests. Fix: pulumi config set --path 'tritonfleet:{at}.modelControlMode' explicit --stack {stack}"
+            f"requests. Fix: {both_ways(set_command(f'{at}.modelControlMode', 'explicit', stack))}"
         )
         raise typer.Exit(EXIT_USER_ERROR)
     headers = {}

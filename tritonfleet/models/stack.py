@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.config.problems import both_ways, nearest, set_command
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -62,12 +63,16 @@ def declared_models(project_dir: Path, stack: str, deployment: str) -> dict[str,
 
 
 def missing_models(declared: dict[str, str], available: set[str], stack: str) -> list[str]:
-    """One message per declared model the repository does not have, naming the key and the fix."""
+    """One message per declared model the repository does not have, naming the key and the fix two ways (the
+    `pulumi config set` line and the stack file's edit): the model it most likely meant, else a placeholder."""
     have = ", ".join(sorted(available)) or "none"
-    return [
-        f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that is "
-        f"missing keeps every replica unready. Fix: add the model, or pulumi config set --path 'tritonfleet:{key}' "
-        f"<model> --stack {stack}"
-        for key, name in declared.items()
-        if name not in available
-    ]
+    messages = []
+    for key, name in declared.items():
+        if name in available:
+            continue
+        fix = both_ways(set_command(key, nearest(name, available) or "<model>", stack))
+        messages.append(
+            f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that "
+            f"is missing keeps every replica unready. Fix: add the model, or {fix}"
+        )
+    return messages

@@ -37,6 +37,7 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
@@ -217,7 +218,8 @@ def check_quotas(quotas, config: StackConfig, used: dict[VcpuQuota, int] | None 
 
 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
-    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price (information only)."""
+    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price in the stack's region
+    ("unknown" where the catalog has none there: never another region's figure). Information only."""
     from components.aws.node_pools import burst_instance_types
     from tritonfleet.core.catalog import load_catalog
 
@@ -238,7 +240,7 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 latest[key] = (entry["Timestamp"], float(entry["SpotPrice"]))
         for itype in types:
             prices = {zone: latest[(itype, zone)][1] for zone in zones if (itype, zone) in latest}
-            catalog_price = catalog.find("aws", itype).price("spot")  # type: ignore[union-attr]
+            catalog_price = catalog.find("aws", itype).price("spot", config.region)  # type: ignore[union-attr]
             data = {
                 "instanceType": itype,
                 "usdPerHour": prices,
@@ -251,7 +253,9 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 continue
             shown = ", ".join(f"{zone} ${price:.4f}" for zone, price in sorted(prices.items()))
             catalog_text = f"${catalog_price.usd:.4f}" if catalog_price else "unknown"
-            findings.append(Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog {catalog_text})", data))
+            findings.append(
+                Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog in {config.region}: {catalog_text})", data)
+            )
     return findings
 
 
@@ -319,8 +323,8 @@ def check_ami_release(ssm, config: StackConfig) -> list[Finding]:
             return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
         detail = (
             f"not published in {config.region} ({parameter}); pin one that is: aws ssm get-parameter --name "
-            f"{recommended} --region {config.region}, then pulumi config set --path "
-            f"'tritonfleet:cluster.amiReleaseVersion' <release> --stack {config.stack}"
+            f"{recommended} --region {config.region}, then "
+            f"{both_ways(set_command('cluster.amiReleaseVersion', '<release>', config.stack))}"
         )
         return [Finding("ami", subject, BLOCKER, detail, data)]
     except BotoCoreError as error:
@@ -366,7 +370,7 @@ def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
     for i, bucket in enumerate(config.model_buckets):
         name = config.physical_bucket_name(bucket)
         subject = f"bucket {bucket.name}: {name}"
-        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
         try:
             s3.head_bucket(Bucket=name)
         except ClientError as error:

@@ -322,8 +322,9 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
         )
 
 
-def node_local_ssd_gi(instance_type: str) -> int | None:
-    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that)."""
+def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
+    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that); the same
+    in every region."""
     bundled = BUNDLED_LOCAL_SSDS.get(instance_type)
     return bundled[1] if bundled else None
 

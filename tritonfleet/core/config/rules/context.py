@@ -64,8 +64,9 @@ class CloudConfigRules(Protocol):
         """The most nodes the cloud runs in one cluster, and why."""
         ...
 
-    def node_local_ssd_gi(self, instance_type: str) -> int | None:
-        """GiB of local SSD that back a node's ephemeral storage on this type; None: the boot disk does."""
+    def node_local_ssd_gi(self, instance_type: str, region: str | None) -> int | None:
+        """GiB of local SSD that back a node's ephemeral storage on this type in `region` (None when the region is
+        wrong); None: the boot disk does."""
         ...
 
 
