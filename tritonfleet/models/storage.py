@@ -155,6 +155,8 @@ class Store(Protocol):
 
     def read(self, key: str) -> bytes | None: ...
 
+    def download(self, key: str, sink: BinaryIO) -> None: ...
+
     def upload(self, key: str, source: Source, *, expect: str | None, progress: Progress | None = None) -> str:
         """Write `source` to `key` only if the object still is `expect` (a token from `list`; None: absent), with
         the store verifying the bytes it received against their checksum. Returns the new object's token; raises
@@ -234,6 +236,13 @@ class S3Store:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise self._fail(f"cannot read {key} from", exc) from None
+        except self._failures as exc:
+            raise self._fail(f"cannot read {key} from", exc) from None
+
+    def download(self, key: str, sink: BinaryIO) -> None:
+        """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
+        try:
+            self._client.download_fileobj(self.uri.bucket, key, sink)
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
@@ -352,6 +361,13 @@ class GcsStore:
             return self._bucket.blob(key).download_as_bytes()
         except self._api.NotFound:
             return None
+        except self._failures as exc:
+            raise self._fail(f"cannot read {key} from", exc) from None
+
+    def download(self, key: str, sink: BinaryIO) -> None:
+        """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
+        try:
+            self._bucket.blob(key).download_to_file(sink)
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
