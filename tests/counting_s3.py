@@ -28,7 +28,11 @@ class Counts:
 def counting_s3() -> Iterator[tuple[str, Counts]]:
     """Yields (endpoint, counts); the server's in-memory S3 starts empty and goes with it."""
     from moto.server import DomainDispatcherApplication, create_backend_app
-    from werkzeug.serving import make_server
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_request(self, *args, **kwargs) -> None:
+            pass
 
     counts = Counts()
     lock = threading.Lock()
@@ -47,7 +51,7 @@ def counting_s3() -> Iterator[tuple[str, Counts]]:
                 counts.bytes_sent += len(body)
         return [body]
 
-    server = make_server("127.0.0.1", 0, counted, threaded=True)
+    server = make_server("127.0.0.1", 0, counted, threaded=True, request_handler=Quiet)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_port}"

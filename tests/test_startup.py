@@ -11,9 +11,11 @@ from tests.conftest import STACKS, engine_config
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.startup import (
     HPA_SCALE_UP,
+    TRITON_DEFAULT_LOAD_THREADS,
     budget_lines,
     helm_timeout_seconds,
     hpa_periods_to_max,
+    model_load_threads,
     startup_budget,
     startup_warnings,
 )
@@ -143,3 +145,25 @@ def test_bad_startup_input_is_refused_with_the_key(startup, key):
     with pytest.raises(ConfigError) as error:
         _with_deployment("dev", startup=startup)
     assert key in str(error.value)
+
+
+def test_model_load_threads_follow_the_replicas_cpus():
+    config = load_stack_config(engine_config("prod"), "prod")
+    deployment = config.triton_deployments[0]
+    assert model_load_threads(deployment, 2) == TRITON_DEFAULT_LOAD_THREADS  # never below Triton's default
+    assert model_load_threads(deployment, 44) == 44 and model_load_threads(deployment, 500) == 64
+    stated = _with_deployment("dev", modelLoadThreads=2).triton_deployments[0]
+    assert model_load_threads(stated, 44) == 2
+
+
+def test_the_planned_release_carries_the_threads_and_the_scale_up_policy():
+    from tests.serving_helpers import planned_values
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.core.sizing import replica_requests
+
+    config = load_stack_config(engine_config("prod"), "prod")
+    deployment = next(d for d in config.triton_deployments if d.name == "llm")
+    cpus = replica_requests(config.instance_type(config.pool(deployment.pool)), deployment.gpus_per_replica)[0]
+    values = planned_values("prod", triton_release_name(deployment.name))
+    assert values["modelLoadThreads"] == model_load_threads(deployment, cpus) == min(64, cpus) > 4
+    assert values["autoscaling"]["scaleUp"] == HPA_SCALE_UP

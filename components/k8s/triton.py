@@ -20,7 +20,7 @@ from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
-from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds
+from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_load_threads
 
 from .access import access_values
 from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
@@ -178,7 +178,9 @@ def triton_values(
         "modelLoadSeconds": deployment.model_load_seconds,
         "requiredModels": list(deployment.required_models),
         "loadModels": list(deployment.load_models),
-        "modelLoadThreads": deployment.model_load_threads,
+        "modelLoadThreads": model_load_threads(
+            deployment, replica_requests(instance_type, deployment.gpus_per_replica)[0]
+        ),
         "logging": {"verbose": deployment.log_verbose, "format": deployment.log_format},
         "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,

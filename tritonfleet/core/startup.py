@@ -86,6 +86,19 @@ class StartupBudget:
         return any(c.short for c in self.checks)
 
 
+# Triton's own --model-load-thread-count default (tritonserver --help of the pinned release).
+TRITON_DEFAULT_LOAD_THREADS = 4
+LOAD_THREADS_MAX = 64
+
+
+def model_load_threads(deployment: TritonDeployment, replica_cpus: int) -> int:
+    """Models Triton loads in parallel: the stated modelLoadThreads, else one per CPU the replica requests, never
+    below Triton's default (loading waits on disk as much as on CPU)."""
+    if deployment.model_load_threads is not None:
+        return deployment.model_load_threads
+    return min(LOAD_THREADS_MAX, max(TRITON_DEFAULT_LOAD_THREADS, replica_cpus))
+
+
 def image_gb(deployment: TritonDeployment) -> tuple[float | None, str]:
     """GB of the deployment's image and where the figure comes from."""
     if deployment.startup.image_gb is not None:

@@ -172,6 +172,18 @@ def _full_message(cache: Path, group: Group, free: int) -> str:
     )
 
 
+class _Hashing:
+    """A write-only file that hashes what it writes: a fill reads each byte from the bucket once and not again."""
+
+    def __init__(self, handle):
+        self.handle, self.digest, self.size = handle, hashlib.sha256(), 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.handle.write(data)
+
+
 def _fill(store: Store, uri: RepositoryUri, cache: Path, group: Group, target: Path) -> None:
     partial = cache / "partial" / f"{group.model}@{group.name}@{group.digest}.{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
@@ -179,9 +191,10 @@ def _fill(store: Store, uri: RepositoryUri, cache: Path, group: Group, target: P
         for f in group.files:
             local = partial / _within(group, f)
             local.parent.mkdir(parents=True, exist_ok=True)
-            with local.open("wb") as sink:
+            with local.open("wb") as handle:
+                sink = _Hashing(handle)
                 store.download(uri.key(f"{group.model}/{f.relative}"), sink)
-            if local.stat().st_size != f.size or sha256_file(local) != f.sha256:
+            if sink.size != f.size or sink.digest.hexdigest() != f.sha256:
                 raise CacheError(
                     f"{uri}{group.model}/{f.relative} does not match its published SHA-256 (changed while it was "
                     "read, or corrupted in transit); nothing was cached. Run again; if it persists, republish it "

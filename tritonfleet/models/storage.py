@@ -143,6 +143,12 @@ def sha256_checksum(data: bytes) -> str:
     return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
+class Sink(Protocol):
+    """Where a download writes: an open file, or a wrapper that also hashes what passes."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
 class Store(Protocol):
     uri: RepositoryUri
 
@@ -155,7 +161,7 @@ class Store(Protocol):
 
     def read(self, key: str) -> bytes | None: ...
 
-    def download(self, key: str, sink: BinaryIO) -> None: ...
+    def download(self, key: str, sink: Sink) -> None: ...
 
     def upload(self, key: str, source: Source, *, expect: str | None, progress: Progress | None = None) -> str:
         """Write `source` to `key` only if the object still is `expect` (a token from `list`; None: absent), with
@@ -239,7 +245,7 @@ class S3Store:
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
-    def download(self, key: str, sink: BinaryIO) -> None:
+    def download(self, key: str, sink: Sink) -> None:
         """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
         try:
             self._client.download_fileobj(self.uri.bucket, key, sink)
@@ -364,7 +370,7 @@ class GcsStore:
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
-    def download(self, key: str, sink: BinaryIO) -> None:
+    def download(self, key: str, sink: Sink) -> None:
         """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
         try:
             self._bucket.blob(key).download_to_file(sink)
