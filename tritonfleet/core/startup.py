@@ -102,10 +102,10 @@ def model_load_threads(deployment: TritonDeployment, replica_cpus: int) -> int:
 def image_gb(deployment: TritonDeployment) -> tuple[float | None, str]:
     """GB of the deployment's image and where the figure comes from."""
     if deployment.startup.image_gb is not None:
-        return deployment.startup.image_gb, "startup.imageGb"
+        return deployment.startup.image_gb, "stated"
     flavour = re.sub(r"^\d{2}\.\d{2}-", "", deployment.image_tag)
     size = pins.TRITON_IMAGE_GB.get(flavour)
-    return size, ("pins.TRITON_IMAGE_GB" if size is not None else "")
+    return size, ("pins" if size is not None else "")  # pins.TRITON_IMAGE_GB
 
 
 def helm_timeout_seconds(deployment: TritonDeployment) -> int:
@@ -125,7 +125,7 @@ def hpa_periods_to_max(min_replicas: int, max_replicas: int, policy: dict[str, i
 def _download(gigabits: float | None, gbps: float | None, what: str, source: str | None) -> tuple[int | None, str]:
     if gigabits is None or gbps is None:
         return None, ""
-    return math.ceil(gigabits / gbps), f"{what} at the node's sustained {gbps:g} Gbps ({source}), a floor"
+    return math.ceil(gigabits / gbps), f"{what} at {gbps:g} Gbps ({source}), a floor"
 
 
 def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[Step, ...]:
@@ -148,7 +148,7 @@ def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[St
             steps.append(Step(name, measured[key], "measured"))
             continue
         seconds, basis = estimates.get(name, (None, ""))
-        steps.append(Step(name, seconds, basis or f"unknown: measure it, startup.measured.{key}"))
+        steps.append(Step(name, seconds, basis or f"unknown: measure, set startup.measured.{key}"))
     return tuple(steps)
 
 
@@ -230,15 +230,16 @@ def _steps_text(budget: StartupBudget) -> str:
 
 
 def budget_lines(row: dict) -> list[str]:
-    """The plan's text lines for one deployment's startup budget, from its plan row (plan/document.startup_section)."""
-    floor = "" if row["complete"] else "at least "
+    """The plan's text lines for one deployment's startup budget, from its plan row (plan/document.startup_section);
+    each fits 80 columns."""
+    floor = "" if row["complete"] else " (at least)"
     totals = row["totals"]
-    lines = [f"Triton '{row['deployment']}' startup: {floor}{totals['no cache']} s from a node's launch to ready"]
+    lines = [f"Triton '{row['deployment']}' startup: {totals['no cache']} s{floor}, new node to ready"]
     for step in row["steps"]:
         seconds = step["seconds"] if step["seconds"] is not None else "?"
-        lines.append(f"  {step['name']}: {seconds} s ({step['basis']})")
-    lines.append("  " + ", ".join(f"{name} {floor}{seconds} s" for name, seconds in totals.items()))
+        lines.append(f"  {step['name']:<11} {seconds:>5} s  {step['basis']}")
+    lines.append("  " + ", ".join(f"{name} {seconds} s" for name, seconds in totals.items()) + floor)
     for check in row["checks"]:
         verdict = "misses" if check["short"] else "meets" if check["complete"] else "may miss (steps unknown)"
-        lines.append(f"  {verdict} {check['against']}: {check['limit_seconds']} s")
+        lines.append(f"  {check['against']} {check['limit_seconds']} s: {verdict}")
     return lines

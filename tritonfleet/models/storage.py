@@ -181,7 +181,7 @@ class S3Store:
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html and
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html (2026-12-05)."""
 
-    def __init__(self, uri: RepositoryUri, client=None, part_bytes: int = S3_PART_BYTES):
+    def __init__(self, uri: RepositoryUri, client=None, part_bytes: int = S3_PART_BYTES, transfer_config=None):
         import boto3
         import boto3.exceptions
         import botocore.exceptions as errors
@@ -191,6 +191,7 @@ class S3Store:
         self._failures = (errors.BotoCoreError, errors.ClientError, boto3.exceptions.S3UploadFailedError)
         self._client = client or boto3.client("s3")
         self.part_bytes = part_bytes
+        self.transfer_config = transfer_config  # boto3 TransferConfig of downloads; None: boto3's (parallel ranges)
 
     def _fail(self, action: str, exc: Exception) -> StoreError:
         errors = self._errors
@@ -248,7 +249,7 @@ class S3Store:
     def download(self, key: str, sink: Sink) -> None:
         """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
         try:
-            self._client.download_fileobj(self.uri.bucket, key, sink)
+            self._client.download_fileobj(self.uri.bucket, key, sink, Config=self.transfer_config)
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
