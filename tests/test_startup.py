@@ -113,6 +113,7 @@ def test_the_plan_section_and_its_text():
     assert lines[0] == "Triton 'resnet' startup: 660 s, new node to ready"
     assert "  no cache 660 s, image cache 360 s, model cache 460 s, both caches 160 s" in lines
     assert "  spot notice 120 s: misses" in lines and "  node           90 s  measured" in lines
+    assert "  a spike: HPA asks for 2 replicas after 60 s, serving after 720 s" in lines
     unknown = budget_lines(startup_section(load_stack_config(engine_config("dev"), "dev"))["deployments"][0])
     assert unknown[0] == "Triton 'resnet' startup: 119 s (at least), new node to ready"
     assert "  image pull     50 s  15.5 GB image (pins) at 2.5 Gbps (MOTO), a floor" in unknown
@@ -169,3 +170,13 @@ def test_the_planned_release_carries_the_threads_and_the_scale_up_policy():
     values = planned_values("prod", triton_release_name(deployment.name))
     assert values["modelLoadThreads"] == model_load_threads(deployment, cpus) == min(64, cpus) > 4
     assert values["autoscaling"]["scaleUp"] == HPA_SCALE_UP
+
+
+def test_an_llm_repository_smaller_than_its_weights_is_warned_and_fetched_at_weight_size():
+    # prod's Llama 3.3 70B at FP8: 70.6 GB of weights; a 20 GiB repository would be evicted mid-copy from /tmp.
+    config = _with_deployment("prod", repositoryGi=20)
+    fetch = startup_budget(config, config.triton_deployments[0]).step("model fetch")
+    assert fetch.basis.startswith("70.6 GB of weights at 200 Gbps") and fetch.seconds == 3
+    [warning] = startup_warnings(config)
+    assert warning.startswith("tritonDeployments[0].repositoryGi: 20 GiB is less than the weights of llm (70.6 GB)")
+    assert warning.endswith("pulumi config set --path 'tritonfleet:tritonDeployments[0].repositoryGi' 73")

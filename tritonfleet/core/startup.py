@@ -75,6 +75,7 @@ class StartupBudget:
     complete: bool  # every step known
     checks: tuple[Check, ...]
     hpa_seconds_to_max: int  # scale-up periods until the HPA asks for maxReplicas
+    max_replicas: int
     network_gbps: float | None  # the node's sustained bandwidth (catalog); None: unknown
     network_source: str | None
 
@@ -128,17 +129,31 @@ def _download(gigabits: float | None, gbps: float | None, what: str, source: str
     return math.ceil(gigabits / gbps), f"{what} at {gbps:g} Gbps ({source}), a floor"
 
 
+def llm_weights_gb(deployment: TritonDeployment) -> float | None:
+    """GB of an LLM deployment's weights (parameters x bytes per weight, core/llm.py facts): what its repository holds
+    at least, whatever repositoryGi says; None for other deployments or an unknown architecture."""
+    if deployment.llm is None:
+        return None
+    from tritonfleet.core.llm import architecture_of, load_llm_facts
+
+    arch = architecture_of(deployment.llm)
+    return arch.parameters_b * load_llm_facts().precision_bytes[deployment.llm.precision] if arch else None
+
+
 def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[Step, ...]:
     network = config.instance_type(config.pool(deployment.pool)).network
     gbps, source = (network.gbps, network.source) if network else (None, None)
     size, size_source = image_gb(deployment)
+    weights = llm_weights_gb(deployment)
+    if weights is not None and weights * GB_IN_GIGABITS > deployment.repository_gi * GIB_IN_GIGABITS:
+        fetch = (weights * GB_IN_GIGABITS, f"{weights:.1f} GB of weights")
+    else:
+        fetch = (deployment.repository_gi * GIB_IN_GIGABITS, f"{deployment.repository_gi} GiB repository")
     estimates = {
         "image pull": _download(
             size * GB_IN_GIGABITS if size else None, gbps, f"{size:g} GB image ({size_source})" if size else "", source
         ),
-        "model fetch": _download(
-            deployment.repository_gi * GIB_IN_GIGABITS, gbps, f"{deployment.repository_gi} GiB repository", source
-        ),
+        "model fetch": _download(fetch[0], gbps, fetch[1], source),
     }
     measured = deployment.startup.measured.model_dump(by_alias=True)
     steps = []
@@ -185,6 +200,7 @@ def startup_budget(config: StackConfig, deployment: TritonDeployment) -> Startup
         complete=complete,
         checks=tuple(checks),
         hpa_seconds_to_max=hpa_seconds,
+        max_replicas=deployment.max_replicas,
         network_gbps=network.gbps if network else None,
         network_source=network.source if network else None,
     )
@@ -213,6 +229,14 @@ def startup_warnings(config: StackConfig) -> list[str]:
     for i, deployment in enumerate(config.triton_deployments):
         budget = startup_budget(config, deployment)
         at = f"tritonDeployments[{i}]"
+        weights = llm_weights_gb(deployment)
+        if weights is not None and weights * 1e9 > deployment.repository_gi * 2**30:
+            needed = math.ceil(weights * 1e9 / 2**30 * 1.1)
+            warnings.append(
+                f"{at}.repositoryGi: {deployment.repository_gi} GiB is less than the weights of {deployment.name} "
+                f"({weights:.1f} GB): Triton's copy outgrows its /tmp limit and the pod is evicted mid-copy, on every "
+                f"start. Fix: pulumi config set --path 'tritonfleet:{at}.repositoryGi' {needed}"
+            )
         for check in budget.checks:
             if not check.short or check.against == "spot notice":
                 continue
@@ -239,6 +263,12 @@ def budget_lines(row: dict) -> list[str]:
         seconds = step["seconds"] if step["seconds"] is not None else "?"
         lines.append(f"  {step['name']:<11} {seconds:>5} s  {step['basis']}")
     lines.append("  " + ", ".join(f"{name} {seconds} s" for name, seconds in totals.items()) + floor)
+    if row["hpa_seconds_to_max"]:
+        serving = row["hpa_seconds_to_max"] + totals["no cache"]
+        lines.append(
+            f"  a spike: HPA asks for {row['max_replicas']} replicas after {row['hpa_seconds_to_max']} s, "
+            f"serving after {serving} s{floor}"
+        )
     for check in row["checks"]:
         verdict = "misses" if check["short"] else "meets" if check["complete"] else "may miss (steps unknown)"
         lines.append(f"  {check['against']} {check['limit_seconds']} s: {verdict}")
