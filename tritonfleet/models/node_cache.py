@@ -98,6 +98,11 @@ def _published(store: Store, uri: RepositoryUri) -> dict[str, dict[str, Publishe
         model, _, inner = relative.partition("/")
         if not inner or key.endswith("/"):
             continue
+        if any(segment in ("", ".", "..") for segment in relative.split("/")):
+            raise CacheError(
+                f"{uri}{relative} is no path inside the repository (an empty, '.' or '..' segment), so it cannot be "
+                "cached safely. Fix: remove it from the bucket and publish with `tritonfleet models sync`"
+            )
         sha = remote.sha256 or store.sha256(key)
         if sha is None:
             raise CacheError(
