@@ -74,6 +74,7 @@ def error_message(message: object) -> None:
 
 
 def print_plan(plan: dict, resources: bool = False) -> None:
+    from tritonfleet.core.startup import budget_lines
     from tritonfleet.plan.text import plan_lines
 
     show(plan_lines(plan, out.width, resources=resources))
@@ -91,6 +92,9 @@ def print_plan(plan: dict, resources: bool = False) -> None:
             f"  at {ceiling['replicas']} replicas a spot reclaim costs {ceiling['lost_per_spot_node']}, "
             f"all spot {ceiling['replicas'] - ceiling['left_without_spot']}"
         )
+    for budget in plan.get("startup", {}).get("deployments", []):
+        for line in budget_lines(budget):
+            out.print(line)
     sections = ("disruption", "startup")
     for warning in monitoring.get("warnings", []) + [w for s in sections for w in plan.get(s, {}).get("warnings", [])]:
         print_labelled(err, "warning:", "yellow", warning)

@@ -16,6 +16,12 @@ TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
 # <YY.MM>-vllm-python-py3, 2026-12-05). VERIFY each tag on NGC when the release moves.
 TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.07-vllm-python-py3"}
 
+# GB a Triton image takes once pulled (what a node downloads and unpacks before the container starts), per image
+# flavour (the tag's suffix after YY.MM-). Sources: triton-inference-server/server issue 7474 (2024-07-25: 24.06-py3
+# "about 15.5GB", "expected" say the maintainers) and issue 7335 (2024-06-08: the NGC catalog lists 24.04/24.05
+# trtllm-python-py3 at "~18.5GB"). VERIFY the pinned tags' sizes on NGC; vllm has no published figure here (unknown).
+TRITON_IMAGE_GB = {"py3": 15.5, "trtllm-python-py3": 18.5}
+
 # The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
