@@ -195,18 +195,6 @@ class VcpuQuota:
     verify: bool = False
 
 
-# The EKS Kubernetes release calendar, one row per minor version, and where it was read (the plan cites it).
-# Source: "Amazon EKS Kubernetes release calendar", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
-# (awsdocs/amazon-eks-user-guide @0138560 latest/ug/versioning/kubernetes-versions.adoc for 1.29-1.34, read 2026-12-03);
-# 1.35 from https://endoflife.date/amazon-eks and aws-samples "sample-apex-skills" cluster-lifecycle.md (calendar
-# "last verified 2026-04-24"), both read 2026-12-03 (VERIFY against AWS's page). Standard support lasts 14 months from
-# the EKS release, extended support 12 more; extended support is billed per cluster-hour on top of the standard fee and
-# is on by default (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control
-# plane itself, and no new cluster can be created at that version. None is a date we could not read (VERIFY): 1.36's.
-# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on, and AWS's kube-proxy and
-# CoreDNS add-on tables list 1.36: tritonfleet/core/pins.py EKS_ADDON_VERSIONS), so it stays in standard support at least
-# as long as 1.35. Its dates were searched for again on 2026-12-05 (AWS's calendar, its translations, endoflife.date,
-# AWS's announcements) and not found in any copy we could read: the stacks stay on 1.35 until they are.
 # The oldest Karpenter release that supports each Kubernetes minor version. Source: Karpenter's compatibility matrix,
 # github.com/aws/karpenter-provider-aws tag v1.14.1 (commit bde00654), website/content/en/preview/upgrading/
 # compatibility.md (generated from hack/docs/compatibilitymatrix_gen), read 2026-12-05.
@@ -219,6 +207,19 @@ KARPENTER_MIN_VERSION = {
     "1.35": "1.9",
     "1.36": "1.13",
 }
+
+# The EKS Kubernetes release calendar, one row per minor version, and where it was read (the plan cites it).
+# Source: "Amazon EKS Kubernetes release calendar", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+# (awsdocs/amazon-eks-user-guide @0138560 latest/ug/versioning/kubernetes-versions.adoc for 1.29-1.34, read 2026-12-03);
+# 1.35 from https://endoflife.date/amazon-eks and aws-samples "sample-apex-skills" cluster-lifecycle.md (calendar
+# "last verified 2026-04-24"), both read 2026-12-03 (VERIFY against AWS's page). Standard support lasts 14 months from
+# the EKS release, extended support 12 more; extended support is billed per cluster-hour on top of the standard fee and
+# is on by default (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control
+# plane itself, and no new cluster can be created at that version. None is a date we could not read (VERIFY): 1.36's.
+# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on, and AWS's kube-proxy and
+# CoreDNS add-on tables list 1.36: tritonfleet/core/pins.py EKS_ADDON_VERSIONS), so it stays in standard support at least
+# as long as 1.35. Its dates were searched for again on 2026-12-05 (AWS's calendar, its translations, endoflife.date,
+# AWS's announcements) and not found in any copy we could read: the stacks stay on 1.35 until they are.
 EKS_VERSIONS_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-12-03)"
 # (rows: the calendar above, https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, 2026-12-03)
 EKS_VERSIONS: dict[str, EksVersion] = {
