@@ -196,7 +196,7 @@ class VcpuQuota:
 
 
 # The oldest Karpenter release that supports each Kubernetes minor version. Source: Karpenter's compatibility matrix,
-# github.com/aws/karpenter-provider-aws tag v1.14.1 (commit bde00654), website/content/en/preview/upgrading/
+# https://github.com/aws/karpenter-provider-aws tag v1.14.1 (commit bde00654), website/content/en/preview/upgrading/
 # compatibility.md (generated from hack/docs/compatibilitymatrix_gen), read 2026-12-05.
 KARPENTER_MIN_VERSION = {
     "1.30": "0.37",
