@@ -97,5 +97,11 @@ def log_retention_days(config: StackConfig) -> int:
     return 90 if config.environment == "prod" else 30
 
 
+def system_node_range(count: int) -> tuple[int, int]:
+    """The system node group's (minSize, maxSize): the configured count, with room to double during upgrades and
+    bursts of system pods."""
+    return count, 2 * count
+
+
 def system_instance_type(config: StackConfig) -> str:
     return config.cluster.system_nodes.instance_type or DEFAULT_SYSTEM_INSTANCE_TYPE

@@ -170,17 +170,18 @@ def other_lines(config: StackConfig, cost: StackCost, today: date) -> list[BillL
         sum(p.ceiling_nodes for p in cost.pools),
         sum(p.max_nodes for p in cost.pools),
     )
-    system = config.cluster.system_nodes.count
+    low, high = facts.system_node_range(config)
+    system = Nodes(low, low, high)
     system_type = facts.system_instance_type(config)
     rows = traffic(config)
     lines = [
         facts.control_plane_line(config, today),
         BillLine(
             "system-nodes",
-            f"{system} x {system_type} (on-demand)",
-            (charge(config, f"instance:{system_type}", Nodes.fixed(system * HOURS_PER_MONTH)),),
+            f"{low}{'' if high == low else f'..{high}'} x {system_type} (on-demand)",
+            (charge(config, f"instance:{system_type}", system.times(HOURS_PER_MONTH)),),
         ),
-        *facts.nat_lines(config, Nodes.fixed(system).plus(gpu_nodes)),
+        *facts.nat_lines(config, system.plus(gpu_nodes)),
         *load_balancer_lines(config, rows),
         boot_volume_line(config, cost, facts, system),
         *monitoring_volume_lines(config, facts),
@@ -217,10 +218,10 @@ def load_balancer_lines(config: StackConfig, rows: list[Traffic]) -> list[BillLi
     return lines
 
 
-def boot_volume_line(config: StackConfig, cost: StackCost, facts, system: int) -> BillLine:  # noqa: ANN001
+def boot_volume_line(config: StackConfig, cost: StackCost, facts, system: Nodes) -> BillLine:  # noqa: ANN001
     """Every node's boot disk: the system nodes' and each GPU pool's (diskGi) at its floor, expected and max nodes."""
     system_gi = facts.system_disk_gi(config)
-    by_item: dict[str, Nodes] = {facts.boot_volume_item(config, None): Nodes.fixed(system * system_gi)}
+    by_item: dict[str, Nodes] = {facts.boot_volume_item(config, None): system.times(system_gi)}
     for pc in cost.pools:
         pool = config.pool(pc.pool)
         item = facts.boot_volume_item(config, pc.instance_type)

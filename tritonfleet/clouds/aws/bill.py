@@ -26,6 +26,10 @@ def system_disk_gi(config: StackConfig) -> int:
     return _layout().SYSTEM_DISK_GI
 
 
+def system_node_range(config: StackConfig) -> tuple[int, int]:
+    return _layout().system_node_range(config.cluster.system_nodes.count)
+
+
 def system_instance_type(config: StackConfig) -> str:
     return _layout().system_instance_type(config)
 

@@ -29,6 +29,12 @@ def system_disk_gi(config: StackConfig) -> int:
     return _node_pools().SYSTEM_DISK_GB
 
 
+def system_node_range(config: StackConfig) -> tuple[int, int]:
+    """The system pool's total bounds hold the planned count (components/gcp/cluster.py)."""
+    total = _node_pools().system_pool_layout(config).total
+    return total, total
+
+
 def system_instance_type(config: StackConfig) -> str:
     return config.cluster.system_nodes.instance_type or _node_pools().SYSTEM_MACHINE_TYPE
 
