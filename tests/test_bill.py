@@ -142,3 +142,21 @@ def test_the_catalog_refuses_a_service_price_twice_in_a_region_or_without_its_so
         parse_catalog(text + row)
     with pytest.raises(ValidationError, match="unknown source NOPE"):
         parse_catalog(text + row.replace("AWSVPC", "NOPE").replace("us-east-1", "us-east-2"))
+
+
+def test_the_pull_request_diff_shows_each_line_that_changes_and_the_totals():
+    from tritonfleet.diff import compare_stack, report, to_json
+
+    base = stock_plan("prod")
+    head = {**base, "cost": cost_section(config("prod", usage={"logGbPerMonth": 550}))}
+    diff = compare_stack(base, head)
+    assert diff.status == "changed"
+    [changed] = [line for line in diff.other_lines if line.changed]
+    assert (changed.line, changed.monthly_ceiling.delta) == ("log-ingestion", 250.0)  # 500 GB more at $0.50/GB
+    assert diff.total_ceiling.delta == 250.0 and not diff.monthly_ceiling.changed  # the GPU pools are unchanged
+    markdown = report([diff])
+    assert "**Other lines of the bill** (ceiling)" in markdown and "`log-ingestion`" in markdown
+    assert "total ceiling $/month" in markdown
+    document = to_json([diff])["stacks"][0]
+    assert document["totalCeilingUsd"]["delta"] == 250.0
+    assert {line["line"] for line in document["otherLines"]} == set(LINES)
