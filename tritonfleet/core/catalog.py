@@ -44,6 +44,7 @@ class Price(_Strict):
     regions: tuple[str, ...] = Field(min_length=1)
     note: str = ""
     verify: bool = False
+    sku: str = ""  # the vendor's SKU, where the price was read from its price API (scripts/refresh_prices.py)
 
     def applies_in(self, region: str | None) -> bool:
         """True in one of the price's regions; `region=None` asks for the figure wherever it holds (reference uses:
