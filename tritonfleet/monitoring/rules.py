@@ -279,6 +279,39 @@ def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
     return rules
 
 
+GPU_RESOURCE = 'resource="nvidia_com_gpu"'  # kube-state-metrics' spelling of nvidia.com/gpu
+POD_USD = "namespace_pod:tritonfleet_usd_per_hour:gpu_share"
+DEPLOYMENT_LABEL = "app.kubernetes.io/instance"  # the Triton chart's release name on every pod
+
+
+def allocation_rules() -> list[dict[str, Any]]:
+    """Each node's catalog $/hour split by the GPUs each pod requests (a pod pays requested / allocatable of its
+    node), the unrequested rest shown as idle per node (the plan counts idle GPUs alike), and the pods' shares summed
+    per Triton deployment (its release, `app.kubernetes.io/instance`). Pods, idle and the node add up exactly."""
+    allocatable = "node:tritonfleet_gpus:allocatable"
+    requested = "namespace_pod:tritonfleet_gpus:requested"
+    node_usd = "node:tritonfleet_usd_per_hour:catalog"
+    release = f'label_replace(kube_pod_labels{{{kube_state_label(DEPLOYMENT_LABEL)}!=""}}, "deployment", "$1", ' \
+        f'"{kube_state_label(DEPLOYMENT_LABEL)}", "(.*)")'
+    return [
+        _record(allocatable, f"sum by (node) (kube_node_status_allocatable{{{GPU_RESOURCE}}}) > 0"),
+        _record(requested, f'sum by (namespace, pod, node) (kube_pod_container_resource_requests{{{GPU_RESOURCE}, node!=""}})'),
+        _record(
+            POD_USD,
+            f"{requested} / on (node) group_left () {allocatable} * on (node) group_left (pool) {node_usd}",
+        ),
+        _record(
+            "node:tritonfleet_idle_usd_per_hour:unrequested",
+            f"({allocatable} - (sum by (node) ({requested}) or on (node) {allocatable} * 0)) / {allocatable}"
+            f" * on (node) group_left (pool) {node_usd}",
+        ),
+        _record(
+            "deployment:tritonfleet_usd_per_hour:gpu_share",
+            f"sum by (namespace, deployment) ({POD_USD} * on (namespace, pod) group_left (deployment) max by (namespace, pod, deployment) ({release}))",
+        ),
+    ]
+
+
 def _not_ready_for(config: StackConfig) -> str:
     slowest = max(d.model_load_seconds for d in config.triton_deployments)
     return f"{math.ceil((slowest + NOT_READY_GRACE_SECONDS) / 60)}m"
@@ -419,7 +452,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
         {"name": "tritonfleet-triton", "rules": triton_rules()},
         {"name": "tritonfleet-topology", "rules": topology_rules(cloud_facts(config.cloud).NODE_CAPACITY_TYPE_LABEL)},
         {"name": "tritonfleet-gpu", "rules": gpu_rules()},
-        {"name": "tritonfleet-cost", "rules": cost_rules(config)},
+        {"name": "tritonfleet-cost", "rules": cost_rules(config) + allocation_rules()},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},
         autoscaling_group(config),
         *([{"name": "tritonfleet-llm", "rules": llm_rules(config)}] if llm_deployments(config) else []),
