@@ -21,6 +21,17 @@ def _pod(pod: str, gpus: int, release: str) -> list[dict[str, str]]:
     ]
 
 
+def _compute(pod: str, model: str, us_per_minute: float, inferences_per_minute: float) -> list[dict[str, str]]:
+    """Triton's counters of one model on one pod (compute time split as input 0, infer all, output 0)."""
+    labels = {"namespace": "triton", "pod": pod, "model": model, "version": "1"}
+    return [
+        series("nv_inference_compute_input_duration_us", labels, "0x30"),
+        series("nv_inference_compute_infer_duration_us", labels, f"0+{us_per_minute:g}x30"),
+        series("nv_inference_compute_output_duration_us", labels, "0x30"),
+        series("nv_inference_count", labels, f"0+{inferences_per_minute:g}x30"),
+    ]
+
+
 def _check(expr: str, labels: str, value: float) -> dict:
     return {"expr": f"abs({expr} - {value!r}) < bool 1e-9", "eval_time": "10m", "exp_samples": [{"labels": labels, "value": 1}]}
 
@@ -34,6 +45,9 @@ def test_gpu_shares_idle_and_deployments_add_up_to_the_node(tmp_path):
         series("kube_node_status_allocatable", {"node": "node-a", **GPU}, "4x30"),  # 4 GPUs: 1 + 2 requested, 1 idle
         *_pod("resnet-0", 1, "resnet"),
         *_pod("resnet-1", 2, "resnet"),
+        # resnet-1 serves two models: a 3:1 split of its compute time splits its share 3:1
+        *_compute("resnet-1", "resnet", 3_000_000, 6000),
+        *_compute("resnet-1", "bert", 1_000_000, 600),
     ]
     pod = "namespace_pod:tritonfleet_usd_per_hour:gpu_share"
     idle = "node:tritonfleet_idle_usd_per_hour:unrequested"
@@ -46,6 +60,12 @@ def test_gpu_shares_idle_and_deployments_add_up_to_the_node(tmp_path):
             _check(f'{pod}{{pod="resnet-1"}}', '{namespace="triton", node="node-a", pod="resnet-1", pool="l40s"}', price / 2),
             _check(idle, '{node="node-a", pool="l40s"}', price / 4),
             _check("deployment:tritonfleet_usd_per_hour:gpu_share", '{deployment="resnet", namespace="triton"}', price * 3 / 4),
+            _check('namespace_pod_model:tritonfleet_usd_per_hour:compute_share{model="resnet"}',
+                   '{model="resnet", namespace="triton", node="node-a", pod="resnet-1", pool="l40s"}', price / 2 * 3 / 4),
+            # bert: price / 8 an hour over 600 inferences a minute -> $ per 1M inferences
+            _check('model:tritonfleet_usd_per_1m_inferences:ratio{model="bert"}', '{model="bert"}',
+                   price / 8 / (10 * 3600) * 1e6),
+            _check("team:tritonfleet_usd_per_hour:gpu_share", '{cost_center="ml-dev", team="ml-platform"}', price),
             # the parts add up to the node's cost within 1 %
             {"expr": f"abs({parts} - 1) < bool 0.01", "eval_time": "10m", "exp_samples": [{"labels": "{}", "value": 1}]},
         ],
