@@ -160,3 +160,10 @@ def test_the_pull_request_diff_shows_each_line_that_changes_and_the_totals():
     document = to_json([diff])["stacks"][0]
     assert document["totalCeilingUsd"]["delta"] == 250.0
     assert {line["line"] for line in document["otherLines"]} == set(LINES)
+
+
+def test_the_plan_says_when_the_whole_bill_is_over_the_budget():
+    plan = stock_plan("staging")  # its usage-driven lines take the ceiling past its $12,000
+    text = "\n".join(line.text for line in plan_lines(plan, 200))
+    assert "The whole bill's ceiling ($12," in text and "is over the budget ($12,000.00)" in text
+    assert "over the budget" not in "\n".join(line.text for line in plan_lines(stock_plan("prod"), 200))

@@ -203,6 +203,13 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     lines = [Line(f"Monthly cost ({cost['hoursPerMonth']} h/month)", "bold")]
     for name, value in figures:
         lines += wrap(f"{name.ljust(label)}  {value.rjust(figure)}", width, INDENT, INDENT * 2)
+    whole = cost.get("totals", {}).get(f"total{budget['basis'].capitalize()}Usd")
+    if isinstance(whole, (int, float)) and whole > budget["monthlyUsd"]:
+        lines += wrap(
+            f"The whole bill's {budget['basis']} ({usd(whole)}) is over the budget ({usd(budget['monthlyUsd'])}): the "
+            "budget policies count GPU pools, control plane, system nodes and NAT gateways; the usage-driven lines "
+            "are estimates from the usage section.", width, INDENT, INDENT, "yellow",
+        )
     lines += wrap(f"GPUs: up to {cost['maxGpus']}, limit {budget['gpuLimit']}.", width, INDENT)
     if not cost.get("spotShareEnforced", True):
         lines += wrap(
