@@ -99,3 +99,14 @@ def test_the_command_prints_the_report_and_exits_1_on_bad_input():
     bad = run_cli("cost", "actual", "--stack", "prod", "--month", "2026-11", "--export", str(DATA / "cur-2026-11.csv"))
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "not FOCUS: create a FOCUS 1.2 export in AWS Data Exports" in one_line(bad.stderr)
+
+
+def test_a_gke_export_names_its_pools_by_node_pool_label():
+    config = load_stack_config(engine_config("gcp-prod"), "gcp-prod")
+    report = actual_report(config, cost_section(config), DATA / "gcp-prod-2026-11.csv", "2026-11")
+    lines = {c.line: c for c in report.lines}
+    # node pool h200-spot-spot is pool h200-spot (one purchase option stripped), l4-on-demand is pool l4
+    assert (lines["pool h200-spot"].actual_usd, lines["pool l4"].actual_usd) == (4000.0, 1200.0)
+    assert lines["control-plane"].actual_usd == 72.0
+    assert lines["pool h200"].causes == ["no rows in the export: not yet billed, or its resources lack the stack's tags"]
+    assert report.untagged == []

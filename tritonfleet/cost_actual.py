@@ -143,9 +143,9 @@ def classify(row: dict[str, str], tags: dict[str, str]) -> str:
     """The plan's line a stack row belongs to: its pool, or the non-GPU line of its service, else 'other'."""
     pool = tags.get(POOL_LABEL) or tags.get(GKE_NODE_POOL_LABEL)
     if pool:
-        for suffix in PURCHASE_SUFFIXES:
-            pool = pool.removesuffix(suffix)
-        return f"pool {pool}"
+        # a GKE node pool is <pool>-<purchase option>: strip one option ("h200-spot-spot" is pool h200-spot)
+        suffix = next((s for s in PURCHASE_SUFFIXES if pool.endswith(s) and POOL_LABEL not in tags), "")
+        return f"pool {pool.removesuffix(suffix) if suffix else pool}"
     service = row.get("ServiceName", "").lower()
     text = f"{row.get('ChargeDescription', '')} {row.get('ResourceType', '')} {row.get('SkuId', '')}".lower()
     category = row.get("ServiceCategory", "").lower()

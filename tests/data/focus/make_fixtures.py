@@ -101,6 +101,19 @@ if __name__ == "__main__":
     write("prod-2026-11.csv", PROD)
     other = [row(50.0, 1, "Hours", 50, "another account", EC2, COMPUTE, VM, "i-0x", "Instance", account="999999999999")]
     write("other-account-2026-11.csv", other)
+    gke = {**TAGS, "cost-center": "ml-prod"}
+    google = [
+        {**row(4000.0, 720, "Hours", 5.5, "Spot Preemptible A3 Ultra Instance", "Compute Engine", COMPUTE, VM,
+               "gke-h200-spot-spot-1", "Instance", {**gke, "goog-k8s-node-pool-name": "h200-spot-spot"},
+               pricing="Dynamic", account="acme-ml-prod"), "ProviderName": "Google Cloud", "RegionId": "us-central1"},
+        {**row(1200.0, 1440, "Hours", 0.8333, "G2 Instance running in Americas", "Compute Engine", COMPUTE, VM,
+               "gke-l4-on-demand-1", "Instance", {**gke, "goog-k8s-node-pool-name": "l4-on-demand"},
+               account="acme-ml-prod"), "ProviderName": "Google Cloud", "RegionId": "us-central1"},
+        {**row(72.0, 720, "Hours", 0.1, "Regional Kubernetes Clusters", "Kubernetes Engine", "Compute", "Containers",
+               "tf-gcp-prod", "Cluster", gke, account="acme-ml-prod"), "ProviderName": "Google Cloud",
+         "RegionId": "us-central1"},
+    ]
+    write("gcp-prod-2026-11.csv", google)
     cur = ["identity/LineItemId", "lineItem/UsageStartDate", "lineItem/UnblendedCost", "resourceTags/user:team"]
     with (HERE / "cur-2026-11.csv").open("w", newline="") as handle:
         csv.writer(handle).writerows([cur, ["x", "2026-11-01T00:00:00Z", "1.0", "ml-platform"]])
