@@ -389,18 +389,38 @@ class StackSpend:
     """A stack's monthly GPU spend on one basis: the sum of what is known, and what could not be priced."""
 
     basis: str
-    known_usd: float
-    unpriced: tuple[str, ...]  # "<resource>: <why>" for each pool whose cost is unknown
+    known_usd: float  # GPU pools and the rest of the bill together
+    unpriced: tuple[str, ...]  # "<resource>: <why>" for each pool or other line whose cost is unknown
     assumed: tuple[str, ...] = ()  # "<resource>: $X/node-hour" for each pool priced at its acknowledged assumption
+    platform_usd: float = 0.0  # the known part of the non-GPU lines (policies/_platform.py)
+
+    @property
+    def parts(self) -> str:
+        """'GPU pools $X, the rest $Y (control plane, system nodes, NAT gateways)' for messages."""
+        gpu = round(self.known_usd - self.platform_usd, 2)
+        return (
+            f"GPU pools ${gpu:,.2f}, the rest ${self.platform_usd:,.2f} (control plane, system nodes, NAT gateways; "
+            "traffic, storage and logs are in the plan)"
+        )
 
     @property
     def complete(self) -> bool:
         return not self.unpriced
 
 
-def stack_spend(pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float] | None = None) -> StackSpend:
-    """The spend of `pools` on `basis`; assumed prices count at least the floor of their GPU class in `floors`."""
+def stack_spend(
+    pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float] | None = None, platform: Iterable[Any] = ()
+) -> StackSpend:
+    """The spend of `pools` and the `platform` lines (policies/_platform.py) on `basis`; assumed prices count at least
+    the floor of their GPU class in `floors`."""
     known, unpriced, assumed = 0.0, [], []
+    platform_usd = 0.0
+    for line in platform:
+        usd = line.monthly_usd(basis)
+        if usd is None:
+            unpriced.append(f"{line.name}: {line.unknown}")
+        else:
+            platform_usd += usd
     for pool in pools:
         if pool.priced_by_assumption(basis):
             stated, counted = pool.assumed_usd_per_hour, pool.counted_assumed_usd_per_hour(floors)
@@ -416,4 +436,4 @@ def stack_spend(pools: Iterable[GpuPool], basis: str, floors: Mapping[str, float
                 f"{pool.name}: no published {pool.priced_purchase} price for {', '.join(pool.instance_types) or 'its type'}"
                 + (f" in {pool.region}" if pool.region else "")
             )
-    return StackSpend(basis, round(known, 2), tuple(unpriced), tuple(assumed))
+    return StackSpend(basis, round(known + platform_usd, 2), tuple(unpriced), tuple(assumed), round(platform_usd, 2))

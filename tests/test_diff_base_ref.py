@@ -56,7 +56,7 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
         "diff", "--base-ref", "HEAD~1", "--stack", "dev", "--stack", "qa", "--format", "json",
         "--comments-dir", str(tmp_path / "comments"), cwd=repo, timeout=300,
     )
-    # 4 L40S nodes are over dev's $2,500 budget: the head adds a mandatory violation, so the check fails (exit 2)
+    # 4 L40S nodes are over dev's $4,000 budget: the head adds a mandatory violation, so the check fails (exit 2)
     assert result.returncode == 2, result.stderr
     assert "mandatory: dev: cost-stack-enforce-monthly-budget" in result.stderr
     dev, qa = json.loads(result.stdout)["stacks"]

@@ -117,9 +117,13 @@ def test_grafana_reads_its_admin_from_a_secret_and_loads_labelled_dashboards():
 
 
 def test_kube_state_metrics_exports_our_node_labels():
-    """Ours, and on EKS Karpenter's capacity type (what a burst node really is: the cost rules read it)."""
+    """Ours, and on EKS Karpenter's capacity type (what a burst node really is: the cost rules read it); each pod's
+    Triton release (the live cost per deployment)."""
     allow = _values()["kube-state-metrics"]["metricLabelsAllowlist"]
-    assert allow == ["nodes=[tritonfleet.io/pool,tritonfleet.io/gpu,tritonfleet.io/capacity,karpenter.sh/capacity-type]"]
+    assert allow == [
+        "nodes=[tritonfleet.io/pool,tritonfleet.io/gpu,tritonfleet.io/capacity,karpenter.sh/capacity-type]",
+        "pods=[app.kubernetes.io/instance]",
+    ]
 
 
 def test_alertmanager_keeps_chart_defaults_without_receivers():

@@ -193,8 +193,8 @@ def test_an_unknown_total_shows_only_the_priced_part_as_a_lower_bound(tmp_path: 
     stack.write_text(yaml.safe_dump(doc))
     result = run_cli("plan", "--stack", "gcp-dev", "--project-dir", str(tmp_path))
     lines = result.stdout.splitlines()
-    floor = next(line for line in lines if line.startswith("  floor (minReplicas, minNodes)"))
-    ceiling = next(line for line in lines if line.startswith("  ceiling (every pool at maxNodes)"))  # GKE: no fallback
+    floor = next(line for line in lines if line.startswith("  GPU floor (minReplicas, minNodes)"))
+    ceiling = next(line for line in lines if line.startswith("  GPU ceiling (every pool at maxNodes)"))  # GKE: no fallback
     # one a3-highgpu-8g at $87.83/h, the spot L4 node resnet's one replica keeps up, B200 at 0 nodes
     assert floor.endswith(" $64,364.52")
     assert ceiling.endswith(" unknown (≥ $64,613.13 priced)")  # plus two spot g2-standard-8 at $0.34057/h

@@ -18,7 +18,7 @@ import pulumi_aws as aws
 
 from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_entry, iam_principal
 from components.aws.exposure import eks_endpoint_access
-from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_ROLE_LABEL
+from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_DISK_GI, SYSTEM_ROLE_LABEL, system_node_range
 from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
 from tritonfleet.clouds.aws.facts import (
     CLOUDWATCH_OBSERVABILITY_ADDON,
@@ -38,7 +38,6 @@ CNI_POLICY = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
 CNI_SERVICE_ACCOUNT = ("kube-system", "aws-node")
 EBS_CSI_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
 EBS_CSI_SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")
-SYSTEM_DISK_GI = 100
 # How the AWS provider reports a cluster that does not exist, in the error of the eks getCluster data source.
 CLUSTER_NOT_FOUND = ("ResourceNotFoundException", "couldn't find resource", "No cluster found")
 # Add-ons nodes need before they can become Ready (and the EKS Pod Identity agent, a DaemonSet that must run on the
@@ -301,7 +300,9 @@ class EksCluster(pulumi.ComponentResource):
             capacity_type="ON_DEMAND",
             instance_types=[args.system_instance_type],
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=args.system_node_count, max_size=2 * args.system_node_count, desired_size=args.system_node_count
+                min_size=system_node_range(args.system_node_count)[0],
+                max_size=system_node_range(args.system_node_count)[1],
+                desired_size=args.system_node_count,
             ),
             labels=SYSTEM_ROLE_LABEL,
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(

@@ -19,6 +19,7 @@ SYSTEM_AMI_TYPE = {"al2023": "AL2023_x86_64_STANDARD", "bottlerocket": "BOTTLERO
 # The volume that holds container images: AL2023 has one root volume; Bottlerocket keeps images on its data volume.
 IMAGE_VOLUME_DEVICE = {"al2023": "/dev/xvda", "bottlerocket": "/dev/xvdb"}
 DEFAULT_SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
+SYSTEM_DISK_GI = 100  # each system node's gp3 root volume (the plan's bill prices it)
 SYSTEM_ROLE_LABEL = {"tritonfleet.io/role": "system"}
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # Markers in node group names that no pool name can contain ('_' is not allowed in pool names), so the
@@ -94,6 +95,12 @@ def default_storage_class() -> dict:
 
 def log_retention_days(config: StackConfig) -> int:
     return 90 if config.environment == "prod" else 30
+
+
+def system_node_range(count: int) -> tuple[int, int]:
+    """The system node group's (minSize, maxSize): the configured count, with room to double during upgrades and
+    bursts of system pods."""
+    return count, 2 * count
 
 
 def system_instance_type(config: StackConfig) -> str:

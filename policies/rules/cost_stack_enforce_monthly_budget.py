@@ -8,11 +8,12 @@ import math
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
 from policies._fixes import config_fix
+from policies._platform import platform_lines
 from policies._pools import GpuPool, gpu_pools, stack_spend
 from policies._settings import schema, settings
 
 BUDGET_PROPERTIES = {
-    "monthlyUsd": {"type": "number", "minimum": 0, "default": 0, "description": "the monthly GPU budget in USD"},
+    "monthlyUsd": {"type": "number", "minimum": 0, "default": 0, "description": "the monthly budget in USD (GPU pools, control plane, system nodes, NAT gateways)"},
     "basis": {
         "type": "string",
         "enum": ["floor", "ceiling"],
@@ -74,10 +75,10 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
     if floors:
         for problem in assumed_price_problems(pools, basis, floors):
             report_violation(problem, None)
-    spend = stack_spend(pools, basis, floors)
+    spend = stack_spend(pools, basis, floors, platform_lines(args.resources))
     if config["unknownPrices"] == "fail" and not spend.complete:
         report_violation(
-            f"The stack's monthly GPU cost on the {basis} basis is unknown: {'; '.join(spend.unpriced)}. This "
+            f"The stack's monthly cost on the {basis} basis is unknown: {'; '.join(spend.unpriced)}. This "
             "environment does not accept an unknown price. Add the dated, sourced price to tritonfleet/core/catalog.yaml, "
             "or acknowledge an assumed price in the stack. "
             + config_fix(
@@ -90,10 +91,10 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
     # With prices missing, only a known part that is already over budget proves an overrun; the rest is reported
     # by cost-stack-warn-monthly-budget as "cannot verify", never priced as 0.
     if spend.known_usd > budget:
-        part = "" if spend.complete else " for the pools that could be priced alone"
+        part = "" if spend.complete else " for the lines that could be priced alone"
         report_violation(
-            f"The stack's GPU pools cost ${spend.known_usd:,.2f}/month on the {basis} basis{part}, over the budget of "
-            f"${budget:,.2f}/month. Lower gpuPools[].maxNodes (or minNodes for the floor), move nodes to spot, "
+            f"The stack costs ${spend.known_usd:,.2f}/month on the {basis} basis{part} ({spend.parts}), over the "
+            f"budget of ${budget:,.2f}/month. Lower gpuPools[].maxNodes (or minNodes for the floor), move nodes to spot, "
             "or raise monthlyUsd in this stack's policy config after review.",
             None,
         )
@@ -101,7 +102,7 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
 
 POLICY = StackValidationPolicy(
     name="cost-stack-enforce-monthly-budget",
-    description="The stack's monthly GPU cost, from the shared cost model, must not exceed its budget.",
+    description="The stack's monthly cost (GPU pools, control plane, system nodes, NAT), from the shared cost model, must not exceed its budget.",
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,

@@ -2,6 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from policies._platform import platform_lines
 from policies._pools import gpu_pools, stack_spend
 from policies._settings import schema, settings
 from policies.rules.cost_stack_enforce_monthly_budget import BUDGET_PROPERTIES
@@ -21,11 +22,11 @@ SCHEMA = schema(
 def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     config = settings(args, SCHEMA)
     budget, basis, fraction = float(config["monthlyUsd"]), str(config["basis"]), float(config["warnFraction"])
-    spend = stack_spend(gpu_pools(args.resources), basis, dict(config["assumedPriceFloors"]))
+    spend = stack_spend(gpu_pools(args.resources), basis, dict(config["assumedPriceFloors"]), platform_lines(args.resources))
     if not spend.complete:
         report_violation(
             f"Cannot verify the monthly budget of ${budget:,.2f} on the {basis} basis: "
-            f"{'; '.join(spend.unpriced)}. The pools that could be priced cost ${spend.known_usd:,.2f}/month. "
+            f"{'; '.join(spend.unpriced)}. The lines that could be priced cost ${spend.known_usd:,.2f}/month. "
             "Add the missing prices to tritonfleet/core/catalog.yaml (with source and date) or give the pools known bounds.",
             None,
         )
@@ -39,7 +40,7 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
     threshold = budget * fraction
     if threshold < spend.known_usd <= budget:
         report_violation(
-            f"The stack's GPU pools cost ${spend.known_usd:,.2f}/month on the {basis} basis, "
+            f"The stack costs ${spend.known_usd:,.2f}/month on the {basis} basis ({spend.parts}), "
             f"{spend.known_usd / budget:.0%} of the ${budget:,.2f} budget (warning above {fraction:.0%}). "
             "Plan the next change with that headroom in mind.",
             None,
@@ -48,7 +49,7 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
 
 POLICY = StackValidationPolicy(
     name="cost-stack-warn-monthly-budget",
-    description="The stack's monthly GPU cost should stay below the warning fraction of its budget and be verifiable.",
+    description="The stack's monthly cost (GPU pools and the rest) should stay below the warning fraction of its budget and be verifiable.",
     validate=validate,
     enforcement_level=EnforcementLevel.ADVISORY,
     severity=Severity.MEDIUM,

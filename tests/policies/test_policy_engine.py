@@ -258,19 +258,34 @@ CASES = {
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=90000),
-        {"cost-stack-enforce-monthly-budget": "$149,486.48/month on the ceiling basis, over the budget of $90,000.00"},
+        {"cost-stack-enforce-monthly-budget": "$150,498.99/month on the ceiling basis (GPU pools $149,486.48, the rest $1,012.51"},
     ),
     "over-budget-floor": (
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=40000, basis="floor"),
-        {"cost-stack-enforce-monthly-budget": "$95,129.22/month on the floor basis"},  # llm's 2 p5en, spot unavailable
+        {"cost-stack-enforce-monthly-budget": "on the floor basis (GPU pools $95,129.22"},  # llm's 2 p5en, spot unavailable
+    ),
+    "rest-of-bill-over-budget": (  # the GPU pools alone ($149,486.48) fit; the control plane, system nodes and NAT do not
+        "prod",
+        None,
+        config_change("cost-stack-enforce-monthly-budget", monthlyUsd=150000),
+        {"cost-stack-enforce-monthly-budget": "the rest $1,012.51 (control plane, system nodes, NAT gateways"},
+    ),
+    "unpriced-system-nodes": (  # a system node type without a catalog price: unknown, and prod fails closed
+        "prod",
+        _set((NG, "system", "instanceTypes", ["m7i.xlarge"])),
+        None,
+        {
+            "cost-stack-warn-monthly-budget": "Cannot verify the monthly budget",
+            "cost-stack-enforce-monthly-budget": "no published instance:m7i.xlarge price in us-east-1",
+        },
     ),
     "near-budget": (
         "prod",
         None,
         config_change("cost-stack-warn-monthly-budget", monthlyUsd=160000),
-        {"cost-stack-warn-monthly-budget": "93% of the $160,000.00 budget"},
+        {"cost-stack-warn-monthly-budget": "94% of the $160,000.00 budget"},
     ),
     "unpriced-type": (
         "prod",
@@ -363,7 +378,7 @@ CASES = {
         "dev",
         requirement("l40s-burst", CAPACITY_TYPE, ["on-demand"]),
         None,
-        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-enforce-monthly-budget": "$2,717.06/month"},
+        {"spot-pool-require-spot-only": "buys on-demand capacity", "cost-stack-warn-monthly-budget": "GPU pools $2,717.06"},
     ),
     "fallback-in-dev": (
         "dev",
@@ -371,7 +386,7 @@ CASES = {
         None,
         {  # and its ceiling is priced for the fallback: the whole burst on-demand
             "spot-pool-require-spot-only": "prefers spot but falls back to on-demand",
-            "cost-stack-enforce-monthly-budget": "$2,717.06/month",
+            "cost-stack-warn-monthly-budget": "GPU pools $2,717.06",
         },
     ),
     "spot-only-serving-pool": (

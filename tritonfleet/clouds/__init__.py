@@ -50,6 +50,11 @@ def cloud_plan_notes(cloud: str) -> ModuleType | None:
     return _module(cloud, "plan_notes")
 
 
+def cloud_bill(cloud: str) -> ModuleType:
+    """tritonfleet/clouds/<cloud>/bill.py: what the cloud bills besides GPU nodes and how (tritonfleet/core/bill.py)."""
+    return _module(cloud, "bill")
+
+
 def cloud_rules(cloud: str) -> CloudConfigRules:
     """tritonfleet/clouds/<cloud>/config_rules.py: the cloud's config rules."""
     return _module(cloud, "config_rules")  # type: ignore[return-value]

@@ -44,6 +44,7 @@ class Price(_Strict):
     regions: tuple[str, ...] = Field(min_length=1)
     note: str = ""
     verify: bool = False
+    sku: str = ""  # the vendor's SKU, where the price was read from its price API (scripts/refresh_prices.py)
 
     def applies_in(self, region: str | None) -> bool:
         """True in one of the price's regions; `region=None` asks for the figure wherever it holds (reference uses:
@@ -55,6 +56,15 @@ class RegionalPrice(Price):
     """A price of one purchase option in regions other than those of the entry's `prices`."""
 
     option: PurchaseOption
+
+
+class ServicePrice(Price):
+    """A price of something a stack runs besides its GPU nodes (control plane, system nodes, NAT, load balancers,
+    volumes, storage, log ingestion, traffic): USD per `unit` of `item`, in the listed regions only."""
+
+    cloud: Cloud
+    item: str  # e.g. nat-gateway-hour, ebs-gp3, instance:m6i.xlarge
+    unit: str  # what one `usd` buys: hour, GB, GB-month, node-hour, LCU-hour
 
 
 class Benchmark(_Strict):
@@ -126,6 +136,7 @@ class Catalog(_Strict):
     alternatives: dict[Cloud, dict[str, list[str]]]
     instance_types: tuple[InstanceType, ...] = Field(alias="instanceTypes")
     benchmarks: tuple[Benchmark, ...] = ()
+    service_prices: tuple[ServicePrice, ...] = Field((), alias="servicePrices")
 
     @model_validator(mode="after")
     def _consistent(self) -> Catalog:
@@ -169,6 +180,15 @@ class Catalog(_Strict):
                 raise ValueError(f"{it.name} network: unknown source {it.network.source}")
         cited = {p.source for i in self.instance_types for p in [*i.prices.values(), *i.regional_prices]}
         cited |= {b.source for b in self.benchmarks}
+        claimed: set[tuple[str, str, str]] = set()
+        for service in self.service_prices:
+            if service.source not in self.sources:
+                raise ValueError(f"{service.cloud} {service.item}: unknown source {service.source}")
+            for region in service.regions:
+                if (service.cloud, service.item, region) in claimed:
+                    raise ValueError(f"{service.cloud} {service.item}: two prices for {region}")
+                claimed.add((service.cloud, service.item, region))
+            cited.add(service.source)
         if any(g.compute_capability for g in self.gpus.values()):
             if COMPUTE_CAPABILITY_SOURCE not in self.sources:
                 raise ValueError(f"GPU compute capabilities cite {COMPUTE_CAPABILITY_SOURCE}, which is not a source")
@@ -198,6 +218,16 @@ class Catalog(_Strict):
         types = self.types_for(cloud, gpu)
         on_demand = {t.name: (p.usd if (p := t.price("on-demand")) else float("inf")) for t in types}
         return min(types, key=lambda t: (t.gpu_count, on_demand[t.name], t.vcpu), default=None)
+
+    def service_price(self, cloud: str, item: str, region: str) -> ServicePrice | None:
+        """The price of a non-GPU item in `region`, or None when the catalog has none there (unknown, never borrowed
+        from another region)."""
+        return next((p for p in self.service_prices if p.cloud == cloud and p.item == item and region in p.regions), None)
+
+    def service_priced_regions(self, cloud: str, item: str) -> tuple[str, ...]:
+        """Every region the catalog prices a non-GPU item in (for messages about an unknown price)."""
+        found = {r for p in self.service_prices if p.cloud == cloud and p.item == item for r in p.regions}
+        return tuple(sorted(found))
 
     def alternatives_for(self, cloud: str, gpu: str) -> list[str]:
         return self.alternatives.get(cloud, {}).get(gpu, [])  # type: ignore[call-overload]

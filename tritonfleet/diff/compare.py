@@ -103,6 +103,19 @@ class PoolDiff:
 
 
 @dataclass(frozen=True)
+class LineDiff:
+    """One non-GPU line of the bill (the plan's cost.otherLines) at the floor and the ceiling."""
+
+    line: str
+    monthly_floor: Change
+    monthly_ceiling: Change
+
+    @property
+    def changed(self) -> bool:
+        return self.monthly_floor.changed or self.monthly_ceiling.changed
+
+
+@dataclass(frozen=True)
 class UnitCostDiff:
     """$ per 1M inferences of one deployment or pool (the plan's `sizing` section), and what it rests on."""
 
@@ -155,6 +168,10 @@ class StackDiff:
     monthly_floor: Change = Change(None, None)
     monthly_ceiling: Change = Change(None, None)
     monthly_expected: Change = Change(None, None)  # maxNodes in the spotShare mix (an estimate where spot is not enforced)
+    other_lines: list[LineDiff] = field(default_factory=list)  # every non-GPU line, changed or not
+    other_ceiling: Change = Change(None, None)  # the non-GPU lines together, ceiling
+    total_floor: Change = Change(None, None)  # GPU pools and the rest
+    total_ceiling: Change = Change(None, None)
     max_gpus: Change = Change(None, None)
     gpu_limit: Change = Change(None, None)
     budget: Change = Change(None, None)  # monthly budget in USD
@@ -385,6 +402,24 @@ def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | Non
     return out
 
 
+def line_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | None) -> list[LineDiff]:
+    """The non-GPU lines of both plans, in the head's order (then lines only the base has)."""
+    old = {line["line"]: line for line in (base_cost or {}).get("otherLines", [])}
+    new = {line["line"]: line for line in (head_cost or {}).get("otherLines", [])}
+    return [
+        LineDiff(
+            key,
+            Change((old.get(key) or {}).get("monthlyFloorUsd"), (new.get(key) or {}).get("monthlyFloorUsd")),
+            Change((old.get(key) or {}).get("monthlyCeilingUsd"), (new.get(key) or {}).get("monthlyCeilingUsd")),
+        )
+        for key in dict.fromkeys([*new, *old])
+    ]
+
+
+def _bill_total(cost: dict[str, Any] | None, key: str) -> Any:
+    return ((cost or {}).get("totals") or {}).get(key)
+
+
 def _capacity(entry: dict[str, Any]) -> Any:
     capacity = entry.get("capacity")
     return f"{capacity.get('kind')} {capacity.get('inferencesPerSecond')}/s" if isinstance(capacity, dict) else capacity
@@ -473,6 +508,10 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     result.monthly_expected = Change(
         _total(base_cost, "monthlyExpectedCeilingUsd", None), _total(head_cost, "monthlyExpectedCeilingUsd", None)
     )
+    result.other_lines = line_diffs(base_cost, head_cost)
+    result.other_ceiling = Change(_bill_total(base_cost, "otherCeilingUsd"), _bill_total(head_cost, "otherCeilingUsd"))
+    result.total_floor = Change(_bill_total(base_cost, "totalFloorUsd"), _bill_total(head_cost, "totalFloorUsd"))
+    result.total_ceiling = Change(_bill_total(base_cost, "totalCeilingUsd"), _bill_total(head_cost, "totalCeilingUsd"))
     result.max_gpus = Change(_total(base_cost, "maxGpus"), _total(head_cost, "maxGpus"))
     result.gpu_limit = Change(_budget(base_cost, "gpuLimit"), _budget(head_cost, "gpuLimit"))
     result.budget = Change(_budget(base_cost, "monthlyUsd"), _budget(head_cost, "monthlyUsd"))
@@ -497,7 +536,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
         pools = any(p.status != "same" for p in result.pools)
         money = result.monthly_floor.changed or result.monthly_ceiling.changed or result.max_gpus.changed
         money = money or result.monthly_expected.changed or result.budget.changed or result.gpu_limit.changed
-        money = money or any(u.changed for u in result.unit_costs)
+        money = money or any(u.changed for u in result.unit_costs) or any(line.changed for line in result.other_lines)
         if not (touched or pools or money or result.policy.changed):
             result.status = "unchanged"
     if result.policy.head_available and not result.policy.base_available and base is not None:

@@ -299,6 +299,9 @@ def money_table(diff: StackDiff) -> list[str]:
     ]
     if diff.monthly_expected.before is None and diff.monthly_expected.after is None:
         del rows[2]
+    for label, change in (("other lines ceiling $/month", diff.other_ceiling), ("total ceiling $/month", diff.total_ceiling)):
+        if change.before is not None or change.after is not None:
+            rows.append([label, usd(change.before), usd(change.after), money_change(change)])
     if diff.budget.changed:
         rows.append(["budget $/month", usd(diff.budget.before), usd(diff.budget.after), money_change(diff.budget)])
     return [*_table(["", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"]), ""]
@@ -337,6 +340,18 @@ def pools_section(diff: StackDiff) -> list[str]:
     lines += _table(["pool", "GPU", "GPUs min..max", "ceiling $/month"], rows, ["---", "---", "---", "---:"], what="pools")
     notes = [line for line in (_pool_line(p) for p in changed) if line]
     return lines + ([""] + _items(notes, "pools") if notes else []) + [""]
+
+
+def other_lines_section(diff: StackDiff) -> list[str]:
+    """The non-GPU lines of the bill that change (control plane, system nodes, NAT, load balancers, volumes, storage,
+    logs, traffic), each at the ceiling."""
+    changed = [line for line in diff.other_lines if line.changed]
+    if not changed:
+        return []
+    rows = [[code(line.line, 40), usd(line.monthly_ceiling.before), usd(line.monthly_ceiling.after),
+             money_change(line.monthly_ceiling)] for line in changed]
+    lines = ["**Other lines of the bill** (ceiling)", ""]
+    return lines + _table(["line", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"], what="lines") + [""]
 
 
 def per_million(value: Any) -> str:
@@ -389,7 +404,8 @@ def summary(diff: StackDiff) -> str:
         return "\n".join(lines)
     for note in diff.notes:
         lines += [f"> {text(note, 600)}", ""]
-    lines += flags_section(diff) + money_table(diff) + pools_section(diff) + unit_cost_summary(diff) + policy_summary(diff)
+    lines += flags_section(diff) + money_table(diff) + pools_section(diff) + other_lines_section(diff)
+    lines += unit_cost_summary(diff) + policy_summary(diff)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -508,6 +524,13 @@ def to_json(diffs: list[StackDiff]) -> dict[str, Any]:
             "monthlyFloorUsd": change(d.monthly_floor),
             "monthlyCeilingUsd": change(d.monthly_ceiling),
             "monthlyExpectedCeilingUsd": change(d.monthly_expected),
+            "otherLines": [
+                {"line": line.line, "monthlyFloorUsd": change(line.monthly_floor),
+                 "monthlyCeilingUsd": change(line.monthly_ceiling)}
+                for line in d.other_lines
+            ],
+            "totalFloorUsd": change(d.total_floor),
+            "totalCeilingUsd": change(d.total_ceiling),
             "budget": {"monthlyUsd": change(d.budget), "basis": change(d.budget_basis), "gpuLimit": change(d.gpu_limit),
                        "use": change(Change(budget_use(d, "before"), budget_use(d, "after")))},
             "blocked": d.blocked,

@@ -394,6 +394,37 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
             kind="stat",
             thresholds=(("green", None), ("orange", 1)),
         ),
+        Panel(
+            "Showback: $/hour by Triton deployment",
+            "currencyUSD",
+            (Query("deployment:tritonfleet_usd_per_hour:gpu_share", "{{namespace}}/{{deployment}}"),),
+            "Each pod pays its node's $/hour times the GPUs it requests over the node's allocatable GPUs, summed per "
+            "release; what no pod requests is idle (next panels).",
+        ),
+        Panel(
+            "Showback: $/hour by model",
+            "currencyUSD",
+            (Query(f"sum by (model) ({r.MODEL_USD})", "{{model}}"),),
+            "A replica's share split by each model's compute time on it.",
+        ),
+        Panel(
+            "Cost per 1M inferences by model (production)",
+            "currencyUSD",
+            (Query("model:tritonfleet_usd_per_1m_inferences:ratio", "{{model}}"),),
+            "Compare with the plan's $/1M per deployment (tritonfleet plan, Sizing).",
+        ),
+        Panel(
+            "Unrequested GPUs by node ($/hour idle)",
+            "currencyUSD",
+            (Query(f"node:tritonfleet_idle_usd_per_hour:unrequested{{{sel}}}", "{{node}} ({{pool}})"),),
+        ),
+        Panel(
+            "Showback by team and cost center",
+            "currencyUSD",
+            (Query("team:tritonfleet_usd_per_hour:gpu_share", "{{team}} {{cost_center}}"),),
+            "The stack's GPU nodes under its team and cost-center tags.",
+            kind="stat",
+        ),
         Panel("Catalog prices used", "", kind="text", text=_price_table(config)),
     ]
     variables = [_variable("pool", "Pool", f"label_values({r.POOL_INFO}, pool)")]

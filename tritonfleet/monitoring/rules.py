@@ -279,6 +279,59 @@ def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
     return rules
 
 
+GPU_RESOURCE = 'resource="nvidia_com_gpu"'  # kube-state-metrics' spelling of nvidia.com/gpu
+POD_USD = "namespace_pod:tritonfleet_usd_per_hour:gpu_share"
+MODEL_USD = "namespace_pod_model:tritonfleet_usd_per_hour:compute_share"
+DEPLOYMENT_LABEL = "app.kubernetes.io/instance"  # the Triton chart's release name on every pod
+
+
+def allocation_rules(config: StackConfig) -> list[dict[str, Any]]:
+    """Each node's catalog $/hour split by the GPUs each pod requests (a pod pays requested / allocatable of its
+    node), the unrequested rest shown as idle per node (the plan counts idle GPUs alike), and the pods' shares summed
+    per Triton deployment (its release, `app.kubernetes.io/instance`). Pods, idle and the node add up exactly.
+
+    Per model: a replica's share split by each model's compute time on it (input + infer + output), and $ per 1M
+    inferences per model; a replica that computed nothing in the window leaves its cost with the deployment only. The
+    stack's `team` and `cost-center` tags label its total, so several stacks in one Prometheus show back per team."""
+    allocatable = "node:tritonfleet_gpus:allocatable"
+    requested = "namespace_pod:tritonfleet_gpus:requested"
+    compute = "(" + " + ".join(
+        _pod_rate(f"nv_inference_compute_{part}_duration_us") for part in ("input", "infer", "output")
+    ) + ")"
+    node_usd = "node:tritonfleet_usd_per_hour:catalog"
+    release = f'label_replace(kube_pod_labels{{{kube_state_label(DEPLOYMENT_LABEL)}!=""}}, "deployment", "$1", ' \
+        f'"{kube_state_label(DEPLOYMENT_LABEL)}", "(.*)")'
+    found = [
+        _record(allocatable, f"sum by (node) (kube_node_status_allocatable{{{GPU_RESOURCE}}}) > 0"),
+        _record(requested, f'sum by (namespace, pod, node) (kube_pod_container_resource_requests{{{GPU_RESOURCE}, node!=""}})'),
+        _record(
+            POD_USD,
+            f"{requested} / on (node) group_left () {allocatable} * on (node) group_left (pool) {node_usd}",
+        ),
+        _record(
+            "node:tritonfleet_idle_usd_per_hour:unrequested",
+            f"({allocatable} - (sum by (node) ({requested}) or on (node) {allocatable} * 0)) / {allocatable}"
+            f" * on (node) group_left (pool) {node_usd}",
+        ),
+        _record(
+            "deployment:tritonfleet_usd_per_hour:gpu_share",
+            f"sum by (namespace, deployment) ({POD_USD} * on (namespace, pod) group_left (deployment) max by (namespace, pod, deployment) ({release}))",
+        ),
+        _record(MODEL_USD, f"{compute} / on (namespace, pod) group_left () (sum by (namespace, pod) ({compute}) > 0)"
+                f" * on (namespace, pod) group_left (node, pool) {POD_USD}"),
+        _record(
+            "model:tritonfleet_usd_per_1m_inferences:ratio",
+            f"sum by (model) ({MODEL_USD}) / ((sum by (model) ({_pod_rate('nv_inference_count')}) * {SECONDS_PER_HOUR}) > 0) * 1e6",
+        ),
+    ]
+    owners = {key.replace("-", "_"): value for key, value in config.tags.items() if key in ("team", "cost-center")}
+    if owners:  # the stack's GPU nodes in all, pods' shares and idle, under its team and cost center
+        found.append(
+            _record("team:tritonfleet_usd_per_hour:gpu_share", f"sum({POD_USD}) + sum(node:tritonfleet_idle_usd_per_hour:unrequested)", owners)
+        )
+    return found
+
+
 def _not_ready_for(config: StackConfig) -> str:
     slowest = max(d.model_load_seconds for d in config.triton_deployments)
     return f"{math.ceil((slowest + NOT_READY_GRACE_SECONDS) / 60)}m"
@@ -419,7 +472,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
         {"name": "tritonfleet-triton", "rules": triton_rules()},
         {"name": "tritonfleet-topology", "rules": topology_rules(cloud_facts(config.cloud).NODE_CAPACITY_TYPE_LABEL)},
         {"name": "tritonfleet-gpu", "rules": gpu_rules()},
-        {"name": "tritonfleet-cost", "rules": cost_rules(config)},
+        {"name": "tritonfleet-cost", "rules": cost_rules(config) + allocation_rules(config)},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},
         autoscaling_group(config),
         *([{"name": "tritonfleet-llm", "rules": llm_rules(config)}] if llm_deployments(config) else []),

@@ -98,7 +98,9 @@ def kube_prometheus_stack_values(
         # kube_node_labels carries no labels unless allowed: the cost rules need the pool and purchase option.
         "kube-state-metrics": {
             "metricLabelsAllowlist": [
-                "nodes=[" + ",".join([POOL_LABEL, GPU_LABEL, CAPACITY_LABEL, *filter(None, [cluster.capacity_type_label])]) + "]"
+                "nodes=[" + ",".join([POOL_LABEL, GPU_LABEL, CAPACITY_LABEL, *filter(None, [cluster.capacity_type_label])]) + "]",
+                # the Triton release of each pod: the live cost per deployment (monitoring/rules.py allocation_rules)
+                "pods=[app.kubernetes.io/instance]",
             ]
         },
     }

@@ -14,14 +14,59 @@ from pathlib import Path
 from typing import Any
 
 from tritonfleet.clouds.network_policy import enforcement, ships_network_policies
+from tritonfleet.core.bill import BillLine, known_total, other_lines
+from tritonfleet.core.bill import total as bill_total
 from tritonfleet.core.config import StackConfig, load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH, TRITON_CHART_NAME
-from tritonfleet.core.cost import stack_cost
+from tritonfleet.core.cost import StackCost, stack_cost
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
 from tritonfleet.plan.sizing import plan_sizing
 
 PLAN_FORMAT = 1
+
+
+def bill_line_document(line: BillLine) -> dict[str, Any]:
+    """One non-GPU line: what it counts, its figures, each price with its source, date and regions (or unknown)."""
+    sources = load_sources()
+    prices = []
+    for charge in line.charges:
+        if charge.price is None:
+            prices.append({"item": charge.item, "price": "unknown", "pricedIn": list(charge.priced_elsewhere)})
+            continue
+        price = charge.price
+        prices.append({
+            "item": charge.item, "quantity": round(charge.quantity.ceiling, 3), "unit": price.unit, "usd": price.usd,
+            "source": price.source, "asOf": str(sources[price.source]), "regions": list(price.regions),
+        })
+    return {
+        "line": line.line,
+        "what": line.what,
+        "monthlyFloorUsd": _money(line.monthly_floor_usd),
+        "monthlyExpectedUsd": _money(line.monthly_expected_usd),
+        "monthlyCeilingUsd": _money(line.monthly_ceiling_usd),
+        "prices": prices,
+        **({"assumption": line.assumption} if line.assumption else {}),
+        **({"note": line.note} if line.note else {}),
+        **({"source": line.source} if line.source else {}),
+    }
+
+
+def bill_section(config: StackConfig, cost: StackCost) -> dict[str, Any]:
+    """The non-GPU lines and the totals split into GPU and the rest (floor, expected and ceiling)."""
+    lines = other_lines(config, cost, date.today())
+    gpu = {
+        "floor": cost.monthly_floor_usd, "expected": cost.monthly_expected_ceiling_usd, "ceiling": cost.monthly_ceiling_usd,
+    }
+    totals = {}
+    for pick, value in gpu.items():
+        rest = bill_total(lines, pick)
+        key = pick.capitalize()
+        totals[f"gpu{key}Usd"] = _money(value)
+        totals[f"other{key}Usd"] = _money(rest)
+        totals[f"total{key}Usd"] = _money(None if value is None or rest is None else value + rest)
+        totals[f"otherKnown{key}Usd"] = known_total(lines, pick)
+    return {"otherLines": [bill_line_document(line) for line in lines], "totals": totals}
 
 
 def cost_section(config: StackConfig) -> dict[str, Any]:
@@ -88,7 +133,7 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
         "currency": "USD",
         "region": config.region,  # every price is this region's, or unknown
         "hoursPerMonth": HOURS_PER_MONTH,
-        "scope": "GPU node pools only (system nodes, storage, load balancers and traffic are not counted)",
+        "scope": "GPU node pools, and every other line of the bill (otherLines)",
         "pools": pools,
         "disabledPools": [
             {"pool": p.name, "gpu": p.gpu, "instanceType": config.instance_type(p).name} for p in config.gpu_pools if not p.enabled
@@ -106,6 +151,7 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
             "warnFraction": config.budget.warn_fraction,
             "gpuLimit": config.gpu_limit,
         },
+        **bill_section(config, cost),
     }
 
 

@@ -133,6 +133,48 @@ def pool_lines(cost: dict[str, Any], width: int) -> list[Line]:
     return lines
 
 
+def _bill_total(cost: dict[str, Any], key: str) -> str:
+    """A total of the other lines or of the whole bill; unknown with the part that is priced (a lower bound)."""
+    totals = cost["totals"]
+    if not isinstance(totals[key], str):
+        return usd(totals[key])
+    pick = key.removeprefix("other").removeprefix("total").removesuffix("Usd")
+    known = totals[f"otherKnown{pick}Usd"]
+    if key.startswith("total"):
+        gpu = totals[f"gpu{pick}Usd"]
+        known += 0 if isinstance(gpu, str) else gpu
+    return f"unknown (≥ {usd(known)} priced)"
+
+
+def _price(price: dict[str, Any], region: str | None) -> str:
+    if price.get("price") == "unknown":
+        where = f" (priced in {', '.join(price['pricedIn'])} only)" if price["pricedIn"] else ""
+        return f"{price['item']} unknown in {region}{where}"
+    return f"{price['item']} ${price['usd']:g}/{price['unit']} ({price['source']} {price['asOf']})"
+
+
+def other_lines(cost: dict[str, Any], width: int) -> list[Line]:
+    """The bill's non-GPU lines: a row each, then what each counts, its prices and what it assumes."""
+    lines = cost.get("otherLines", [])
+    if not lines:
+        return []
+    rows = [[line["line"], usd(line["monthlyFloorUsd"]), usd(line["monthlyCeilingUsd"])] for line in lines]
+    out = [Line(f"Other lines (prices for {cost.get('region')}; each line's source below)", "bold")]
+    as_table = table(["line", "floor/month", "ceiling/month"], rows, right={1, 2}, width=width)
+    out += as_table if as_table is not None else [
+        wrap_line for row in rows for wrap_line in wrap(f"{row[0]}: {row[1]} floor, {row[2]} ceiling", width, INDENT)
+    ]
+    for line in lines:
+        prices = "; ".join(_price(p, cost.get("region")) for p in line["prices"])
+        if line.get("source"):
+            prices = (prices + "; " if prices else "") + f"source {line['source']}"
+        text = f"{line['line']}: {line['what']}" + (f"; {prices}" if prices else "")
+        out += wrap(text + (f". {line['note']}" if line.get("note") else ""), width, INDENT, INDENT * 2)
+        if line.get("assumption"):
+            out += wrap(f"assumes {line['assumption']}", width, INDENT * 2, INDENT * 3)
+    return out
+
+
 def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     budget = cost["budget"]
     # "spot unavailable" only where some pool's burst falls back to on-demand (Karpenter); elsewhere the ceiling is
@@ -140,17 +182,34 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
     falls_back = any(t["monthlyFallbackUsd"] != t["monthlyExpectedUsd"] for p in cost["pools"] for t in p.get("capacity", []))
     mix = "spotShare mix" if cost.get("spotShareEnforced", True) else "spotShare estimate"
     figures = [
-        ("floor (minReplicas, spot unavailable)" if falls_back else "floor (minReplicas, minNodes)",
+        ("GPU floor (minReplicas, spot unavailable)" if falls_back else "GPU floor (minReplicas, minNodes)",
          total(cost, "monthlyFloorUsd")),
-        ("ceiling (maxNodes, spot unavailable)" if falls_back else "ceiling (every pool at maxNodes)", total(cost, "monthlyCeilingUsd")),
-        (f"expected (maxReplicas, {mix})", total(cost, "monthlyExpectedCeilingUsd")),
-        (f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])),
+        ("GPU ceiling (maxNodes, spot unavailable)" if falls_back else "GPU ceiling (every pool at maxNodes)",
+         total(cost, "monthlyCeilingUsd")),
+        (f"GPU expected (maxReplicas, {mix})", total(cost, "monthlyExpectedCeilingUsd")),
     ]
+    if "totals" in cost:
+        figures += [
+            ("other lines, floor", _bill_total(cost, "otherFloorUsd")),
+            ("other lines, ceiling", _bill_total(cost, "otherCeilingUsd")),
+            ("other lines, expected", _bill_total(cost, "otherExpectedUsd")),
+            ("total floor", _bill_total(cost, "totalFloorUsd")),
+            ("total ceiling", _bill_total(cost, "totalCeilingUsd")),
+            ("total expected", _bill_total(cost, "totalExpectedUsd")),
+        ]
+    figures.append((f"budget ({budget['basis']} basis)", usd(budget["monthlyUsd"])))
     label = max(len(f[0]) for f in figures)
     figure = max(len(f[1]) for f in figures)
     lines = [Line(f"Monthly cost ({cost['hoursPerMonth']} h/month)", "bold")]
     for name, value in figures:
         lines += wrap(f"{name.ljust(label)}  {value.rjust(figure)}", width, INDENT, INDENT * 2)
+    whole = cost.get("totals", {}).get(f"total{budget['basis'].capitalize()}Usd")
+    if isinstance(whole, (int, float)) and whole > budget["monthlyUsd"]:
+        lines += wrap(
+            f"The whole bill's {budget['basis']} ({usd(whole)}) is over the budget ({usd(budget['monthlyUsd'])}): the "
+            "budget policies count GPU pools, control plane, system nodes and NAT gateways; the usage-driven lines "
+            "are estimates from the usage section.", width, INDENT, INDENT, "yellow",
+        )
     lines += wrap(f"GPUs: up to {cost['maxGpus']}, limit {budget['gpuLimit']}.", width, INDENT)
     if not cost.get("spotShareEnforced", True):
         lines += wrap(
@@ -253,6 +312,7 @@ def plan_lines(plan: dict[str, Any], width: int, resources: bool = False) -> lis
         cloud_note_lines(plan.get("cloudNotes", {}), width),
         network_policy_lines(plan, width),
         pool_lines(cost, width),
+        other_lines(cost, width),
         cost_lines(cost, width),
         deployment_lines(plan, width),
     )

@@ -315,14 +315,9 @@ def vcpu_quota(instance_type: str, market: str) -> VcpuQuota | None:
     return EC2_VCPU_QUOTAS.get(instance_type.split(".")[0], {}).get(market)
 
 
-# NAT gateway data processing, per GB that passes through the gateway (model pulls from S3 without a gateway endpoint).
-# Source: https://aws.amazon.com/vpc/pricing/ (NAT gateway, us-east-1: $0.045 per GB processed), as quoted by
-# basavytix.com/blog/aws-nat-gateway-pricing and cloudburn.io/blog/aws-nat-gateway-pricing (2026), read 2026-12-03
-# (VERIFY on the pricing page; other regions cost more, e.g. ap-southeast-1 $0.059). S3 gateway endpoints carry no
-# hourly or per-GB charge: https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html.
-NAT_USD_PER_GB_PROCESSED = 0.045
-# The region NAT_USD_PER_GB_PROCESSED was read for (https://aws.amazon.com/vpc/pricing/, 2026-12-03); elsewhere unknown.
-NAT_PRICE_REGION = "us-east-1"
+# NAT gateway data processing is priced in the catalog (servicePrices, item nat-processing, with its regions and
+# source). S3 gateway endpoints carry no hourly or per-GB charge:
+# https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html (read 2026-12-03).
 
 # ---- Karpenter (GPU capacity on EKS) ----
 # Karpenter prefers spot when a NodePool allows spot and on-demand, and falls back to on-demand within the same

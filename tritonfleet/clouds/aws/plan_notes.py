@@ -7,8 +7,9 @@ from datetime import date
 from typing import Any
 
 from tritonfleet.clouds.aws.config_rules import deploy_path
-from tritonfleet.clouds.aws.facts import NAT_PRICE_REGION, NAT_USD_PER_GB_PROCESSED, kubernetes_support
+from tritonfleet.clouds.aws.facts import kubernetes_support
 from tritonfleet.clouds.aws.support import control_plane
+from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
 
 
@@ -32,7 +33,8 @@ def model_pulls(config: StackConfig) -> dict[str, Any]:
     """
     if not config.cluster.existing_vpc_id:
         return {"path": "S3 gateway endpoint (created with the VPC)", "natUsdPerGb": 0.0, "monthlyUsd": 0.0}
-    price: float | str = NAT_USD_PER_GB_PROCESSED if config.region == NAT_PRICE_REGION else "unknown"
+    found = load_catalog().service_price("aws", "nat-processing", config.region)
+    price: float | str = found.usd if found else "unknown"
     return {
         "path": f"unknown: existing VPC {config.cluster.existing_vpc_id} (an S3 gateway endpoint cannot be asserted offline)",
         "natUsdPerGb": price,

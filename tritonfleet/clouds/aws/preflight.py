@@ -28,14 +28,13 @@ from tritonfleet.clouds.aws.facts import (
     HEAD_BUCKET_ELSEWHERE,
     HEAD_BUCKET_FOREIGN,
     HEAD_BUCKET_FREE,
-    NAT_PRICE_REGION,
-    NAT_USD_PER_GB_PROCESSED,
     RESERVATION_GONE_STATES,
     RESERVATION_PENDING_STATES,
     VcpuQuota,
     vcpu_quota,
 )
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
+from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import capacity_tiers
@@ -283,7 +282,8 @@ def check_s3_endpoint(ec2, config: StackConfig) -> list[Finding]:
         ids = [e["VpcEndpointId"] for e in endpoints]
         detail = f"{', '.join(ids)}: model pulls bypass NAT where its route tables include the private subnets' (not checked)"
         return [Finding("s3-endpoint", subject, OK, detail, {"endpoints": ids})]
-    price = f"${NAT_USD_PER_GB_PROCESSED}/GB" if config.region == NAT_PRICE_REGION else "NAT's per-GB price"
+    found = load_catalog().service_price("aws", "nat-processing", config.region)
+    price = f"${found.usd:g}/GB" if found else "NAT's per-GB price"
     detail = (
         f"none: every model pull from S3 pays {price} NAT processing; add one: aws ec2 create-vpc-endpoint "
         f"--vpc-id {vpc} --vpc-endpoint-type Gateway --service-name {service} --route-table-ids <private route tables>"

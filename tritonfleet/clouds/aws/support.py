@@ -37,18 +37,22 @@ def _newer(version: str, on: date) -> list[str]:
     return [v for v, row in EKS_VERSIONS.items() if tuple(int(n) for n in v.split(".")) > key and row.supported(on)]
 
 
+def usd_per_cluster_hour(version: str, on: date) -> float:
+    """EKS's fee for a cluster of `version` on `on`: the extended-support rate once standard support has ended."""
+    row = eks_version(version)
+    extended_now = row is not None and on >= row.end_of_standard
+    return EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR if extended_now else EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR
+
+
 def control_plane(version: str, environment: str, on: date) -> dict[str, Any]:
     """The control plane's monthly cost now and from the date extended support starts: with supportType EXTENDED the
     fee applies from the end of standard support (until an upgrade); with STANDARD AWS upgrades the cluster then."""
     row = eks_version(version)
     kind = support_type(environment)
     end = row.end_of_standard if row else None
-    extended_now = end is not None and on >= end
     note: dict[str, Any] = {
         "supportType": kind,
-        "monthlyUsdNow": _monthly(
-            EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR if extended_now else EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR
-        ),
+        "monthlyUsdNow": _monthly(usd_per_cluster_hour(version, on)),
         "endOfStandardSupport": end.isoformat() if end else "unknown",
         "newerVersions": _newer(version, on),
         "source": f"{PRICING_SOURCE}; {EKS_VERSIONS_SOURCE}",

@@ -663,6 +663,28 @@ class Monitoring(_Section):
     )
 
 
+class Usage(_Section):
+    """What the bill's usage-driven lines assume (traffic, NAT processing, log ingestion): the plan prints each
+    assumption beside its line; replace the defaults with what the stack measures."""
+
+    inferences_per_second: float | None = Field(
+        None, ge=0, le=QUANTITY_MAX, description="the stack's average inferences/s for the traffic lines, >= 0, or unset "
+        "for the sum of the deployments' targetLoad (average, else peak)"
+    )
+    request_bytes: int = Field(16384, ge=0, le=INT32_MAX, description="bytes one inference's request carries, >= 0")
+    response_bytes: int = Field(16384, ge=0, le=INT32_MAX, description="bytes one inference's response carries, >= 0")
+    cross_zone_share: float | None = Field(
+        None, ge=0, le=1, description="share of inference traffic that crosses zones, 0..1, or unset for (zones - 1) / "
+        "zones (clients and replicas spread evenly)"
+    )
+    nat_gb_per_month: float = Field(
+        100, ge=0, le=QUANTITY_MAX, description="GB a month through NAT (image pulls, updates, outside APIs), >= 0"
+    )
+    log_gb_per_month: float = Field(
+        50, ge=0, le=QUANTITY_MAX, description="GB of logs a month into the cloud's log service, >= 0"
+    )
+
+
 class Budget(_Section):
     monthly_usd: float = Field(ge=0, le=USD_MAX, description="a monthly budget in USD, >= 0")
     warn_fraction: float = Field(0.8, gt=0, le=1, description="warn above this fraction of the budget, in (0, 1]")
@@ -695,6 +717,9 @@ class StackConfig(_Section):
     triton_deployments: list[TritonDeployment] = Field(default_factory=list, description="a list of Triton deployments")
     monitoring: Monitoring = Field(default_factory=Monitoring, description="monitoring settings (an object)")
     budget: Budget = Field(description="the monthly budget (an object with monthlyUsd)")
+    usage: Usage = Field(
+        default_factory=Usage, description="what the bill's traffic, NAT and log lines assume (an object)"
+    )
     sizing: Sizing = Field(default_factory=Sizing, description="sizing settings: headroom, idleGpuWarnFraction (an object)")
     gpu_limit: int = Field(ge=0, le=INT32_MAX, description="the most GPUs this stack may run at once, >= 0")
     protect: bool | None = Field(None, description="true or false (default: true in prod)")
