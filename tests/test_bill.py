@@ -66,7 +66,7 @@ def test_prod_lines_follow_its_resources_and_prices():
     assert lines["control-plane"].monthly_ceiling_usd == 73.0
     assert "in extended support until upgraded" in lines["control-plane"].note
     assert lines["volume-prometheus"].monthly_ceiling_usd == 200 * 0.08
-    assert lines["bucket-storage"].monthly_ceiling_usd == pytest.approx(40 * 2**30 / 1e9 * 0.023, abs=0.01)
+    assert lines["bucket-storage"].monthly_ceiling_usd == pytest.approx(93 * 2**30 / 1e9 * 0.023, abs=0.01)  # llm 73 + vision 20 GiB
     assert "usage.logGbPerMonth" in lines["log-ingestion"].assumption
     # no deployment is exposed: no load balancer line, and no internet egress
     assert not any(key.startswith("load-balancers") for key in lines)
@@ -163,7 +163,9 @@ def test_the_pull_request_diff_shows_each_line_that_changes_and_the_totals():
 
 
 def test_the_plan_says_when_the_whole_bill_is_over_the_budget():
-    plan = stock_plan("staging")  # its usage-driven lines take the ceiling past its $12,000
+    plan = stock_plan("staging")  # whole ceiling about $12,900: within its $14,000, over a $12,000 budget
+    plan["cost"]["budget"]["monthlyUsd"] = 12000
     text = "\n".join(line.text for line in plan_lines(plan, 200))
     assert "The whole bill's ceiling ($12," in text and "is over the budget ($12,000.00)" in text
+    assert "over the budget" not in "\n".join(line.text for line in plan_lines(stock_plan("staging"), 200))
     assert "over the budget" not in "\n".join(line.text for line in plan_lines(stock_plan("prod"), 200))
