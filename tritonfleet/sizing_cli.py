@@ -130,7 +130,7 @@ def _schedule(path: Path | None) -> tuple[int, ...]:
     return gaps
 
 
-def _target_ms(text: str | None) -> float | None:
+def _target_ms(text: str | None, option: str = "--latency-target") -> float | None:
     import re
 
     from tritonfleet.core.config.schema import LATENCY_PATTERN, latency_ms
@@ -139,7 +139,7 @@ def _target_ms(text: str | None) -> float | None:
     if text is None:
         return None
     if not re.match(LATENCY_PATTERN, text) or latency_ms(text) <= 0:
-        raise LoadtestError(f"--latency-target {text}: a time with its unit, such as 50ms or 1.5s")
+        raise LoadtestError(f"{option} {text}: a time with its unit, such as 50ms or 1.5s")
     return latency_ms(text)
 
 
@@ -157,6 +157,86 @@ def _shapes(given: list[str]) -> dict[str, tuple[int, ...]]:
             raise LoadtestError(f"--shape {item}: NAME:d1,d2,... with dims > 0, e.g. --shape IMAGE:224,224,3")
         shapes[name] = dims
     return shapes
+
+
+def loadtest_llm_table(result: Any) -> Table:
+    """GenAI-Perf's headline figures: TTFT, inter-token and end-to-end latency percentiles, tokens/s, goodput."""
+    table = Table(title=f"loadtest --llm {result.model} over {result.protocol} ({result.mode}), "
+                  f"{result.duration_s:.1f} s")  # fmt: skip
+    for column in ("ms", "p50", "p90", "p95", "p99", "max"):
+        table.add_column(column, justify="right")
+    for name, latency in (("TTFT", result.ttft_ms), ("ITL", result.itl_ms), ("end-to-end", result.e2e_ms)):
+        table.add_row(name, *(_ms(latency.at(q)) for q in (50, 90, 95, 99)), _ms(latency.max))
+    return table
+
+
+def loadtest_llm_lines(result: Any) -> list[str]:
+    offered = f"{result.offered_rate:g}/s offered" if result.offered_rate is not None else f"concurrency {result.concurrency}"
+    goodput = result.goodput
+    targets = ", ".join(f"{name} <= {value:g} ms" for name, value in (("TTFT", goodput.ttft_target_ms),
+                        ("ITL", goodput.itl_target_ms)) if value is not None) or "no targets"  # fmt: skip
+    verdict = "saturated: " + "; ".join(result.saturation.reasons) if result.saturation.saturated else "not saturated"
+    return [
+        f"{offered}: {result.requests_per_second:,.2f} req/s, out tok/s {result.output_tokens_per_second:,.1f}, "
+        f"total tok/s {result.total_tokens_per_second:,.1f}, errors {result.errors} of {result.requests}",
+        f"input tokens {result.input_tokens.distribution} (mean {_ms(result.input_tokens.mean)}), output tokens "
+        f"{result.output_tokens.distribution} (mean {_ms(result.output_tokens.mean)})",
+        f"goodput ({targets}): {goodput.requests_per_second:,.2f} req/s, {goodput.share:.0%} of requests",
+        f"arrivals {result.arrivals}, warm-up {result.warmup_s:g} s, latency from the {result.latency_measured_from}",
+        f"tokens: {result.token_counting}",
+        f"verdict: {verdict}",
+    ]
+
+
+def _loadtest_llm(
+    out: Console, err: Console, options: dict[str, Any], llm: tuple[str, str, Path | None, str | None, str | None],
+    json_file: Path | None,
+) -> None:
+    """`loadtest --llm`: the streaming run, its table and lines, and its result file."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tritonfleet import loadtest as lt
+    from tritonfleet import loadtest_llm as ltl
+    from tritonfleet.output_paths import OutputError, check_output_file, write_output
+
+    input_tokens, output_tokens, prompts, ttft_target, itl_target = llm
+    try:
+        plan = ltl.LlmPlan(
+            **options, input_tokens=ltl.parse_lengths(input_tokens, "--input-tokens"),
+            output_tokens=ltl.parse_lengths(output_tokens, "--output-tokens"),
+            prompts=ltl.read_prompts(prompts) if prompts else (), prompts_file=str(prompts or ""),
+            ttft_target_ms=_target_ms(ttft_target, "--ttft-target"), itl_target_ms=_target_ms(itl_target, "--itl-target"),
+        )  # fmt: skip
+        plan.check()
+        if json_file:
+            check_output_file(json_file)
+        columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task(f"{plan.model}: 0 done", total=plan.duration_s + plan.warmup_s)
+            result = ltl.run(plan, lambda elapsed, done: bar.update(task, completed=elapsed,
+                                                                    description=f"{plan.model}: {done} done"))  # fmt: skip
+    except lt.LoadtestUsageError as error:
+        raise _fail(err, str(error), EXIT_USAGE) from None
+    except (lt.LoadtestError, OutputError) as error:
+        raise _fail(err, str(error)) from None
+    out.print(loadtest_llm_table(result))
+    for line in loadtest_llm_lines(result):
+        for part in _wrapped(line, 80):
+            out.print(part, soft_wrap=True, markup=False)
+    for sample in result.error_samples:
+        print_labelled(err, "error sample:", "yellow", sample)
+    if json_file:
+        try:
+            write_output(json_file, result.dumps())
+        except OutputError as error:
+            raise _fail(err, str(error)) from None
+        out.print(f"Result written to {json_file}: {result.output_tokens_per_second_per_replica:,.1f} output "
+                  "tokens/s per replica", markup=False)  # fmt: skip
+    if result.succeeded == 0:
+        raise _fail(err, f"no stream from '{options['model']}' succeeded")
+    gate = [r for r in result.saturation.reasons if r.startswith("stopped early")]
+    if gate:
+        raise _fail(err, gate[0])
 
 
 def register(app: typer.Typer, out: Console, err: Console) -> None:
@@ -193,11 +273,21 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: its latencyTarget and result path")] = None,
         deployment: Annotated[str | None, typer.Option(help="with --stack: the tritonDeployments[].name measured")] = None,
         project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+        llm: Annotated[bool, typer.Option("--llm", help="stream tokens from a decoupled LLM model; measure TTFT/ITL")] = False,
+        input_tokens: Annotated[str, typer.Option(help="--llm: prompt words (~tokens): 128, or uniform 64:256")] = "128",
+        output_tokens: Annotated[str, typer.Option(help="--llm: tokens to generate: 128, or uniform 64:256")] = "128",
+        prompts: Annotated[Path | None, typer.Option(help='--llm: JSON lines {"text": ..., "output_tokens": n}')] = None,
+        ttft_target: Annotated[str | None, typer.Option(help="--llm: time-to-first-token target, e.g. 500ms")] = None,
+        itl_target: Annotated[str | None, typer.Option(help="--llm: inter-token latency target, e.g. 50ms")] = None,
+        gpu: Annotated[str | None, typer.Option(help="--llm: the GPU that served it (sizing checks it), e.g. H100")] = None,
     ) -> None:
         """Drive one model at a rate (Poisson arrivals) or a concurrency; warm up, measure in windows until three
         agree; print offered and achieved rate, percentiles, errors, the saturation verdict and Triton's queue vs
         compute time. With --sweep and --latency-target, find the highest throughput whose percentile meets the
         target: the capacity sizing and the HPA use (tritonDeployments[].loadtestResult).
+
+        With --llm, stream tokens from a decoupled LLM (gRPC streaming, or HTTP generate_stream): TTFT, inter-token
+        and end-to-end latency, output and total tokens/s, goodput against --ttft-target and --itl-target.
 
         Exit 1 when the server or model cannot be reached, an argument's value is bad, every request failed, the
         error-rate gate stopped the run, or no sweep point met the target; 64 when neither or both of --rate and
@@ -211,6 +301,14 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
         if stack is not None and deployment is not None:
             latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
+        if llm:
+            options = {"url": url, "model": model, "model_version": model_version, "protocol": protocol.value,
+                       "rate": rate, "concurrency": concurrency, "duration_s": duration, "warmup_s": warmup,
+                       "max_requests": requests, "replicas": replicas, "timeout_s": timeout,
+                       "arrivals": arrivals.value, "percentile": percentile, "max_error_share": max_error_rate,
+                       "gpu": gpu}  # fmt: skip
+            _loadtest_llm(out, err, options, (input_tokens, output_tokens, prompts, ttft_target, itl_target), json_file)
+            return
         try:
             plan = lt.Plan(
                 url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
