@@ -86,7 +86,7 @@ def test_a_target_the_bounds_cannot_carry_fails_with_the_numbers():
         ({"targetLoad": {"peak": 0}}, "tritonDeployments[0].targetLoad.peak", ">= 0.001"),
         ({"targetLoad": {"peak": -5, "unit": "requests/s"}}, "tritonDeployments[0].targetLoad.peak", ">= 0.001"),
         ({"targetLoad": {"peak": 100, "average": 200}}, "tritonDeployments[0].targetLoad.average", "at most the peak"),
-        ({"targetLoad": {"peak": 100, "unit": "rps"}}, "tritonDeployments[0].targetLoad.unit", "requests/s or inferences/s"),
+        ({"targetLoad": {"peak": 100, "unit": "rps"}}, "tritonDeployments[0].targetLoad.unit", "requests/s, inferences/s"),
         ({"latencyTarget": "50"}, "tritonDeployments[0].latencyTarget", "with a unit"),
         ({"latencyTarget": 50}, "tritonDeployments[0].latencyTarget", "50ms"),
         ({"throughputPerReplica": 0}, "tritonDeployments[0].throughputPerReplica", ">= 0.001"),

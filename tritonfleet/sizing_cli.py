@@ -587,9 +587,21 @@ def sizing_lines(plan: dict, width: int = 80) -> list[str]:
     lines = [f"Sizing (headroom {sizing['headroom']:.0%}; $/1M at whole nodes, idle GPUs included):"]
     for d in sizing["deployments"]:
         capacity = d["capacity"]
-        source = f"{capacity['kind']} {capacity['inferencesPerSecond']:,.0f}/s" if isinstance(capacity, dict) else capacity
+        tokens = d.get("outputTokensPerSecond")
+        if isinstance(capacity, dict):
+            per_second = capacity.get("outputTokensPerSecond", capacity.get("inferencesPerSecond"))
+            source = f"{capacity['kind']} {per_second:,.0f} {'output tokens' if tokens else 'inferences'}/s"
+        else:
+            source = capacity
         lines += _wrapped(f"  {d['deployment']} ({d['pool']}): {_replicas(d['replicas'])} replicas; capacity {source}", width)
-        lines += _wrapped(f"    $/1M peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
+        per = "$/1M output tokens" if tokens else "$/1M"
+        lines += _wrapped(f"    {per} peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
+        if tokens:
+            lines += _wrapped(f"    output tokens/s at {tokens['minReplicas']:,.0f} (min replicas) to "
+                              f"{tokens['maxReplicas']:,.0f} (max replicas); peak {_count(tokens['peak'])}", width)  # fmt: skip
+            if d["maxReplicasCarryPeak"] is False:
+                lines += _wrapped(f"    warning: maxReplicas cannot carry the peak of {_count(tokens['peak'])} output "
+                                  "tokens/s at the TTFT/ITL targets", width)  # fmt: skip
     for p in sizing["pools"]:
         peak, low = p["peak"], p["minimum"]
         lines += _wrapped(
@@ -612,6 +624,10 @@ def _wrapped(text: str, width: int) -> list[str]:
 
 def _replicas(replicas: dict) -> str:
     return f"{replicas['minimum']} min / {replicas['average']} avg / {replicas['peak']} peak"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
 
 
 def _per_million(value: Any) -> str:

@@ -387,6 +387,8 @@ def pool_diffs(base_cost: dict[str, Any] | None, head_cost: dict[str, Any] | Non
 
 def _capacity(entry: dict[str, Any]) -> Any:
     capacity = entry.get("capacity")
+    if isinstance(capacity, dict) and "outputTokensPerSecond" in capacity:  # an LLM: $/1M is per 1M output tokens
+        return f"{capacity.get('kind')} {capacity['outputTokensPerSecond']} output tokens/s"
     return f"{capacity.get('kind')} {capacity.get('inferencesPerSecond')}/s" if isinstance(capacity, dict) else capacity
 
 
