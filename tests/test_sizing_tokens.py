@@ -151,3 +151,17 @@ def test_a_token_target_with_a_stated_inference_capacity_says_to_measure_with_ll
     with pytest.raises(ConfigError) as error:
         plan_sizing(load_stack_config(raw, "prod"), tmp_path)
     assert "a load in output tokens/s needs a capacity in tokens" in one_line(str(error.value))
+
+
+def test_size_ranks_gpus_by_dollars_per_million_output_tokens(tmp_path):
+    from tritonfleet.core.size_options import rank_options
+
+    config = _config(tmp_path, llm_result())
+    deployment = next(d for d in config.triton_deployments if d.llm)
+    ranking = rank_options(config, deployment, deployment_capacities(config, tmp_path)["llm"])
+    assert ranking.unit == "output tokens"
+    own = [o for o in ranking.options if o.gpu == "H200" and o.capacity is not None]
+    assert own and all(o.capacity == 2000.0 and o.replicas == 8 and o.latency_checked for o in own)
+    priced = [o for o in ranking.ranked if o.usd_per_million is not None]
+    assert priced == sorted(priced, key=lambda o: o.usd_per_million)
+    assert any("$/1M counts output tokens" in note for note in ranking.notes)

@@ -465,6 +465,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         from tritonfleet.core.config import ConfigError, load_stack_config
         from tritonfleet.core.config.problems import did_you_mean
         from tritonfleet.core.size_options import rank_options
+        from tritonfleet.core.sizing import load_in_capacity_unit
         from tritonfleet.plan.advice import advise, guardrails
         from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
         from tritonfleet.plan.sizing import SizingError, deployment_capacities
@@ -487,6 +488,9 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         if benchmark_model is not None and benchmark_model not in published:
             hint = did_you_mean(benchmark_model, published)
             raise _fail(err, f"no published benchmark '{benchmark_model}' in the catalog (it has: {', '.join(published)}){hint}")
+        _, _, unusable = load_in_capacity_unit(target.target_load, capacities.get(deployment), deployment)
+        if unusable is not None:
+            raise _fail(err, f"{unusable.key}: {unusable.message}")
         rails = guardrails(config, project.directory, model_memory_gib, benchmark_model)
         ranking = rank_options(config, target, capacities.get(deployment), rails)
         from tritonfleet.plan.harness import PlanError
@@ -519,12 +523,14 @@ def print_ranking(out: Console, config: Any, deployment: Any, ranking: Any, chos
     target = f", latency target {deployment.latency_target} p99" if deployment.latency_target else ""
     say(f"tritonfleet size {deployment.name} in {config.cloud} {config.region}: peak {load.peak:g} {load.unit}{target}",
         style="bold")  # fmt: skip
-    say("Ranked: options that pass the stack's policies and limits, by $ per 1M inferences at peak (whole nodes):")
+    say(f"Ranked: options that pass the stack's policies and limits, by $ per 1M {ranking.unit} at peak (whole "
+        "nodes, idle GPUs paid):")  # fmt: skip
     for i, option in enumerate(ranking.ranked, 1):
         per_hour = "unknown" if option.usd_per_hour is None else f"${option.usd_per_hour:,.2f}/h"
         say(f"{i}. {option.label}: $/1M ${option.usd_per_million:,.4f}, {per_hour}", "  ", "       ")
         latency = "latency checked (measured p99)" if option.latency_checked else "latency not checked"
-        say(f"{option.nodes} nodes, {option.idle_gpus} idle GPUs; {option.capacity:,.0f}/s per replica "
+        per = " output tokens" if ranking.unit == "output tokens" else ""
+        say(f"{option.nodes} nodes, {option.idle_gpus} idle GPUs; {option.capacity:,.0f}{per}/s per replica "
             f"({option.capacity_kind}); {latency}", "       ", "       ")  # fmt: skip
     if not ranking.ranked:
         say("  (none)")

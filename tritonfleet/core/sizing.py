@@ -308,7 +308,7 @@ class StackSizing:
 POINTS = ("minimum", "average", "peak")
 
 
-def _load(target, capacity: Capacity | None, at: str) -> tuple[float | None, float | None, Finding | None]:
+def load_in_capacity_unit(target, capacity: Capacity | None, at: str) -> tuple[float | None, float | None, Finding | None]:
     """The peak and average load in the capacity's unit (output tokens/s for an LLM capacity, else inferences/s),
     or the problem that keeps them apart: a token capacity with a load in requests and no output length, or a load
     in tokens with a capacity in inferences."""
@@ -368,7 +368,7 @@ def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing
         capacity = capacities.get(d.name)
         target = d.target_load
         at = f"tritonDeployments[{i}]"
-        peak, average, problem = _load(target, capacity, at)
+        peak, average, problem = load_in_capacity_unit(target, capacity, at)
         if problem is not None:
             findings.append(problem)
             capacity = None
