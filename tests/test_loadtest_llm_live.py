@@ -174,3 +174,10 @@ def test_the_cli_refuses_llm_against_a_non_streaming_model(triton):
                                        "--protocol", "http", "--concurrency", "1", "--requests", "1"])  # fmt: skip
     assert outcome.exit_code == 1
     assert "not decoupled" in one_line(outcome.output)
+
+
+def test_a_request_based_loadtest_of_a_streaming_model_says_to_add_llm(triton):
+    outcome = CliRunner().invoke(app, ["loadtest", "--model", "llm", "--url", triton["http"], "--concurrency", "1",
+                                       "--requests", "1"])  # fmt: skip
+    assert outcome.exit_code == 1
+    assert "is decoupled" in one_line(outcome.output) and "add --llm" in one_line(outcome.output)

@@ -210,7 +210,7 @@ def probe(plan: LlmPlan) -> LlmInterface:
     """The server is live and the model ready (loadtest's probe, its messages), then its streaming interface."""
     base = lt.Plan(url=plan.url, model=plan.model, model_version=plan.model_version, protocol=plan.protocol,
                    concurrency=1, timeout_s=min(plan.timeout_s, 600))  # fmt: skip
-    lt.probe(base)
+    lt.probe(base, streaming=True)
     control = max(base.timeout_s, lt.CONTROL_TIMEOUT_S)
     client = lt.connect(base, control)
     try:
