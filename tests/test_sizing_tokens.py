@@ -165,3 +165,27 @@ def test_size_ranks_gpus_by_dollars_per_million_output_tokens(tmp_path):
     priced = [o for o in ranking.ranked if o.usd_per_million is not None]
     assert priced == sorted(priced, key=lambda o: o.usd_per_million)
     assert any("$/1M counts output tokens" in note for note in ranking.notes)
+
+
+def test_size_estimates_an_llm_from_mlperf_llama2_70b_rows_in_output_tokens(tmp_path):
+    """MLPerf Inference v4.1 Llama 2 70B Server rows (output tokens/s per GPU, read from the result logs), used
+    only when named as representing the model, and labelled estimates."""
+    from tritonfleet.core.catalog import load_catalog
+    from tritonfleet.core.size_options import Guardrails, peak_load, rank_options
+
+    rows = {b.gpu: b for b in load_catalog().benchmarks if b.model == "llama2-70b"}
+    assert {g: r.inferences_per_second for g, r in rows.items()} == {"H100": 2700.7, "H200": 3653.5, "B200": 10755.6}
+    assert all(r.unit == TOKENS and r.source == "MLPERF41" for r in rows.values())
+    assert rows["H200"].inferences_per_second == pytest.approx(29228.22 / 8, abs=0.05)  # 8 GPUs in the system
+    config = _config(tmp_path, None, {"peak": 12000, "unit": "outputTokens/s"}, loadtestResult=None,
+                     throughputPerReplica=None)  # fmt: skip
+    deployment = next(d for d in config.triton_deployments if d.llm)
+    rails = Guardrails(benchmark_model="llama2-70b")
+    ranking = rank_options(config, deployment, None, rails)
+    assert ranking.unit == "output tokens"
+    h200 = next(o for o in ranking.options if o.gpu == "H200")
+    assert h200.capacity == pytest.approx(2 * 3653.5) and h200.capacity_kind == "estimate: benchmark"
+    assert h200.replicas == 3  # ceil(12000 / (7307 x 0.75))
+    requests = _config(tmp_path, None, {"peak": 60, "unit": "requests/s"}, loadtestResult=None, throughputPerReplica=None)
+    with pytest.raises(ValueError, match="counts output tokens/s: give the target load in outputTokens/s"):
+        peak_load(requests, next(d for d in requests.triton_deployments if d.llm), None, rails)

@@ -464,8 +464,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         from tritonfleet.core.catalog import load_catalog
         from tritonfleet.core.config import ConfigError, load_stack_config
         from tritonfleet.core.config.problems import did_you_mean
-        from tritonfleet.core.size_options import rank_options
-        from tritonfleet.core.sizing import load_in_capacity_unit
+        from tritonfleet.core.size_options import peak_load, rank_options
         from tritonfleet.plan.advice import advise, guardrails
         from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
         from tritonfleet.plan.sizing import SizingError, deployment_capacities
@@ -488,10 +487,11 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         if benchmark_model is not None and benchmark_model not in published:
             hint = did_you_mean(benchmark_model, published)
             raise _fail(err, f"no published benchmark '{benchmark_model}' in the catalog (it has: {', '.join(published)}){hint}")
-        _, _, unusable = load_in_capacity_unit(target.target_load, capacities.get(deployment), deployment)
-        if unusable is not None:
-            raise _fail(err, f"{unusable.key}: {unusable.message}")
         rails = guardrails(config, project.directory, model_memory_gib, benchmark_model)
+        try:
+            peak_load(config, target, capacities.get(deployment), rails)
+        except ValueError as error:
+            raise _fail(err, str(error)) from None
         ranking = rank_options(config, target, capacities.get(deployment), rails)
         from tritonfleet.plan.harness import PlanError
         from tritonfleet.policycheck.engine import PackError

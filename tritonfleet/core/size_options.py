@@ -161,6 +161,28 @@ def _other_pools_gpus(config: StackConfig, pool: GpuPool) -> int:
     return sum(p.max_nodes * config.instance_type(p).gpu_count for p in config.enabled_pools if p.name != pool.name)
 
 
+def peak_load(
+    config: StackConfig, deployment: TritonDeployment, capacity: Capacity | None, rails: Guardrails
+) -> tuple[float, str]:
+    """The peak in the unit the options are priced in: output tokens for an LLM measured in tokens (plan/sizing.py
+    refused one past its TTFT/ITL targets) or estimated from an LLM benchmark, else inferences. ValueError says
+    why the load and the capacity cannot meet (a load in requests without an output length)."""
+    target = deployment.target_load
+    assert target is not None
+    benchmarks = {b.unit for b in load_catalog().benchmarks if b.model == rails.benchmark_model}
+    if capacity is None and benchmarks == {TOKENS}:
+        peak = target.output_tokens_per_second(target.peak)
+        if peak is None:
+            raise ValueError(f"the {rails.benchmark_model} benchmark counts output tokens/s: give the target load in "
+                             "outputTokens/s, or set targetLoad.outputTokens (the mean output tokens of a request)")  # fmt: skip
+        return peak, "output tokens"
+    i = config.triton_deployments.index(deployment)
+    peak, _, unusable = load_in_capacity_unit(target, capacity, f"tritonDeployments[{i}]")
+    if unusable is not None or peak is None:
+        raise ValueError(f"{unusable.key}: {unusable.message}" if unusable else "no peak load")
+    return peak, "output tokens" if capacity is not None and capacity.unit == TOKENS else "inferences"
+
+
 def rank_options(
     config: StackConfig, deployment: TritonDeployment, capacity: Capacity | None, rails: Guardrails | None = None
 ) -> Ranking:
@@ -180,11 +202,7 @@ def rank_options(
     memory_now = deployment.gpus_per_replica * catalog.gpus[own_gpu].memory_gb
     others = _other_pools_gpus(config, pool)
     tiers_now = {t.name for t in capacity_tiers(config.cloud, pool)}
-    # An LLM measured in tokens is sized and priced in output tokens (plan/sizing.py refused it past its TTFT/ITL
-    # targets, and refuses a load in requests without lengths before `size` runs).
-    peak, _, unusable = load_in_capacity_unit(deployment.target_load, capacity, f"tritonDeployments[{i}]")
-    if peak is None or unusable is not None:
-        raise ValueError(unusable.message if unusable else "no peak load")
+    peak, unit = peak_load(config, deployment, capacity, rails)
     target_ms = latency_ms(deployment.latency_target) if deployment.latency_target else None
     options: list[Option] = []
     fits = not _measured_over_target(capacity, target_ms)
@@ -240,7 +258,6 @@ def rank_options(
                 keys["onDemandBase"] if option == "spot" else 0,
             ))  # fmt: skip
     options.sort(key=_order)
-    unit = "output tokens" if capacity is not None and capacity.unit == TOKENS else "inferences"
     return Ranking(tuple(options), tuple(_notes(config, deployment, capacity, rails, options, target_ms)), unit)
 
 
