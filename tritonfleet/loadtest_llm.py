@@ -1,9 +1,10 @@
 """`tritonfleet loadtest --llm`: a bounded streaming load generator for one LLM served by Triton, measured in tokens.
 
 Requests stream: over gRPC with Triton's decoupled streaming API (tritonclient.grpc start_stream /
-async_stream_infer, one stream per client thread, an empty final response marking each request's end), or over HTTP
-with Triton's generate_stream endpoint (server-sent events, one `data:` event per response). One streamed response
-is one output token (TOKEN_COUNTING).
+async_stream_infer, one stream per client thread, an empty final response marking each request's end), over HTTP
+with Triton's generate_stream endpoint (server-sent events, one `data:` event per response), or to an
+OpenAI-compatible frontend's /v1/completions with stream true (`--protocol openai`). One streamed response is one
+output token (TOKEN_COUNTING); an OpenAI usage block, where sent, gives the exact count.
 
 The model is driven the way NVIDIA's GenAI-Perf drives Triton's LLM backends: the prompt in a BYTES input
 (`text_input`), the output length in `max_tokens` (TensorRT-LLM's ensemble; `request_output_len` in older ones) or in
@@ -95,6 +96,8 @@ class LlmPlan:
             raise lt.LoadtestError(f"--requests must be >= 1, not {self.max_requests}")
         if self.replicas < 1 or not (0 < self.timeout_s <= 3600):
             raise lt.LoadtestError("--replicas must be >= 1 and --timeout in (0, 3600] seconds")
+        if self.protocol not in ("grpc", "http", "openai"):
+            raise lt.LoadtestError(f"--protocol must be grpc, http or openai with --llm, not {self.protocol}")
         if self.arrivals not in ("poisson", "uniform"):
             raise lt.LoadtestError(f"--arrivals must be poisson or uniform, not {self.arrivals}")
         if self.percentile not in (50, 90, 95, 99):
@@ -287,13 +290,79 @@ class _GrpcStreamer:
         self.client.close()
 
 
+class _OpenAiStreamer:
+    """An OpenAI-compatible frontend's /v1/completions with stream true (Triton's OpenAI frontend, vLLM's server):
+    server-sent events of completion chunks, `data: [DONE]` last. A chunk with text is a token; a final usage block
+    (where the server sends one) gives the exact output token count."""
+
+    def __init__(self, plan: LlmPlan):
+        self.plan = plan
+        self.address = _address(plan.url)
+
+    def request(self, values: dict[str, Any], datatypes: dict[str, str], stream: _Stream) -> None:
+        body = {"model": self.plan.model, "prompt": values["prompt"], "max_tokens": values["max_tokens"], "stream": True}
+        deadline = stream.sent + self.plan.timeout_s
+        connection = http.client.HTTPConnection(*self.address, timeout=self.plan.timeout_s)
+        try:
+            connection.request("POST", "/v1/completions", body=json.dumps(body),
+                               headers={"Content-Type": "application/json", "Accept": "text/event-stream"})  # fmt: skip
+            response = connection.getresponse()
+            if response.status != 200:
+                raise OSError(f"HTTP {response.status}: {response.read(300).decode(errors='replace')}")
+            while time.monotonic() < deadline:
+                line = response.readline()
+                if not line or line.strip() == b"data: [DONE]":
+                    stream.end = time.monotonic()
+                    return
+                if not line.startswith(b"data:"):
+                    continue
+                chunk = json.loads(line[5:])
+                if "error" in chunk:
+                    raise OSError(str(chunk["error"]))
+                if any(choice.get("text") for choice in chunk.get("choices") or []):
+                    stream.token(time.monotonic())
+                usage = chunk.get("usage") or {}
+                if isinstance(usage.get("completion_tokens"), int) and stream.tokens:
+                    stream.tokens = usage["completion_tokens"]
+            raise TimeoutError(f"no end of stream within {self.plan.timeout_s:g} s (--timeout)")
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        return None
+
+
+def _address(url: str) -> tuple[str, int]:
+    host, _, port = url.rpartition(":")
+    return (host or url, int(port) if port.isdigit() else 8000)
+
+
+def openai_probe(plan: LlmPlan) -> LlmInterface:
+    """The frontend answers /v1/models and serves the model; its interface is OpenAI's (prompt, max_tokens)."""
+    connection = http.client.HTTPConnection(*_address(plan.url), timeout=min(plan.timeout_s, lt.CONTROL_TIMEOUT_S))
+    try:
+        connection.request("GET", "/v1/models")
+        response = connection.getresponse()
+        listed = json.loads(response.read()) if response.status == 200 else None
+    except (OSError, ValueError) as error:
+        raise lt.LoadtestError(f"no OpenAI-compatible frontend answers at {plan.url}: {lt._describe(error)}") from None
+    finally:
+        connection.close()
+    names = sorted(m.get("id", "?") for m in (listed or {}).get("data", []) if isinstance(m, dict))
+    if listed is None:
+        raise lt.LoadtestError(f"{plan.url}/v1/models did not answer 200: is it an OpenAI-compatible frontend?")
+    if plan.model not in names:
+        raise lt.LoadtestError(f"the frontend at {plan.url} does not serve '{plan.model}'; it serves: "
+                               f"{', '.join(names) or 'none'}")  # fmt: skip
+    return LlmInterface("prompt", "max_tokens", "INT32", (), False)
+
+
 class _HttpStreamer:
     """Triton's HTTP generate_stream endpoint: a POST whose answer is server-sent events, one per response."""
 
     def __init__(self, plan: LlmPlan):
         self.plan = plan
-        host, _, port = plan.url.rpartition(":")
-        self.address = (host or plan.url, int(port) if port.isdigit() else 8000)
+        self.address = _address(plan.url)
         version = f"/versions/{plan.model_version}" if plan.model_version else ""
         self.path = f"/v2/models/{plan.model}{version}/generate_stream"
 
@@ -322,6 +391,13 @@ class _HttpStreamer:
 
     def close(self) -> None:
         return None
+
+
+STREAMERS: dict[str, Callable[[LlmPlan, list[int]], Any]] = {
+    "grpc": _GrpcStreamer,
+    "http": lambda plan, _shape: _HttpStreamer(plan),
+    "openai": lambda plan, _shape: _OpenAiStreamer(plan),
+}
 
 
 # ---------------------------------------------------------------- the run
@@ -380,7 +456,7 @@ def run(plan: LlmPlan, progress: Callable[[float, int], None] | None = None, sto
     plan.check()
     stop = stop or threading.Event()
     try:
-        model = call_within(min(plan.timeout_s, 600), lambda: probe(plan))
+        model = call_within(min(plan.timeout_s, 600), lambda: (openai_probe if plan.protocol == "openai" else probe)(plan))
     except DeadlineExceeded:
         raise lt.LoadtestError(f"the Triton server at {plan.url} did not answer the probe within "
                                f"{min(plan.timeout_s, 600):g} s") from None  # fmt: skip
@@ -408,7 +484,7 @@ def run(plan: LlmPlan, progress: Callable[[float, int], None] | None = None, sto
         try:
             streamer = getattr(local, "streamer", None)
             if streamer is None:
-                streamer = local.streamer = _GrpcStreamer(plan, shape) if plan.protocol == "grpc" else _HttpStreamer(plan)
+                streamer = local.streamer = STREAMERS[plan.protocol](plan, shape)
                 with streamers_lock:
                     streamers.append(streamer)
             streamer.request(model.values(prompt, output_tokens), datatypes, stream)

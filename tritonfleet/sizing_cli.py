@@ -18,6 +18,7 @@ from tritonfleet.terminal import print_labelled
 class Protocol(StrEnum):
     http = "http"
     grpc = "grpc"
+    openai = "openai"  # --llm only: an OpenAI-compatible frontend's streaming /v1/completions
 
 
 class Arrivals(StrEnum):
@@ -246,7 +247,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
     def loadtest(
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         url: Annotated[str, typer.Option(help="host:port of Triton's HTTP (8000) or gRPC (8001) endpoint")] = "127.0.0.1:8000",
-        protocol: Annotated[Protocol, typer.Option(help="http, or grpc where tritonclient.grpc imports")] = Protocol.http,
+        protocol: Annotated[Protocol, typer.Option(help="http, grpc (where it imports), or openai (--llm)")] = Protocol.http,
         rate: Annotated[float | None, typer.Option(help="open loop: requests per second (a sweep's first rate)")] = None,
         concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight (a sweep's first)")] = None,
         arrivals: Annotated[Arrivals, typer.Option(help="open loop: poisson (independent clients) or uniform gaps")] = Arrivals.poisson,
@@ -301,6 +302,8 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
         if stack is not None and deployment is not None:
             latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
+        if protocol is Protocol.openai and not llm:
+            raise _fail(err, "--protocol openai streams tokens: add --llm (or use http or grpc)", EXIT_USAGE)
         if llm:
             options = {"url": url, "model": model, "model_version": model_version, "protocol": protocol.value,
                        "rate": rate, "concurrency": concurrency, "duration_s": duration, "warmup_s": warmup,

@@ -51,7 +51,7 @@ class LlmLoadtestResult(_Doc):
     model_version: str = Field("", alias="modelVersion")
     gpu: str | None = None  # the accelerator that served it (--gpu), so a profile is not applied to another
     url: str
-    protocol: Literal["http", "grpc"]
+    protocol: Literal["http", "grpc", "openai"]
     mode: Literal["rate", "concurrency"]
     offered_rate: float | None = Field(None, alias="offeredRate")
     concurrency: int | None = None
