@@ -166,4 +166,4 @@ def test_size_refuses_unknown_deployment_and_missing_target():
 def test_size_refuses_a_benchmark_the_catalog_does_not_publish(name, shown):
     """An unknown --benchmark-model once ranked nothing but the measured GPU and exited 0."""
     outcome = CliRunner().invoke(app, ["size", "--stack", "prod", "--deployment", "llm", "--benchmark-model", name, "--project-dir", str(ROOT)])
-    assert outcome.exit_code == 1 and shown in one_line(outcome.output) and "(it has: resnet50)" in outcome.output
+    assert outcome.exit_code == 1 and shown in one_line(outcome.output) and "(it has: llama2-70b, resnet50)" in one_line(outcome.output)
