@@ -189,3 +189,15 @@ def test_size_estimates_an_llm_from_mlperf_llama2_70b_rows_in_output_tokens(tmp_
     requests = _config(tmp_path, None, {"peak": 60, "unit": "requests/s"}, loadtestResult=None, throughputPerReplica=None)
     with pytest.raises(ValueError, match="counts output tokens/s: give the target load in outputTokens/s"):
         peak_load(requests, next(d for d in requests.triton_deployments if d.llm), None, rails)
+
+
+def test_the_pr_diff_names_an_llms_unit_cost_per_million_output_tokens(tmp_path):
+    from tritonfleet.diff.compare import unit_cost_diffs
+
+    base = {"sizing": plan_sizing(_config(tmp_path, llm_result(outputTokensPerSecond=1500.0)), tmp_path)}
+    head = {"sizing": plan_sizing(_config(tmp_path, llm_result(outputTokensPerSecond=3000.0)), tmp_path)}
+    change = next(d for d in unit_cost_diffs(base, head) if d.subject.startswith("deployment llm"))
+    assert change.subject == "deployment llm (per 1M output tokens)"
+    assert change.basis.before == "measured 1500.0 output tokens/s" and change.basis.after == "measured 3000.0 output tokens/s"
+    # 11 replicas of 2 GPUs need 3 eight-GPU nodes at the peak, 6 replicas 2: whole nodes make tokens cheaper.
+    assert change.peak.after < change.peak.before
