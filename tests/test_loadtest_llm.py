@@ -110,3 +110,16 @@ def test_a_result_past_its_targets_or_saturated_is_refused_with_the_reason():
     with pytest.raises(Refused, match="fell behind"):
         usable_token_capacity(_result(saturated=["offered 2.0 requests/s, achieved 1.0: the server fell behind"]),
                               None, None)  # fmt: skip
+
+
+def test_a_deployment_gives_loadtest_llm_its_ttft_itl_targets_and_gpu(tmp_path):
+    """`--stack prod --deployment llm`: the llm block's targets and the pool's GPU (H200), so the result is measured
+    against what sizing holds it to and names the GPU sizing checks; options given win."""
+    from tests.test_models_deployment_checks import _project
+    from tritonfleet.sizing_cli import _llm_defaults
+
+    llm = {"backend": "tensorrtllm", "model": "Llama-3.3-70B", "precision": "fp8", "kvCachePrecision": "fp8",
+           "maxContext": 8192, "maxSequences": 64, "ttftTarget": "800ms", "itlTarget": "40ms"}  # fmt: skip
+    _project(tmp_path, llm=llm)
+    assert _llm_defaults("prod", "llm", tmp_path, None, None, None) == ("800ms", "40ms", "H200")
+    assert _llm_defaults("prod", "llm", tmp_path, "1s", "60ms", "H100") == ("1s", "60ms", "H100")

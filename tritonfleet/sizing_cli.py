@@ -97,6 +97,21 @@ def _deployment_defaults(
     return latency_target or found.latency_target, json_file
 
 
+def _llm_defaults(
+    stack: str, deployment: str, project_dir: Path | None, ttft_target: str | None, itl_target: str | None,
+    gpu: str | None,
+) -> tuple[str | None, str | None, str | None]:
+    """An llm deployment's TTFT and ITL targets and its pool's GPU where the options do not say: the result is then
+    measured against what sizing holds it to, on the GPU sizing checks."""
+    from tritonfleet.cli import _deployment
+
+    config, found = _deployment(stack, deployment, project_dir)
+    if found.llm is not None:
+        ttft_target = ttft_target or found.llm.ttft_target
+        itl_target = itl_target or found.llm.itl_target
+    return ttft_target, itl_target, gpu or config.instance_type(config.pool(found.pool)).gpu
+
+
 def _numbers(text: str, option: str, keep: bool = False) -> list[Any]:
     """A comma-separated list of whole numbers >= 0 (or `keep`: the model's own setting)."""
     from tritonfleet.loadtest import LoadtestError
@@ -302,6 +317,8 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
         if stack is not None and deployment is not None:
             latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
+            if llm:
+                ttft_target, itl_target, gpu = _llm_defaults(stack, deployment, project_dir, ttft_target, itl_target, gpu)
         if protocol is Protocol.openai and not llm:
             raise _fail(err, "--protocol openai streams tokens: add --llm (or use http or grpc)", EXIT_USAGE)
         if llm:
