@@ -99,10 +99,12 @@ def stack_config():
 WAITING_MODULES = (
     "test_autoscaling_live.py",
     "test_autoscaling_live_batched.py",
+    "test_autoscaling_llm_live.py",
     "test_triton_live.py",
     "test_triton_hardening_live.py",
     "test_models_triton.py",
     "test_loadtest_live.py",
+    "test_loadtest_llm_live.py",
     "test_models_validate_corpus.py",
     "test_model_control_live.py",
     "test_monitoring_live.py",

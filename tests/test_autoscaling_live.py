@@ -109,13 +109,17 @@ def backends_folder(tmp: Path) -> Path:
 
 
 def start_triton(
-    tmp: Path, backends: Path, case: Case, http_port: int, metrics_port: int, index: int, grpc_port: int | None = None
+    tmp: Path, backends: Path, case: Case | None, http_port: int, metrics_port: int, index: int,
+    grpc_port: int | None = None, models: dict[str, tuple[str, str]] | None = None,
 ) -> subprocess.Popen:
+    """A tritonserver with the case's `svc` model, or `models` (name -> (config.pbtxt, model.py))."""
     wheel = pytriton_dir()
-    models = tmp / f"models-{index}"
-    (models / "svc" / "1").mkdir(parents=True)
-    (models / "svc" / "config.pbtxt").write_text(MODEL_CONFIG)
-    (models / "svc" / "1" / "model.py").write_text(MODEL_CODE.format(service=case.service_seconds))
+    repository = models or {"svc": (MODEL_CONFIG, MODEL_CODE.format(service=case.service_seconds))}  # type: ignore[union-attr]
+    models_dir = tmp / f"models-{index}"
+    for name, (config, code) in repository.items():
+        (models_dir / name / "1").mkdir(parents=True)
+        (models_dir / name / "config.pbtxt").write_text(config)
+        (models_dir / name / "1" / "model.py").write_text(code)
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
@@ -123,7 +127,7 @@ def start_triton(
     }
     command = [
         str(wheel / "tritonserver" / "bin" / "tritonserver"),
-        f"--model-repository={models}",
+        f"--model-repository={models_dir}",
         f"--backend-directory={backends}",
         "--http-address=127.0.0.1",
         f"--http-port={http_port}",

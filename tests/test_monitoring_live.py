@@ -65,9 +65,11 @@ class TritonPythonModel:
 
 
 def _start_triton(
-    tmp: Path, http_port: int, metrics_port: int, models: dict[str, tuple[str, str]] | None = None
+    tmp: Path, http_port: int, metrics_port: int, models: dict[str, tuple[str, str]] | None = None,
+    grpc_port: int | None = None,
 ) -> subprocess.Popen:
-    """The wheel's tritonserver on CPU with Python-backend models: name -> (config.pbtxt, model.py); default `add`."""
+    """The wheel's tritonserver on CPU with Python-backend models: name -> (config.pbtxt, model.py); default `add`.
+    gRPC is off unless a port is given."""
     wheel = pytriton_dir()
     backends = tmp / "backends" / "python"
     backends.mkdir(parents=True)
@@ -101,7 +103,7 @@ def _start_triton(
         f"--backend-directory={tmp / 'backends'}",
         "--http-address=127.0.0.1",
         f"--http-port={http_port}",
-        "--allow-grpc=false",
+        *(["--allow-grpc=false"] if grpc_port is None else ["--grpc-address=127.0.0.1", f"--grpc-port={grpc_port}"]),
         "--metrics-address=127.0.0.1",
         f"--metrics-port={metrics_port}",
         "--metrics-config=summary_latencies=true",

@@ -48,7 +48,7 @@ def test_spot_advice_keeps_the_on_demand_base_and_protected_tiers(prod):
     assert reserved.excluded == ("drops the pool's base and burst tiers (protected node pools)",)
     l4 = next(o for o in ranking.excluded if o.instance_type == "g6.xlarge" and o.purchase == "on-demand")
     assert l4.excluded == ("no capacity figure for this model on L4", "24 GB GPU memory per replica, under the 48 GB it has now")
-    assert any("pass --benchmark-model (resnet50) only if that benchmark represents the model" in n for n in ranking.notes)
+    assert any("pass --benchmark-model (llama2-70b, resnet50) only if that benchmark represents the model" in n for n in ranking.notes)
 
 
 def test_an_llm_is_not_sized_from_resnet_ratios_and_the_gpu_limit_holds(prod):

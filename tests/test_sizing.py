@@ -259,6 +259,8 @@ def test_smallest_purchasable_unit(cloud, gpu, name, gpus):
 
 def test_benchmarks_are_dated_and_cited_and_b200_has_none():
     catalog = load_catalog()
-    assert {b.gpu for b in catalog.benchmarks} == {"L40S", "H100", "H200"}
+    # No closed ResNet-50 result for B200 was published; its only row is MLPerf's Llama 2 70B (output tokens/s).
+    assert {b.gpu for b in catalog.benchmarks if b.model == "resnet50"} == {"L40S", "H100", "H200"}
+    assert {b.model for b in catalog.benchmarks if b.gpu == "B200"} == {"llama2-70b"}
     for bench in catalog.benchmarks:
         assert catalog.sources[bench.source].as_of.year == 2024 and "MLCommons" in catalog.sources[bench.source].title

@@ -86,7 +86,7 @@ def test_a_target_the_bounds_cannot_carry_fails_with_the_numbers():
         ({"targetLoad": {"peak": 0}}, "tritonDeployments[0].targetLoad.peak", ">= 0.001"),
         ({"targetLoad": {"peak": -5, "unit": "requests/s"}}, "tritonDeployments[0].targetLoad.peak", ">= 0.001"),
         ({"targetLoad": {"peak": 100, "average": 200}}, "tritonDeployments[0].targetLoad.average", "at most the peak"),
-        ({"targetLoad": {"peak": 100, "unit": "rps"}}, "tritonDeployments[0].targetLoad.unit", "requests/s or inferences/s"),
+        ({"targetLoad": {"peak": 100, "unit": "rps"}}, "tritonDeployments[0].targetLoad.unit", "requests/s, inferences/s"),
         ({"latencyTarget": "50"}, "tritonDeployments[0].latencyTarget", "with a unit"),
         ({"latencyTarget": 50}, "tritonDeployments[0].latencyTarget", "50ms"),
         ({"throughputPerReplica": 0}, "tritonDeployments[0].throughputPerReplica", ">= 0.001"),
@@ -166,4 +166,4 @@ def test_size_refuses_unknown_deployment_and_missing_target():
 def test_size_refuses_a_benchmark_the_catalog_does_not_publish(name, shown):
     """An unknown --benchmark-model once ranked nothing but the measured GPU and exited 0."""
     outcome = CliRunner().invoke(app, ["size", "--stack", "prod", "--deployment", "llm", "--benchmark-model", name, "--project-dir", str(ROOT)])
-    assert outcome.exit_code == 1 and shown in one_line(outcome.output) and "(it has: resnet50)" in outcome.output
+    assert outcome.exit_code == 1 and shown in one_line(outcome.output) and "(it has: llama2-70b, resnet50)" in one_line(outcome.output)

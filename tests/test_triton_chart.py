@@ -247,6 +247,9 @@ def test_planned_deployment_shape(stack, name):
         wanted = {
             INFERENCES_PER_SECOND: auto.get("inferencesPerSecond", {}).get("target"),
             QUEUE_MS_PER_REQUEST: auto.get("queueTime", {}).get("targetMs"),
+            # an llm deployment: its sequences against its batch capacity, and its time-to-first-token guard
+            auto.get("sequences", {}).get("metric"): auto.get("sequences", {}).get("target"),
+            auto.get("ttft", {}).get("metric"): auto.get("ttft", {}).get("targetMs"),
         }
         assert metrics == {name: target for name, target in wanted.items() if target}
         assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (values["replicas"]["min"], values["replicas"]["max"])

@@ -207,8 +207,9 @@ class ModelSpec:
     max_batch_size: int
 
 
-def probe(plan: Plan) -> ModelSpec:
-    """Check the server and model; return its inputs (dims without the batch dimension) and max_batch_size."""
+def probe(plan: Plan, streaming: bool = False) -> ModelSpec:
+    """Check the server and model; return its inputs (dims without the batch dimension) and max_batch_size. A
+    decoupled model (it streams, an LLM) is refused unless `streaming` (loadtest --llm drives it)."""
     from tritonclient.utils import InferenceServerException
 
     control = max(plan.timeout_s, CONTROL_TIMEOUT_S)
@@ -231,6 +232,10 @@ def probe(plan: Plan) -> ModelSpec:
     finally:
         client.close()
     config = config.get("config", config)
+    if not streaming and config.get("model_transaction_policy", {}).get("decoupled"):
+        raise LoadtestError(f"model '{plan.model}' is decoupled: it streams its answer (an LLM streams tokens), which a "
+                            "request-based load test cannot time; add --llm to measure TTFT, inter-token latency and "
+                            "tokens/s")  # fmt: skip
     max_batch = int(config.get("max_batch_size", 0) or 0)
     if plan.batch_size > 1 and max_batch == 0:
         raise LoadtestError(f"model '{plan.model}' does not batch (max_batch_size 0): use --batch-size 1")

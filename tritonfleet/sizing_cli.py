@@ -18,6 +18,7 @@ from tritonfleet.terminal import print_labelled
 class Protocol(StrEnum):
     http = "http"
     grpc = "grpc"
+    openai = "openai"  # --llm only: an OpenAI-compatible frontend's streaming /v1/completions
 
 
 class Arrivals(StrEnum):
@@ -96,6 +97,21 @@ def _deployment_defaults(
     return latency_target or found.latency_target, json_file
 
 
+def _llm_defaults(
+    stack: str, deployment: str, project_dir: Path | None, ttft_target: str | None, itl_target: str | None,
+    gpu: str | None,
+) -> tuple[str | None, str | None, str | None]:
+    """An llm deployment's TTFT and ITL targets and its pool's GPU where the options do not say: the result is then
+    measured against what sizing holds it to, on the GPU sizing checks."""
+    from tritonfleet.cli import _deployment
+
+    config, found = _deployment(stack, deployment, project_dir)
+    if found.llm is not None:
+        ttft_target = ttft_target or found.llm.ttft_target
+        itl_target = itl_target or found.llm.itl_target
+    return ttft_target, itl_target, gpu or config.instance_type(config.pool(found.pool)).gpu
+
+
 def _numbers(text: str, option: str, keep: bool = False) -> list[Any]:
     """A comma-separated list of whole numbers >= 0 (or `keep`: the model's own setting)."""
     from tritonfleet.loadtest import LoadtestError
@@ -130,7 +146,7 @@ def _schedule(path: Path | None) -> tuple[int, ...]:
     return gaps
 
 
-def _target_ms(text: str | None) -> float | None:
+def _target_ms(text: str | None, option: str = "--latency-target") -> float | None:
     import re
 
     from tritonfleet.core.config.schema import LATENCY_PATTERN, latency_ms
@@ -139,7 +155,7 @@ def _target_ms(text: str | None) -> float | None:
     if text is None:
         return None
     if not re.match(LATENCY_PATTERN, text) or latency_ms(text) <= 0:
-        raise LoadtestError(f"--latency-target {text}: a time with its unit, such as 50ms or 1.5s")
+        raise LoadtestError(f"{option} {text}: a time with its unit, such as 50ms or 1.5s")
     return latency_ms(text)
 
 
@@ -159,6 +175,86 @@ def _shapes(given: list[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def loadtest_llm_table(result: Any) -> Table:
+    """GenAI-Perf's headline figures: TTFT, inter-token and end-to-end latency percentiles, tokens/s, goodput."""
+    table = Table(title=f"loadtest --llm {result.model} over {result.protocol} ({result.mode}), "
+                  f"{result.duration_s:.1f} s")  # fmt: skip
+    for column in ("ms", "p50", "p90", "p95", "p99", "max"):
+        table.add_column(column, justify="right")
+    for name, latency in (("TTFT", result.ttft_ms), ("ITL", result.itl_ms), ("end-to-end", result.e2e_ms)):
+        table.add_row(name, *(_ms(latency.at(q)) for q in (50, 90, 95, 99)), _ms(latency.max))
+    return table
+
+
+def loadtest_llm_lines(result: Any) -> list[str]:
+    offered = f"{result.offered_rate:g}/s offered" if result.offered_rate is not None else f"concurrency {result.concurrency}"
+    goodput = result.goodput
+    targets = ", ".join(f"{name} <= {value:g} ms" for name, value in (("TTFT", goodput.ttft_target_ms),
+                        ("ITL", goodput.itl_target_ms)) if value is not None) or "no targets"  # fmt: skip
+    verdict = "saturated: " + "; ".join(result.saturation.reasons) if result.saturation.saturated else "not saturated"
+    return [
+        f"{offered}: {result.requests_per_second:,.2f} req/s, out tok/s {result.output_tokens_per_second:,.1f}, "
+        f"total tok/s {result.total_tokens_per_second:,.1f}, errors {result.errors} of {result.requests}",
+        f"input tokens {result.input_tokens.distribution} (mean {_ms(result.input_tokens.mean)}), output tokens "
+        f"{result.output_tokens.distribution} (mean {_ms(result.output_tokens.mean)})",
+        f"goodput ({targets}): {goodput.requests_per_second:,.2f} req/s, {goodput.share:.0%} of requests",
+        f"arrivals {result.arrivals}, warm-up {result.warmup_s:g} s, latency from the {result.latency_measured_from}",
+        f"tokens: {result.token_counting}",
+        f"verdict: {verdict}",
+    ]
+
+
+def _loadtest_llm(
+    out: Console, err: Console, options: dict[str, Any], llm: tuple[str, str, Path | None, str | None, str | None],
+    json_file: Path | None,
+) -> None:
+    """`loadtest --llm`: the streaming run, its table and lines, and its result file."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tritonfleet import loadtest as lt
+    from tritonfleet import loadtest_llm as ltl
+    from tritonfleet.output_paths import OutputError, check_output_file, write_output
+
+    input_tokens, output_tokens, prompts, ttft_target, itl_target = llm
+    try:
+        plan = ltl.LlmPlan(
+            **options, input_tokens=ltl.parse_lengths(input_tokens, "--input-tokens"),
+            output_tokens=ltl.parse_lengths(output_tokens, "--output-tokens"),
+            prompts=ltl.read_prompts(prompts) if prompts else (), prompts_file=str(prompts or ""),
+            ttft_target_ms=_target_ms(ttft_target, "--ttft-target"), itl_target_ms=_target_ms(itl_target, "--itl-target"),
+        )  # fmt: skip
+        plan.check()
+        if json_file:
+            check_output_file(json_file)
+        columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task(f"{plan.model}: 0 done", total=plan.duration_s + plan.warmup_s)
+            result = ltl.run(plan, lambda elapsed, done: bar.update(task, completed=elapsed,
+                                                                    description=f"{plan.model}: {done} done"))  # fmt: skip
+    except lt.LoadtestUsageError as error:
+        raise _fail(err, str(error), EXIT_USAGE) from None
+    except (lt.LoadtestError, OutputError) as error:
+        raise _fail(err, str(error)) from None
+    out.print(loadtest_llm_table(result))
+    for line in loadtest_llm_lines(result):
+        for part in _wrapped(line, 80):
+            out.print(part, soft_wrap=True, markup=False)
+    for sample in result.error_samples:
+        print_labelled(err, "error sample:", "yellow", sample)
+    if json_file:
+        try:
+            write_output(json_file, result.dumps())
+        except OutputError as error:
+            raise _fail(err, str(error)) from None
+        out.print(f"Result written to {json_file}: {result.output_tokens_per_second_per_replica:,.1f} output "
+                  "tokens/s per replica", markup=False)  # fmt: skip
+    if result.succeeded == 0:
+        raise _fail(err, f"no stream from '{options['model']}' succeeded")
+    gate = [r for r in result.saturation.reasons if r.startswith("stopped early")]
+    if gate:
+        raise _fail(err, gate[0])
+
+
 def register(app: typer.Typer, out: Console, err: Console) -> None:
     """Add the sizing commands to the `tritonfleet` app."""
 
@@ -166,7 +262,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
     def loadtest(
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         url: Annotated[str, typer.Option(help="host:port of Triton's HTTP (8000) or gRPC (8001) endpoint")] = "127.0.0.1:8000",
-        protocol: Annotated[Protocol, typer.Option(help="http, or grpc where tritonclient.grpc imports")] = Protocol.http,
+        protocol: Annotated[Protocol, typer.Option(help="http, grpc (where it imports), or openai (--llm)")] = Protocol.http,
         rate: Annotated[float | None, typer.Option(help="open loop: requests per second (a sweep's first rate)")] = None,
         concurrency: Annotated[int | None, typer.Option(help="closed loop: requests kept in flight (a sweep's first)")] = None,
         arrivals: Annotated[Arrivals, typer.Option(help="open loop: poisson (independent clients) or uniform gaps")] = Arrivals.poisson,
@@ -193,11 +289,21 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         stack: Annotated[str | None, typer.Option("--stack", "-s", help="with --deployment: its latencyTarget and result path")] = None,
         deployment: Annotated[str | None, typer.Option(help="with --stack: the tritonDeployments[].name measured")] = None,
         project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+        llm: Annotated[bool, typer.Option("--llm", help="stream tokens from a decoupled LLM model; measure TTFT/ITL")] = False,
+        input_tokens: Annotated[str, typer.Option(help="--llm: prompt words (~tokens): 128, or uniform 64:256")] = "128",
+        output_tokens: Annotated[str, typer.Option(help="--llm: tokens to generate: 128, or uniform 64:256")] = "128",
+        prompts: Annotated[Path | None, typer.Option(help='--llm: JSON lines {"text": ..., "output_tokens": n}')] = None,
+        ttft_target: Annotated[str | None, typer.Option(help="--llm: time-to-first-token target, e.g. 500ms")] = None,
+        itl_target: Annotated[str | None, typer.Option(help="--llm: inter-token latency target, e.g. 50ms")] = None,
+        gpu: Annotated[str | None, typer.Option(help="--llm: the GPU that served it (sizing checks it), e.g. H100")] = None,
     ) -> None:
         """Drive one model at a rate (Poisson arrivals) or a concurrency; warm up, measure in windows until three
         agree; print offered and achieved rate, percentiles, errors, the saturation verdict and Triton's queue vs
         compute time. With --sweep and --latency-target, find the highest throughput whose percentile meets the
         target: the capacity sizing and the HPA use (tritonDeployments[].loadtestResult).
+
+        With --llm, stream tokens from a decoupled LLM (gRPC streaming, or HTTP generate_stream): TTFT, inter-token
+        and end-to-end latency, output and total tokens/s, goodput against --ttft-target and --itl-target.
 
         Exit 1 when the server or model cannot be reached, an argument's value is bad, every request failed, the
         error-rate gate stopped the run, or no sweep point met the target; 64 when neither or both of --rate and
@@ -211,6 +317,18 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
         if stack is not None and deployment is not None:
             latency_target, json_file = _deployment_defaults(stack, deployment, project_dir, latency_target, json_file)
+            if llm:
+                ttft_target, itl_target, gpu = _llm_defaults(stack, deployment, project_dir, ttft_target, itl_target, gpu)
+        if protocol is Protocol.openai and not llm:
+            raise _fail(err, "--protocol openai streams tokens: add --llm (or use http or grpc)", EXIT_USAGE)
+        if llm:
+            options = {"url": url, "model": model, "model_version": model_version, "protocol": protocol.value,
+                       "rate": rate, "concurrency": concurrency, "duration_s": duration, "warmup_s": warmup,
+                       "max_requests": requests, "replicas": replicas, "timeout_s": timeout,
+                       "arrivals": arrivals.value, "percentile": percentile, "max_error_share": max_error_rate,
+                       "gpu": gpu}  # fmt: skip
+            _loadtest_llm(out, err, options, (input_tokens, output_tokens, prompts, ttft_target, itl_target), json_file)
+            return
         try:
             plan = lt.Plan(
                 url=url, model=model, model_version=model_version, protocol=protocol.value, rate=rate,
@@ -366,7 +484,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         from tritonfleet.core.catalog import load_catalog
         from tritonfleet.core.config import ConfigError, load_stack_config
         from tritonfleet.core.config.problems import did_you_mean
-        from tritonfleet.core.size_options import rank_options
+        from tritonfleet.core.size_options import peak_load, rank_options
         from tritonfleet.plan.advice import advise, guardrails
         from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
         from tritonfleet.plan.sizing import SizingError, deployment_capacities
@@ -390,6 +508,10 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             hint = did_you_mean(benchmark_model, published)
             raise _fail(err, f"no published benchmark '{benchmark_model}' in the catalog (it has: {', '.join(published)}){hint}")
         rails = guardrails(config, project.directory, model_memory_gib, benchmark_model)
+        try:
+            peak_load(config, target, capacities.get(deployment), rails)
+        except ValueError as error:
+            raise _fail(err, str(error)) from None
         ranking = rank_options(config, target, capacities.get(deployment), rails)
         from tritonfleet.plan.harness import PlanError
         from tritonfleet.policycheck.engine import PackError
@@ -421,12 +543,14 @@ def print_ranking(out: Console, config: Any, deployment: Any, ranking: Any, chos
     target = f", latency target {deployment.latency_target} p99" if deployment.latency_target else ""
     say(f"tritonfleet size {deployment.name} in {config.cloud} {config.region}: peak {load.peak:g} {load.unit}{target}",
         style="bold")  # fmt: skip
-    say("Ranked: options that pass the stack's policies and limits, by $ per 1M inferences at peak (whole nodes):")
+    say(f"Ranked: options that pass the stack's policies and limits, by $ per 1M {ranking.unit} at peak (whole "
+        "nodes, idle GPUs paid):")  # fmt: skip
     for i, option in enumerate(ranking.ranked, 1):
         per_hour = "unknown" if option.usd_per_hour is None else f"${option.usd_per_hour:,.2f}/h"
         say(f"{i}. {option.label}: $/1M ${option.usd_per_million:,.4f}, {per_hour}", "  ", "       ")
         latency = "latency checked (measured p99)" if option.latency_checked else "latency not checked"
-        say(f"{option.nodes} nodes, {option.idle_gpus} idle GPUs; {option.capacity:,.0f}/s per replica "
+        per = " output tokens" if ranking.unit == "output tokens" else ""
+        say(f"{option.nodes} nodes, {option.idle_gpus} idle GPUs; {option.capacity:,.0f}{per}/s per replica "
             f"({option.capacity_kind}); {latency}", "       ", "       ")  # fmt: skip
     if not ranking.ranked:
         say("  (none)")
@@ -489,9 +613,21 @@ def sizing_lines(plan: dict, width: int = 80) -> list[str]:
     lines = [f"Sizing (headroom {sizing['headroom']:.0%}; $/1M at whole nodes, idle GPUs included):"]
     for d in sizing["deployments"]:
         capacity = d["capacity"]
-        source = f"{capacity['kind']} {capacity['inferencesPerSecond']:,.0f}/s" if isinstance(capacity, dict) else capacity
+        tokens = d.get("outputTokensPerSecond")
+        if isinstance(capacity, dict):
+            per_second = capacity.get("outputTokensPerSecond", capacity.get("inferencesPerSecond"))
+            source = f"{capacity['kind']} {per_second:,.0f} {'output tokens' if tokens else 'inferences'}/s"
+        else:
+            source = capacity
         lines += _wrapped(f"  {d['deployment']} ({d['pool']}): {_replicas(d['replicas'])} replicas; capacity {source}", width)
-        lines += _wrapped(f"    $/1M peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
+        per = "$/1M output tokens" if tokens else "$/1M"
+        lines += _wrapped(f"    {per} peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
+        if tokens:
+            lines += _wrapped(f"    output tokens/s at {tokens['minReplicas']:,.0f} (min replicas) to "
+                              f"{tokens['maxReplicas']:,.0f} (max replicas); peak {_count(tokens['peak'])}", width)  # fmt: skip
+            if d["maxReplicasCarryPeak"] is False:
+                lines += _wrapped(f"    warning: maxReplicas cannot carry the peak of {_count(tokens['peak'])} output "
+                                  "tokens/s at the TTFT/ITL targets", width)  # fmt: skip
     for p in sizing["pools"]:
         peak, low = p["peak"], p["minimum"]
         lines += _wrapped(
@@ -514,6 +650,10 @@ def _wrapped(text: str, width: int) -> list[str]:
 
 def _replicas(replicas: dict) -> str:
     return f"{replicas['minimum']} min / {replicas['average']} avg / {replicas['peak']} peak"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
 
 
 def _per_million(value: Any) -> str:

@@ -31,6 +31,13 @@ from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW
 
 INFERENCES_PER_SECOND = "triton_inferences_per_second"
 QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
+# LLM deployments: what saturates a replica is its batch of sequences, and what users feel is the first token.
+# Per backend, from the gauges and histograms it exports through Triton's metrics port (monitoring/llm_rules.py):
+# vLLM's vllm:num_requests_running/_waiting and vllm:time_to_first_token_seconds (vllm_backend src/utils/metrics.py);
+# TensorRT-LLM's nv_trt_llm_request_metrics{request_type="active"|"waiting"} (tensorrtllm_backend README, "Triton
+# Metrics") and Triton's first-response histogram of the decoupled model (ms).
+LLM_SEQUENCES = {"vllm": "triton_vllm_sequences", "tensorrtllm": "triton_trtllm_sequences"}
+LLM_TTFT_MS = {"vllm": "triton_vllm_ttft_ms", "tensorrtllm": "triton_trtllm_ttft_ms"}
 RATE_WINDOW = SIGNAL_WINDOW
 # prometheus-adapter's own API server port (its chart's default); the control plane calls it for every HPA sync.
 ADAPTER_PORT = 6443
@@ -53,6 +60,7 @@ def triton_adapter_rules() -> list[dict[str, Any]]:
             "name": {"matches": f"^{count}$", "as": INFERENCES_PER_SECOND},
             "metricsQuery": _rate("<<.Series>>"),
         },
+        *_llm_rules(),
         {
             "seriesQuery": queue + _POD_SERIES,
             "resources": _POD_RESOURCES,
@@ -61,6 +69,50 @@ def triton_adapter_rules() -> list[dict[str, Any]]:
             "metricsQuery": f"{_rate('<<.Series>>')} / clamp_min({_rate('nv_inference_request_success')}, 1e-9) / 1000",
         },
     ]
+
+
+def _llm_rules() -> list[dict[str, Any]]:
+    """Sequences in a pod (running + waiting, averaged over the window: a gauge read once is one instant of a batch
+    that changes every token) and its mean time to first token in ms, per LLM backend."""
+    window = f"[{RATE_WINDOW}]"
+
+    def vllm_gauge(name: str) -> str:  # one sum per gauge: avg_over_time drops the name, so two would collide
+        return f"sum(avg_over_time(vllm:num_requests_{name}{{<<.LabelMatchers>>}}{window})) by (<<.GroupBy>>)"
+
+    trtllm_sequences = 'nv_trt_llm_request_metrics{request_type=~"active|waiting",<<.LabelMatchers>>}'
+    vllm_ttft, trt_ttft = "vllm:time_to_first_token_seconds", "nv_inference_first_response_histogram_ms"
+    return [
+        {
+            "seriesQuery": f"vllm:num_requests_running{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": "^vllm:num_requests_running$", "as": LLM_SEQUENCES["vllm"]},
+            "metricsQuery": f"{vllm_gauge('running')} + {vllm_gauge('waiting')}",
+        },
+        {
+            "seriesQuery": f"nv_trt_llm_request_metrics{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": "^nv_trt_llm_request_metrics$", "as": LLM_SEQUENCES["tensorrtllm"]},
+            "metricsQuery": f"sum(avg_over_time({trtllm_sequences}{window})) by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": f"{vllm_ttft}_count{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": f"^{vllm_ttft}_count$", "as": LLM_TTFT_MS["vllm"]},
+            "metricsQuery": f"{_rate(vllm_ttft + '_sum')} / clamp_min({_rate(vllm_ttft + '_count')}, 1e-9) * 1000",
+        },
+        {
+            "seriesQuery": f"{trt_ttft}_count{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": f"^{trt_ttft}_count$", "as": LLM_TTFT_MS["tensorrtllm"]},
+            "metricsQuery": f"{_rate(trt_ttft + '_sum')} / clamp_min({_rate(trt_ttft + '_count')}, 1e-9)",
+        },
+    ]
+
+
+def target_sequences(max_sequences: int, target_utilization: float) -> str:
+    """The HPA's AverageValue for an LLM's sequences per pod: its batch capacity (llm.maxSequences) times
+    targetUtilization, as a quantity in milli-units."""
+    return f"{max(1, math.floor(max_sequences * target_utilization * 1000))}m"
 
 
 def target_inferences_per_second(throughput_per_replica: float, target_utilization: float) -> str:

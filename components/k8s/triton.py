@@ -23,7 +23,14 @@ from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, 
 from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_load_threads
 
 from .access import access_values
-from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
+from .autoscaling import (
+    INFERENCES_PER_SECOND,
+    LLM_SEQUENCES,
+    LLM_TTFT_MS,
+    QUEUE_MS_PER_REQUEST,
+    target_inferences_per_second,
+    target_sequences,
+)
 from .values import taint_toleration
 
 # Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
@@ -132,7 +139,21 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
         "queueTime": {"metric": QUEUE_MS_PER_REQUEST, "targetMs": f"{latency_ms(guard):g}" if guard else ""},
         # The startup budget's reach to maxReplicas assumes this policy: one place for both.
         "scaleUp": dict(HPA_SCALE_UP),
+        **_llm_autoscaling(deployment),
     }
+
+
+def _llm_autoscaling(deployment: TritonDeployment) -> dict[str, Any]:
+    """An LLM deployment also scales on its sequences (running + waiting) against its batch capacity, guarded by its
+    mean time to first token against llm.ttftTarget; the HPA takes the largest proposal of all its metrics."""
+    llm = deployment.llm
+    if llm is None:
+        return {}
+    return {
+        "sequences": {"metric": LLM_SEQUENCES[llm.backend],
+                      "target": target_sequences(llm.max_sequences, deployment.target_utilization)},
+        "ttft": {"metric": LLM_TTFT_MS[llm.backend], "targetMs": f"{latency_ms(llm.ttft_target):g}"},
+    }  # fmt: skip
 
 
 def llm_env(deployment: TritonDeployment) -> dict[str, str]:

@@ -73,9 +73,10 @@ class Benchmark(_Strict):
     gpu: str
     model: str
     scenario: str
-    inferences_per_second: float = Field(alias="inferencesPerSecond", gt=0)
+    inferences_per_second: float = Field(alias="inferencesPerSecond", gt=0)  # in `unit`, per GPU
     source: str
     note: str = ""
+    unit: Literal["inferences/s", "output tokens/s"] = "inferences/s"  # an LLM benchmark counts output tokens
 
 
 COMPUTE_CAPABILITY_SOURCE = "CUDAGPUS"

@@ -26,7 +26,7 @@ from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.cost import capacity_tiers, cost_per_million, pool_prices, pool_usd_per_hour
 from tritonfleet.core.llm import replica_misfit
-from tritonfleet.core.sizing import Capacity, NodeShape, pack, replica_shape, replicas_needed
+from tritonfleet.core.sizing import TOKENS, Capacity, NodeShape, load_in_capacity_unit, pack, replica_shape, replicas_needed
 
 GIB_IN_GB = 1.073741824
 
@@ -77,6 +77,7 @@ class Option:
 class Ranking:
     options: tuple[Option, ...]  # ranked ones first, cheapest $/1M at peak first; then the excluded
     notes: tuple[str, ...]
+    unit: str = "inferences"  # what $/1M counts: inferences, or an LLM's output tokens
 
     @property
     def ranked(self) -> tuple[Option, ...]:
@@ -93,7 +94,7 @@ class Ranking:
     def without(self, option: Option, *reasons: str) -> Ranking:
         """The ranking with `option` excluded for `reasons` (a check made outside: planning it)."""
         changed = [o.but(*reasons) if o is option else o for o in self.options]
-        return Ranking(tuple(sorted(changed, key=_order)), self.notes)
+        return Ranking(tuple(sorted(changed, key=_order)), self.notes, self.unit)
 
 
 def _order(o: Option) -> tuple:
@@ -160,6 +161,28 @@ def _other_pools_gpus(config: StackConfig, pool: GpuPool) -> int:
     return sum(p.max_nodes * config.instance_type(p).gpu_count for p in config.enabled_pools if p.name != pool.name)
 
 
+def peak_load(
+    config: StackConfig, deployment: TritonDeployment, capacity: Capacity | None, rails: Guardrails
+) -> tuple[float, str]:
+    """The peak in the unit the options are priced in: output tokens for an LLM measured in tokens (plan/sizing.py
+    refused one past its TTFT/ITL targets) or estimated from an LLM benchmark, else inferences. ValueError says
+    why the load and the capacity cannot meet (a load in requests without an output length)."""
+    target = deployment.target_load
+    assert target is not None
+    benchmarks = {b.unit for b in load_catalog().benchmarks if b.model == rails.benchmark_model}
+    if capacity is None and benchmarks == {TOKENS}:
+        peak = target.output_tokens_per_second(target.peak)
+        if peak is None:
+            raise ValueError(f"the {rails.benchmark_model} benchmark counts output tokens/s: give the target load in "
+                             "outputTokens/s, or set targetLoad.outputTokens (the mean output tokens of a request)")  # fmt: skip
+        return peak, "output tokens"
+    i = config.triton_deployments.index(deployment)
+    peak, _, unusable = load_in_capacity_unit(target, capacity, f"tritonDeployments[{i}]")
+    if unusable is not None or peak is None:
+        raise ValueError(f"{unusable.key}: {unusable.message}" if unusable else "no peak load")
+    return peak, "output tokens" if capacity is not None and capacity.unit == TOKENS else "inferences"
+
+
 def rank_options(
     config: StackConfig, deployment: TritonDeployment, capacity: Capacity | None, rails: Guardrails | None = None
 ) -> Ranking:
@@ -179,7 +202,7 @@ def rank_options(
     memory_now = deployment.gpus_per_replica * catalog.gpus[own_gpu].memory_gb
     others = _other_pools_gpus(config, pool)
     tiers_now = {t.name for t in capacity_tiers(config.cloud, pool)}
-    peak = deployment.target_load.inferences_per_second(deployment.target_load.peak)
+    peak, unit = peak_load(config, deployment, capacity, rails)
     target_ms = latency_ms(deployment.latency_target) if deployment.latency_target else None
     options: list[Option] = []
     fits = not _measured_over_target(capacity, target_ms)
@@ -208,6 +231,7 @@ def rank_options(
         if rails.allowed_instance_types is not None and itype.name not in rails.allowed_instance_types:
             reasons.append(f"{itype.name} is not an allowed instance type ({rails.policy_file})")
         checked = bool(kind == "measured" and target_ms is not None and capacity and capacity.p99_ms is not None)
+        checked = checked or bool(kind == "measured" and capacity and capacity.unit == TOKENS)  # TTFT/ITL held
         if checked and capacity and capacity.p99_ms is not None and target_ms is not None and capacity.p99_ms > target_ms:
             reasons.append(f"measured p99 {capacity.p99_ms:g} ms, over the latency target {deployment.latency_target}")
             checked = False
@@ -234,7 +258,7 @@ def rank_options(
                 keys["onDemandBase"] if option == "spot" else 0,
             ))  # fmt: skip
     options.sort(key=_order)
-    return Ranking(tuple(options), tuple(_notes(config, deployment, capacity, rails, options, target_ms)))
+    return Ranking(tuple(options), tuple(_notes(config, deployment, capacity, rails, options, target_ms)), unit)
 
 
 def _attr(key: str) -> str:
@@ -283,6 +307,10 @@ def _notes(
             + (f" (at least {rails.min_on_demand_nodes}, as {rails.policy_file} requires)" if rails.min_on_demand_nodes else "")
             + "; the cloud may reclaim spot nodes (2 min notice on AWS, 30 s on GCP)"
         )
+    if capacity is not None and capacity.unit == TOKENS:
+        notes.append("capacity in output tokens/s per replica, measured within the llm block's TTFT and ITL targets "
+                     "(`loadtest --llm`); $/1M counts output tokens; another GPU needs its own measurement or an "
+                     "--benchmark-model that represents the model")  # fmt: skip
     if target_ms is not None and not any(o.latency_checked for o in options):
         what = "no capacity figure is a measurement with its p99" if capacity is None or capacity.p99_ms is None else ""
         notes.append(f"latency target {deployment.latency_target}: not checked ({what or 'not measured on these GPUs'})")

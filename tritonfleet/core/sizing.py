@@ -248,6 +248,13 @@ class Capacity:
     p99_ms: float | None = None  # the latency (at the result's percentile, p99 by default) measured at that rate
     arrivals: str | None = None  # measured: poisson, uniform, schedule or closed-loop
     swept: bool = False  # measured: the best point of a sweep (else one load point: a lower bound)
+    unit: str = "inferences/s"  # or TOKENS: an LLM's output tokens/s (a `loadtest --llm` result)
+    mean_input_tokens: float | None = None  # TOKENS: the lengths the capacity was measured at
+    mean_output_tokens: float | None = None
+
+
+TOKENS = "output tokens/s"
+LENGTH_RATIO = 1.5  # a target's mean length this far (either way) from the measured one: the capacity may not hold
 
 
 @dataclass(frozen=True)
@@ -301,6 +308,51 @@ class StackSizing:
 POINTS = ("minimum", "average", "peak")
 
 
+def load_in_capacity_unit(target, capacity: Capacity | None, at: str) -> tuple[float | None, float | None, Finding | None]:
+    """The peak and average load in the capacity's unit (output tokens/s for an LLM capacity, else inferences/s),
+    or the problem that keeps them apart: a token capacity with a load in requests and no output length, or a load
+    in tokens with a capacity in inferences."""
+    if target is None:
+        return None, None, None
+    if capacity is not None and capacity.unit == TOKENS:
+        peak = target.output_tokens_per_second(target.peak)
+        if peak is None:
+            length = round(capacity.mean_output_tokens) if capacity.mean_output_tokens else 256
+            return None, None, Finding(
+                f"{at}.targetLoad.outputTokens", None,
+                f"the capacity is in output tokens/s (a `loadtest --llm` result), the target load in {target.unit}: "
+                "set outputTokens, the mean output tokens of a request (and inputTokens), or give the load in "
+                f"outputTokens/s; the measurement averaged {length} output tokens", length, blocking=True,
+            )  # fmt: skip
+        average = target.output_tokens_per_second(target.average) if target.average else None
+        return peak, average, None
+    if target.unit == "outputTokens/s" and capacity is not None:
+        return None, None, Finding(
+            f"{at}.targetLoad.unit", target.unit,
+            f"a load in output tokens/s needs a capacity in tokens ({capacity.kind} {capacity.inferences_per_second:g} "
+            "inferences/s is not): measure the model with `tritonfleet loadtest --llm --json <file>` and set "
+            "loadtestResult to it, or give the load in requests/s", "requests/s", blocking=True,
+        )  # fmt: skip
+    peak = target.inferences_per_second(target.peak)
+    return peak, target.inferences_per_second(target.average) if target.average else None, None
+
+
+def _length_findings(target, capacity: Capacity, at: str) -> list[Finding]:
+    """A token capacity holds only near the lengths it was measured at: longer prompts cost prefill (TTFT), longer
+    outputs hold a sequence slot longer."""
+    findings = []
+    for key, stated, measured in (("inputTokens", target.input_tokens, capacity.mean_input_tokens),
+                                  ("outputTokens", target.output_tokens, capacity.mean_output_tokens)):  # fmt: skip
+        if stated and measured and not (1 / LENGTH_RATIO <= stated / measured <= LENGTH_RATIO):
+            findings.append(Finding(
+                f"{at}.targetLoad.{key}", stated,
+                f"{key} {stated} is far from the {measured:,.0f} the capacity was measured at: its tokens/s may not "
+                f"hold; rerun `tritonfleet loadtest --llm --{'input' if key == 'inputTokens' else 'output'}-tokens "
+                f"{stated}`", None, blocking=False,
+            ))  # fmt: skip
+    return findings
+
+
 def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing:  # config: StackConfig
     """Replicas, nodes and $/1M of every enabled pool at the minimum (minReplicas), average and peak target load.
 
@@ -315,11 +367,15 @@ def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing
         itype = config.instance_type(pool)
         capacity = capacities.get(d.name)
         target = d.target_load
-        peak = target.inferences_per_second(target.peak) if target else None
-        average = target.inferences_per_second(target.average) if target and target.average else None
         at = f"tritonDeployments[{i}]"
+        peak, average, problem = load_in_capacity_unit(target, capacity, at)
+        if problem is not None:
+            findings.append(problem)
+            capacity = None
+        elif capacity is not None and target is not None and capacity.unit == TOKENS:
+            findings += _length_findings(target, capacity, at)
         replicas = {"minimum": d.min_replicas, "average": d.min_replicas, "peak": d.max_replicas}
-        if target and capacity is None:
+        if target and capacity is None and problem is None:
             findings.append(
                 Finding(f"{at}.throughputPerReplica", None, "a target load needs a per-replica capacity: set "
                         "throughputPerReplica (stated) or loadtestResult (measured)", 100, blocking=True)
@@ -335,9 +391,9 @@ def size_stack(config, capacities: Mapping[str, Capacity | None]) -> StackSizing
                     Finding(
                         f"{at}.maxReplicas",
                         d.max_replicas,
-                        f"the peak of {peak:,.0f} inferences/s needs {needed} replicas at {capacity.inferences_per_second:,.0f}"
-                        f"/s each ({capacity.kind}) with {headroom:.0%} headroom; maxReplicas {d.max_replicas} carries "
-                        f"{d.max_replicas * capacity.inferences_per_second * (1 - headroom):,.0f}/s",
+                        f"the peak of {peak:,.0f} {capacity.unit} needs {needed} replicas at "
+                        f"{capacity.inferences_per_second:,.0f}/s each ({capacity.kind}) with {headroom:.0%} headroom; "
+                        f"maxReplicas {d.max_replicas} carries {d.max_replicas * capacity.inferences_per_second * (1 - headroom):,.0f}/s",
                         needed,
                         blocking=True,
                     )

@@ -422,6 +422,8 @@ def _bill_total(cost: dict[str, Any] | None, key: str) -> Any:
 
 def _capacity(entry: dict[str, Any]) -> Any:
     capacity = entry.get("capacity")
+    if isinstance(capacity, dict) and "outputTokensPerSecond" in capacity:  # an LLM: $/1M is per 1M output tokens
+        return f"{capacity.get('kind')} {capacity['outputTokensPerSecond']} output tokens/s"
     return f"{capacity.get('kind')} {capacity.get('inferencesPerSecond')}/s" if isinstance(capacity, dict) else capacity
 
 
@@ -433,7 +435,8 @@ def unit_cost_diffs(base: dict[str, Any] | None, head: dict[str, Any] | None) ->
         assumed = {p["pool"]: p.get("assumedPrice") for p in ((document or {}).get("cost") or {}).get("pools", [])}
         out = {}
         for d in sizing.get("deployments", []):
-            out[f"deployment {d['deployment']}"] = (d["usdPer1M"]["peak"], d["usdPer1M"]["average"], _capacity(d))
+            per = " (per 1M output tokens)" if d.get("unit") == "output tokens" else ""  # an LLM sized in tokens
+            out[f"deployment {d['deployment']}{per}"] = (d["usdPer1M"]["peak"], d["usdPer1M"]["average"], _capacity(d))
         for p in sizing.get("pools", []):
             basis = assumed.get(p["pool"])
             basis = f"assumed ${basis['usdPerHour']}/node-hour" if isinstance(basis, dict) else "catalog prices"

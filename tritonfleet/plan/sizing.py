@@ -9,8 +9,10 @@ from typing import Any
 from tritonfleet.core.config import ConfigError, Problem, StackConfig
 from tritonfleet.core.config.problems import set_command
 from tritonfleet.core.config.schema import latency_ms
+from tritonfleet.core.llm_loadtest_result import is_llm_result, read_llm_result, usable_token_capacity
 from tritonfleet.core.loadtest_result import Refused, ResultError, read_result, usable_capacity
-from tritonfleet.core.sizing import POINTS, Capacity, StackSizing, size_stack
+from tritonfleet.core.sizing import POINTS, TOKENS, Capacity, StackSizing, size_stack
+from tritonfleet.core.strict_json import StrictJsonError, read_json
 
 
 class SizingError(Exception):
@@ -30,6 +32,11 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
         if d.loadtest_result is not None:
             ref = d.loadtest_result
             path = Path(ref.path) if Path(ref.path).is_absolute() else project_dir / ref.path
+            if _is_llm_file(path):
+                token_capacity = _token_capacity(config, d, path, at, problems)
+                if token_capacity is not None:
+                    capacities[d.name] = token_capacity
+                continue
             try:
                 result = read_result(path)
             except ResultError as error:
@@ -71,6 +78,66 @@ def deployment_capacities(config: StackConfig, project_dir: Path) -> dict[str, C
     return capacities
 
 
+def _is_llm_file(path: Path) -> bool:
+    try:
+        return is_llm_result(read_json(path))
+    except StrictJsonError:
+        return False  # read_result reports it
+
+
+def _llm_fix(d: Any, path: str) -> str:
+    llm = d.llm
+    targets = f" --ttft-target {llm.ttft_target}" if llm else ""
+    targets += f" --itl-target {llm.itl_target}" if llm and llm.itl_target else ""
+    return f"tritonfleet loadtest --llm --model {d.loadtest_result.model} --gpu <GPU>{targets} --json {path}"
+
+
+def _token_capacity(config: StackConfig, d: Any, path: Path, at: str, problems: list[Problem]) -> Capacity | None:
+    """An LLM deployment's capacity in output tokens/s per replica from a `loadtest --llm` result: the deployment's
+    model, the pool's GPU, and within the llm block's TTFT and ITL targets; else a problem with the command."""
+    ref = d.loadtest_result
+    fix = _llm_fix(d, ref.path)
+    try:
+        result = read_llm_result(path)
+    except ResultError as error:
+        problems.append(Problem(f"{at}.path", ref.path, f"a readable `tritonfleet loadtest --llm` result: {error}", fix))
+        return None
+    if d.llm is None:
+        problems.append(Problem(f"{at}.path", ref.path, "a `tritonfleet loadtest` result: this one is in tokens "
+                                "(--llm), and the deployment declares no llm block", fix))  # fmt: skip
+        return None
+    gpu = config.instance_type(config.pool(d.pool)).gpu
+    wrong = []
+    if result.model != ref.model:
+        wrong.append(f"it measured model '{result.model}', the deployment serves '{ref.model}'")
+    if result.gpu is None:
+        wrong.append(f"it does not say which GPU served it (--gpu); the deployment runs on {gpu}")
+    elif result.gpu.lower() != gpu.lower():
+        wrong.append(f"it was measured on {result.gpu}, the deployment runs on {gpu}")
+    if wrong:
+        problems.append(Problem(f"{at}.path", ref.path, "a profile of this model on this GPU: " + "; ".join(wrong),
+                                fix.replace("<GPU>", gpu)))  # fmt: skip
+        return None
+    itl = latency_ms(d.llm.itl_target) if d.llm.itl_target else None
+    try:
+        usable = usable_token_capacity(result, latency_ms(d.llm.ttft_target), itl)
+    except Refused as refused:
+        problems.append(Problem(
+            f"{at}.path", ref.path,
+            "a measurement within the llm block's ttftTarget and itlTarget, unsaturated and almost without errors; "
+            "this one cannot be sized on: " + "; ".join(refused.reasons), fix.replace("<GPU>", gpu),
+        ))  # fmt: skip
+        return None
+    return Capacity(
+        usable.output_tokens_per_second, "measured",
+        f"loadtest --llm {ref.path} ({result.model} on {result.gpu}, {result.started_at[:10]}, {result.protocol}, "
+        f"{result.arrivals} arrivals, {usable.at}, TTFT p{usable.percentile} {usable.ttft_ms:g} ms, ITL "
+        f"p{usable.percentile} {usable.itl_ms:g} ms)",
+        # No p99 against latencyTarget: TTFT and ITL were held to the llm block's targets above.
+        None, result.arrivals, False, TOKENS, usable.mean_input_tokens, usable.mean_output_tokens,
+    )  # fmt: skip
+
+
 def with_measured_capacities(config: StackConfig, project_dir: Path) -> StackConfig:
     """The config with each deployment's measured capacity known, so its HPA target and the autoscaling rules use
     the measurement (as sizing does) rather than only throughputPerReplica. Raises ConfigError as
@@ -80,7 +147,7 @@ def with_measured_capacities(config: StackConfig, project_dir: Path) -> StackCon
     for d in config.triton_deployments:
         capacity = capacities.get(d.name)
         d = d.model_copy()
-        if capacity is not None and capacity.kind == "measured":
+        if capacity is not None and capacity.kind == "measured" and capacity.unit != TOKENS:  # the HPA counts inferences
             d._measured_capacity = capacity.inferences_per_second
         deployments.append(d)
     return config.model_copy(update={"triton_deployments": deployments})
@@ -108,6 +175,14 @@ def latency_findings(config: StackConfig, capacities: dict[str, Capacity | None]
     for i, d in enumerate(config.triton_deployments):
         ref, capacity = d.loadtest_result, capacities.get(d.name)
         if ref is None or capacity is None:
+            continue
+        if capacity.unit == TOKENS:  # held to the llm block's TTFT/ITL targets; one load point is its measurement
+            if capacity.arrivals != "poisson":
+                findings.append({
+                    "key": f"tritonDeployments[{i}].loadtestResult.path",
+                    "message": f"measured with {capacity.arrivals} arrivals: independent users (Poisson arrivals) "
+                    "queue more, so production's TTFT is higher; rerun with --rate and " + _llm_fix(d, ref.path),
+                })  # fmt: skip
             continue
         if d.latency_target is None:
             findings.append({
@@ -145,13 +220,16 @@ def sizing_section(config: StackConfig, capacities: dict[str, Capacity | None], 
             "deployment": d.name,
             "pool": d.pool,
             "capacity": "not given" if capacity is None else {
-                "inferencesPerSecond": round(capacity.inferences_per_second, 3),
+                ("outputTokensPerSecond" if capacity.unit == TOKENS else "inferencesPerSecond"):
+                    round(capacity.inferences_per_second, 3),
                 "kind": capacity.kind,
                 "source": capacity.source,
             },
             "targetLoad": "not given" if target is None else {
                 "peak": target.peak, "average": target.average if target.average is not None else "not given",
                 "unit": target.unit, "inferencesPerRequest": target.inferences_per_request,
+                **{k: v for k, v in (("inputTokens", target.input_tokens), ("outputTokens", target.output_tokens))
+                   if v is not None},
             },
             "latencyTarget": d.latency_target or "not given",
             "replicas": sized.replicas,
@@ -159,6 +237,7 @@ def sizing_section(config: StackConfig, capacities: dict[str, Capacity | None], 
             "usdPer1M": {
                 p: _per_million(sized.usd_per_million(p), sized, p) for p in ("average", "peak")
             },
+            **_tokens(d, sized),
         })  # fmt: skip
     pools = []
     for p in sizing.pools:
@@ -191,6 +270,24 @@ def sizing_section(config: StackConfig, capacities: dict[str, Capacity | None], 
         "deployments": deployments,
         "pools": pools,
         "findings": findings,
+    }
+
+
+def _tokens(d: Any, sized: Any) -> dict[str, Any]:
+    """An LLM deployment sized in tokens: usdPer1M is per 1M output tokens; its tokens/s at min and max replicas
+    (at the TTFT/ITL targets, before headroom), and whether max replicas carry the peak."""
+    capacity = sized.capacity
+    if capacity is None or capacity.unit != TOKENS:
+        return {}
+    peak = sized.peak_per_second
+    return {
+        "unit": "output tokens",
+        "outputTokensPerSecond": {
+            "minReplicas": round(capacity.inferences_per_second * d.min_replicas, 3),
+            "maxReplicas": round(capacity.inferences_per_second * d.max_replicas, 3),
+            "peak": "not given" if peak is None else round(peak, 3),
+        },
+        "maxReplicasCarryPeak": "not given" if peak is None else capacity.inferences_per_second * d.max_replicas >= peak,
     }
 
 

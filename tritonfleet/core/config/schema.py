@@ -376,13 +376,30 @@ class TargetLoad(_Section):
     average: float | None = Field(
         None, ge=QUANTITY_MIN, le=QUANTITY_MAX, description="the average load over a day, >= 0.001 and <= peak (in unit), or unset"
     )
-    unit: Literal["requests/s", "inferences/s"] = Field("requests/s", description="requests/s or inferences/s")
+    unit: Literal["requests/s", "inferences/s", "outputTokens/s"] = Field(
+        "requests/s", description="requests/s, inferences/s, or outputTokens/s (an llm deployment)"
+    )
     inferences_per_request: int = Field(
         1, ge=1, le=INT32_MAX, description="inferences (batch rows) per request, >= 1 (with unit requests/s)"
+    )
+    input_tokens: int | None = Field(
+        None, ge=1, le=10_000_000, description="an llm deployment: mean prompt tokens of a request, 1..10000000"
+    )
+    output_tokens: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="an llm deployment: mean output tokens of a request, 1..10000000 (requests/s become tokens/s)",
     )
 
     def inferences_per_second(self, value: float) -> float:
         return value * self.inferences_per_request if self.unit == "requests/s" else value
+
+    def output_tokens_per_second(self, value: float) -> float | None:
+        """The load in output tokens/s: as stated, or requests/s times outputTokens; None without the length."""
+        if self.unit == "outputTokens/s":
+            return value
+        if self.unit == "requests/s" and self.output_tokens is not None:
+            return value * self.output_tokens
+        return None
 
 
 class LoadtestRef(_Section):
@@ -477,6 +494,10 @@ class Llm(_Section):
     ttft_target: str = Field(
         "2s", pattern=LATENCY_PATTERN,
         description="the p95 time to first token with its unit (ms or s); above it for 10 minutes, an alert fires",
+    )
+    itl_target: str | None = Field(
+        None, pattern=LATENCY_PATTERN,
+        description="the inter-token latency target (time between output tokens) with its unit, such as 50ms, or unset",
     )
 
 

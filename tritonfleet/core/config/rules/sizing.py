@@ -22,3 +22,13 @@ def check_sizing(ctx: RuleContext) -> None:
         target = validate_section(TargetLoad, raw_target) if raw_target else None
         if target is not None and target.average is not None and target.average > target.peak:
             ctx.add(f"{at}.targetLoad.average", target.average, f"at most the peak ({target.peak:g})", target.peak)
+        if target is not None and not isinstance(raw_deployment.get("llm"), dict):
+            for key, given in (("unit", target.unit == "outputTokens/s"), ("outputTokens", target.output_tokens),
+                               ("inputTokens", target.input_tokens)):  # fmt: skip
+                if not given:
+                    continue
+                allowed = "tokens only for an llm deployment (set its llm block), else requests/s or inferences/s"
+                if key == "unit":
+                    ctx.add(f"{at}.targetLoad.unit", target.unit, allowed, "requests/s")
+                else:
+                    ctx.remove(f"{at}.targetLoad.{key}", raw_target.get(key), allowed)

@@ -1,0 +1,330 @@
+"""The LLM autoscaling proof: three real tritonservers (CPU) each running a decoupled Python-backend "LLM" with a fixed
+batch of 4 sequence slots and a fixed per-token time, exporting vLLM's scheduler gauges (vllm:num_requests_running,
+vllm:num_requests_waiting) and its time-to-first-token histogram as the vLLM backend does; a real Prometheus scraping
+them with the ServiceMonitor's relabelling; streaming load from `tritonfleet loadtest --llm` at 0, ¼, ½, 1× and 2× of
+the fleet's sequence capacity, sent only to the replicas the HPA runs; the shipped prometheus-adapter queries
+templated as the adapter does; and the Kubernetes HPA algorithm (tests/hpa_model.py) over the HPA the chart renders
+for an llm deployment (sequences against maxSequences × targetUtilization, the TTFT guard).
+
+Time is compressed as in tests/test_autoscaling_live.py: the adapter's window `[1m]` becomes `[4s]` (Prometheus
+scrapes every second) and each HPA sync is 15 simulated seconds but ~1 s of real load. Every process started here is
+stopped by its pid; every loop and run is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import threading
+import time
+
+import pytest
+import yaml
+
+from components.k8s.autoscaling import LLM_SEQUENCES, LLM_TTFT_MS
+from components.k8s.triton import autoscaling_values
+from tests.hpa_model import Hpa
+from tests.local_servers import free_port, stop
+from tests.monitoring_support import tool
+from tests.serving_helpers import by_kind, render
+from tests.test_autoscaling_live import (
+    NAMESPACE,
+    _fail_if_any_exited,
+    _query,
+    _safe,
+    adapter_query,
+    backends_folder,
+    start_triton,
+    wait_until_ready,
+)
+from tritonfleet import loadtest_llm
+from tritonfleet.core.config import TritonDeployment
+
+SERVERS, SLOTS = 3, 4
+PREFILL_S, TOKEN_S, TOKENS = 0.020, 0.050, 8
+SERVICE_S = PREFILL_S + (TOKENS - 1) * TOKEN_S  # one sequence's time in a slot
+LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)  # of the fleet's sequence capacity (SERVERS x SLOTS)
+WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_query's [4s] for the shipped [1m]
+STARTUP_SECONDS, RUN_MAX_SECONDS, JOIN_SECONDS = 120, 60, 15
+SEQUENCES, TTFT = LLM_SEQUENCES["vllm"], LLM_TTFT_MS["vllm"]
+
+MODEL_CONFIG = """name: "svc"
+backend: "python"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [
+  { name: "text_input", data_type: TYPE_STRING, dims: [ 1 ] },
+  { name: "max_tokens", data_type: TYPE_INT32, dims: [ 1 ] },
+  { name: "stream", data_type: TYPE_BOOL, dims: [ 1 ], optional: true }
+]
+output [ { name: "text_output", data_type: TYPE_STRING, dims: [ 1 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""
+# A batch of SLOTS sequences: a request waits for a slot (vllm:num_requests_waiting), then runs (…_running).
+MODEL_CODE = f"""import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        labels = {{"model": args["model_name"], "version": args["model_version"]}}
+        family = pb_utils.MetricFamily
+        self.families = [
+            family(name="vllm:num_requests_running", description="running", kind=family.GAUGE),
+            family(name="vllm:num_requests_waiting", description="waiting", kind=family.GAUGE),
+            family(name="vllm:time_to_first_token_seconds", description="ttft", kind=family.HISTOGRAM),
+        ]
+        self.running = self.families[0].Metric(labels=labels)
+        self.waiting = self.families[1].Metric(labels=labels)
+        self.running.set(0)
+        self.waiting.set(0)
+        self.ttft = self.families[2].Metric(labels=labels, buckets=[0.01, 0.1, 1.0, 10.0])
+        self.slots = threading.Semaphore({SLOTS})
+        self.lock = threading.Lock()
+        self.counts = {{"running": 0, "waiting": 0}}
+
+    def _count(self, state, change):
+        with self.lock:
+            self.counts[state] += change
+            (self.running if state == "running" else self.waiting).set(self.counts[state])
+
+    def _generate(self, request, arrived):
+        sender = request.get_response_sender()
+        count = int(pb_utils.get_input_tensor_by_name(request, "max_tokens").as_numpy().reshape(-1)[0])
+        with self.slots:
+            self._count("waiting", -1)
+            self._count("running", 1)
+            time.sleep({PREFILL_S})
+            for i in range(count):
+                if i:
+                    time.sleep({TOKEN_S})
+                else:
+                    self.ttft.observe(time.monotonic() - arrived)
+                token = np.array([b"tok"], dtype=np.object_)
+                sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("text_output", token)]))
+            self._count("running", -1)
+        sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+
+    def execute(self, requests):
+        for request in requests:
+            self._count("waiting", 1)
+            threading.Thread(target=self._generate, args=(request, time.monotonic()), daemon=True).start()
+        return None
+"""
+
+
+def _deployment() -> TritonDeployment:
+    return TritonDeployment.model_validate({
+        "name": "svc", "pool": "cpu", "minReplicas": 1, "maxReplicas": SERVERS,
+        "llm": {"backend": "vllm", "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096,
+                "maxSequences": SLOTS, "ttftTarget": "2s"},
+    })  # fmt: skip
+
+
+def _hpa_spec(deployment: TritonDeployment) -> dict:
+    values = {"modelRepository": "s3://models", "replicas": {"min": 1, "max": SERVERS}}
+    values["autoscaling"] = autoscaling_values(deployment, monitoring=True)
+    return by_kind(render(values))["HorizontalPodAutoscaler"]["spec"]
+
+
+def ideal_replicas(sequences: float, deployment: TritonDeployment) -> int:
+    usable = deployment.llm.max_sequences * deployment.target_utilization
+    return min(max(math.ceil(sequences / usable - 1e-9), deployment.min_replicas), deployment.max_replicas)
+
+
+class LlmLoad:
+    """Open-loop streaming load from `tritonfleet loadtest --llm`, one run per replica the HPA runs at its share of
+    the rate, restarted when the rate or the replica count changes (stopped through its stop event)."""
+
+    def __init__(self, ports: list[int]):
+        self.urls = [f"127.0.0.1:{port}" for port in ports]
+        self.rate, self.replicas = 0.0, 0
+        self.results: list = []
+        self.failures: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def set(self, rate: float, replicas: int) -> None:
+        if (rate, replicas) == (self.rate, self.replicas):
+            return
+        self.stop()
+        self.rate, self.replicas = rate, replicas
+        if rate <= 0:
+            return
+        self._stop = threading.Event()
+        for url in self.urls[:replicas]:
+            plan = loadtest_llm.LlmPlan(
+                url=url, model="svc", protocol="http", rate=rate / replicas, arrivals="uniform",
+                duration_s=RUN_MAX_SECONDS, max_requests=10_000, timeout_s=30, input_tokens=(8, 8),
+                output_tokens=(TOKENS, TOKENS),
+            )  # fmt: skip
+            thread = threading.Thread(target=self._run, args=(plan, self._stop), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _run(self, plan: loadtest_llm.LlmPlan, stop_event: threading.Event) -> None:
+        try:
+            result = loadtest_llm.run(plan, stop=stop_event)
+        except Exception as error:
+            with self._lock:
+                self.failures.append(f"{plan.url} at {plan.rate:.1f}/s: {error}")
+            return
+        with self._lock:
+            self.results.append(result)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=JOIN_SECONDS)
+            if thread.is_alive():
+                self.failures.append(f"a loadtest --llm run did not stop within {JOIN_SECONDS}s")
+        self._threads = []
+        self.rate, self.replicas = 0.0, 0
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    prometheus_bin = tool("prometheus")
+    tmp = tmp_path_factory.mktemp("autoscale-llm")
+    backends = backends_folder(tmp)
+    http_ports = [free_port() for _ in range(SERVERS)]
+    metrics_ports = [free_port() for _ in range(SERVERS)]
+    pods = [f"triton-svc-{i}" for i in range(SERVERS)]
+    scrape = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{
+            "job_name": "serviceMonitor/triton/triton-svc/0",
+            "static_configs": [
+                {"targets": [f"127.0.0.1:{port}"],
+                 "labels": {"__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": pod}}
+                for port, pod in zip(metrics_ports, pods, strict=True)
+            ],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+            ],
+        }],
+    }  # fmt: skip
+    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
+    servers = [
+        start_triton(tmp, backends, None, http, metrics, i, models={"svc": (MODEL_CONFIG, MODEL_CODE)})
+        for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports, strict=True))
+    ]
+    prometheus_log = (tmp / "prometheus.log").open("w")
+    prometheus = subprocess.Popen(
+        [prometheus_bin, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{(prom_port := free_port())}"],
+        stdout=prometheus_log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{prom_port}"
+    load = None
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        wait_until_ready(servers, http_ports, tmp, deadline)
+        queries = {m: adapter_query(m, pods) for m in (SEQUENCES, TTFT)}
+        while time.monotonic() < deadline and len(_safe(url, queries[SEQUENCES])) < SERVERS:
+            time.sleep(1)  # every pod's gauges exist (0 while idle) before the first sync
+        _fail_if_any_exited(servers, tmp)
+        if len(_safe(url, queries[SEQUENCES])) < SERVERS:
+            pytest.fail(f"Prometheus did not see all {SERVERS} tritonservers' sequence gauges in {STARTUP_SECONDS}s")
+        deployment = _deployment()
+        spec = _hpa_spec(deployment)
+        hpa = Hpa(spec)
+        load = LlmLoad(http_ports)
+        steps = []
+        for fraction in LOAD_FRACTIONS:
+            sequences = fraction * SERVERS * SLOTS  # sequences the offered load keeps in flight (Little's law)
+            rate = sequences / SERVICE_S
+            before = hpa.current  # the replicas the step's load first meets
+            load.set(rate, hpa.current)
+            time.sleep(WINDOW_S)  # the window holds only this step's load
+            syncs = []
+            for _ in range(SYNCS_PER_STEP):
+                seen = _query(url, queries[SEQUENCES])
+                ttft = _query(url, queries[TTFT])
+                averages = {
+                    SEQUENCES: sum(seen.values()) / hpa.current,
+                    TTFT: sum(ttft.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
+                }
+                syncs.append({"averages": averages, "sequences": sum(seen.values()), "replicas": hpa.sync(averages)})
+                load.set(rate, hpa.current)
+                time.sleep(SYNC_REAL_SECONDS)
+            steps.append({"fraction": fraction, "sequences": sequences, "rate": rate, "before": before,
+                          "ideal": ideal_replicas(sequences, deployment), "syncs": syncs})  # fmt: skip
+        load.stop()
+        _fail_if_any_exited(servers, tmp)
+        yield {"steps": steps, "spec": spec, "load": load, "deployment": deployment}
+    finally:
+        if load is not None:
+            load.stop()
+        stop(prometheus)
+        for server in servers:
+            stop(server)
+        prometheus_log.close()
+
+
+def _describe(run) -> str:
+    return "\n".join(
+        f"{s['fraction']}x {s['rate']:.1f} req/s, {s['sequences']:.0f} sequences, ideal {s['ideal']}: "
+        + ", ".join(f"seen {x['sequences']:.1f} ttft {x['averages'][TTFT]:.0f} ms → {x['replicas']}" for x in s["syncs"])
+        for s in run["steps"]
+    )
+
+
+def test_the_hpa_scales_an_llm_on_sequences_with_a_ttft_guard(run):
+    metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"]["averageValue"] for m in run["spec"]["metrics"]}
+    assert metrics == {SEQUENCES: "3200m", TTFT: "2000"}  # 4 slots x 0.8; llm.ttftTarget
+
+
+def test_the_streams_were_delivered(run):
+    load = run["load"]
+    assert load.failures == [], load.failures
+    assert load.results and all(r.errors == 0 and r.succeeded == r.requests for r in load.results)
+    assert all(r.output_tokens.mean == TOKENS for r in load.results if r.succeeded)
+
+
+def test_the_sequence_signal_moves_with_offered_load(run):
+    """Where the running replicas carry the load, the sequences in the fleet are rate × time in a slot (Little's
+    law); where they do not (a step that starts on too few replicas, or 2x the fleet), sequences wait and the signal
+    reads more than the load, which is what makes the HPA add replicas."""
+    for step in run["steps"]:
+        seen = step["syncs"][-1]["sequences"]
+        carried = step["fraction"] <= 1 and step["before"] >= step["ideal"]
+        if carried:
+            assert abs(seen - step["sequences"]) <= max(1.0, 0.35 * step["sequences"]), _describe(run)
+        else:
+            assert seen >= 0.9 * step["sequences"], _describe(run)
+    assert any(s["fraction"] == 2.0 and s["syncs"][-1]["sequences"] > s["sequences"] for s in run["steps"])
+
+
+def test_desired_replicas_within_one_of_ideal_at_every_step(run):
+    print(_describe(run))
+    for step in run["steps"]:
+        assert abs(step["syncs"][-1]["replicas"] - step["ideal"]) <= 1, _describe(run)
+    assert run["steps"][0]["syncs"][-1]["replicas"] == 1, "no traffic gives minReplicas"
+    assert run["steps"][-1]["syncs"][-1]["replicas"] == SERVERS, _describe(run)
+
+
+def test_no_oscillation_at_steady_load(run):
+    for step in run["steps"]:
+        counts = [s["replicas"] for s in step["syncs"]]
+        changes = [b - a for a, b in zip(counts, counts[1:], strict=False) if b != a]
+        assert all(c > 0 for c in changes) or all(c < 0 for c in changes), _describe(run)
+
+
+def test_long_outputs_scale_where_a_request_rate_would_not(run):
+    """At ½ the fleet's capacity the request rate is the same as a short-output mix at ½ of a request capacity
+    measured with 1-token outputs would carry on one replica, yet the sequences need 2 replicas: an LLM's load is
+    sequences × time, not requests."""
+    half = next(s for s in run["steps"] if s["fraction"] == 0.5)
+    one_token_capacity = SLOTS / PREFILL_S  # requests/s one replica carries when every output is one token
+    assert half["rate"] < 0.8 * one_token_capacity  # a requests/s signal stated that way would keep 1 replica
+    assert half["syncs"][-1]["replicas"] >= 2, _describe(run)
+
+
+def test_no_signal_is_nan_when_idle(run):
+    assert all(not math.isnan(v) for s in run["steps"][0]["syncs"] for v in s["averages"].values())
