@@ -108,3 +108,20 @@ def test_no_traffic_is_inconclusive_never_passed(result, expected):
     metric = rollout.Metric("error-ratio", "q", 0.02)
     assert rollout.verdict(metric, result) == expected
     assert metric.success_condition == "result[0] >= 0 && result[0] <= 0.02"
+
+
+def test_the_plan_shows_steps_thresholds_and_the_canary_gpus_with_their_cost(tmp_path):
+    from tritonfleet.core.rollout import summary
+    from tritonfleet.plan.text import rollout_lines
+
+    raw = prod_with(rollout=ROLLOUT, modelVersions={"resnet50": 3}, queueTimeTarget="20ms")
+    config = load_stack_config(raw, "prod")
+    deployment = next(d for d in config.triton_deployments if d.name == "vision")
+    shown = summary(config, deployment)
+    assert shown["extraGpus"] == deployment.gpus_per_replica  # the surge replica of a 2-replica floor
+    assert shown["minutes"] == 10 and shown["usdPerRollout"] == round(shown["extraUsdPerHour"] / 6, 2)
+    text = " ".join(line.text.strip() for line in rollout_lines({"rollouts": [shown]}, 80))
+    assert all(len(line.text) <= 80 for line in rollout_lines({"rollouts": [shown]}, 80))
+    assert "pins resnet50 v3" in text and "10% (~33.3% at 1:2), 50%, then 100%" in text
+    assert "errors <= 0.02, p99 <= 1.2x stable, queue <= 20 ms" in text and "inconclusive" in text
+    assert f"${shown['extraUsdPerHour']:,.2f}/hour" in text

@@ -23,6 +23,7 @@ from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, 
 
 from .access import access_values
 from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
+from .rollout import rollout_values
 from .values import taint_toleration
 
 # Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
@@ -200,6 +201,7 @@ def triton_values(
         "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.
         "autoscaling": autoscaling_values(deployment, monitoring),
+        "rollout": rollout_values(deployment, monitoring),
     }
 
 

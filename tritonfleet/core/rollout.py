@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from tritonfleet.core.config.schema import TritonDeployment, duration_seconds, latency_ms
+from tritonfleet.core.config.schema import StackConfig, TritonDeployment, duration_seconds, latency_ms
 
 # The pod label Argo Rollouts sets on canary and stable pods (canaryMetadata/stableMetadata), and the label it becomes
 # on every scraped series (the ServiceMonitor's podTargetLabels; Prometheus turns '.' and '/' into '_').
@@ -202,3 +203,47 @@ def verdict(metric: Metric, result: list[float]) -> str:
     if 0 <= value <= metric.limit:
         return PASSED
     return FAILED if value > metric.limit else INCONCLUSIVE
+
+
+def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]:
+    """What the plan shows of a deployment's rollout: pins, steps (the weight each really gives at minReplicas), the
+    thresholds, how long it runs and the GPUs the canary holds beyond the floor while it runs, with their price.
+
+    The extra GPUs are priced at the pool's on-demand $/GPU-hour (a canary lands on burst capacity, on-demand the
+    dearest it can be), else the pool's assumed price; "unknown" when neither is known, never 0."""
+    from tritonfleet.core.conventions import HOURS_PER_MONTH
+    from tritonfleet.core.cost import pool_prices
+
+    assert deployment.rollout is not None
+    pool = config.pool(deployment.pool)
+    itype = config.instance_type(pool)
+    prices = pool_prices(pool, itype, config.region, config.cloud)
+    node_hour = prices.get("on-demand", pool.assumed_usd_per_hour)
+    plan = steps(deployment)
+    gpus = extra_replicas(deployment) * deployment.gpus_per_replica
+    hours = sum(s.seconds for s in plan) / 3600
+    hourly = None if node_hour is None else node_hour / itype.gpu_count * gpus
+    limits = thresholds(deployment)
+    return {
+        "deployment": deployment.name,
+        "modelVersions": dict(sorted(deployment.model_versions.items())),
+        "controller": "argo-rollouts",
+        "trafficSplit": "replica-ratio",
+        "interval": deployment.rollout.interval,
+        "steps": [
+            {"weight": s.weight, "effectiveWeight": s.effective_weight, "canaryReplicas": s.canary, "stableReplicas": s.stable}
+            for s in plan
+        ],
+        "thresholds": {
+            "maxErrorRatio": limits.max_error_ratio,
+            "maxP99Ratio": limits.max_p99_ratio,
+            "maxQueueMs": limits.max_queue_ms,
+            "maxTtftRatio": limits.max_ttft_ratio,
+            "minRequests": limits.min_requests,
+        },
+        "minutes": round(hours * 60, 1),
+        "extraGpus": gpus,
+        "extraUsdPerHour": "unknown" if hourly is None else round(hourly, 2),
+        "usdPerRollout": "unknown" if hourly is None else round(hourly * hours, 2),
+        "monthlyUsdWhileRunning": "unknown" if hourly is None else round(hourly * HOURS_PER_MONTH, 2),
+    }

@@ -28,7 +28,7 @@ def check_rollout(ctx: RuleContext, deployment: TritonDeployment, at: str) -> No
         ctx.add(
             f"{at}.rollout.interval",
             rollout.interval,
-            f"at least {shortest}s: two scrapes of Triton's metrics ({SCRAPE_INTERVAL_SECONDS}s apart) must fall in "
+            f"at least {shortest}s: two of Prometheus' {SCRAPE_INTERVAL_SECONDS}s scrape intervals must fall in "
             "each step for its canary to be judged",
             "5m",
         )
