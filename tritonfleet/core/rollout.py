@@ -210,7 +210,8 @@ def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]
     thresholds, how long it runs and the GPUs the canary holds beyond the floor while it runs, with their price.
 
     The extra GPUs are priced at the pool's on-demand $/GPU-hour (a canary lands on burst capacity, on-demand the
-    dearest it can be), else the pool's assumed price; "unknown" when neither is known, never 0."""
+    dearest it can be), else the dearest price the pool has, else its assumed price; "unknown" when none is known,
+    never 0."""
     from tritonfleet.core.conventions import HOURS_PER_MONTH
     from tritonfleet.core.cost import pool_prices
 
@@ -218,7 +219,8 @@ def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]
     pool = config.pool(deployment.pool)
     itype = config.instance_type(pool)
     prices = pool_prices(pool, itype, config.region, config.cloud)
-    node_hour = prices.get("on-demand", pool.assumed_usd_per_hour)
+    known = [p for p in prices.values() if p is not None]
+    node_hour = prices.get("on-demand") or max(known, default=None) or pool.assumed_usd_per_hour
     plan = steps(deployment)
     gpus = extra_replicas(deployment) * deployment.gpus_per_replica
     hours = sum(s.seconds for s in plan) / 3600
