@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.config import StackConfig, TritonDeployment, load_stack_config
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -71,3 +71,24 @@ def missing_models(declared: dict[str, str], available: set[str], stack: str) ->
         for key, name in declared.items()
         if name not in available
     ]
+
+
+def unheld_pins(
+    config: StackConfig, deployment: TritonDeployment, held: dict[str, list[int]], unlisted: list[str], stack: str
+) -> list[str]:
+    """One message per modelVersions pin of `deployment` the bucket will not hold: `held` is model -> version folders
+    after the sync; a model in `unlisted` (in the bucket, not in this repository) is not judged here."""
+    at = f"tritonDeployments[{config.triton_deployments.index(deployment)}].modelVersions"
+    out = []
+    for model, version in sorted(deployment.model_versions.items()):
+        if model in unlisted or version in held.get(model, []):
+            continue
+        have = held.get(model)
+        holds = f"holds versions {have}" if have else "does not hold the model"
+        fix = f"{have[-1]}" if have else "<version>"
+        out.append(
+            f"tritonfleet:{at}.{model} = {version}: the bucket {holds}, so the rollout would have nothing to serve. "
+            f"Fix: publish version {version} (tritonfleet models sync --no-live), or pulumi config set --path "
+            f"'tritonfleet:{at}.{model}' {fix} --stack {stack}"
+        )
+    return out

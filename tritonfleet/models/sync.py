@@ -74,6 +74,12 @@ class ModelPlan:
     served_before: list[int] | None  # versions the bucket's config.pbtxt serves; None when the model is not published
     served_after: list[int]
     remote: dict[str, str | None] = field(default_factory=dict)  # the model's objects when planned: relative -> token
+    held_after: list[int] = field(default_factory=list)  # version folders the bucket holds after the sync
+
+    @property
+    def published_unserved(self) -> list[int]:
+        """Versions in the bucket that Triton is not told to serve: published, not live (a rollout pins them)."""
+        return [v for v in self.held_after if v not in self.served_after]
 
 
 @dataclass
@@ -143,8 +149,11 @@ def _ordered_models(models: list[Model]) -> list[Model]:
     return sorted(models, key=lambda m: (m.backend == "ensemble", m.name))
 
 
-def plan_sync(report: Report, store: Store) -> SyncPlan:
-    """Compare the local repository with the bucket; raise SyncError when a served version would change."""
+def plan_sync(report: Report, store: Store, live: bool = True) -> SyncPlan:
+    """Compare the local repository with the bucket; raise SyncError when a served version would change.
+
+    With `live` False, a model the bucket already serves keeps its config.pbtxt (and so the versions Triton serves):
+    new version folders are uploaded, not switched to; a deployment's modelVersions pin, rolled out, serves them."""
     uri = store.uri
     remote = store.list(uri.prefix)
     remote_models = {key[len(uri.prefix) :].split("/")[0] for key in remote if "/" in key[len(uri.prefix) :]}
@@ -194,6 +203,11 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
                 )
 
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
+        held = sorted(remote_versions | {v for u in uploads if (v := _version_of(u.relative)) is not None})
+        tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
+        if not live and served_before is not None:
+            plans.append(ModelPlan(model.name, uploads, unchanged, served_before, served_before, tokens, held))
+            continue
         config = published_config(model)
         digest = hashlib.sha256(config).hexdigest()
         state = _state(store, uri.key(config_rel), model_remote.get(config_rel), len(config), digest)
@@ -201,8 +215,7 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
             unchanged += 1
         else:
             uploads.append(Upload(config_rel, len(config), digest, state, data=config, expect=_token(model_remote.get(config_rel))))
-        tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
-        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens))
+        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens, held))
 
     if conflicts:
         listed = "\n".join(f"  - {c}" for c in conflicts)
@@ -212,6 +225,12 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
         )
     local_names = {m.name for m in report.models}
     return SyncPlan(uri, plans, sorted(remote_models - local_names))
+
+
+def _version_of(relative: str) -> int | None:
+    """The version folder of a repository path ('add/3/model.py' -> 3), None for a model-root file."""
+    parts = relative.split("/")
+    return version_number(parts[1]) if len(parts) > 2 else None
 
 
 def _token(remote: RemoteObject | None) -> str | None:
