@@ -70,7 +70,7 @@ def test_the_hpa_scales_the_rollout_and_the_deployment_leaves_the_count_to_it():
 
 def test_without_a_rollout_nothing_changes():
     values = planned_values("prod", "triton-vision")
-    values = {**values, "rollout": rollout_values(vision(), monitoring=True)}
+    values = {**values, "rollout": rollout_values(vision(rollout=None), monitoring=True)}
     objects = by_kind(render(values, name="triton-vision"))
     assert "Rollout" not in objects and objects["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]["kind"] == "Deployment"
     assert rollout_values(vision(rollout=ROLLOUT), monitoring=False) == {"enabled": False}
@@ -94,3 +94,15 @@ def test_every_shipped_query_is_valid_promql(tmp_path):
     records = [{"record": f"q:{m['name'].replace('-', '_')}", "expr": m["provider"]["prometheus"]["query"]} for m in metrics]
     result = run(tool("promtool"), "check", "rules", str(write_rules([{"name": "q", "rules": records}], tmp_path)))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pins_reach_the_container_as_its_model_config_name():
+    from tritonfleet.core.rollout import pinned_config_name
+
+    deployment = vision(rollout=ROLLOUT, modelVersions={"resnet50": 3})
+    values = copy.deepcopy(planned_values("prod", "triton-vision"))
+    values["modelConfigName"] = pinned_config_name(deployment)
+    args = by_kind(render(values, name="triton-vision"))["Deployment"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert f"--model-config-name={pinned_config_name(deployment)}" in args
+    unpinned = by_kind(render(planned_values("prod", "triton-vision"), name="triton-vision"))["Deployment"]
+    assert not any(a.startswith("--model-config-name") for a in unpinned["spec"]["template"]["spec"]["containers"][0]["args"])

@@ -631,9 +631,10 @@ def models_sync(
                                    prefix=prefix)
         else:
             uri = RepositoryUri.parse(bucket or "", prefix)
+        pins, pin_config = _pins(stack, deployment, project_dir)
         store = open_store(uri)
         store.check()
-        plan = plan_sync(report, store, live=live)
+        plan = plan_sync(report, store, live=live, pins=pins, pin_config=pin_config)
     except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
         error_message(f"{_escaped_lines(error)}\nNothing was published.")
         raise typer.Exit(EXIT_USER_ERROR) from None
@@ -675,6 +676,16 @@ def models_sync(
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
+
+
+def _pins(stack: str | None, deployment: str | None, project_dir: Path | None) -> tuple[dict[str, int], str | None]:
+    """A deployment's modelVersions and the name of the custom configuration that serves them (none without both)."""
+    from tritonfleet.core.rollout import pinned_config_name
+
+    if stack is None or deployment is None:
+        return {}, None
+    _, found = _deployment(stack, deployment, project_dir)
+    return dict(found.model_versions), pinned_config_name(found)
 
 
 def _check_pins(stack: str, deployment: str, plan: Any, project_dir: Path | None) -> None:

@@ -18,6 +18,7 @@ from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_N
 from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.placement import SOFT, HostnameSpread
+from tritonfleet.core.rollout import pinned_config_name
 from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 
@@ -177,6 +178,7 @@ def triton_values(
         "requiredModels": list(deployment.required_models),
         "loadModels": list(deployment.load_models),
         "modelLoadThreads": deployment.model_load_threads,
+        "modelConfigName": pinned_config_name(deployment) or "",
         "logging": {"verbose": deployment.log_verbose, "format": deployment.log_format},
         "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,

@@ -7,6 +7,7 @@ components/k8s/rollout.py); docs/serving.md "Model rollouts" says why Argo Rollo
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,16 @@ MAX_SURGE = 1
 # records the measurement as Inconclusive and pauses the rollout (inconclusiveLimit 0): it is never promoted.
 NO_VERDICT = -1
 DEFAULT_TTFT_RATIO = 1.2
+
+
+def pinned_config_name(deployment: TritonDeployment) -> str | None:
+    """The custom model configuration a deployment's replicas load (Triton's --model-config-name: each model's
+    configs/<name>.pbtxt, else its config.pbtxt), named after the pins: changing a pin changes the pod template, which
+    is what starts a rollout. `models sync --stack --deployment` writes those files. None without pins."""
+    if not deployment.model_versions:
+        return None
+    pins = ",".join(f"{model}={version}" for model, version in sorted(deployment.model_versions.items()))
+    return "tfpin-" + hashlib.sha256(pins.encode()).hexdigest()[:12]
 
 
 def canary_counts(replicas: int, weight: int, max_surge: int = MAX_SURGE) -> tuple[int, int]:

@@ -115,6 +115,15 @@ def published_config(model: Model) -> bytes:
     return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
 
 
+def pinned_config(model: Model, version: int) -> bytes:
+    """A deployment's custom configuration of a model (configs/<name>.pbtxt, read by --model-config-name): the
+    model's own, serving the pinned version alone."""
+    config = type(model.config)()
+    config.CopyFrom(model.config)
+    config.version_policy.specific.versions[:] = [version]
+    return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
+
+
 def _publish_order(model: Model, relative: str) -> tuple:
     """Version folders first (ascending; the backend's entry file last in each), then model-root files."""
     parts = relative.split("/")[1:]  # below the model folder
@@ -149,11 +158,15 @@ def _ordered_models(models: list[Model]) -> list[Model]:
     return sorted(models, key=lambda m: (m.backend == "ensemble", m.name))
 
 
-def plan_sync(report: Report, store: Store, live: bool = True) -> SyncPlan:
+def plan_sync(
+    report: Report, store: Store, live: bool = True, pins: dict[str, int] | None = None, pin_config: str | None = None
+) -> SyncPlan:
     """Compare the local repository with the bucket; raise SyncError when a served version would change.
 
     With `live` False, a model the bucket already serves keeps its config.pbtxt (and so the versions Triton serves):
-    new version folders are uploaded, not switched to; a deployment's modelVersions pin, rolled out, serves them."""
+    new version folders are uploaded, not switched to; a deployment's modelVersions pin, rolled out, serves them.
+    `pins` (model -> version) with `pin_config` add each pinned model's configs/<pin_config>.pbtxt after its version
+    files (tritonfleet.core.rollout.pinned_config_name)."""
     uri = store.uri
     remote = store.list(uri.prefix)
     remote_models = {key[len(uri.prefix) :].split("/")[0] for key in remote if "/" in key[len(uri.prefix) :]}
@@ -203,6 +216,15 @@ def plan_sync(report: Report, store: Store, live: bool = True) -> SyncPlan:
                 )
 
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
+        if pins and pin_config and model.name in pins:
+            relative = f"{model.name}/configs/{pin_config}.pbtxt"
+            data = pinned_config(model, pins[model.name])
+            digest = hashlib.sha256(data).hexdigest()
+            state = _state(store, uri.key(relative), model_remote.get(relative), len(data), digest)
+            if state == "unchanged":
+                unchanged += 1
+            else:
+                uploads.append(Upload(relative, len(data), digest, state, data=data, expect=_token(model_remote.get(relative))))
         held = sorted(remote_versions | {v for u in uploads if (v := _version_of(u.relative)) is not None})
         tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
         if not live and served_before is not None:
