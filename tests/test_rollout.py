@@ -93,9 +93,9 @@ def test_thresholds_default_queue_from_the_deployment_and_ttft_for_llm():
 
 def test_queries_compare_canary_with_stable_and_wait_for_traffic():
     metrics = {m.name: m for m in rollout.analysis_metrics(vision(rollout=ROLLOUT, queueTimeTarget="20ms"))}
-    assert set(metrics) == {"error-ratio", "p99-vs-stable", "queue-ms"}
-    p99 = metrics["p99-vs-stable"].query
-    assert 'tritonfleet_io_track="canary"' in p99 and 'tritonfleet_io_track="stable"' in p99
+    assert set(metrics) == {"error-ratio", "latency-vs-stable", "queue-ms"}
+    latency = metrics["latency-vs-stable"].query
+    assert 'tritonfleet_io_track="canary"' in latency and 'tritonfleet_io_track="stable"' in latency
     for metric in metrics.values():
         assert ">= 50)) or on() vector(-1)" in metric.query and "[5m]" in metric.query
 
@@ -123,5 +123,5 @@ def test_the_plan_shows_steps_thresholds_and_the_canary_gpus_with_their_cost(tmp
     text = " ".join(line.text.strip() for line in rollout_lines({"rollouts": [shown]}, 80))
     assert all(len(line.text) <= 80 for line in rollout_lines({"rollouts": [shown]}, 80))
     assert "pins resnet50 v3" in text and "10% (~33.3% at 1:2), 50%, then 100%" in text
-    assert "errors <= 0.02, p99 <= 1.2x stable, queue <= 20 ms" in text and "inconclusive" in text
+    assert "errors <= 0.02, latency <= 1.2x stable, queue <= 20 ms" in text and "inconclusive" in text
     assert f"${shown['extraUsdPerHour']:,.2f}/hour" in text

@@ -47,7 +47,7 @@ def test_rollout_and_analysis_template_pass_their_crd_schemas():
     ]
     assert objects["Rollout"]["spec"]["workloadRef"]["name"] == objects["Deployment"]["metadata"]["name"]
     metrics = objects["AnalysisTemplate"]["spec"]["metrics"]
-    assert {m["name"] for m in metrics} == {"error-ratio", "p99-vs-stable", "queue-ms"}
+    assert {m["name"] for m in metrics} == {"error-ratio", "latency-vs-stable", "queue-ms"}
     assert all(m["inconclusiveLimit"] == 0 and m["failureLimit"] == 0 and m["initialDelay"] == "5m" for m in metrics)
 
 

@@ -179,7 +179,7 @@ def rollout_lines(plan: dict[str, Any], width: int) -> list[Line]:
             for s in r["steps"]
         )
         t = r["thresholds"]
-        judged = [f"errors <= {t['maxErrorRatio']:g}", f"p99 <= {t['maxP99Ratio']:g}x stable"]
+        judged = [f"errors <= {t['maxErrorRatio']:g}", f"latency <= {t['maxLatencyRatio']:g}x stable"]
         if t["maxQueueMs"] is not None:
             judged.append(f"queue <= {t['maxQueueMs']:g} ms")
         if t["maxTtftRatio"] is not None:

@@ -488,8 +488,9 @@ class RolloutAnalysis(_Section):
     max_error_ratio: float = Field(
         0.01, gt=0, lt=1, description="the most failed/all inferences the canary may show, in (0, 1); default 0.01"
     )
-    max_p99_ratio: float = Field(
-        1.2, ge=1, le=10, description="the canary's p99 latency at most this times the stable version's, 1..10"
+    max_latency_ratio: float = Field(
+        1.2, ge=1, le=10, description="the canary's mean request latency over an interval at most this times the stable "
+        "version's over the same interval, 1..10"
     )
     max_queue_time: str | None = Field(
         None, pattern=LATENCY_PATTERN,
