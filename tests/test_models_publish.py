@@ -77,3 +77,15 @@ def test_sync_refuses_a_pin_the_bucket_will_not_hold(cli_env, repo, pinned_proje
     result = run_cli(*args, "--no-live")
     assert result.returncode == 0, result.stderr
     assert f"Published {MODEL}" in result.stdout
+
+
+def test_models_pins_shows_each_deployments_pins_and_rollout(pinned_project):
+    result = run_cli("models", "pins", "--stack", "dev", "--project-dir", str(pinned_project))
+    assert result.returncode == 0, result.stderr
+    text = one_line(result.stdout)
+    assert f"resnet: {MODEL} v7 (--model-config-name=tfpin-" in text
+    assert "a change replaces every replica at once (no rollout)" in text
+    prod = run_cli("models", "pins", "--stack", "prod")
+    assert "a change rolls out: 10%, 25%, 50%, then 100%, every 5m" in one_line(prod.stdout)
+    assert all(len(line) <= 80 for line in prod.stdout.splitlines())
+    assert run_cli("models", "pins", "--stack", "nosuch").returncode == 1

@@ -790,6 +790,27 @@ _REPLICA_HELP = "NAME=URL of a replica's HTTP endpoint (repeat); default: every 
 _TIMEOUT_HELP = "seconds for all replicas together; a replica that has not answered by then is reported as failed"
 
 
+@models_app.command("pins", short_help="the model versions each deployment pins, and how a change rolls out")
+def models_pins(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Per Triton deployment: its modelVersions pins and the custom model configuration that serves them, and its
+    rollout's steps (or that a change replaces every replica at once)."""
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config.problems import printable
+    from tritonfleet.models.stack import pin_lines
+    from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
+
+    try:
+        raw, _ = stack_config(load_project(project_dir or find_project(Path.cwd())), stack)
+        config = load_stack_config(raw, stack)
+    except (ConfigError, ProjectError) as error:
+        raise _user_error(error) from None
+    for line in pin_lines(config):
+        out.print(printable(line))
+
+
 @models_app.command("load", short_help="load a model on every replica of a deployment")
 def models_load(
     model: Annotated[str, typer.Argument(help="the model name")],

@@ -92,3 +92,22 @@ def unheld_pins(
             f"'tritonfleet:{at}.{model}' {fix} --stack {stack}"
         )
     return out
+
+
+def pin_lines(config: StackConfig) -> list[str]:
+    """Per deployment: the versions it pins, the custom configuration that serves them, and how a change goes out."""
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.core.rollout import pinned_config_name, steps
+
+    lines = []
+    for d in config.triton_deployments:
+        pins = ", ".join(f"{m} v{v}" for m, v in sorted(d.model_versions.items())) or "no pins (the repository's policy)"
+        name = pinned_config_name(d)
+        lines.append(f"{d.name}: {pins}" + (f" (--model-config-name={name})" if name else ""))
+        if d.rollout is None:
+            lines.append("  a change replaces every replica at once (no rollout)")
+        else:
+            weights = ", ".join(f"{s.weight}%" for s in steps(d))
+            lines.append(f"  a change rolls out: {weights}, then 100%, every {d.rollout.interval}")
+            lines.append(f"  its state: kubectl argo rollouts get rollout {triton_release_name(d.name)} -n {d.namespace}")
+    return lines
