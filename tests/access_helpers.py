@@ -29,32 +29,37 @@ ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
         "aws",
         {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com", "tls": {"certificateArn": ACM_ARN}, "clientCidrs": ["10.0.0.0/8"]},
     ),
+    (
+        "aws-public-rest-only",
+        "aws",
+        {"exposure": "public", "hostname": "llm.example.com", "tls": {"certificateArn": ACM_ARN}, "restrictInference": True, "loadBalancerGrpc": False},
+    ),
     ("gcp-cluster-labels", "gcp", {"clientPodLabels": {"app.kubernetes.io/part-of": "frontend"}}),
     (
         "gcp-internal-application-pre-shared",
         "gcp",
-        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"preSharedCert": "vision-regional"}},
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"preSharedCert": "vision-regional"}, "loadBalancerGrpc": False},
     ),
     (
         "gcp-internal-application-secret",
         "gcp",
-        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True},
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True, "loadBalancerGrpc": False},
     ),
     ("gcp-internal", "gcp", {"exposure": "internal", "clientCidrs": ["10.128.0.0/9"], "clientNamespaces": ["apps"]}),
     (
         "gcp-public-cert-manager",
         "gcp",
-        {"exposure": "public", "hostname": "vision.example.com", "tls": {"certManagerIssuer": "letsencrypt"}, "restrictInference": True},
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"certManagerIssuer": "letsencrypt"}, "restrictInference": True, "loadBalancerGrpc": False},
     ),
     (
         "gcp-public-pre-shared",
         "gcp",
-        {"exposure": "public", "hostname": "vision.example.com", "tls": {"preSharedCert": "vision-cert"}, "restrictInference": True},
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"preSharedCert": "vision-cert"}, "restrictInference": True, "loadBalancerGrpc": False},
     ),
     (
         "gcp-public-secret",
         "gcp",
-        {"exposure": "public", "hostname": "vision.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True},
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True, "loadBalancerGrpc": False},
     ),
 ]
 

@@ -79,7 +79,8 @@ def test_service_and_ingress_follow_the_exposure(label, cloud, access):
     if mode not in (PUBLIC, INTERNAL_APPLICATION):
         assert ingresses == []
         return
-    assert len(ingresses) == (2 if facts.ingress_per_protocol else 1)
+    grpc_routed = access.get("loadBalancerGrpc", True)
+    assert len(ingresses) == (2 if facts.ingress_per_protocol and grpc_routed else 1)
     routes = {}
     for ingress in ingresses:
         annotations = ingress["metadata"]["annotations"]
@@ -103,8 +104,8 @@ def test_service_and_ingress_follow_the_exposure(label, cloud, access):
             assert ingress["spec"]["tls"] == [{"hosts": [access["hostname"]], "secretName": secret}]
             if "certManagerIssuer" in tls:
                 assert annotations["cert-manager.io/cluster-issuer"] == tls["certManagerIssuer"]
-    assert routes == {"/v2": "http", **{p: "grpc" for p in GRPC_PATHS}}
-    if facts.ingress_per_protocol:  # HTTP/2 to the pods on the gRPC Ingress, one load balancer for both
+    assert routes == {"/v2": "http", **{p: "grpc" for p in GRPC_PATHS if grpc_routed}}
+    if facts.ingress_per_protocol and grpc_routed:  # HTTP/2 to the pods on the gRPC Ingress, one load balancer for both
         grpc = next(i for i in ingresses if i["metadata"]["name"].endswith("-grpc"))
         assert facts.grpc_ingress_annotations.items() <= grpc["metadata"]["annotations"].items()
         assert {i["metadata"]["annotations"][facts.ingress_group_annotation] for i in ingresses} == {"triton-llm"}

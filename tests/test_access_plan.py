@@ -101,13 +101,14 @@ INTERNAL_APP = {"exposure": "internal", "loadBalancer": "application", "hostname
 def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subnet_and_its_firewall_rule(tmp_path, stock_plan):
     from components.gcp.exposure import GOOGLE_FRONT_END_RANGES
 
-    access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}}
+    access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}, "loadBalancerGrpc": False}
     plan = _plan_with_access(tmp_path, "gcp-prod", access, {"proxyOnlySubnetCidr": "10.30.0.0/23"})
     values = _exposed_values(plan)
     ingress = values["ingress"]
     assert ingress["enabled"] and ingress["className"] == ""
     assert ingress["annotations"]["kubernetes.io/ingress.class"] == "gce-internal"
     assert ingress["annotations"]["ingress.gcp.kubernetes.io/pre-shared-cert"] == "llm-regional"
+    assert ingress["grpcPaths"] == []  # REST only: a GKE Ingress cannot carry Triton's cleartext gRPC
     assert values["service"]["type"] == "ClusterIP"
     assert values["networkPolicy"]["loadBalancerCidrs"] == ["10.30.0.0/23", *GOOGLE_FRONT_END_RANGES]
     assert values["networkPolicy"]["clientCidrs"] == []  # the proxies hide client addresses

@@ -228,7 +228,7 @@ def test_the_grace_period_grows_with_replicas_per_node_and_shrinks_with_a_wider_
     wide = aws_config(pool, [{**llm, "minReplicas": 5, "maxUnavailable": 4}])
     (burst,) = node_pool_specs(wide, wide.gpu_pools[0])
     assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{2 * (1800 + 120)}s"
-    whole = aws_config(pool, [{**llm, "gpusPerReplica": 8, "modelLoadSeconds": 600}])
+    whole = aws_config(pool, [{**llm, "gpusPerReplica": 8, "maxReplicas": 2, "modelLoadSeconds": 600}])
     (burst,) = node_pool_specs(whole, whole.gpu_pools[0])
     assert burst.spec["template"]["spec"]["terminationGracePeriod"] == f"{MIN_TERMINATION_GRACE_SECONDS}s"
 
@@ -346,3 +346,43 @@ def test_prods_plan_shows_base_burst_and_fallback_per_pool(stock_plan):
     assert "ceiling (maxNodes, spot unavailable)" in text and "expected (maxReplicas, spotShare estimate)" in text
     assert "spotShare is an estimate: Karpenter takes spot whenever EC2 has it" in text
     assert plan["cost"]["spotShareEnforced"] is False
+
+
+def aws_config_in(region: str, pool: dict):
+    raw = engine_config("dev")
+    raw["tritonfleet:region"] = region
+    raw["tritonfleet:gpuPools"] = json.dumps([pool])
+    raw["tritonfleet:cluster"] = json.dumps({"zones": [f"{region}a", f"{region}b", f"{region}c"]})
+    raw["tritonfleet:tritonDeployments"] = "[]"
+    return load_stack_config(raw, "test")
+
+
+def test_spot_diversity_uses_the_regions_prices_or_admits_no_type():
+    """eu-central-1's g6e.xlarge is priced there (on-demand $2.327) but its bigger siblings are not: no sibling is
+    admitted on us-east-1's figures, whose ceiling ($1.861) is not eu-central-1's. In eu-west-1 nothing is priced."""
+    pool = {"name": "l40s", "gpu": "L40S", "instanceType": "g6e.xlarge", "maxNodes": 2, "spotShare": 1}
+    assert len(burst_instance_types(aws_config(pool), aws_config(pool).gpu_pools[0])) >= 2
+    for region in ("eu-central-1", "eu-west-1"):
+        config = aws_config_in(region, pool)
+        assert burst_instance_types(config, config.gpu_pools[0]) == ["g6e.xlarge"], region
+        (burst,) = node_pool_specs(config, config.gpu_pools[0])
+        (req,) = [r for r in burst.spec["template"]["spec"]["requirements"] if r["key"] == "node.kubernetes.io/instance-type"]
+        assert req["values"] == ["g6e.xlarge"]
+
+
+def test_spot_diversity_admits_a_type_priced_in_the_region(monkeypatch):
+    """A sibling priced in eu-central-1 within that region's ceiling is admitted there (and only there)."""
+    from tritonfleet.core import catalog as catalog_module
+
+    pool = {"name": "l40s", "gpu": "L40S", "instanceType": "g6e.xlarge", "maxNodes": 2, "spotShare": 1}
+    config = aws_config_in("eu-central-1", pool)
+    real = catalog_module.load_catalog()
+    sibling = real.find("aws", "g6e.2xlarge")
+    regional = (
+        catalog_module.RegionalPrice(option="on-demand", usd=2.9, source=sibling.prices["on-demand"].source, regions=("eu-central-1",)),
+        catalog_module.RegionalPrice(option="spot", usd=1.1, source=sibling.prices["spot"].source, regions=("eu-central-1",)),
+    )
+    priced = sibling.model_copy(update={"regional_prices": regional})
+    patched = real.model_copy(update={"instance_types": [priced if t is sibling else t for t in real.instance_types]})
+    monkeypatch.setattr("components.aws.node_pools.load_catalog", lambda: patched)
+    assert burst_instance_types(config, config.gpu_pools[0]) == ["g6e.xlarge", "g6e.2xlarge"]

@@ -17,10 +17,11 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
-from tests.conftest import ROOT, one_line, run_cli
+from tests.conftest import ROOT, engine_config, one_line, run_cli
 from tests.local_servers import free_port
 from tritonfleet.clouds.aws.facts import EC2_VCPU_QUOTAS
-from tritonfleet.clouds.aws.preflight import check_s3_endpoint, run_preflight
+from tritonfleet.clouds.aws.preflight import check_s3_endpoint, check_spot_prices, run_preflight
+from tritonfleet.core.config import load_stack_config
 
 QUOTA_NAMES = {q.code: q.name for markets in EC2_VCPU_QUOTAS.values() for q in markets.values()}
 
@@ -219,3 +220,32 @@ def test_no_credentials_is_said_before_any_call(tmp_path):
     assert "no AWS credentials found, so nothing was checked" in one_line(result.stderr)
     assert "AWS_ACCESS_KEY_ID" in one_line(result.stderr) and "aws configure" in one_line(result.stderr)
     assert "did not answer" not in result.stderr and "Traceback" not in result.stderr
+
+
+class _SpotHistory:
+    """An EC2 client that answers describe_spot_price_history with one price per type and zone (the API's shape)."""
+
+    def __init__(self, region: str, usd: float):
+        self.region, self.usd = region, usd
+
+    def describe_spot_price_history(self, InstanceTypes, ProductDescriptions, StartTime):  # noqa: N803 (boto3's names)
+        zones = [f"{self.region}{z}" for z in "abc"]
+        return {"SpotPriceHistory": [
+            {"InstanceType": t, "AvailabilityZone": z, "SpotPrice": f"{self.usd:.6f}", "Timestamp": StartTime}
+            for t in InstanceTypes for z in zones
+        ]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("region", "catalog_text", "catalog_usd"), [
+    ("eu-central-1", "catalog in eu-central-1: $0.7730", 0.773),  # the catalog's regional figure
+    ("eu-west-1", "catalog in eu-west-1: unknown", None),  # none there: never us-east-1's $1.208
+])  # fmt: skip
+def test_spot_prices_are_compared_with_the_regions_catalog_price(region, catalog_text, catalog_usd):
+    raw = engine_config("dev")
+    raw["tritonfleet:region"] = region
+    raw["tritonfleet:gpuPools"] = json.dumps([{"name": "l40s", "gpu": "L40S", "instanceType": "g6e.xlarge", "maxNodes": 2, "spotShare": 1}])
+    raw["tritonfleet:cluster"] = json.dumps({"zones": [f"{region}a", f"{region}b"]})
+    raw["tritonfleet:tritonDeployments"] = "[]"
+    (finding,) = check_spot_prices(_SpotHistory(region, 0.9), load_stack_config(raw, "test"))
+    assert finding.subject == "pool l40s: g6e.xlarge" and finding.data["catalogUsdPerHour"] == catalog_usd
+    assert finding.detail == f"{region}a $0.9000, {region}b $0.9000 ({catalog_text})"

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import ROOT, engine_config, run_program
 from tritonfleet.clouds.aws.facts import (
     EKS_VERSIONS,
+    KARPENTER_MIN_VERSION,
     kubernetes_support,
     standard_eks_versions,
     supported_eks_versions,
@@ -52,6 +53,20 @@ def test_every_supported_version_plans(version):
     assert cluster.inputs["version"] == version
     groups = [r for r in run.resources if r.type == "aws:eks/nodeGroup:NodeGroup"]
     assert groups and all(g.inputs["releaseVersion"].startswith(f"{version}.") for g in groups)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+@pytest.mark.parametrize("on", [REVIEW_DAY, date.today()])
+def test_the_pinned_karpenter_supports_every_kubernetes_version_eks_supports(on):
+    """Karpenter's compatibility matrix at the pinned tag covers each version a stack may choose (1.36 needs 1.13)."""
+    pinned = _release(pins.KARPENTER_CHART["version"])
+    for version in supported_eks_versions(on):
+        assert version in KARPENTER_MIN_VERSION, version
+        assert pinned >= _release(KARPENTER_MIN_VERSION[version]), version
+    assert _release("1.12.0") < _release(KARPENTER_MIN_VERSION["1.36"]) <= pinned  # an older pin would fail here
 
 
 # family -> (on-demand code, spot code, spot code confirmed by AWS's quota page)

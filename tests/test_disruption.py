@@ -50,5 +50,6 @@ def test_spread_over_capacity_types_bounds_a_reclaim():
 
 
 def test_the_plan_warns_about_single_replica_and_spot_only_deployments():
-    assert any("minReplicas: 1 replica" in w for w in disruption_warnings(_config("dev")))
+    (single,) = [w for w in disruption_warnings(_config("dev")) if "minReplicas: 1 replica" in w]
+    assert single.endswith("--stack dev, or in stacks/Pulumi.dev.yaml, set tritonfleet:tritonDeployments[0].minReplicas to 2")
     assert disruption_warnings(_config("prod")) == []

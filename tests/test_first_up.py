@@ -253,7 +253,8 @@ class _Storage:
     def __init__(self, error=None):
         self.error = error
 
-    def get_bucket(self, name):
+    def get_bucket(self, name, timeout=None):
+        assert timeout is not None  # every preflight call is bounded
         if self.error:
             raise self.error
         return object()

@@ -255,6 +255,7 @@ def test_only_an_internal_application_load_balancer_asks_for_the_proxy_only_subn
     assert not needs_proxy_only_subnet(stock) and proxy_only_cidr(stock) == PROXY_ONLY_CIDR
     data["tritonDeployments"][0]["access"] = {
         "exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com", "tls": {"secretName": "llm-tls"},
+        "loadBalancerGrpc": False,
     }  # fmt: skip
     data["cluster"]["proxyOnlySubnetCidr"] = "10.30.0.0/23"
     config = load_stack_config(encoded(data), "gcp-prod")

@@ -51,17 +51,26 @@ def _grpc_path(objects: list[dict]) -> str:
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=[c[0] for c in ACCESS_CASES])
 def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, cloud, access):
     """A mode whose gRPC goes through an Ingress (an L7 proxy) is the one the cloud's facts call per request; an L4
-    LoadBalancer Service per connection; `cluster` has no cloud load balancer and no fact."""
+    LoadBalancer Service per connection; `cluster` has no cloud load balancer and no fact; loadBalancerGrpc false
+    routes no gRPC through the load balancer at all."""
     mode = deployment(access).access.mode
     path = _grpc_path(render(chart_values(cloud, access), name="triton-llm"))
+    if access.get("loadBalancerGrpc") is False:
+        assert path == "none"
+        return
     fact = FACTS[cloud].grpc_balancing.get(mode)
     expected = {"ingress": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
     assert (fact.balances if fact else None) == expected, (mode, path, fact)
 
 
 def test_every_balancing_fact_has_a_dated_source():
+    """Every mode with a cloud load balancer has a fact, except the Application modes of a cloud whose Application load
+    balancer carries no gRPC (GKE Ingress: REST only, loadBalancerGrpc false)."""
+    from tritonfleet.clouds import cloud_rules
+
     for cloud, facts in FACTS.items():
-        assert set(facts.grpc_balancing) == {INTERNAL, INTERNAL_APPLICATION, PUBLIC}, cloud
+        application = set() if cloud_rules(cloud).APPLICATION_LB_GRPC_REFUSAL else {INTERNAL_APPLICATION, PUBLIC}
+        assert set(facts.grpc_balancing) == {INTERNAL, *application}, cloud
         for fact in facts.grpc_balancing.values():
             assert fact.balances in (PER_REQUEST, PER_CONNECTION)
             assert re.match(r"https://\S+ \(read \d{4}-\d{2}-\d{2}\): \S", fact.source), fact.source

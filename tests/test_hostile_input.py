@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, one_line, run_cli
 
 from tritonfleet.plan.project import MAX_YAML_DEPTH, MAX_YAML_VALUES, ProjectError, read_yaml, stack_config
 
@@ -109,7 +109,7 @@ def _project_with(tmp_path: Path, text: str | bytes) -> Path:
 def test_every_command_that_reads_a_stack_refuses_it_cleanly(tmp_path, text, message, command):
     result = run_cli(*command, "--stack", "dev", "--project-dir", str(_project_with(tmp_path, text)), timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert message in result.stderr and "Traceback" not in result.stdout + result.stderr
+    assert one_line(message) in one_line(result.stderr) and "Traceback" not in result.stdout + result.stderr
 
 
 # ---- plan documents: read strictly, written as valid JSON ----
@@ -191,7 +191,7 @@ def test_unwritable_output_paths_are_user_errors(tmp_path, target, message, comm
     }[command]
     result = run_cli(*args)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert message in result.stderr and "Traceback" not in result.stdout + result.stderr
+    assert one_line(message) in one_line(result.stderr) and "Traceback" not in result.stdout + result.stderr
     assert not Path("/nonexistent-tritonfleet").exists()
 
 
@@ -242,7 +242,7 @@ def test_a_stack_name_with_a_path_is_refused_and_nothing_is_written(tmp_path, co
     stack = "../" * 2 + str(tmp_path / "evil").lstrip("/")
     result = run_cli(*command, "--stack", stack)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "a stack name has letters, digits, '-', '_' and '.' only" in result.stderr
+    assert "a stack name has letters, digits, '-', '_' and '.' only" in one_line(result.stderr)
     assert "Traceback" not in result.stderr and list(tmp_path.iterdir()) == []
 
 
@@ -316,7 +316,7 @@ def test_an_option_given_twice_is_a_usage_error_not_last_wins(args, message):
     """Click keeps the last value of a one-value option silently: `--stack dev --stack prod` planned prod."""
     result = run_cli(*args)
     assert result.returncode == 64, result.stdout + result.stderr
-    assert message in result.stderr and "Traceback" not in result.stderr
+    assert one_line(message) in one_line(result.stderr) and "Traceback" not in result.stderr
 
 
 def test_repeatable_options_flags_and_what_follows_a_separator_are_not_repeats():

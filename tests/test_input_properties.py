@@ -82,7 +82,8 @@ def _with(data: Any, path: tuple, value: Any) -> Any:
     if not path:
         return value
     head, rest = path[0], path[1:]
-    copied: Any = list(data) if isinstance(data, list) else dict(data)
+    # A scalar here: an earlier draw replaced the container this path goes through; it becomes one again.
+    copied: Any = list(data) if isinstance(data, list) else dict(data) if isinstance(data, dict) else {}
     if isinstance(copied, list) and head >= len(copied):
         copied.append(_with({}, rest, value))
     elif isinstance(copied, dict) and head not in copied:  # a key the stack leaves unset

@@ -144,6 +144,7 @@ def test_unset_gpus_per_replica_is_the_smallest_size_that_fits():
 def test_given_gpus_per_replica_that_fits_is_kept():
     doc = _with_llm(drop_gpus=False)
     doc["config"]["tritonfleet:tritonDeployments"][0]["gpusPerReplica"] = 4
+    doc["config"]["tritonfleet:tritonDeployments"][0]["maxReplicas"] = 6  # what 3 nodes of 8 GPUs hold at 4 each
     assert _load(doc).triton_deployments[0].gpus_per_replica == 4
 
 

@@ -170,7 +170,7 @@ def test_a_deployment_gives_the_sweep_its_latency_target_and_result_path(tmp_pat
     assert alone.exit_code == 64 and "--stack and --deployment go together" in alone.output
     project = _project(tmp_path, loadtestResult={"path": "loadtests/llm.json", "model": "llm"})
     target, path = _deployment_defaults("prod", "llm", tmp_path, None, None)
-    assert (target, path) == ("2s", tmp_path / "loadtests" / "llm.json") and project == str(tmp_path)
+    assert (target, path) == ("10s", tmp_path / "loadtests" / "llm.json") and project == str(tmp_path)  # prod llm: latencyTarget 10s
     assert _deployment_defaults("prod", "llm", tmp_path, "1s", tmp_path / "x.json") == ("1s", tmp_path / "x.json")
 
 

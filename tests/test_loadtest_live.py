@@ -283,7 +283,7 @@ def test_a_sweep_records_the_capacity_within_the_target_and_sizing_uses_it(trito
 
     config = stack_config("dev")
     deployment = config.triton_deployments[0].model_copy(
-        update={"loadtest_result": LoadtestRef(path=str(result_file), model="fixed"), "latency_target": "300ms"}
+        update={"loadtest_result": LoadtestRef(path=result_file.name, model="fixed"), "latency_target": "300ms"}
     )
     capacity = deployment_capacities(config.model_copy(update={"triton_deployments": [deployment]}), tmp_path)
     assert capacity[deployment.name].inferences_per_second == swept.capacity.achieved_inferences_per_second

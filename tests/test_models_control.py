@@ -157,7 +157,7 @@ def test_a_replica_that_never_accepts_fails_at_the_connect_timeout():
     assert answer.status == 0 and answer.detail == "no connection within 0.3 s"
 
 
-@pytest.mark.parametrize("name", ["../../v2/logging", "a/b", "x\n", "\x1b[2J", "a%2F", "", "-x", "x" * 129])
+@pytest.mark.parametrize("name", ["../" * 2 + "v2/logging", "a/b", "x\n", "\x1b[2J", "a%2F", "", "-x", "x" * 129])
 def test_names_that_change_the_url_are_refused_before_any_request(name):
     with replica() as server:
         with pytest.raises(ControlError, match="is not a model name"):

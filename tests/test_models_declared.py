@@ -36,7 +36,8 @@ def test_validate_names_the_missing_required_model(project):
     message = one_line(result.stderr)  # wrapped to 80 columns
     assert "tritonfleet:tritonDeployments[0].requiredModels[1] = 'bert' is not a model of the repository" in message
     assert f"(it has: {SAMPLE_MODEL})" in message
-    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' <model> --stack dev" in message
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' '<model>' --stack dev" in message
+    assert "or in stacks/Pulumi.dev.yaml, set tritonfleet:tritonDeployments[0].requiredModels[1] to <model>" in message
     assert "requiredModels[0]" not in result.stderr
 
 
@@ -55,3 +56,11 @@ def test_sync_publishes_nothing_when_a_required_model_is_missing(cli_env, repo, 
     assert result.returncode == 1
     assert "requiredModels[1] = 'bert'" in result.stderr and "nothing was published" in result.stderr
     assert keys() == before
+
+
+def test_a_misspelt_model_is_fixed_to_the_model_meant_both_ways():
+    from tritonfleet.models.stack import missing_models
+
+    (message,) = missing_models({"tritonDeployments[1].requiredModels[0]": "Resnet50"}, {"resnet50", "bert"}, "prod")
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[1].requiredModels[0]' resnet50 --stack prod" in message
+    assert message.endswith("or in stacks/Pulumi.prod.yaml, set tritonfleet:tritonDeployments[1].requiredModels[0] to resnet50")

@@ -8,7 +8,7 @@ import shutil
 
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, one_line, run_cli
 from tests.test_models_validate import make_model
 
 REPLICA = "a=http://127.0.0.1:1"
@@ -30,7 +30,7 @@ def test_unload_refuses_a_required_model_with_the_fix(tmp_path):
     args = ["--stack", "prod", "--deployment", "llm", "--replica", REPLICA, "--project-dir", project]
     refused = run_cli("models", "unload", "llama", *args)
     assert refused.returncode == 1 and "'llama' is in tritonDeployments[0].requiredModels" in refused.stderr
-    assert "pulumi config rm --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' --stack prod" in refused.stderr
+    assert "pulumi config rm --path 'tritonfleet:tritonDeployments[0].requiredModels[1]' --stack prod" in one_line(refused.stderr)
     # a model the deployment does not require goes on to the replicas (here: stopped for the missing admin key)
     other = run_cli("models", "unload", "draft", *args, env={"TRITON_ADMIN_KEY": ""})
     assert other.returncode == 1 and "requiredModels" not in other.stderr and "TRITON_ADMIN_KEY" in other.stderr
@@ -54,7 +54,7 @@ instance_group [ { kind: KIND_GPU, gpus: [ 1 ] }, { kind: KIND_GPU, gpus: [ 2 ] 
     checked = run_cli("models", "validate", str(tmp_path / "repo"), "--stack", "prod", "--deployment", "llm",
                       "--project-dir", project)  # fmt: skip
     assert checked.returncode == 1
-    assert "instance_group[1].gpus names GPU 2, but a replica has 2 GPU(s) (ids 0..1)" in checked.stderr
+    assert "instance_group[1].gpus names GPU 2, but a replica has 2 GPU(s) (ids 0..1)" in one_line(checked.stderr)
     assert "instance_group[0]" not in checked.stderr
 
 
@@ -65,4 +65,4 @@ def test_validate_checks_tensorrt_engines_against_the_deployments_gpu(tmp_path):
     make_model(tmp_path / "repo", "m", config, {"1/model.plan": "x", "1/l40s.plan": "x"})
     checked = run_cli("models", "validate", str(tmp_path / "repo"), "--stack", "prod", "--deployment", "llm",
                       "--project-dir", project)  # fmt: skip
-    assert checked.returncode == 1 and "not for the deployment's H200 (compute capability 9.0)" in checked.stderr
+    assert checked.returncode == 1 and "not for the deployment's H200 (compute capability 9.0)" in one_line(checked.stderr)

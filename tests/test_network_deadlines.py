@@ -114,12 +114,12 @@ def test_a_load_test_against_a_slow_drip_server_ends_at_its_duration_plus_the_ti
 
 
 def test_a_probe_that_never_completes_is_a_loadtest_error(slow_server):
-    from tritonfleet.loadtest import LoadtestError, Plan
+    from tritonfleet.loadtest import CONTROL_TIMEOUT_S, LoadtestError, Plan
 
     url = slow_server(drip=("/v2/health/live",))
     error = _run_bounded(Plan(url=url, model="m", concurrency=1, duration_s=0.5, timeout_s=1.0))
     assert isinstance(error, LoadtestError)
-    assert str(error) == f"the Triton server at {url} did not answer the probe within 1 s"
+    assert str(error) == f"the Triton server at {url} did not answer the probe within {CONTROL_TIMEOUT_S:g} s"
 
 
 def test_call_within_returns_raises_or_gives_up():

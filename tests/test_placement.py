@@ -140,10 +140,10 @@ def test_a_prod_minimum_never_shares_one_node(stack_config):
 
 def test_pools_keep_min_nodes_and_cap_at_max_nodes(stack_config):
     pool = {**H200_AWS, "minNodes": 3, "maxNodes": 4}
-    config = config_with("prod", [pool], [deployment("llm", "h200", 2, 64)])
+    config = config_with("prod", [pool], [deployment("llm", "h200", 2, 32)])
     floor, ceiling = floor_placement(config)["h200"], ceiling_placement(config)["h200"]
     assert (floor.replica_nodes, floor.nodes, floor.warm_nodes) == (2, 3, 1)
-    assert (ceiling.replica_nodes, ceiling.nodes) == (4, 4)  # 64 replicas would need 8 nodes; maxNodes holds 4
+    assert (ceiling.replica_nodes, ceiling.nodes) == (4, 4)  # 32 replicas fill the 4 nodes (more: a config error)
 
 
 def test_warm_nodes_stay_beside_a_growing_deployment(stack_config):
@@ -205,7 +205,10 @@ def test_placement_invariants_hold_for_any_pool_and_deployment():
         max_nodes = max(1, min_nodes + extra_nodes)
         pool = {**H200_AWS, "minNodes": min(min_nodes, max_nodes), "maxNodes": max_nodes,
                 "onDemandBase": min(base, max_nodes), "spotShare": 0.5, "zones": zones}
-        llm = deployment("llm", "h200", min_replicas, min_replicas + extra_replicas, gpusPerReplica=gpus)
+        most = max_nodes * (8 // gpus)  # maxReplicas beyond what maxNodes holds is a config error
+        max_replicas = min_replicas + extra_replicas
+        max_replicas = most if max_replicas > most >= min_replicas else max_replicas
+        llm = deployment("llm", "h200", min_replicas, max_replicas, gpusPerReplica=gpus)
         config = config_with(stack, [pool], [llm])
         floor, ceiling = floor_placement(config)["h200"], ceiling_placement(config)["h200"]
         needed = -(-min_replicas * gpus // 8)

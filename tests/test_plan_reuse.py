@@ -98,6 +98,7 @@ def test_a_saved_plan_edited_after_it_was_written_is_planned_afresh(tmp_path):
     breaks the GPU limit. The seal `tritonfleet plan --json` records binds the reuse to the document's content."""
     project = project_copy(tmp_path / "project")
     _over_the_gpu_limit(project)
+    (project / "plans").mkdir()  # a --json folder outside the working folder must exist (tritonfleet/output_paths.py)
     planned = run_cli("plan", "--stack", "prod", "--project-dir", str(project), "--json", str(project / "plans" / "prod.json"))
     assert planned.returncode == 2 and "gpu-stack-limit-total-gpus" in planned.stdout, planned.stdout + planned.stderr
     reused = run_cli("policy", "check", "--stack", "prod", "--project-dir", str(project))

@@ -45,7 +45,8 @@ def test_the_s3_endpoint_serves_the_model_buckets_and_the_nodes_own_buckets_only
     from components.aws.network import s3_endpoint_policy
     from tests.serving_helpers import plan
 
-    (endpoint,) = [r for r in plan("prod")["resources"] if r["type"] == "aws:ec2/vpcEndpoint:VpcEndpoint"]
+    endpoints = [r for r in plan("prod")["resources"] if r["type"] == "aws:ec2/vpcEndpoint:VpcEndpoint"]
+    (endpoint,) = [r for r in endpoints if r["inputs"]["serviceName"].endswith(".s3")]  # beside STS's interface endpoint
     policy = json.loads(endpoint["inputs"]["policy"])
     assert policy == json.loads(s3_endpoint_policy("us-east-1", ["tf-prod-models-123456789012-us-east-1"]))
     models, nodes = policy["Statement"]

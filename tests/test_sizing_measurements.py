@@ -12,7 +12,7 @@ from tests.conftest import engine_config
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
 from tritonfleet.core.loadtest_result import LoadtestResult, Refused, usable_capacity
-from tritonfleet.core.size_options import rank_options
+from tritonfleet.core.size_options import Guardrails, rank_options
 from tritonfleet.core.sizing import Capacity
 from tritonfleet.plan.sizing import deployment_capacities, plan_sizing
 
@@ -145,12 +145,13 @@ def test_uniform_arrivals_and_a_missing_target_are_said(tmp_path):
 def test_size_estimates_other_gpus_only_from_a_measurement_within_the_target(stack_config):
     config = stack_config("prod")
     vision = next(d for d in config.triton_deployments if d.name == "vision")  # L40S, latencyTarget 50ms
-    good = rank_options(config, vision, Capacity(900.0, "measured", "loadtest", 40.0))
+    vouched = Guardrails(benchmark_model="resnet50")  # other GPUs are scaled only by a benchmark said to represent it
+    good = rank_options(config, vision, Capacity(900.0, "measured", "loadtest", 40.0), vouched)
     kinds = {o.gpu: o.capacity_kind for o in good.options}
     assert kinds["L40S"] == "measured" and kinds["H200"] == "estimate: measured L40S x H200/L40S benchmark"
     assert good.winner is not None
-    over = rank_options(config, vision, Capacity(900.0, "measured", "loadtest", 80.0))
-    assert {o.gpu for o in over.options} == {"L40S"} and over.winner is None and not over.commands
-    assert any("not estimated from a measurement over the latency target" in n for n in over.notes)
-    benchmark_only = rank_options(config, vision, None)
-    assert all(o.capacity_kind == "estimate: benchmark" for o in benchmark_only.options)
+    over = rank_options(config, vision, Capacity(900.0, "measured", "loadtest", 80.0), vouched)
+    assert {o.gpu for o in over.options if o.capacity is not None} == {"L40S"} and over.winner is None
+    assert any("estimated from a measurement over the latency target" in n for n in over.notes)
+    benchmark_only = rank_options(config, vision, None, vouched)
+    assert all(o.capacity_kind == "estimate: benchmark" for o in benchmark_only.options if o.capacity is not None)

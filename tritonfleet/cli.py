@@ -74,6 +74,7 @@ def error_message(message: object) -> None:
 
 
 def print_plan(plan: dict, resources: bool = False) -> None:
+    from tritonfleet.core.startup import budget_lines
     from tritonfleet.plan.text import plan_lines
 
     show(plan_lines(plan, out.width, resources=resources))
@@ -91,6 +92,9 @@ def print_plan(plan: dict, resources: bool = False) -> None:
             f"  at {ceiling['replicas']} replicas a spot reclaim costs {ceiling['lost_per_spot_node']}, "
             f"all spot {ceiling['replicas'] - ceiling['left_without_spot']}"
         )
+    for budget in plan.get("startup", {}).get("deployments", []):
+        for line in budget_lines(budget):
+            out.print(line)
     sections = ("disruption", "startup")
     for warning in monitoring.get("warnings", []) + [w for s in sections for w in plan.get(s, {}).get("warnings", [])]:
         print_labelled(err, "warning:", "yellow", warning)
@@ -724,7 +728,7 @@ def _model_control(
     action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
 ) -> None:
     from components.k8s.access import ADMIN
-    from tritonfleet.core.config.problems import printable
+    from tritonfleet.core.config.problems import both_ways, printable, rm_command, set_command
     from tritonfleet.core.conventions import triton_release_name
     from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
     from tritonfleet.models.control import ControlError, fan_out, kubectl_replicas
@@ -738,14 +742,14 @@ def _model_control(
         j = found.required_models.index(model)
         error_message(
             f"'{model}' is in {at}.requiredModels: every replica's readiness needs it, so unloading it takes every "
-            f"replica out of service at once. Fix: take it out of requiredModels first (pulumi config rm --path "
-            f"'tritonfleet:{at}.requiredModels[{j}]' --stack {stack}), run pulumi up, then unload it"
+            f"replica out of service at once. Fix: take it out of requiredModels first "
+            f"({both_ways(rm_command(f'{at}.requiredModels[{j}]', stack))}), run pulumi up, then unload it"
         )
         raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
         error_message(
             f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
-            f"requests. Fix: pulumi config set --path 'tritonfleet:{at}.modelControlMode' explicit --stack {stack}"
+            f"requests. Fix: {both_ways(set_command(f'{at}.modelControlMode', 'explicit', stack))}"
         )
         raise typer.Exit(EXIT_USER_ERROR)
     headers = {}

@@ -546,10 +546,11 @@ def run(plan: Plan, progress: Callable[[float, int], None] | None = None, stop: 
     plan.check()
     stop = stop or threading.Event()
     halt = threading.Event()  # this run's own end: stable windows or the error-rate gate (a sweep's `stop` goes on)
+    probe_s = max(plan.timeout_s, CONTROL_TIMEOUT_S)
     try:
-        model = call_within(plan.timeout_s, lambda: probe(plan))
+        model = call_within(probe_s, lambda: probe(plan))
     except DeadlineExceeded:
-        raise LoadtestError(f"the Triton server at {plan.url} did not answer the probe within {plan.timeout_s:g} s") from None
+        raise LoadtestError(f"the Triton server at {plan.url} did not answer the probe within {probe_s:g} s") from None
     pool = input_pool(plan, model)
     module = _module(plan)
     local = threading.local()

@@ -264,7 +264,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         if gate:
             raise _fail(err, gate[0])
 
-    @app.command()
+    @app.command(short_help="find the Triton model configuration with the most capacity within a latency target")
     def tune(
         model: Annotated[str, typer.Option("--model", "-m", help="the model name as Triton serves it")],
         latency_target: Annotated[str, typer.Option(help="the deployment's latencyTarget, e.g. 50ms")],

@@ -29,6 +29,7 @@ from tritonfleet.clouds.aws.facts import (
     VPC_CNI_NETWORK_POLICY_CONFIGURATION,
 )
 from tritonfleet.core.exposure import ControlPlaneAccess
+from tritonfleet.core.pins import eks_addon_version
 
 ADMIN_ACCESS_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 # The VPC CNI's policy is not on the node role: the vpc-cni add-on runs as its own IRSA role (CNI_SERVICE_ACCOUNT).
@@ -264,7 +265,8 @@ class EksCluster(pulumi.ComponentResource):
         # The add-on takes the role once its policy is attached, so aws-node never starts without IP permissions.
         cni_role_arn = pulumi.Output.all(self.cni_role.arn, cni_policy.id).apply(lambda ids: ids[0])
         node_addons = [
-            self._addon(name, cluster, addon, child, cni_role_arn if addon == "vpc-cni" else None) for addon in NODE_ADDONS
+            self._addon(name, cluster, addon, args.kubernetes_version, child, cni_role_arn if addon == "vpc-cni" else None)
+            for addon in NODE_ADDONS
         ]
         system_template = aws.ec2.LaunchTemplate(
             f"{name}-system",
@@ -334,7 +336,7 @@ class EksCluster(pulumi.ComponentResource):
         self.addons = [
             *node_addons,
             *(
-                self._addon(name, cluster, addon, after_nodes, addon_roles.get(addon))
+                self._addon(name, cluster, addon, args.kubernetes_version, after_nodes, addon_roles.get(addon))
                 for addon in WORKLOAD_ADDONS
             ),
         ]
@@ -381,12 +383,16 @@ class EksCluster(pulumi.ComponentResource):
         return role, aws.iam.RolePolicyAttachment(name, role=role.name, policy_arn=policy_arn, opts=opts)
 
     @staticmethod
-    def _addon(name: str, cluster: aws.eks.Cluster, addon: str, opts: pulumi.ResourceOptions, role_arn=None) -> aws.eks.Addon:
-        """A managed add-on at EKS's default version for the cluster version (set at creation, not rolled by later ups)."""
+    def _addon(
+        name: str, cluster: aws.eks.Cluster, addon: str, kubernetes_version: str, opts: pulumi.ResourceOptions, role_arn=None
+    ) -> aws.eks.Addon:
+        """A managed add-on at its pinned version for the cluster version (pins.EKS_ADDON_VERSIONS); where none is
+        pinned, at EKS's default for that version (set at creation, not rolled by later ups)."""
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=cluster.name,
             addon_name=addon,
+            addon_version=eks_addon_version(addon, kubernetes_version),
             configuration_values=json.dumps(ADDON_CONFIGURATION[addon]) if addon in ADDON_CONFIGURATION else None,
             service_account_role_arn=role_arn,
             resolve_conflicts_on_create="OVERWRITE",

@@ -101,13 +101,14 @@ def ami_alias(config: StackConfig) -> str:
 
 def burst_instance_types(config: StackConfig, pool: GpuPool) -> list[str]:
     """The instance types of the pool's burst NodePool (`diversified_types` of its type)."""
-    return diversified_types(config.instance_type(pool))
+    return diversified_types(config.instance_type(pool), config.region)
 
 
-def diversified_types(itype: InstanceType) -> list[str]:
+def diversified_types(itype: InstanceType, region: str) -> list[str]:
     """The pool's type first, then catalog types with the same GPU and GPU count, at least its vCPUs and memory, sold
-    as spot, whose spot price is known and not above the pool type's on-demand price, and whose on-demand price is not
-    below it.
+    as spot, whose spot price in `region` is known and not above the pool type's on-demand price there, and whose
+    on-demand price there is not below it. Prices are the region's (core/catalog.py): where one of them is unknown,
+    no type is admitted on a reference region's figure, and the pool's type stays alone.
 
     Several types let spot draw from more capacity pools (price-capacity-optimized). The same GPU count keeps a node's
     GPUs what Triton replicas and placeholders pack against; the size floor keeps every node able to run what fits on
@@ -115,11 +116,11 @@ def diversified_types(itype: InstanceType) -> list[str]:
     on-demand floor keeps the pool's type the cheapest on-demand fallback (EC2 Fleet picks the lowest price), so the
     fallback ceiling priced at that type holds whenever it has on-demand capacity.
     """
-    on_demand = itype.price("on-demand")
+    on_demand = itype.price("on-demand", region)
     ceiling = on_demand.usd if on_demand else None
 
     def fits(other: InstanceType) -> bool:
-        spot, other_on_demand = other.price("spot"), other.price("on-demand")
+        spot, other_on_demand = other.price("spot", region), other.price("on-demand", region)
         return (
             other.name != itype.name
             and other.gpu_count == itype.gpu_count
@@ -337,9 +338,9 @@ def nvme_room_gi(types: list[str]) -> float:
     return round(store_gb * 1e9 / 2**30 * (1 - EVICTION_SHARE), 1)
 
 
-def pool_types(pool: GpuPool, itype: InstanceType) -> list[str]:
-    """Every instance type the pool's NodePools may launch."""
-    return diversified_types(itype) if split_nodes(pool, pool.max_nodes).get("spot") else [itype.name]
+def pool_types(pool: GpuPool, itype: InstanceType, region: str) -> list[str]:
+    """Every instance type the pool's NodePools may launch in `region`."""
+    return diversified_types(itype, region) if split_nodes(pool, pool.max_nodes).get("spot") else [itype.name]
 
 
 def ephemeral_storage_gi(config: StackConfig, pool: GpuPool) -> tuple[float, float]:
@@ -351,4 +352,4 @@ def ephemeral_storage_gi(config: StackConfig, pool: GpuPool) -> tuple[float, flo
         for d in config.triton_deployments
         if d.pool == pool.name
     ]
-    return float(max(needs, default=NODE_IMAGES_GI)), nvme_room_gi(pool_types(pool, itype))
+    return float(max(needs, default=NODE_IMAGES_GI)), nvme_room_gi(pool_types(pool, itype, config.region))

@@ -3,9 +3,10 @@
 `internal` is a passthrough internal load balancer (client addresses are kept, so the NetworkPolicy must allow the
 clients' own ranges: clientCidrs). `public` is a GKE Ingress of class gce (external Application Load Balancer) and
 `internal-application` one of class gce-internal (regional internal Application Load Balancer, whose proxies connect
-from the VPC's proxy-only subnet: components/gcp/network.py); both use container-native load balancing, one Ingress
-routes REST and gRPC by path, and the gRPC Service port's appProtocol kubernetes.io/h2c asks for HTTP/2 to the pod
-(VERIFY on a live cluster: docs/access.md).
+from the VPC's proxy-only subnet: components/gcp/network.py); both use container-native load balancing, and the
+Ingress routes REST only: GKE Ingress speaks HTTP/2 to a backend only over TLS, Triton's gRPC port is cleartext, so
+the config rules require `loadBalancerGrpc: false` there (tritonfleet/clouds/gcp/config_rules.py) and gRPC from outside
+the cluster takes the internal passthrough load balancer (docs/access.md).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
     PER_CONNECTION,
-    PER_REQUEST,
     PUBLIC,
     ControlPlaneAccess,
     EgressRule,
@@ -51,19 +51,8 @@ GRPC_BALANCING = {
         "https://cloud.google.com/load-balancing/docs/internal/int-netlb-traffic-distribution (read 2026-12-03): a "
         "backend is chosen per connection by consistent hashing and kept in a connection tracking table",
     ),
-    INTERNAL_APPLICATION: GrpcBalancing(
-        "regional internal Application Load Balancer (GKE Ingress gce-internal), HTTP/2 to the pod",
-        PER_REQUEST,
-        "https://cloud.google.com/kubernetes-engine/docs/concepts/ingress-ilb (read 2026-12-03): a proxy-based Layer 7 "
-        "load balancer whose proxies decide where each HTTP(S) request goes (URL map, session affinity, balancing mode)",
-    ),
-    PUBLIC: GrpcBalancing(
-        "external Application Load Balancer (GKE Ingress), HTTP/2 to the pod",
-        PER_REQUEST,
-        "https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-03): the Application Load "
-        "Balancer is a proxy that forwards each request to the application, over HTTP/2 when configured",
-    ),
 }
+# The Application modes (GKE Ingress) carry no gRPC: no entry (config_rules.APPLICATION_LB_GRPC_REFUSAL).
 
 
 def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:

@@ -118,7 +118,8 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
         "httpAnnotations": dict(facts.http_ingress_annotations),
         "grpcAnnotations": dict(facts.grpc_ingress_annotations),
         "httpPaths": list(HTTP_PATHS),
-        "grpcPaths": list(GRPC_PATHS),
+        # loadBalancerGrpc false: REST only (the config rules require it where the load balancer cannot carry gRPC)
+        "grpcPaths": list(GRPC_PATHS) if access.load_balancer_grpc is not False else [],
         "tlsSecretName": tls_secret,
         "certificateAnnotation": certificate_annotation,
     }

@@ -21,6 +21,7 @@ from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.rollout import pinned_config_name
 from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
+from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_load_threads
 
 from .access import access_values
 from .autoscaling import INFERENCES_PER_SECOND, QUEUE_MS_PER_REQUEST, target_inferences_per_second
@@ -131,6 +132,8 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
             "target": target_inferences_per_second(capacity, deployment.target_utilization) if capacity else "",
         },
         "queueTime": {"metric": QUEUE_MS_PER_REQUEST, "targetMs": f"{latency_ms(guard):g}" if guard else ""},
+        # The startup budget's reach to maxReplicas assumes this policy: one place for both.
+        "scaleUp": dict(HPA_SCALE_UP),
     }
 
 
@@ -177,7 +180,9 @@ def triton_values(
         "modelLoadSeconds": deployment.model_load_seconds,
         "requiredModels": list(deployment.required_models),
         "loadModels": list(deployment.load_models),
-        "modelLoadThreads": deployment.model_load_threads,
+        "modelLoadThreads": model_load_threads(
+            deployment, replica_requests(instance_type, deployment.gpus_per_replica)[0]
+        ),
         "modelConfigName": pinned_config_name(deployment) or "",
         "logging": {"verbose": deployment.log_verbose, "format": deployment.log_format},
         "storage": {"repositoryGi": deployment.repository_gi},
@@ -262,8 +267,7 @@ class TritonRelease(pulumi.ComponentResource):
             namespace=deployment.namespace,
             create_namespace=True,
             values=values,
-            # Long enough for a node to join, the multi-GB image to pull and the models to load.
-            timeout=max(900, deployment.model_load_seconds + 600),
+            timeout=helm_timeout_seconds(deployment),
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
         )
         self.register_outputs({"status": self.release.status})

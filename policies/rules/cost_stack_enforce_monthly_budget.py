@@ -3,8 +3,11 @@ environment demands it (prod), a stack whose cost cannot be known: a pool withou
 acknowledged assumed price (gpuPools[].assumedPrice), which the budget then counts, never below the floor of its GPU
 class where the policy config sets floors (assumedPriceFloors, prod): an assumption below it is a violation."""
 
+import math
+
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from policies._fixes import config_fix
 from policies._pools import GpuPool, gpu_pools, stack_spend
 from policies._settings import schema, settings
 
@@ -53,8 +56,13 @@ def assumed_price_problems(pools: list[GpuPool], basis: str, floors: dict[str, f
             found.append(
                 f"GPU pool '{pool.name}' assumes ${stated:,.2f}/node-hour, below the floor of ${floor:,.2f} "
                 f"({pool.gpus_per_node} {pool.gpu_class} at ${floors[pool.gpu_class]:,.2f}/GPU-hour, "
-                "assumedPriceFloors); the budget counts the floor. State a dated quote at or above it: pulumi config "
-                "set --path 'tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour' <usd>."
+                "assumedPriceFloors); the budget counts the floor. State a dated quote at or above it. "
+                + config_fix(
+                    pool.urn,
+                    {"gpuPools[<i>].assumedPrice.usdPerHour": math.ceil(floor * 100) / 100,
+                     "gpuPools[<i>].assumedPrice.note": "<quote, date, who>"},
+                    f" (<i>: pool '{pool.pool}'; the quote's price if higher)",
+                )  # fmt: skip
             )
     return found
 
@@ -71,8 +79,12 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         report_violation(
             f"The stack's monthly GPU cost on the {basis} basis is unknown: {'; '.join(spend.unpriced)}. This "
             "environment does not accept an unknown price. Add the dated, sourced price to tritonfleet/core/catalog.yaml, "
-            "or acknowledge an assumed price in the stack: pulumi config set --path "
-            "'tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour' <usd> and ...assumedPrice.note '<quote, date, who>'.",
+            "or acknowledge an assumed price in the stack. "
+            + config_fix(
+                args.resources[0].urn,
+                {"gpuPools[<i>].assumedPrice.usdPerHour": "<usd>", "gpuPools[<i>].assumedPrice.note": "<quote, date, who>"},
+                " (<i>: each unpriced pool)",
+            ),
             None,
         )
     # With prices missing, only a known part that is already over budget proves an overrun; the rest is reported

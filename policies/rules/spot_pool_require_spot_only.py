@@ -2,6 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
+from policies._fixes import config_fix
 from policies._pools import gpu_pool
 
 
@@ -13,14 +14,18 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
         report_violation(
             f"GPU pool '{args.name}' prefers spot but falls back to on-demand ({pool.max_nodes if pool.max_nodes is not None else '?'} "
             "nodes at most, karpenter.sh/capacity-type spot and on-demand); this environment runs GPUs on spot only. "
-            "Set onDemandFallback: false on the pool.",
+            + config_fix(args.urn, {"gpuPools[<i>].onDemandFallback": False}, f" (<i>: pool '{pool.pool}')"),
             None,
         )
         return
     report_violation(
         f"GPU pool '{args.name}' buys {pool.purchase} capacity ({pool.max_nodes if pool.max_nodes is not None else '?'} "
         "nodes at most); this environment runs GPUs on spot only. "
-        "Set onDemandBase: 0 and spotShare: 1 on the pool (capacity: mixed).",
+        + config_fix(
+            args.urn,
+            {"gpuPools[<i>].capacity": "mixed", "gpuPools[<i>].onDemandBase": 0, "gpuPools[<i>].spotShare": 1},
+            f" (<i>: pool '{pool.pool}')",
+        ),
         None,
     )
 

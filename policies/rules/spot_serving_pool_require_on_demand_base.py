@@ -2,6 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from policies._fixes import config_fix
 from policies._match import is_triton_release
 from policies._pools import gpu_pools, release_node_selector, selected_pool_names, selected_pools
 from policies._settings import schema, settings
@@ -42,7 +43,11 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
             report_violation(
                 f"Pool '{name}' serves Triton release '{release.name}' with {base} non-spot node(s) at its minimum "
                 f"({mix}); this environment requires at least {need}, so one spot reclaim can take serving to zero. "
-                f"Set gpuPools[].onDemandBase (and minNodes) to at least {need} for pool '{name}'.",
+                + config_fix(
+                    release.urn,
+                    {"gpuPools[<i>].onDemandBase": need, "gpuPools[<i>].minNodes": need},
+                    f" (<i>: pool '{name}'; minNodes at least onDemandBase)",
+                ),
                 release.urn,
             )
 

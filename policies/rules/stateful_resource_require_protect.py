@@ -2,6 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
+from policies._fixes import config_fix
 from policies._match import (
     EKS_CLUSTER,
     EKS_NODE_GROUP,
@@ -40,7 +41,8 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     if not args.opts.protect:
         report_violation(
             f"'{args.name}' ({args.resource_type}) is not protected (protect: false); required: true in this environment, "
-            "so a replace or destroy cannot delete it. Set tritonfleet:protect true (the default in prod).",
+            "so a replace or destroy cannot delete it (protect is true by default in prod). "
+            + config_fix(args.urn, {"protect": True}),
             None,
         )
     if args.resource_type == GKE_CLUSTER and get(args.props, "deletionProtection") is False:

@@ -8,6 +8,7 @@ prod's policy config."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
+from policies._fixes import config_fix
 from policies._match import get, is_triton_release, number
 from policies._pools import gpu_pools, release_node_selector, selected_pools
 
@@ -24,7 +25,12 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         if minimum < NODES_APART:
             report_violation(
                 f"Triton release '{release.name}' keeps {minimum} replica at its minimum, so one node's drain, "
-                "upgrade or host maintenance stops it. Set tritonDeployments[].minReplicas to at least 2.",
+                "upgrade or host maintenance stops it. "
+                + config_fix(
+                    release.urn,
+                    {"tritonDeployments[<i>].minReplicas": NODES_APART},
+                    f" (<i>: the deployment of release '{release.name}')",
+                ),
                 release.urn,
             )
             continue

@@ -201,6 +201,8 @@ def test_protect_reads_the_resource_option_and_the_configured_types():
     assert run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, protect=True) == []
     [message] = run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, protect=False, name="gpu")
     assert "'gpu' (aws:eks/nodeGroup:NodeGroup) is not protected (protect: false)" in message
+    # the fix two ways, for the stack of the resource's URN (urn:pulumi:t::...)
+    assert message.endswith("Fix: pulumi config set 'tritonfleet:protect' true --stack t, or in stacks/Pulumi.t.yaml, set tritonfleet:protect to true.")
     assert run_resource(stateful_resource_require_protect.POLICY, NG, NODE_GROUP, {"resourceTypes": []}) == []
 
 
@@ -399,3 +401,44 @@ def test_min_replicas_apart_refuses_a_floor_one_node_can_hold():
     assert "maxSkew 2" in message  # maxSkew 3 lets one node take all three
     [message] = _min_apart({"replicas": {"min": 1.0}, "gpusPerReplica": 8.0})
     assert "keeps 1 replica at its minimum" in message
+    assert "Fix (<i>: the deployment of release 'tf-triton-llm'): pulumi config set --path " in message
+    assert message.endswith("or in stacks/Pulumi.t.yaml, set tritonfleet:tritonDeployments[<i>].minReplicas to 2.")
+
+
+def test_spot_only_and_on_demand_base_fixes_come_two_ways():
+    from policies.rules import spot_pool_require_spot_only, spot_serving_pool_require_on_demand_base
+
+    on_demand = changed(NODE_GROUP, "capacityType", "ON_DEMAND")
+    [message] = run_resource(spot_pool_require_spot_only.POLICY, NG, on_demand)
+    assert message.endswith(
+        "or in stacks/Pulumi.t.yaml, set tritonfleet:gpuPools[<i>].capacity to mixed and "
+        "tritonfleet:gpuPools[<i>].onDemandBase to 0 and tritonfleet:gpuPools[<i>].spotShare to 1."
+    )
+    assert "Fix (<i>: pool 'l40s'): pulumi config set --path 'tritonfleet:gpuPools[<i>].capacity' mixed --stack t && " in message
+    release = _release({"replicas": {"min": 2.0}}, {POOL_LABEL: "l40s"})
+    resources = [stack_resource(NG, NODE_GROUP, "l40s"), stack_resource("kubernetes:helm.sh/v3:Release", release, "tf-triton")]
+    [(message, _)] = run_stack(spot_serving_pool_require_on_demand_base.POLICY, resources)
+    assert message.endswith(
+        "or in stacks/Pulumi.t.yaml, set tritonfleet:gpuPools[<i>].onDemandBase to 1 and tritonfleet:gpuPools[<i>].minNodes to 1."
+    )
+
+
+def test_the_stack_of_a_fix_is_read_from_the_urn():
+    from policies._fixes import stack_of
+
+    assert stack_of("urn:pulumi:prod::tritonfleet::aws:eks/nodeGroup:NodeGroup::gpu") == "prod"
+
+
+def test_an_assumed_price_below_the_floor_is_fixed_to_the_floor_both_ways():
+    from policies._pools import ASSUMED_PRICE_LABEL
+    from policies.rules.cost_stack_enforce_monthly_budget import assumed_price_problems
+
+    labels = {POOL_LABEL: "b200", ASSUMED_PRICE_LABEL: "0.01"}
+    b200 = changed(NODE_GROUP, "instanceTypes", ["p6-b200.48xlarge"])
+    pool = gpu_pool(NG, changed(b200, "labels", labels), "urn:pulumi:prod::tritonfleet::x::b200", "b200")
+    [message] = assumed_price_problems([pool], "ceiling", {"B200": 3.0})
+    assert "Fix (<i>: pool 'b200'; the quote's price if higher): pulumi config set --path" in message
+    assert message.endswith(
+        "or in stacks/Pulumi.prod.yaml, set tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour to 24.0 and "
+        "tritonfleet:gpuPools[<i>].assumedPrice.note to <quote, date, who>."
+    )

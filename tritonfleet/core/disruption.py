@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from tritonfleet.core.config import StackConfig, TritonDeployment
+from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import fill_split
 
 PDB_SHARE = 4  # a drain may take a quarter of the floor's replicas at once, at least one
@@ -122,7 +123,7 @@ def disruption_warnings(config: StackConfig) -> list[str]:
         if deployment.min_replicas == 1:
             warnings.append(
                 f"{at}.minReplicas: 1 replica: a node drain or a spot reclaim stops deployment {deployment.name} until a "
-                f"new pod is ready. Fix: pulumi config set --path 'tritonfleet:{at}.minReplicas' 2"
+                f"new pod is ready. Fix: {both_ways(set_command(f'{at}.minReplicas', 2, config.stack))}"
             )
         elif exposure.left_without_spot == 0:
             warnings.append(

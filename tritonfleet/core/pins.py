@@ -16,6 +16,12 @@ TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
 # <YY.MM>-vllm-python-py3, 2026-12-05). VERIFY each tag on NGC when the release moves.
 TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.07-vllm-python-py3"}
 
+# GB a Triton image takes once pulled (what a node downloads and unpacks before the container starts), per image
+# flavour (the tag's suffix after YY.MM-). Sources: triton-inference-server/server issue 7474 (2024-07-25: 24.06-py3
+# "about 15.5GB", "expected" say the maintainers) and issue 7335 (2024-06-08: the NGC catalog lists 24.04/24.05
+# trtllm-python-py3 at "~18.5GB"). VERIFY the pinned tags' sizes on NGC; vllm has no published figure here (unknown).
+TRITON_IMAGE_GB = {"py3": 15.5, "trtllm-python-py3": 18.5}
+
 # The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -96,3 +102,50 @@ KARPENTER_CRD_CHART = {
     "chart": "oci://public.ecr.aws/karpenter/karpenter-crd",
     "version": KARPENTER_CHART["version"],
 }
+
+
+# EKS managed add-on versions, per add-on and Kubernetes minor version: `addon_version` of every aws.eks.Addon
+# (components/aws/cluster.py). Pinned, an add-on no longer moves to whatever EKS calls its default on the day a cluster
+# is created or replaced, and a control-plane upgrade comes with a reviewed add-on bump. Each table is AWS's "latest
+# version of the Amazon EKS add-on type for each Kubernetes version" (EKS_ADDON_SOURCES). None is a version we could not
+# read from a public source: EKS installs its default for the cluster version, `tritonfleet preflight` reports which one
+# that is (`aws eks describe-addon-versions`), and README's VERIFY list names it; pin it here once confirmed.
+# tests/test_eks_addon_pins.py checks that every Kubernetes version EKS supports has an entry for every add-on.
+EKS_ADDON_SOURCES: dict[str, str] = {
+    "vpc-cni": "not published for 1.32+ in a copy we could read (VERIFY: describe-addon-versions)",
+    "kube-proxy": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-kube-proxy.md "
+    "(table 'kube-proxy versions', AWS's Japanese edition of the user guide), read 2026-12-05",
+    "coredns": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-coredns.md "
+    "(table 'CoreDNS versions', AWS's Japanese edition of the user guide), read 2026-12-05",
+    "eks-pod-identity-agent": "no per-version table published (VERIFY: describe-addon-versions)",
+    "aws-ebs-csi-driver": "no per-version table published (VERIFY: describe-addon-versions)",
+    "amazon-cloudwatch-observability": "no per-version table published (VERIFY: describe-addon-versions)",
+    "eks-node-monitoring-agent": "no per-version table published (VERIFY: describe-addon-versions)",
+}
+_UNCONFIRMED: dict[str, str | None] = dict.fromkeys(("1.32", "1.33", "1.34", "1.35", "1.36"))
+EKS_ADDON_VERSIONS: dict[str, dict[str, str | None]] = {
+    "vpc-cni": dict(_UNCONFIRMED),
+    "kube-proxy": {
+        "1.32": "v1.32.13-eksbuild.16",
+        "1.33": "v1.33.10-eksbuild.13",
+        "1.34": "v1.34.6-eksbuild.13",
+        "1.35": "v1.35.3-eksbuild.13",
+        "1.36": "v1.36.0-eksbuild.14",
+    },
+    "coredns": {
+        "1.32": "v1.11.4-eksbuild.40",
+        "1.33": "v1.12.4-eksbuild.18",
+        "1.34": "v1.13.2-eksbuild.11",
+        "1.35": "v1.14.3-eksbuild.3",
+        "1.36": "v1.14.3-eksbuild.3",
+    },
+    "eks-pod-identity-agent": dict(_UNCONFIRMED),
+    "aws-ebs-csi-driver": dict(_UNCONFIRMED),
+    "amazon-cloudwatch-observability": dict(_UNCONFIRMED),
+    "eks-node-monitoring-agent": dict(_UNCONFIRMED),
+}
+
+
+def eks_addon_version(addon: str, kubernetes_version: str) -> str | None:
+    """The pinned version of an EKS add-on at a cluster version; None leaves the choice to EKS (see EKS_ADDON_VERSIONS)."""
+    return EKS_ADDON_VERSIONS.get(addon, {}).get(kubernetes_version)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tritonfleet.core.config import StackConfig, TritonDeployment, load_stack_config
+from tritonfleet.core.config.problems import both_ways, nearest, set_command
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
@@ -62,15 +63,19 @@ def declared_models(project_dir: Path, stack: str, deployment: str) -> dict[str,
 
 
 def missing_models(declared: dict[str, str], available: set[str], stack: str) -> list[str]:
-    """One message per declared model the repository does not have, naming the key and the fix."""
+    """One message per declared model the repository does not have, naming the key and the fix two ways (the
+    `pulumi config set` line and the stack file's edit): the model it most likely meant, else a placeholder."""
     have = ", ".join(sorted(available)) or "none"
-    return [
-        f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that is "
-        f"missing keeps every replica unready. Fix: add the model, or pulumi config set --path 'tritonfleet:{key}' "
-        f"<model> --stack {stack}"
-        for key, name in declared.items()
-        if name not in available
-    ]
+    messages = []
+    for key, name in declared.items():
+        if name in available:
+            continue
+        fix = both_ways(set_command(key, nearest(name, available) or "<model>", stack))
+        messages.append(
+            f"tritonfleet:{key} = {name!r} is not a model of the repository (it has: {have}); a required model that "
+            f"is missing keeps every replica unready. Fix: add the model, or {fix}"
+        )
+    return messages
 
 
 def unheld_pins(
@@ -85,11 +90,10 @@ def unheld_pins(
             continue
         have = held.get(model)
         holds = f"holds versions {have}" if have else "does not hold the model"
-        fix = f"{have[-1]}" if have else "<version>"
+        fix = both_ways(set_command(f"{at}.{model}", have[-1] if have else "<version>", stack))
         out.append(
             f"tritonfleet:{at}.{model} = {version}: the bucket {holds}, so the rollout would have nothing to serve. "
-            f"Fix: publish version {version} (tritonfleet models sync --no-live), or pulumi config set --path "
-            f"'tritonfleet:{at}.{model}' {fix} --stack {stack}"
+            f"Fix: publish version {version} (tritonfleet models sync --no-live), or {fix}"
         )
     return out
 

@@ -143,6 +143,12 @@ def sha256_checksum(data: bytes) -> str:
     return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
+class Sink(Protocol):
+    """Where a download writes: an open file, or a wrapper that also hashes what passes."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
 class Store(Protocol):
     uri: RepositoryUri
 
@@ -154,6 +160,8 @@ class Store(Protocol):
     def sha256(self, key: str) -> str | None: ...
 
     def read(self, key: str) -> bytes | None: ...
+
+    def download(self, key: str, sink: Sink) -> None: ...
 
     def upload(self, key: str, source: Source, *, expect: str | None, progress: Progress | None = None) -> str:
         """Write `source` to `key` only if the object still is `expect` (a token from `list`; None: absent), with
@@ -173,7 +181,7 @@ class S3Store:
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html and
     https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html (2026-12-05)."""
 
-    def __init__(self, uri: RepositoryUri, client=None, part_bytes: int = S3_PART_BYTES):
+    def __init__(self, uri: RepositoryUri, client=None, part_bytes: int = S3_PART_BYTES, transfer_config=None):
         import boto3
         import boto3.exceptions
         import botocore.exceptions as errors
@@ -183,6 +191,7 @@ class S3Store:
         self._failures = (errors.BotoCoreError, errors.ClientError, boto3.exceptions.S3UploadFailedError)
         self._client = client or boto3.client("s3")
         self.part_bytes = part_bytes
+        self.transfer_config = transfer_config  # boto3 TransferConfig of downloads; None: boto3's (parallel ranges)
 
     def _fail(self, action: str, exc: Exception) -> StoreError:
         errors = self._errors
@@ -234,6 +243,13 @@ class S3Store:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise self._fail(f"cannot read {key} from", exc) from None
+        except self._failures as exc:
+            raise self._fail(f"cannot read {key} from", exc) from None
+
+    def download(self, key: str, sink: Sink) -> None:
+        """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
+        try:
+            self._client.download_fileobj(self.uri.bucket, key, sink, Config=self.transfer_config)
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 
@@ -352,6 +368,13 @@ class GcsStore:
             return self._bucket.blob(key).download_as_bytes()
         except self._api.NotFound:
             return None
+        except self._failures as exc:
+            raise self._fail(f"cannot read {key} from", exc) from None
+
+    def download(self, key: str, sink: Sink) -> None:
+        """Stream an object into `sink` (a node-local cache fill: objects far larger than memory)."""
+        try:
+            self._bucket.blob(key).download_to_file(sink)
         except self._failures as exc:
             raise self._fail(f"cannot read {key} from", exc) from None
 

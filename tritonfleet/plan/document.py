@@ -110,15 +110,19 @@ def cost_section(config: StackConfig) -> dict[str, Any]:
 
 
 def startup_section(config: StackConfig) -> dict[str, Any]:
-    """Per deployment: the repository copy time at the node's bandwidth against modelLoadSeconds; warnings."""
+    """Per deployment: each step of a new replica's start, the totals with and without the caches, the checks they
+    must pass (core/startup.py); warnings."""
     from dataclasses import asdict
 
     from tritonfleet.core.startup import startup_budget, startup_warnings
 
-    return {
-        "deployments": [asdict(startup_budget(config, d)) for d in config.triton_deployments],
-        "warnings": startup_warnings(config),
-    }
+    deployments = []
+    for deployment in config.triton_deployments:
+        budget = startup_budget(config, deployment)
+        row = asdict(budget)
+        row["checks"] = [{**asdict(c), "short": c.short} for c in budget.checks]
+        deployments.append(row)
+    return {"deployments": deployments, "warnings": startup_warnings(config)}
 
 
 def disruption_section(config: StackConfig) -> dict[str, Any]:

@@ -55,6 +55,7 @@ NODE_IMAGES = ("al2023", "bottlerocket")
 TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
 INGRESS_CLIENT_CIDRS = "the ALB's inbound-cidrs"
+APPLICATION_LB_GRPC_REFUSAL = ""  # the ALB speaks gRPC to the pod over cleartext HTTP/2 (protocol version GRPC)
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
 # fallbackPool: EKS has no compute classes; a mixed pool (onDemandBase + spotShare) is one node group set
 POOL_FALLBACK = False
@@ -308,10 +309,10 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """No AWS rule on node labels beyond the neutral ones."""
 
 
-def node_local_ssd_gi(instance_type: str) -> int | None:
+def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
     """GiB of instance-store NVMe that back a GPU node's ephemeral storage: Karpenter's EC2NodeClass builds a RAID0
     array of it (instanceStorePolicy RAID0) for the kubelet, containerd and pods' ephemeral storage. Counted on the
-    smallest array the pool's NodePools may launch (the type and its spot-diversity types), less the kubelet's
+    smallest array the pool's NodePools may launch (the type and its spot-diversity types in `region`), less the kubelet's
     eviction threshold and Triton's image; None for a type without instance store (the root volume then)."""
     from components.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
     from tritonfleet.core.catalog import load_catalog
@@ -319,7 +320,7 @@ def node_local_ssd_gi(instance_type: str) -> int | None:
     itype = load_catalog().find("aws", instance_type)
     if itype is None:
         return None
-    room = nvme_room_gi(diversified_types(itype))
+    room = nvme_room_gi(diversified_types(itype, region) if region else [itype.name])
     return int(room - NODE_IMAGES_GI) if room > 0 else None
 
 

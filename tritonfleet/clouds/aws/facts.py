@@ -203,8 +203,22 @@ class VcpuQuota:
 # the EKS release, extended support 12 more; extended support is billed per cluster-hour on top of the standard fee and
 # is on by default (upgradePolicy.supportType EXTENDED). After the end of extended support EKS upgrades the control
 # plane itself, and no new cluster can be created at that version. None is a date we could not read (VERIFY): 1.36's.
-# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on), so it stays in standard
-# support at least as long as 1.35.
+# Its EKS release came after 1.35's (AL2023 AMIs for 1.36 exist from 1.36.2-20260625 on, and AWS's kube-proxy and
+# CoreDNS add-on tables list 1.36: tritonfleet/core/pins.py EKS_ADDON_VERSIONS), so it stays in standard support at least
+# as long as 1.35. Its dates were searched for again on 2026-12-05 (AWS's calendar, its translations, endoflife.date,
+# AWS's announcements) and not found in any copy we could read: the stacks stay on 1.35 until they are.
+# The oldest Karpenter release that supports each Kubernetes minor version. Source: Karpenter's compatibility matrix,
+# github.com/aws/karpenter-provider-aws tag v1.14.1 (commit bde00654), website/content/en/preview/upgrading/
+# compatibility.md (generated from hack/docs/compatibilitymatrix_gen), read 2026-12-05.
+KARPENTER_MIN_VERSION = {
+    "1.30": "0.37",
+    "1.31": "1.0.5",
+    "1.32": "1.2",
+    "1.33": "1.5",
+    "1.34": "1.6",
+    "1.35": "1.9",
+    "1.36": "1.13",
+}
 EKS_VERSIONS_SOURCE = "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html (read 2026-12-03)"
 # (rows: the calendar above, https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html, 2026-12-03)
 EKS_VERSIONS: dict[str, EksVersion] = {

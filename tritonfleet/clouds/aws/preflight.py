@@ -1,7 +1,8 @@
 """Capacity preflight for an AWS stack, before any `pulumi up`: are the instance types offered in the chosen zones,
 do the EC2 vCPU quotas cover the stack's ceiling beside what already runs, what does spot cost right now, is the
-pinned AMI release published, are the default bucket names free, and are the capacity blocks and reservations the
-pools name usable, for their instance type and zone, in their window.
+pinned AMI release published, are the pinned EKS add-on versions offered (and which default EKS would pick for an
+unpinned one), are the default bucket names free, and are the capacity blocks and reservations the pools name usable,
+for their instance type and zone, in their window.
 
 Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
 emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
@@ -36,8 +37,10 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
+from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 
@@ -215,7 +218,8 @@ def check_quotas(quotas, config: StackConfig, used: dict[VcpuQuota, int] | None 
 
 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
-    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price (information only)."""
+    """Current spot prices per type and zone for the spot NodePools, next to the catalog's price in the stack's region
+    ("unknown" where the catalog has none there: never another region's figure). Information only."""
     from components.aws.node_pools import burst_instance_types
     from tritonfleet.core.catalog import load_catalog
 
@@ -236,7 +240,7 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 latest[key] = (entry["Timestamp"], float(entry["SpotPrice"]))
         for itype in types:
             prices = {zone: latest[(itype, zone)][1] for zone in zones if (itype, zone) in latest}
-            catalog_price = catalog.find("aws", itype).price("spot")  # type: ignore[union-attr]
+            catalog_price = catalog.find("aws", itype).price("spot", config.region)  # type: ignore[union-attr]
             data = {
                 "instanceType": itype,
                 "usdPerHour": prices,
@@ -249,7 +253,9 @@ def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) 
                 continue
             shown = ", ".join(f"{zone} ${price:.4f}" for zone, price in sorted(prices.items()))
             catalog_text = f"${catalog_price.usd:.4f}" if catalog_price else "unknown"
-            findings.append(Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog {catalog_text})", data))
+            findings.append(
+                Finding("spot-price", f"pool {pool.name}: {itype}", OK, f"{shown} (catalog in {config.region}: {catalog_text})", data)
+            )
     return findings
 
 
@@ -317,13 +323,44 @@ def check_ami_release(ssm, config: StackConfig) -> list[Finding]:
             return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
         detail = (
             f"not published in {config.region} ({parameter}); pin one that is: aws ssm get-parameter --name "
-            f"{recommended} --region {config.region}, then pulumi config set --path "
-            f"'tritonfleet:cluster.amiReleaseVersion' <release> --stack {config.stack}"
+            f"{recommended} --region {config.region}, then "
+            f"{both_ways(set_command('cluster.amiReleaseVersion', '<release>', config.stack))}"
         )
         return [Finding("ami", subject, BLOCKER, detail, data)]
     except BotoCoreError as error:
         return [Finding("ami", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})", data)]
     return [Finding("ami", subject, OK, f"published: {image}", {**data, "imageId": image})]
+
+
+def check_addon_versions(eks, config: StackConfig) -> list[Finding]:
+    """Each add-on's pinned version is offered for the cluster version; where none is pinned (VERIFY), which version
+    EKS would install by default, so it can be pinned (tritonfleet/core/pins.py EKS_ADDON_VERSIONS)."""
+    k8s, findings = config.cluster.kubernetes_version, []
+    for addon in sorted(EKS_ADDON_VERSIONS):
+        pinned, subject = eks_addon_version(addon, k8s), f"{addon} on {k8s}"
+        try:
+            offered = eks.describe_addon_versions(addonName=addon, kubernetesVersion=k8s).get("addons", [])
+        except (ClientError, BotoCoreError) as error:
+            findings.append(Finding("addon", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
+            continue
+        versions = [v for a in offered for v in a.get("addonVersions", [])]
+        default = next(
+            (v["addonVersion"] for v in versions if any(c.get("defaultVersion") for c in v.get("compatibilities", []))),
+            None,
+        )
+        data = {"pinned": pinned, "default": default, "offered": [v["addonVersion"] for v in versions]}
+        if pinned is None:
+            detail = f"not pinned: EKS would install its default, {default or 'none listed'}; pin it in pins.py"
+            findings.append(Finding("addon", subject, WARNING, detail, data))
+        elif pinned in data["offered"]:
+            findings.append(Finding("addon", subject, OK, f"{pinned} offered", data))
+        else:
+            detail = (
+                f"{pinned} is not offered for {k8s} in {config.region}; pin one that is (default "
+                f"{default or 'none listed'}) in tritonfleet/core/pins.py EKS_ADDON_VERSIONS"
+            )
+            findings.append(Finding("addon", subject, BLOCKER, detail, data))
+    return findings
 
 
 def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
@@ -333,7 +370,7 @@ def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
     for i, bucket in enumerate(config.model_buckets):
         name = config.physical_bucket_name(bucket)
         subject = f"bucket {bucket.name}: {name}"
-        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
         try:
             s3.head_bucket(Bucket=name)
         except ClientError as error:
@@ -440,8 +477,8 @@ def check_deployer_network(ec2, config: StackConfig) -> list[Finding]:
     return [Finding("deploy-path", subject, UNKNOWN, detail, data)]
 
 
-def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> PreflightReport:
-    """Every check; `ssm` and `s3` (the AMI release and bucket checks) come with aws_clients."""
+def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None, eks=None) -> PreflightReport:
+    """Every check; `ssm`, `s3` and `eks` (the AMI release, bucket and add-on checks) come with aws_clients."""
     zones = sorted({*aws_zones(config.region, config.cluster), *(z for p in config.enabled_pools for z in p.zones)})
     findings, _ = check_zones(ec2, config, zones)
     findings += check_offerings(ec2, config)
@@ -458,11 +495,13 @@ def run_preflight(config: StackConfig, ec2, quotas, ssm=None, s3=None) -> Prefli
         findings += check_ami_release(ssm, config)
     if s3 is not None:
         findings += check_bucket_names(s3, config)
+    if eks is not None:
+        findings += check_addon_versions(eks, config)
     return PreflightReport(config.stack, config.region, zones, findings)
 
 
 def aws_clients(region: str):
-    """EC2, Service Quotas, SSM and S3 clients from the standard chain (env, profile, SSO, instance role;
+    """EC2, Service Quotas, SSM, S3 and EKS clients from the standard chain (env, profile, SSO, instance role;
     AWS_ENDPOINT_URL)."""
     import boto3
     from botocore.config import Config
@@ -474,6 +513,7 @@ def aws_clients(region: str):
         session.client("service-quotas", config=bounded),
         session.client("ssm", config=bounded),
         session.client("s3", config=bounded),
+        session.client("eks", config=bounded),
     )
 
 

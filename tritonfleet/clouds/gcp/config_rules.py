@@ -56,6 +56,14 @@ NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
 INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress limits sources only through Cloud Armor or a firewall policy
+# GKE Ingress speaks HTTP/2 to a backend only over TLS (Service annotation cloud.google.com/app-protocols HTTP2, the pod
+# serving TLS), and Triton's gRPC port is cleartext: gRPC through it would fail at the load balancer. Source:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-05). docs/access.md has the paths
+# that do carry gRPC.
+APPLICATION_LB_GRPC_REFUSAL = (
+    "a GKE Ingress speaks HTTP/2 to the pod only over TLS, and Triton's gRPC port is cleartext, so gRPC through it "
+    "would fail at the load balancer"
+)
 RESERVATION_EXAMPLE = "my-reservation"
 # fallbackPool: a pool's GKE compute class lists the fallback pool's node pools after its own
 POOL_FALLBACK = True
@@ -314,8 +322,9 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
         )
 
 
-def node_local_ssd_gi(instance_type: str) -> int | None:
-    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that)."""
+def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
+    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that); the same
+    in every region."""
     bundled = BUNDLED_LOCAL_SSDS.get(instance_type)
     return bundled[1] if bundled else None
 

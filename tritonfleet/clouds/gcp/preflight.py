@@ -25,6 +25,7 @@ from tritonfleet.clouds.gcp.facts import (
 )
 from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.config import GpuPool, StackConfig
+from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
@@ -395,7 +396,7 @@ def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
     for i, bucket in enumerate(config.model_buckets):
         name = config.physical_bucket_name(bucket)
         subject = f"bucket {bucket.name}: {name}"
-        fix = f"pulumi config set --path 'tritonfleet:modelBuckets[{i}].bucketName' <name> --stack {config.stack}"
+        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
         try:
             storage.get_bucket(name, timeout=CALL_TIMEOUT_S)
         except NotFound:

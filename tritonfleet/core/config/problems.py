@@ -56,8 +56,17 @@ def _command_parts(command: str) -> tuple[str, str, str | None, str] | None:
         return None
     if words[:2] != ["pulumi", "config"] or len(words) < 4 or words[2] not in ("set", "rm") or "--secret" in words:
         return None
-    stack = words[words.index("--stack") + 1] if "--stack" in words[:-1] else ""
-    rest = [w for w in words[3:] if w != "--path" and w != "--stack" and w != stack]
+    stack, rest, at = "", [], 3
+    while at < len(words):  # flags read by position: a value may itself be spelt like the stack
+        if words[at] == "--":
+            rest += words[at + 1:]
+            break
+        if words[at] == "--stack" and at + 1 < len(words):
+            stack, at = words[at + 1], at + 2
+            continue
+        if words[at] != "--path" or rest:
+            rest.append(words[at])
+        at += 1
     prefix = f"{CONFIG_NAMESPACE}:"
     if not rest or not rest[0].startswith(prefix):
         return None
@@ -78,7 +87,9 @@ def file_edit(fix: str, renamed_to: str | None = None) -> str | None:
         return f"{where} rename {CONFIG_NAMESPACE}:{key} to {CONFIG_NAMESPACE}:{new} (keep its value)"
     if verb == "rm":
         return f"{where} delete {CONFIG_NAMESPACE}:{key}"
-    return f"{where} set {CONFIG_NAMESPACE}:{key} to {value}"
+    if any(p[0] != "set" or p[3] != parts[0][3] for p in parts):  # type: ignore[index]
+        return None
+    return f"{where} set " + " and ".join(f"{CONFIG_NAMESPACE}:{p[1]} to {p[2]}" for p in parts)  # type: ignore[index]
 
 
 def printable(text: str) -> str:
@@ -138,11 +149,21 @@ def _shell_key(key: str) -> str:
 
 
 def set_command(key: str, value: Any, stack: str) -> str:
-    """The `pulumi config set` command that gives `key` the value `value` (quoted for a shell when needed)."""
-    shown = value if isinstance(value, str) else json.dumps(value)
-    if isinstance(value, str) and (not value or re.search(r"[^A-Za-z0-9._:/-]", value)):
-        shown = shlex.quote(value) if "'" in value else f"'{value}'"
+    """The `pulumi config set` command that gives `key` the value `value`, one shell word per argument: a string,
+    list or object (JSON) that a shell would split or expand is quoted."""
+    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if not shown or re.search(r"[^A-Za-z0-9._:/-]", shown):
+        shown = shlex.quote(shown) if "'" in shown else f"'{shown}'"
+    if shown.lstrip("'").startswith("-"):  # -1 or --x would be read as flags: the value goes after "--"
+        return f"pulumi config set {_path_flag(key)}{_shell_key(key)} --stack {stack} -- {shown}"
     return f"pulumi config set {_path_flag(key)}{_shell_key(key)} {shown} --stack {stack}"
+
+
+def both_ways(command: str) -> str:
+    """A fix command and, where it is a plain config change, the same change as the stack file's edit:
+    "pulumi config set … --stack dev, or in stacks/Pulumi.dev.yaml, set …"."""
+    edit = file_edit(command)
+    return f"{command}, or {edit}" if edit else command
 
 
 def yaml_edit(key: str, value: Any) -> str:

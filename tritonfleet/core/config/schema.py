@@ -322,6 +322,12 @@ class Access(_Section):
         "balances gRPC per request; needs hostname and tls). Default: network for internal, application for public "
         "(public takes application only)",
     )
+    load_balancer_grpc: bool | None = Field(
+        None,
+        description="with an application load balancer: route Triton's gRPC through it as well as REST (true; the "
+        "default on AWS) or REST only (false; required on GCP, whose Ingress speaks HTTP/2 to a backend only over TLS "
+        "and Triton's gRPC port is cleartext)",
+    )
     hostname: str | None = Field(
         None,
         pattern=HOSTNAME_PATTERN,
@@ -526,6 +532,37 @@ class Rollout(_Section):
 
 
 
+class StartupMeasured(_Section):
+    """Seconds each step of a replica's start took when measured (kubectl get events / the pod's conditions); a
+    measured step replaces the plan's estimate of it (docs/serving.md "Startup budget")."""
+
+    node_seconds: int | None = Field(None, ge=0, le=86400, description="a new GPU node's launch to Ready, seconds")
+    image_pull_seconds: int | None = Field(None, ge=0, le=86400, description="the Triton image's pull, seconds")
+    model_fetch_seconds: int | None = Field(
+        None, ge=0, le=86400, description="the model repository's copy from the bucket to the node, seconds"
+    )
+    load_seconds: int | None = Field(None, ge=0, le=86400, description="Triton loading the models, seconds")
+    warmup_seconds: int | None = Field(None, ge=0, le=86400, description="the warm-up requests, seconds")
+
+
+class Startup(_Section):
+    """What a new replica's start is measured against and what it took (docs/serving.md "Startup budget")."""
+
+    measured: StartupMeasured = Field(
+        default_factory=StartupMeasured,
+        description="measured seconds per step {nodeSeconds, imagePullSeconds, modelFetchSeconds, loadSeconds, "
+        "warmupSeconds} (an object); each replaces the plan's estimate",
+    )
+    image_gb: float | None = Field(
+        None, gt=0, le=1000, description="GB the Triton image takes once pulled, for an image whose size tritonfleet "
+        "does not know (default: the pinned image's published size)"
+    )
+    spike_ramp_seconds: int | None = Field(
+        None, ge=1, le=86400,
+        description="seconds a load spike takes from its start to its peak: maxReplicas must be serving by then",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -601,6 +638,10 @@ class TritonDeployment(_Section):
     )
     model_load_threads: int | None = Field(
         None, ge=1, le=64, description="models Triton loads in parallel, 1..64, or unset for Triton's default (4)"
+    )
+    startup: Startup = Field(
+        default_factory=Startup,
+        description="the startup budget's inputs: {measured, imageGb, spikeRampSeconds} (an object)",
     )
     log_verbose: int = Field(0, ge=0, le=3, description="Triton's --log-verbose level, 0 (off)..3")
     log_format: Literal["default", "ISO8601"] = Field("default", description="Triton's --log-format: default or ISO8601")

@@ -1,5 +1,5 @@
 """A deployment's `access` rules: an Application load balancer (public, or internal with loadBalancer application)
-needs a hostname and TLS, public both keys too; other modes take neither; a load balancer kind that fits the exposure;
+needs a hostname and TLS, public both keys too, and carries gRPC only where the cloud's can; other modes take none; a load balancer kind that fits the exposure;
 one TLS source this cloud supports; client selectors that select someone; valid CIDRs."""
 
 from __future__ import annotations
@@ -103,6 +103,14 @@ def _check_application(
         ctx.remove(f"{at}.clientCidrs", access.client_cidrs, allowed)
     if access.mode == INTERNAL_APPLICATION and not access.client_cidrs and filters:
         _require_client_cidrs(ctx, at, f"{filters}; without them every network routed to the VPC gets through")
+    refusal = ctx.rules.APPLICATION_LB_GRPC_REFUSAL if ctx.rules is not None else ""
+    if refusal and access.load_balancer_grpc is not False:
+        allowed = (
+            f"false on {ctx.cloud} ({refusal}): {endpoint} then carries REST (/v2) only; for gRPC from outside the "
+            f"cluster use exposure {INTERNAL} with loadBalancer {NETWORK} (docs/access.md)"
+        )
+        shown = MISSING if access.load_balancer_grpc is None else access.load_balancer_grpc
+        ctx.add(f"{at}.loadBalancerGrpc", shown, allowed, False)
 
 
 def _require_client_cidrs(ctx: RuleContext, at: str, why: str) -> None:
@@ -121,9 +129,9 @@ def _check_public(ctx: RuleContext, access: Access, at: str) -> None:
 
 def _check_no_ingress(ctx: RuleContext, access: Access, at: str) -> None:
     """cluster and internal (network load balancer): no hostname, no TLS; internal names its client networks."""
-    for key, value in (("hostname", access.hostname), ("tls", access.tls)):
+    for key, value in (("hostname", access.hostname), ("tls", access.tls), ("loadBalancerGrpc", access.load_balancer_grpc)):
         if value is not None:
-            shown = value if isinstance(value, str) else value.model_dump(by_alias=True, exclude_none=True)
+            shown = value if isinstance(value, (str, bool)) else value.model_dump(by_alias=True, exclude_none=True)
             allowed = (
                 f"only with an Application load balancer: exposure public, or internal with loadBalancer application "
                 f"(exposure is {access.exposure}"

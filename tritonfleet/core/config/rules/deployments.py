@@ -213,7 +213,7 @@ def _check_ephemeral_room(
     """The repository copy (the chart's ephemeral-storage request: repositoryGi + 1) fits the node's ephemeral
     storage: the boot disk less what the image and the system take, or the machine's local SSDs where the cloud
     backs ephemeral storage with them (GKE a3/a4) — there for every replica a node holds."""
-    local_gi = ctx.rules.node_local_ssd_gi(itype.name) if ctx.rules is not None and itype is not None else None
+    local_gi = ctx.rules.node_local_ssd_gi(itype.name, ctx.region) if ctx.rules is not None and itype is not None else None
     if local_gi is None:
         room = pool.disk_gi - NODE_DISK_RESERVED_GI
         if deployment.repository_gi + 1 > room:
