@@ -125,3 +125,12 @@ def test_the_plan_shows_steps_thresholds_and_the_canary_gpus_with_their_cost(tmp
     assert "pins resnet50 v3" in text and "10% (~33.3% at 1:2), 50%, then 100%" in text
     assert "errors <= 0.02, latency <= 1.2x stable, queue <= 20 ms" in text and "inconclusive" in text
     assert f"${shown['extraUsdPerHour']:,.2f}/hour" in text
+
+
+def test_a_rollout_needs_the_prometheus_that_judges_it():
+    raw = prod_with(rollout=ROLLOUT)
+    raw["tritonfleet:monitoring"] = json.dumps({**json.loads(raw["tritonfleet:monitoring"]), "enabled": False})
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(raw, "prod")
+    [problem] = [p for p in err.value.problems if p.key == "monitoring.enabled"]
+    assert "true with a rollout" in problem.allowed and problem.fix.endswith("monitoring.enabled' true --stack prod")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import TritonDeployment, duration_seconds
 
@@ -39,6 +41,15 @@ def check_rollout(ctx: RuleContext, deployment: TritonDeployment, at: str) -> No
             "at least 2 with a rollout: one replica cannot be split, so its canary would take all the traffic at "
             "once (or remove rollout)",
             2,
+        )
+    monitoring = ctx.data.get("monitoring") if isinstance(ctx.data.get("monitoring"), Mapping) else {}
+    if monitoring.get("enabled", True) is False and not any(p.key == "monitoring.enabled" for p in ctx.problems):
+        ctx.add(
+            "monitoring.enabled",
+            False,
+            f"true with a rollout ({at}.rollout): the canary is judged on Triton's metrics in the stack's "
+            "Prometheus, and Argo Rollouts is installed with it",
+            True,
         )
     if rollout.analysis.max_ttft_ratio is not None and deployment.llm is None:
         ctx.remove(
