@@ -86,6 +86,7 @@ def start(tmp: Path, backends: Path, name: str, http_port: int, metrics_port: in
         f"--backend-directory={backends}", "--http-address=127.0.0.1", f"--http-port={http_port}",
         "--allow-grpc=false", "--metrics-address=127.0.0.1", f"--metrics-port={metrics_port}",
         "--metrics-config=summary_latencies=true",  # as the chart runs Triton
+        "--exit-timeout-secs=2",
     ]  # fmt: skip
     import os
     import sys
@@ -173,17 +174,16 @@ def verdicts(tmp_path_factory):
     found: dict[str, list[dict[str, str]]] = {"idle": []}
     try:
         wait_until_ready(servers, list(http.values()), tmp, time.monotonic() + STARTUP_SECONDS)
-        # The stable version serves; no canary has traffic yet: every step of an idle canary.
+        # Each new pod's first inferences (the Python backend's stub warming up), as a pod's warm-up before it turns
+        # ready would; they leave the rate window during the idle steps.
+        for name in ("good", "erroring", "slow"):
+            for _ in range(5):
+                requests.post(f"http://127.0.0.1:{http[name]}/v2/models/svc/infer", json=WARM_UP, timeout=10)
+        # The stable version serves; no canary has traffic: every step of an idle canary.
         traffic.send(http["stable"], STABLE_RATE)
         for _ in STEPS:
             time.sleep(INTERVAL_S + 1)
             found["idle"].append(judge(url, "good"))
-        # Each new pod's first inferences (the Python backend's stub warming up), before its first step's window, as a
-        # pod's warm-up before it turns ready would.
-        for name in ("good", "erroring", "slow"):
-            for _ in range(5):
-                requests.post(f"http://127.0.0.1:{http[name]}/v2/models/svc/infer", json=WARM_UP, timeout=10)
-        time.sleep(INTERVAL_S + 1)
         for weight in STEPS:
             for name in ("good", "erroring", "slow"):
                 traffic.send(http[name], TOTAL_RATE * weight / 100)
@@ -195,9 +195,11 @@ def verdicts(tmp_path_factory):
         yield found
     finally:
         traffic.stop()
-        stop(prometheus)
-        for server in servers:
-            stop(server)
+        for process in (prometheus, *servers):  # all told at once, then each awaited (and killed if it lingers)
+            if process.poll() is None:
+                process.terminate()
+        for process in (prometheus, *servers):
+            stop(process)
         prometheus_log.close()
 
 
