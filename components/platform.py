@@ -62,6 +62,12 @@ class Platform(pulumi.ComponentResource):
             quota_spec=facts.gpu_operator_resource_quota,
             opts=child,
         )
+        if monitoring and any(d.rollout for d in config.triton_deployments):
+            from components.k8s.rollout import ArgoRollouts
+
+            # Its CRDs (Rollout, AnalysisTemplate) come before the Triton releases that render them.
+            rollouts = ArgoRollouts(f"{name}-argo-rollouts", provider=facts.provider, depends_on=crd_providers, opts=child)
+            crd_providers.append(rollouts.release)
         if monitoring:
             PrometheusAdapter(f"{name}-prometheus-adapter", provider=facts.provider, depends_on=crd_providers, opts=child)
         triton_prerequisites = [

@@ -27,6 +27,7 @@ from policies.rules import (
     spot_serving_pool_require_on_demand_base,
     stateful_resource_require_protect,
     triton_release_require_min_replicas_apart,
+    triton_release_require_rollout,
     triton_release_require_secure_access,
     triton_release_tolerate_pool_taint,
 )
@@ -46,6 +47,7 @@ MODULES = (
     triton_release_tolerate_pool_taint,
     triton_release_require_secure_access,
     triton_release_require_min_replicas_apart,
+    triton_release_require_rollout,
     cluster_require_network_policy_enforcement,
     s3_bucket_require_encryption,
     s3_bucket_require_versioning,

@@ -16,6 +16,8 @@ KUBE_PROMETHEUS_STACK=88.5.3
 PROMETHEUS_ADAPTER=5.3.0
 KARPENTER=1.14.1
 AWS_LOAD_BALANCER_CONTROLLER=3.5.0
+# Argo Rollouts: the controller version of chart argo-rollouts (pins.ARGO_ROLLOUTS_CHART), whose tag holds the CRDs.
+ARGO_ROLLOUTS=v1.9.1
 
 dest=tests/upstream
 work=$(mktemp -d)
@@ -70,6 +72,13 @@ done
 curl -fsSL "https://raw.githubusercontent.com/aws/karpenter-provider-aws/v$KARPENTER/website/content/en/preview/getting-started/getting-started-with-karpenter/cloudformation.yaml" \
   -o "$work/cloudformation.yaml"
 copy "$work/cloudformation.yaml" "karpenter-$KARPENTER/getting-started-cloudformation.yaml"
+
+# Argo Rollouts' Rollout and AnalysisTemplate CRDs, from the controller's tag (the chart installs the same files).
+for crd in rollout analysis-template; do
+  curl -fsSL "https://raw.githubusercontent.com/argoproj/argo-rollouts/$ARGO_ROLLOUTS/manifests/crds/$crd-crd.yaml" \
+    -o "$work/$crd-crd.yaml"
+  copy "$work/$crd-crd.yaml" "argo-rollouts-$ARGO_ROLLOUTS/crds/$crd-crd.yaml"
+done
 
 pull https://aws.github.io/eks-charts aws-load-balancer-controller "$AWS_LOAD_BALANCER_CONTROLLER"
 src="$work/aws-load-balancer-controller-$AWS_LOAD_BALANCER_CONTROLLER/aws-load-balancer-controller"

@@ -98,6 +98,7 @@ def stack_config():
 # (--dist loadscope) hands modules out in collection order. The rest keep their order.
 WAITING_MODULES = (
     "test_autoscaling_live.py",
+    "test_rollout_live.py",
     "test_autoscaling_live_batched.py",
     "test_autoscaling_llm_live.py",
     "test_triton_live.py",

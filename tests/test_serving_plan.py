@@ -29,6 +29,8 @@ def test_release_names_are_pinned(stack, stack_config):
         expected.add(conventions.GPU_OPERATOR_RELEASE)  # gke-managed: GKE's own GPU stack, no operator
     if config.cloud == "aws":
         expected |= {"karpenter-crd", "karpenter"}  # its CRDs as their own release; GKE autoscales node pools itself
+    if config.monitoring.enabled and any(d.rollout for d in config.triton_deployments):
+        expected.add("argo-rollouts")  # the controller of the deployments' canary rollouts
     assert names == expected
 
 

@@ -636,6 +636,14 @@ def models_sync(
     deployment: Annotated[str | None, typer.Option(help="with --stack: this Triton deployment's bucket and prefix")] = None,
     model_bucket: Annotated[str | None, typer.Option(help="with --stack: the modelBuckets[].name (default: the first)")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print what would change; upload nothing")] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live/--no-live",
+            help="--no-live: upload new versions without switching a published model's config.pbtxt to them "
+            "(Triton keeps serving what it serves; a modelVersions pin and its rollout make them live)",
+        ),
+    ] = True,
     project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
 ) -> None:
     """Validate, then upload only what changed, publishing each model's config.pbtxt last (see docs/models.md)."""
@@ -660,9 +668,10 @@ def models_sync(
                                    prefix=prefix)
         else:
             uri = RepositoryUri.parse(bucket or "", prefix)
+        pins, pin_config = _pins(stack, deployment, project_dir)
         store = open_store(uri)
         store.check()
-        plan = plan_sync(report, store)
+        plan = plan_sync(report, store, live=live, pins=pins, pin_config=pin_config)
     except (ConfigError, ProjectError, TargetError, StoreError, SyncError) as error:
         error_message(f"{_escaped_lines(error)}\nNothing was published.")
         raise typer.Exit(EXIT_USER_ERROR) from None
@@ -670,11 +679,13 @@ def models_sync(
         # The repository after the sync: what is published here plus what the bucket already has.
         available = {m.model for m in plan.models} | set(plan.remote_only)
         _check_declared(stack, deployment, available, project_dir, "; nothing was published.")
+        _check_pins(stack, deployment, plan, project_dir)
 
     for model in plan.models:
         before = "unpublished" if model.served_before is None else f"serves {model.served_before}"
         change = f"{len(model.uploads)} upload(s), {model.unchanged} unchanged" if model.uploads else "up to date"
-        out.print(f"{model.model}: {change}; {before} -> serves {model.served_after}")
+        waiting = f"; published, not live: {model.published_unserved}" if model.published_unserved else ""
+        out.print(f"{model.model}: {change}; {before} -> serves {model.served_after}{waiting}")
         for upload in model.uploads:
             out.print(f"  {upload.reason:8} {printable(upload.relative)} ({upload.size} bytes)")
     for name in plan.remote_only:  # from the bucket's keys: anyone with write access chose them
@@ -702,6 +713,29 @@ def models_sync(
         err.print("interrupted: models whose config.pbtxt was not uploaded are unchanged for Triton; run again to resume")
         raise typer.Exit(130) from None
     out.print(f"Published {', '.join(published)} to {uri} (Triton: --model-repository={uri})")
+
+
+def _pins(stack: str | None, deployment: str | None, project_dir: Path | None) -> tuple[dict[str, int], str | None]:
+    """A deployment's modelVersions and the name of the custom configuration that serves them (none without both)."""
+    from tritonfleet.core.rollout import pinned_config_name
+
+    if stack is None or deployment is None:
+        return {}, None
+    _, found = _deployment(stack, deployment, project_dir)
+    return dict(found.model_versions), pinned_config_name(found)
+
+
+def _check_pins(stack: str, deployment: str, plan: Any, project_dir: Path | None) -> None:
+    """Exit 1 before any upload when the deployment pins a version the bucket will not hold after this sync."""
+    from tritonfleet.core.config.problems import printable
+    from tritonfleet.models.stack import unheld_pins
+
+    config, found = _deployment(stack, deployment, project_dir)
+    held = {m.model: m.held_after for m in plan.models}
+    problems = unheld_pins(config, found, held, plan.remote_only, stack)
+    if problems:
+        error_message(printable("\n".join(problems)) + "\nNothing was published.")
+        raise typer.Exit(EXIT_USER_ERROR)
 
 
 def _deployment(stack: str, deployment: str, project_dir: Path | None) -> tuple[Any, Any]:
@@ -791,6 +825,27 @@ def _model_control(
 
 _REPLICA_HELP = "NAME=URL of a replica's HTTP endpoint (repeat); default: every running pod, via kubectl port-forward"
 _TIMEOUT_HELP = "seconds for all replicas together; a replica that has not answered by then is reported as failed"
+
+
+@models_app.command("pins", short_help="the model versions each deployment pins, and how a change rolls out")
+def models_pins(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="the stack")],
+    project_dir: Annotated[Path | None, typer.Option(help="folder with Pulumi.yaml (default: found from here upwards)")] = None,
+) -> None:
+    """Per Triton deployment: its modelVersions pins and the custom model configuration that serves them, and its
+    rollout's steps (or that a change replaces every replica at once)."""
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config.problems import printable
+    from tritonfleet.models.stack import pin_lines
+    from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
+
+    try:
+        raw, _ = stack_config(load_project(project_dir or find_project(Path.cwd())), stack)
+        config = load_stack_config(raw, stack)
+    except (ConfigError, ProjectError) as error:
+        raise _user_error(error) from None
+    for line in pin_lines(config):
+        out.print(printable(line))
 
 
 @models_app.command("load", short_help="load a model on every replica of a deployment")

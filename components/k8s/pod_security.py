@@ -26,6 +26,9 @@ MONITORING_LEVEL = BASELINE
 # hostPID and a hostPath mount of / (prometheus-node-exporter chart defaults, prometheus-community/helm-charts
 # charts/prometheus-node-exporter/values.yaml, read 2026-12-05), which only `privileged` admits.
 NODE_EXPORTER_LEVEL = PRIVILEGED
+# The Argo Rollouts controller (components/k8s/rollout.py): no host access or privilege; baseline until its chart's
+# pods are checked against restricted (tests/test_pod_security.py does not render that chart: VERIFY in README).
+ARGO_ROLLOUTS_LEVEL = BASELINE
 
 
 def pod_security_labels(level: str) -> dict[str, str]:

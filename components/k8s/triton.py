@@ -18,6 +18,7 @@ from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_N
 from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.placement import SOFT, HostnameSpread
+from tritonfleet.core.rollout import pinned_config_name
 from tritonfleet.core.scheduling import PoolFacts
 from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_load_threads
@@ -31,6 +32,7 @@ from .autoscaling import (
     target_inferences_per_second,
     target_sequences,
 )
+from .rollout import rollout_values
 from .values import taint_toleration
 
 # Facts of a cluster whose load balancers tritonfleet does not drive: exposure cluster (ClusterIP) only.
@@ -202,6 +204,7 @@ def triton_values(
         "modelLoadThreads": model_load_threads(
             deployment, replica_requests(instance_type, deployment.gpus_per_replica)[0]
         ),
+        "modelConfigName": pinned_config_name(deployment) or "",
         "logging": {"verbose": deployment.log_verbose, "format": deployment.log_format},
         "storage": {"repositoryGi": deployment.repository_gi},
         "gpusPerReplica": deployment.gpus_per_replica,
@@ -226,6 +229,7 @@ def triton_values(
         "serviceMonitor": {"enabled": monitoring, "labels": dict(MONITOR_SELECTOR_LABELS) if monitoring else {}},
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.
         "autoscaling": autoscaling_values(deployment, monitoring),
+        "rollout": rollout_values(deployment, monitoring),
     }
 
 

@@ -408,6 +408,12 @@ CASES = {
         None,
         {"triton-release-require-min-replicas-apart": "may run all 2 replicas of its minimum on one node"},
     ),
+    "prod-triton-without-rollout": (
+        "prod",
+        _set((RELEASE, "triton-vision", "values.rollout", {"enabled": False})),
+        None,
+        {"triton-release-require-rollout": "'tf-triton-vision' has no canary rollout"},
+    ),
     "triton-without-toleration": (
         "prod",
         _set((RELEASE, "triton-llm", "values.tolerations", [])),

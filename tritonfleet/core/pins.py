@@ -44,6 +44,15 @@ PROMETHEUS_ADAPTER_CHART = {
     "version": "5.3.0",
     "repo": "https://prometheus-community.github.io/helm-charts",
 }
+# Argo Rollouts runs the deployments' canary rollouts (docs/serving.md "Model rollouts"). Chart argo-rollouts 2.41.1
+# installs controller v1.9.1 (https://github.com/argoproj/argo-helm/releases/tag/argo-rollouts-2.41.1, 2026-07-19,
+# read 2026-12-05); its Rollout and AnalysisTemplate CRDs of tag v1.9.1 are vendored in tests/upstream.
+ARGO_ROLLOUTS_CHART = {
+    "chart": "argo-rollouts",
+    "version": "2.41.1",
+    "repo": "https://argoproj.github.io/argo-helm",
+}
+ARGO_ROLLOUTS_VERSION = "v1.9.1"
 # The AWS Load Balancer Controller (Services of type LoadBalancer as NLBs, Ingresses as ALBs). Chart and app version are
 # equal from 3.0 on; its IAM policy is vendored at the same tag (tritonfleet/clouds/aws/data/README.md).
 AWS_LOAD_BALANCER_CONTROLLER_CHART = {

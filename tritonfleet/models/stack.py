@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonfleet.core.config import load_stack_config
+from tritonfleet.core.config import StackConfig, TritonDeployment, load_stack_config
 from tritonfleet.core.config.problems import both_ways, nearest, set_command
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
@@ -76,3 +76,42 @@ def missing_models(declared: dict[str, str], available: set[str], stack: str) ->
             f"is missing keeps every replica unready. Fix: add the model, or {fix}"
         )
     return messages
+
+
+def unheld_pins(
+    config: StackConfig, deployment: TritonDeployment, held: dict[str, list[int]], unlisted: list[str], stack: str
+) -> list[str]:
+    """One message per modelVersions pin of `deployment` the bucket will not hold: `held` is model -> version folders
+    after the sync; a model in `unlisted` (in the bucket, not in this repository) is not judged here."""
+    at = f"tritonDeployments[{config.triton_deployments.index(deployment)}].modelVersions"
+    out = []
+    for model, version in sorted(deployment.model_versions.items()):
+        if model in unlisted or version in held.get(model, []):
+            continue
+        have = held.get(model)
+        holds = f"holds versions {have}" if have else "does not hold the model"
+        fix = both_ways(set_command(f"{at}.{model}", have[-1] if have else "<version>", stack))
+        out.append(
+            f"tritonfleet:{at}.{model} = {version}: the bucket {holds}, so the rollout would have nothing to serve. "
+            f"Fix: publish version {version} (tritonfleet models sync --no-live), or {fix}"
+        )
+    return out
+
+
+def pin_lines(config: StackConfig) -> list[str]:
+    """Per deployment: the versions it pins, the custom configuration that serves them, and how a change goes out."""
+    from tritonfleet.core.conventions import triton_release_name
+    from tritonfleet.core.rollout import pinned_config_name, steps
+
+    lines = []
+    for d in config.triton_deployments:
+        pins = ", ".join(f"{m} v{v}" for m, v in sorted(d.model_versions.items())) or "no pins (the repository's policy)"
+        name = pinned_config_name(d)
+        lines.append(f"{d.name}: {pins}" + (f" (--model-config-name={name})" if name else ""))
+        if d.rollout is None:
+            lines.append("  a change replaces every replica at once (no rollout)")
+        else:
+            weights = ", ".join(f"{s.weight}%" for s in steps(d))
+            lines.append(f"  a change rolls out: {weights}, then 100%, every {d.rollout.interval}")
+            lines.append(f"  its state: kubectl argo rollouts get rollout {triton_release_name(d.name)} -n {d.namespace}")
+    return lines

@@ -74,6 +74,12 @@ class ModelPlan:
     served_before: list[int] | None  # versions the bucket's config.pbtxt serves; None when the model is not published
     served_after: list[int]
     remote: dict[str, str | None] = field(default_factory=dict)  # the model's objects when planned: relative -> token
+    held_after: list[int] = field(default_factory=list)  # version folders the bucket holds after the sync
+
+    @property
+    def published_unserved(self) -> list[int]:
+        """Versions in the bucket that Triton is not told to serve: published, not live (a rollout pins them)."""
+        return [v for v in self.held_after if v not in self.served_after]
 
 
 @dataclass
@@ -106,6 +112,15 @@ def published_config(model: Model) -> bytes:
     config = type(model.config)()
     config.CopyFrom(model.config)
     config.version_policy.specific.versions[:] = model.served_versions
+    return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
+
+
+def pinned_config(model: Model, version: int) -> bytes:
+    """A deployment's custom configuration of a model (configs/<name>.pbtxt, read by --model-config-name): the
+    model's own, serving the pinned version alone."""
+    config = type(model.config)()
+    config.CopyFrom(model.config)
+    config.version_policy.specific.versions[:] = [version]
     return (PUBLISHED_HEADER + text_format.MessageToString(config)).encode()
 
 
@@ -143,8 +158,15 @@ def _ordered_models(models: list[Model]) -> list[Model]:
     return sorted(models, key=lambda m: (m.backend == "ensemble", m.name))
 
 
-def plan_sync(report: Report, store: Store) -> SyncPlan:
-    """Compare the local repository with the bucket; raise SyncError when a served version would change."""
+def plan_sync(
+    report: Report, store: Store, live: bool = True, pins: dict[str, int] | None = None, pin_config: str | None = None
+) -> SyncPlan:
+    """Compare the local repository with the bucket; raise SyncError when a served version would change.
+
+    With `live` False, a model the bucket already serves keeps its config.pbtxt (and so the versions Triton serves):
+    new version folders are uploaded, not switched to; a deployment's modelVersions pin, rolled out, serves them.
+    `pins` (model -> version) with `pin_config` add each pinned model's configs/<pin_config>.pbtxt after its version
+    files (tritonfleet.core.rollout.pinned_config_name)."""
     uri = store.uri
     remote = store.list(uri.prefix)
     remote_models = {key[len(uri.prefix) :].split("/")[0] for key in remote if "/" in key[len(uri.prefix) :]}
@@ -194,6 +216,20 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
                 )
 
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
+        if pins and pin_config and model.name in pins:
+            relative = f"{model.name}/configs/{pin_config}.pbtxt"
+            data = pinned_config(model, pins[model.name])
+            digest = hashlib.sha256(data).hexdigest()
+            state = _state(store, uri.key(relative), model_remote.get(relative), len(data), digest)
+            if state == "unchanged":
+                unchanged += 1
+            else:
+                uploads.append(Upload(relative, len(data), digest, state, data=data, expect=_token(model_remote.get(relative))))
+        held = sorted(remote_versions | {v for u in uploads if (v := _version_of(u.relative)) is not None})
+        tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
+        if not live and served_before is not None:
+            plans.append(ModelPlan(model.name, uploads, unchanged, served_before, served_before, tokens, held))
+            continue
         config = published_config(model)
         digest = hashlib.sha256(config).hexdigest()
         state = _state(store, uri.key(config_rel), model_remote.get(config_rel), len(config), digest)
@@ -201,8 +237,7 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
             unchanged += 1
         else:
             uploads.append(Upload(config_rel, len(config), digest, state, data=config, expect=_token(model_remote.get(config_rel))))
-        tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
-        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens))
+        plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens, held))
 
     if conflicts:
         listed = "\n".join(f"  - {c}" for c in conflicts)
@@ -212,6 +247,12 @@ def plan_sync(report: Report, store: Store) -> SyncPlan:
         )
     local_names = {m.name for m in report.models}
     return SyncPlan(uri, plans, sorted(remote_models - local_names))
+
+
+def _version_of(relative: str) -> int | None:
+    """The version folder of a repository path ('add/3/model.py' -> 3), None for a model-root file."""
+    parts = relative.split("/")
+    return version_number(parts[1]) if len(parts) > 2 else None
 
 
 def _token(remote: RemoteObject | None) -> str | None:

@@ -191,6 +191,13 @@ def disruption_section(config: StackConfig) -> dict[str, Any]:
     }
 
 
+def rollout_section(config: StackConfig) -> list[dict[str, Any]]:
+    """Per deployment with a rollout: its pins, steps, thresholds, duration and the canary's extra GPUs and cost."""
+    from tritonfleet.core.rollout import summary
+
+    return [summary(config, d) for d in config.triton_deployments if d.rollout is not None]
+
+
 def monitoring_section(config: StackConfig) -> dict[str, Any]:
     """Prometheus sizing from the series the stack creates at its ceiling, and what it warns about."""
     if not config.monitoring.enabled:
@@ -277,6 +284,7 @@ def build_plan(
         "monitoring": monitoring_section(config),
         "disruption": disruption_section(config),
         "startup": startup_section(config),
+        "rollouts": rollout_section(config),
         "sizing": sizing,
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
         "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],

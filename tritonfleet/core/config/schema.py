@@ -16,7 +16,7 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.conventions import default_bucket_name
 from tritonfleet.core.exposure import exposure_mode
-from tritonfleet.core.model_names import MODEL_NAME_PATTERN
+from tritonfleet.core.model_names import MAX_VERSION, MODEL_NAME_PATTERN
 
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,19}$"
 NAME_RULE = "lower-case letters, digits and '-', starting with a letter, at most 20 characters"
@@ -501,6 +501,58 @@ class Llm(_Section):
     )
 
 
+DURATION_PATTERN = r"^\d{1,5}(s|m|h)$"  # Argo Rollouts' duration strings: 90s, 5m, 1h
+
+
+def duration_seconds(text: str) -> int:
+    """A validated duration ('90s', '5m', '1h') in seconds."""
+    return int(text[:-1]) * {"s": 1, "m": 60, "h": 3600}[text[-1]]
+
+
+class RolloutAnalysis(_Section):
+    """What a canary must show, compared with the stable version over the same interval (docs/serving.md)."""
+
+    max_error_ratio: float = Field(
+        0.01, gt=0, lt=1, description="the most failed/all inferences the canary may show, in (0, 1); default 0.01"
+    )
+    max_latency_ratio: float = Field(
+        1.2, ge=1, le=10, description="the canary's mean request latency over an interval at most this times the stable "
+        "version's over the same interval, 1..10"
+    )
+    max_queue_time: str | None = Field(
+        None, pattern=LATENCY_PATTERN,
+        description="the canary's mean queue wait per inference at most this, with its unit (default: the "
+        "deployment's queueTimeTarget; none: not judged)",
+    )
+    max_ttft_ratio: float | None = Field(
+        None, ge=1, le=10,
+        description="LLM deployments: the canary's p95 time to first token at most this times the stable's, 1..10 "
+        "(default 1.2 for an llm deployment)",
+    )
+    min_requests: int = Field(
+        50, ge=1, le=1_000_000,
+        description="inferences the canary must serve in an interval before it is judged; fewer is inconclusive "
+        "(the rollout pauses, never promotes), 1..1000000",
+    )
+
+
+class Rollout(_Section):
+    """How a change of the served versions (modelVersions, imageTag) reaches traffic: steps judged by Argo Rollouts."""
+
+    steps: list[Annotated[int, Field(ge=1, le=100)]] = Field(
+        [10, 25, 50, 100], min_length=1, max_length=20,
+        description="the canary's traffic weights in percent, increasing, ending at 100, such as [10, 25, 50, 100]",
+    )
+    interval: str = Field(
+        "5m", pattern=DURATION_PATTERN,
+        description="how long each step runs and is judged, such as 5m; at least two scrape intervals (60s)",
+    )
+    analysis: RolloutAnalysis = Field(
+        default_factory=RolloutAnalysis, description="the canary's thresholds against the stable version (an object)"
+    )
+
+
+
 class StartupMeasured(_Section):
     """Seconds each step of a replica's start took when measured (kubectl get events / the pod's conditions); a
     measured step replaces the plan's estimate of it (docs/serving.md "Startup budget")."""
@@ -628,6 +680,16 @@ class TritonDeployment(_Section):
         le=INT32_MAX,
         description="replicas a node drain may stop at once (PodDisruptionBudget), >= 1 and < minReplicas when "
         "minReplicas > 1; unset: a quarter of minReplicas, at least 1",
+    )
+    model_versions: dict[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)], Annotated[int, Field(ge=0, le=MAX_VERSION)]] = Field(
+        default_factory=dict,
+        description="the version each model serves, model: version (a Triton version folder: 0, 1, 2, ...); changing one is a "
+        "rollout. Empty: every version the repository's version policy loads",
+    )
+    rollout: Rollout | None = Field(
+        None,
+        description="a canary rollout for changes of modelVersions or imageTag: {steps, interval, analysis} "
+        "(an object); unset: a change replaces every replica at once",
     )
     # The measured capacity, set from loadtestResult by tritonfleet.plan.sizing.with_measured_capacities (a file read
     # in the project, not a config key).

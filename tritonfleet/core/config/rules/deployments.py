@@ -13,6 +13,7 @@ from tritonfleet.core.config.rules.access import check_access
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.rules.llm import check_llm
 from tritonfleet.core.config.rules.pools import ValidPools
+from tritonfleet.core.config.rules.rollout import check_rollout
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
 
@@ -50,6 +51,7 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
             check_llm(ctx, deployment, raw_deployment, pools[deployment.pool][1], at)
         _check_models(ctx, deployment, at)
         _check_disruption_budget(ctx, deployment, at)
+        check_rollout(ctx, deployment, at)
 
 
 # Besides the repository copy, a node's disk holds Triton's image (10-16 GB), the other images and the system.
