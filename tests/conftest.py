@@ -97,10 +97,10 @@ def stack_config():
 # longest first: the CPU-bound modules then fill those waits, instead of the waits making the run's tail. pytest-xdist
 # (--dist loadscope) hands modules out in collection order. The rest keep their order.
 WAITING_MODULES = (
+    "test_autoscaling_llm_live.py",
     "test_autoscaling_live.py",
     "test_rollout_live.py",
     "test_autoscaling_live_batched.py",
-    "test_autoscaling_llm_live.py",
     "test_triton_live.py",
     "test_triton_hardening_live.py",
     "test_models_triton.py",
@@ -111,6 +111,10 @@ WAITING_MODULES = (
     "test_monitoring_live.py",
     "test_llm_metrics_live.py",
     "test_grpc_balancing.py",
+    "test_node_cache.py",
+    "test_warmup_live.py",
+    "test_input_properties.py",
+    "test_hostile_input.py",
 )
 
 
