@@ -122,7 +122,8 @@ def test_load_reaches_every_replica_with_the_key_and_a_quoted_name():
         results = fan_out("load", "resnet-50.v2", {"b": url(second), "a": url(first)}, ADMIN)
         assert [(r.replica, r.ok, r.detail) for r in results] == [("a", True, "ready"), ("b", True, "ready")]
         assert first.seen[0] == ("POST", "/v2/repository/models/resnet-50.v2/load", "secret-admin-key")
-        assert first.seen[1] == ("GET", "/v2/models/resnet-50.v2/ready", None)  # the key goes to control calls only
+        # Readiness too: the same replica URL, which is the control proxy where model control is restricted.
+        assert first.seen[1] == ("GET", "/v2/models/resnet-50.v2/ready", "secret-admin-key")
 
 
 def test_a_redirect_is_refused_and_the_key_never_leaves():
