@@ -208,6 +208,8 @@ BAD_VALUES = [
     ("NodePort service", {"service": {"type": "NodePort"}}),
     ("bad CIDR", {"networkPolicy": {"clientCidrs": ["ten/8"]}}),
     ("bad hostname", {"ingress": {"enabled": True, "hostname": "Bad_Host"}}),
+    ("control proxy on Triton's HTTP port", {"controlProxy": {"port": 8000}}),
+    ("control proxy on a privileged port", {"controlProxy": {"port": 80}}),
 ]
 
 
@@ -226,6 +228,7 @@ def test_schema_refuses(case, values):
         ({"restrictedApis": {"secretName": "s", "groups": [GROUP, {**GROUP, "apis": ["trace"], "env": "B"}]}}, "two groups"),
         ({"ingress": {"enabled": True}}, "hostname"),
         ({"ingress": {"enabled": True, "hostname": "a.example.com"}}, "needs TLS"),
+        ({"controlProxy": {"port": 8003}}, "each needs its own port"),
         ({"ingress": {"enabled": True, "hostname": "a.example.com", "certificateAnnotation": "x/cert"}}, "needs TLS"),
     ],
 )
