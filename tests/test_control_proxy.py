@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from tests.serving_helpers import CHART_DIR
+from components.k8s.triton import CHART_DIR
 
 
 @pytest.fixture(scope="module")
