@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from components.k8s.access import access_values
@@ -99,3 +105,59 @@ def container_env(container: dict[str, Any], secrets: dict[str, dict[str, str]])
             ref = entry["valueFrom"]["secretKeyRef"]
             env[entry["name"]] = secrets[ref["name"]][ref["key"]]
     return env
+
+
+def pod_containers(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rendered Deployment's init containers and containers by name."""
+    spec = next(o for o in objects if o["kind"] == "Deployment")["spec"]["template"]["spec"]
+    return {c["name"]: c for c in [*spec.get("initContainers", []), *spec["containers"]]}
+
+
+def write_pod_key(objects: list[dict[str, Any]], work: Path) -> Path:
+    """Run the rendered `pod-key` init container's command as the kubelet would (its env; python3 is this interpreter),
+    with the key file under `work` instead of the pod's emptyDir. Returns the file."""
+    init = pod_containers(objects)["pod-key"]
+    key_file = work / "pod-key" / "key"
+    key_file.parent.mkdir(parents=True)
+    env = {**os.environ, **container_env(init, {}), "CONTROL_KEY_FILE": str(key_file)}
+    command = [sys.executable if part == "python3" else part for part in init["command"]]
+    subprocess.run(command, env=env, check=True, timeout=30)
+    return key_file
+
+
+def start_control_proxy(
+    objects: list[dict[str, Any]], secrets: dict[str, dict[str, str]], key_file: Path, triton_port: int, work: Path
+) -> tuple[int, subprocess.Popen]:
+    """The rendered `control-proxy` container: its command and env (the admin key from `secrets`), its code from the
+    rendered ConfigMap, on a free loopback port, forwarding to Triton's HTTP port `triton_port`."""
+    from tests.local_servers import free_port
+
+    proxy = pod_containers(objects)["control-proxy"]
+    config_map = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-control-proxy"))
+    code = work / "control-proxy"
+    code.mkdir(parents=True)
+    for name, text in config_map["data"].items():
+        (code / name).write_text(text)
+    mount = next(m["mountPath"] for m in proxy["volumeMounts"] if m["name"] == "control-proxy")
+    command = [sys.executable if p == "python3" else p.replace(mount, str(code)) for p in proxy["command"]]
+    port = free_port()
+    env = {
+        **os.environ,
+        **container_env(proxy, secrets),
+        "CONTROL_PROXY_POD_KEY_FILE": str(key_file),
+        "CONTROL_PROXY_PORT": str(port),
+        "TRITON_PORT": str(triton_port),
+    }
+    log = (work / "control-proxy.log").open("w")
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    for _ in range(100):  # bounded: 10 s
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return port, process
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    process.wait(timeout=10)
+    raise AssertionError("control proxy did not start:\n" + (work / "control-proxy.log").read_text()[-2000:])

@@ -1,5 +1,5 @@
 """Our chart in every exposure mode, rendered by the real Helm engine: objects pass kubernetes-validate --strict, the
-keys reach Triton only as $(VAR) from a Secret, Services/Ingresses/NetworkPolicies match the mode, and the schema
+keys reach Triton only as $(VAR) from a Secret (the admin key only the control proxy, Triton a per-pod key), Services/Ingresses/NetworkPolicies match the mode, and the schema
 refuses a key written in clear."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from components.k8s.access import ADMIN, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
-from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
+from components.k8s.access import ADMIN, CONTROL_PROXY_PORT, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment, pod_containers
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
@@ -48,8 +48,10 @@ def test_every_mode_passes_kubernetes_validate_strict(label, cloud, access):
 def test_keys_come_only_from_the_secret(label, cloud, access):
     values, objects = _objects(cloud, access)
     container = _container(objects)
+    containers = pod_containers(objects)
     restricted = [a for a in container["args"] if a.startswith(("--http-restricted-api", "--grpc-restricted-protocol"))]
-    groups = [g for g, wanted in ((ADMIN, access.get("restrictModelControl", True)), (INFERENCE, access.get("restrictInference", False))) if wanted]
+    restrict_control = access.get("restrictModelControl", True)
+    groups = [INFERENCE] if access.get("restrictInference", False) else []
     assert len(restricted) == 2 * len(groups)
     for group in groups:
         apis = ",".join(group.apis)
@@ -60,6 +62,42 @@ def test_keys_come_only_from_the_secret(label, cloud, access):
     # Nothing in any object carries a literal key: every restricted arg ends in an env reference.
     assert all(a.rsplit("=", 1)[1].startswith("$(") for a in restricted)
     assert not _kind(objects, "Secret"), "the chart never holds the keys; Pulumi creates the Secret"
+    # The admin key reaches the control proxy only; Triton's admin group takes the per-pod key from the init container.
+    holders = {name for name, c in containers.items() for e in c.get("env", []) if _secret_key(e) == ADMIN.secret_key}
+    assert holders == ({"control-proxy"} if restrict_control else set())
+    apis = ",".join(ADMIN.apis)
+    script = " ".join(container["command"])
+    assert (f'--http-restricted-api={apis}:{ADMIN.header}="$pod_key"' in script) == restrict_control
+    assert (f'--grpc-restricted-protocol={apis}:{ADMIN.header}="$pod_key"' in script) == restrict_control
+    assert ("pod-key" in containers) == ("control-proxy" in containers) == restrict_control
+
+
+def _secret_key(env: dict) -> str | None:
+    return env.get("valueFrom", {}).get("secretKeyRef", {}).get("key")
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
+def test_new_containers_are_restricted_and_the_proxy_only_on_loopback(label, cloud, access):
+    _, objects = _objects(cloud, access)
+    containers = pod_containers(objects)
+    if "control-proxy" not in containers:
+        return
+    for name in ("pod-key", "control-proxy"):
+        context = containers[name]["securityContext"]
+        assert context["allowPrivilegeEscalation"] is False and context["runAsNonRoot"] is True
+        assert context["capabilities"] == {"drop": ["ALL"]} and context["readOnlyRootFilesystem"] is True
+    pod = _kind(objects, "Deployment")[0]["spec"]["template"]["spec"]
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert not pod.get("shareProcessNamespace"), "model code must not see the proxy's /proc"
+    key_volume = next(v for v in pod["volumes"] if v["name"] == "pod-key")
+    assert key_volume["emptyDir"]["medium"] == "Memory"
+    port = containers["control-proxy"]["ports"][0]["containerPort"]
+    assert port == CONTROL_PROXY_PORT
+    service_ports = {p["targetPort"] for s in _kind(objects, "Service") for p in s["spec"]["ports"]}
+    assert "control" not in service_ports and port not in service_ports
+    policy = _kind(objects, "NetworkPolicy")[0]["spec"]
+    allowed = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
+    assert "control" not in allowed and port not in allowed
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
@@ -170,6 +208,8 @@ BAD_VALUES = [
     ("NodePort service", {"service": {"type": "NodePort"}}),
     ("bad CIDR", {"networkPolicy": {"clientCidrs": ["ten/8"]}}),
     ("bad hostname", {"ingress": {"enabled": True, "hostname": "Bad_Host"}}),
+    ("control proxy on Triton's HTTP port", {"controlProxy": {"port": 8000}}),
+    ("control proxy on a privileged port", {"controlProxy": {"port": 80}}),
 ]
 
 
@@ -188,6 +228,7 @@ def test_schema_refuses(case, values):
         ({"restrictedApis": {"secretName": "s", "groups": [GROUP, {**GROUP, "apis": ["trace"], "env": "B"}]}}, "two groups"),
         ({"ingress": {"enabled": True}}, "hostname"),
         ({"ingress": {"enabled": True, "hostname": "a.example.com"}}, "needs TLS"),
+        ({"controlProxy": {"port": 8003}}, "each needs its own port"),
         ({"ingress": {"enabled": True, "hostname": "a.example.com", "certificateAnnotation": "x/cert"}}, "needs TLS"),
     ],
 )

@@ -1,8 +1,11 @@
 """The restricted APIs against a real Triton: the tritonserver binary of the nvidia-pytriton wheel, on CPU, started with
-the args and env our chart renders (the key reaches Triton only through $(VAR) expansion of a Secret-backed env var).
+the command, args and env our chart renders (the inference key reaches Triton only through $(VAR) expansion of a
+Secret-backed env var; the admin group's key is the per-pod key the rendered launcher reads from the file the `pod-key`
+init container's command wrote).
 
-Model control (load/unload) and inference are refused without their header and succeed with it, over HTTP and gRPC;
-health, metadata and the metrics port stay open (kubelet probes and Prometheus send no header).
+Model control (load/unload) is refused without the per-pod key and with the deployment's admin key (which only the
+control proxy holds: tests/test_control_proxy_live.py), inference without its key, over HTTP and gRPC; health,
+metadata and the metrics port stay open (kubelet probes and Prometheus send no header).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 import pytest
 
 from components.k8s.access import ADMIN, INFERENCE
-from tests.access_helpers import chart_values, container_env, kubelet_expand
+from tests.access_helpers import chart_values, container_env, kubelet_expand, write_pod_key
 from tests.local_servers import free_port
 from tests.serving_helpers import by_kind, render
 from tests.triton_wheel import pytriton_dir
@@ -78,7 +81,8 @@ def server(tmp_path_factory):
     (model / "1" / "model.py").write_text(IDENTITY_MODEL)
 
     values = chart_values("aws", {"exposure": "internal", "restrictInference": True}, modelControlMode="explicit")
-    deployment = by_kind(render(values, name="triton-llm"))["Deployment"]
+    objects = render(values, name="triton-llm")
+    deployment = by_kind(objects)["Deployment"]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     keys = {ADMIN.secret_key: secrets.token_urlsafe(32), INFERENCE.secret_key: secrets.token_urlsafe(32)}
     assert not any(key in json.dumps(deployment) for key in keys.values())
@@ -87,8 +91,9 @@ def server(tmp_path_factory):
     assert not [a for a in args if "$(" in a], "every $(VAR) in the args must resolve from the container env"
 
     ports = {"http": free_port(), "grpc": free_port(), "metrics": free_port()}
+    key_file = write_pod_key(objects, root)
     command = [
-        str(wheel / "bin" / "tritonserver"),
+        *container["command"],  # the launcher: reads the per-pod key, drops the keys' variables, execs tritonserver
         *args,
         f"--model-repository={root / 'models'}",
         f"--backend-directory={root / 'backends'}",
@@ -104,8 +109,10 @@ def server(tmp_path_factory):
     process_env = {
         **os.environ,
         **env,
+        "CONTROL_KEY_FILE": str(key_file),
         "LD_LIBRARY_PATH": str(wheel.parent.parent / "nvidia_pytriton.libs"),
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",  # the stub finds numpy via python3
+        # tritonserver for the launcher; the stub finds numpy via python3
+        "PATH": f"{wheel / 'bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
     log = (root / "server.log").open("w")
     process = subprocess.Popen(command, env=process_env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
@@ -118,7 +125,7 @@ def server(tmp_path_factory):
             time.sleep(0.5)
         else:
             pytest.skip(f"tritonserver did not become ready: {(root / 'server.log').read_text()[-1500:]}")
-        yield {"base": base, "ports": ports, "keys": keys, "args": args, "container": container}
+        yield {"base": base, "ports": ports, "keys": keys, "pod_key": key_file.read_text(), "container": container}
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
@@ -130,26 +137,28 @@ def server(tmp_path_factory):
         log.close()
 
 
-def test_rendered_args_restrict_model_control_and_inference(server):
+def test_rendered_command_and_args_restrict_model_control_and_inference(server):
     restricted = [a for a in server["container"]["args"] if "restricted" in a]
     assert restricted == [
-        "--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key=$(TRITON_ADMIN_KEY)",
-        "--grpc-restricted-protocol=model-repository,model-config,shared-memory,trace,logging:admin-key=$(TRITON_ADMIN_KEY)",
         "--http-restricted-api=inference:inference-key=$(TRITON_INFERENCE_KEY)",
         "--grpc-restricted-protocol=inference:inference-key=$(TRITON_INFERENCE_KEY)",
     ]
+    launcher = server["container"]["command"][2]
+    assert '--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key="$pod_key"' in launcher
+    assert '--grpc-restricted-protocol=model-repository,model-config,shared-memory,trace,logging:admin-key="$pod_key"' in launcher
 
 
-def test_http_model_control_needs_the_admin_key(server):
-    base, admin = server["base"], server["keys"][ADMIN.secret_key]
+def test_http_model_control_needs_the_per_pod_key(server):
+    base, admin, pod_key = server["base"], server["keys"][ADMIN.secret_key], server["pod_key"]
     unload = f"{base}/v2/repository/models/identity/unload"
     status, body = _request(unload, "POST")
     assert status == 403 and "admin-key" in body
     assert _request(unload, "POST", {ADMIN.header: "not-the-key"})[0] == 403
+    assert _request(unload, "POST", {ADMIN.header: admin})[0] == 403  # the deployment's key opens the proxy only
     assert _request(f"{base}/v2/models/identity/config")[0] == 403  # model-config is in the admin group
-    assert _request(unload, "POST", {ADMIN.header: admin})[0] == 200
+    assert _request(unload, "POST", {ADMIN.header: pod_key})[0] == 200
     assert _request(f"{base}/v2/models/identity/ready")[0] != 200
-    assert _request(f"{base}/v2/repository/models/identity/load", "POST", {ADMIN.header: admin})[0] == 200
+    assert _request(f"{base}/v2/repository/models/identity/load", "POST", {ADMIN.header: pod_key})[0] == 200
     assert _request(f"{base}/v2/models/identity/ready")[0] == 200
 
 
@@ -168,13 +177,15 @@ def test_grpc_needs_the_prefixed_metadata(server):
     from tritonclient.utils import InferenceServerException
 
     client = grpcclient.InferenceServerClient(f"127.0.0.1:{server['ports']['grpc']}")
-    admin, inference = server["keys"][ADMIN.secret_key], server["keys"][INFERENCE.secret_key]
+    admin, inference, pod_key = server["keys"][ADMIN.secret_key], server["keys"][INFERENCE.secret_key], server["pod_key"]
     with pytest.raises(InferenceServerException, match=ADMIN.grpc_header):
         client.unload_model("identity")
     with pytest.raises(InferenceServerException, match=ADMIN.grpc_header):
-        client.unload_model("identity", headers={ADMIN.header: admin})  # gRPC wants the triton-grpc-protocol- prefix
-    client.unload_model("identity", headers={ADMIN.grpc_header: admin})
-    client.load_model("identity", headers={ADMIN.grpc_header: admin})
+        client.unload_model("identity", headers={ADMIN.header: pod_key})  # gRPC wants the triton-grpc-protocol- prefix
+    with pytest.raises(InferenceServerException, match=ADMIN.grpc_header):
+        client.unload_model("identity", headers={ADMIN.grpc_header: admin})  # gRPC control: the per-pod key only
+    client.unload_model("identity", headers={ADMIN.grpc_header: pod_key})
+    client.load_model("identity", headers={ADMIN.grpc_header: pod_key})
     tensor = grpcclient.InferInput("INPUT0", [2], "FP32")
     tensor.set_data_from_numpy(np.array([4, 5], dtype=np.float32))
     with pytest.raises(InferenceServerException, match=INFERENCE.grpc_header):

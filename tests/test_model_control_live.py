@@ -1,6 +1,6 @@
 """Explicit model control reaches every replica: two real `tritonserver`s started with prod's `llm` rendered args
-(explicit mode, restricted model-control API, the declared --load-model set), then `tritonfleet models load/unload`
-fanning out to both and reporting per replica. A request to one replica (what a load through the Service does) is
+(explicit mode, restricted model-control API, the declared --load-model set), each with its rendered control proxy,
+then `tritonfleet models load/unload` fanning out to both proxies and reporting per replica. A request to one replica (what a load through the Service does) is
 shown to leave the other behind first, so the test can tell the difference."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 
+from tests.access_helpers import pod_containers, start_control_proxy
 from tests.conftest import one_line, run_cli
 from tests.local_servers import local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
@@ -22,10 +23,15 @@ ADMIN_KEY = "test-admin-key"  # _start_triton's stand-in for the Secret's admin-
 
 
 @pytest.fixture(scope="module")
-def container():
+def rendered():
     values = copy.deepcopy(planned_values(STACK, RELEASE))
     values["loadModels"] = ["identity"]  # the declared set (config: tritonDeployments[].loadModels)
-    return by_kind(render(values, name=RELEASE))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    return render(values, name=RELEASE)
+
+
+@pytest.fixture(scope="module")
+def container(rendered):
+    return by_kind(rendered)["Deployment"]["spec"]["template"]["spec"]["containers"][0]
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +43,34 @@ def s3_repository(container):
 
 
 @pytest.fixture(scope="module")
-def replicas(container, s3_repository, tmp_path_factory):
-    started = {}
+def pods(rendered, container, s3_repository, tmp_path_factory):
+    """Each replica's Triton URL and its control proxy's URL (what `models load` reaches through port-forward)."""
+    started: dict[str, tuple[str, str]] = {}
+    processes = []
+    ref = next(e for e in pod_containers(rendered)["control-proxy"]["env"] if "valueFrom" in e)["valueFrom"]["secretKeyRef"]
+    secrets = {ref["name"]: {ref["key"]: ADMIN_KEY}}  # the stand-in Secret: its admin key reaches the proxy only
     try:
         for name in (f"{RELEASE}-a", f"{RELEASE}-b"):
-            ports, process = _start_triton(container, s3_repository, tmp_path_factory.mktemp(name))
-            started[name] = (f"http://127.0.0.1:{ports['http']}", process)
-        yield {name: url for name, (url, _) in started.items()}
+            work = tmp_path_factory.mktemp(name)
+            ports, process = _start_triton(container, s3_repository, work)
+            processes.append(process)
+            port, proxy = start_control_proxy(rendered, secrets, work / "pod-key", ports["http"], work)
+            processes.append(proxy)
+            started[name] = (f"http://127.0.0.1:{ports['http']}", f"http://127.0.0.1:{port}")
+        yield started
     finally:
-        for _, process in started.values():
+        for process in processes:
             stop(process, grace_seconds=0)
+
+
+@pytest.fixture(scope="module")
+def replicas(pods):
+    return {name: control for name, (_, control) in pods.items()}
+
+
+@pytest.fixture(scope="module")
+def tritons(pods):
+    return {name: triton for name, (triton, _) in pods.items()}
 
 
 def _ready(url: str, model: str) -> bool:
@@ -65,18 +89,18 @@ def _cli(action: str, model: str, replicas: dict[str, str]):
     return run_cli(*args)
 
 
-def test_the_declared_set_is_loaded_by_every_replica(container, replicas):
+def test_the_declared_set_is_loaded_by_every_replica(container, tritons):
     assert "--model-control-mode=explicit" in container["args"] and "--load-model=identity" in container["args"]
-    assert all(_ready(url, "identity") and not _ready(url, "other") for url in replicas.values())
+    assert all(_ready(url, "identity") and not _ready(url, "other") for url in tritons.values())
 
 
-def test_one_request_changes_one_replica_and_the_fan_out_changes_all(replicas, admin_key):
-    first, second = replicas.values()
-    # What a load through the Service does: one replica, chosen by the Service, changes.
+def test_one_request_changes_one_replica_and_the_fan_out_changes_all(replicas, tritons, admin_key):
+    first, second = tritons.values()
+    # What a load to one replica does: that replica alone changes.
     status, _ = _get(f"{first}/v2/repository/models/other/load", b"{}")
-    assert status != 200, "the model-control API must need the admin key"
+    assert status != 200, "the model-control API must need a key"
 
-    request = urllib.request.Request(f"{first}/v2/repository/models/other/load", data=b"{}", method="POST")
+    request = urllib.request.Request(f"{next(iter(replicas.values()))}/v2/repository/models/other/load", data=b"{}", method="POST")
     request.add_header("admin-key", ADMIN_KEY)
     assert urllib.request.urlopen(request, timeout=60).status == 200
     assert _ready(first, "other") and not _ready(second, "other"), "the replicas now differ"
@@ -85,11 +109,11 @@ def test_one_request_changes_one_replica_and_the_fan_out_changes_all(replicas, a
     assert result.returncode == 0, result.stdout + result.stderr
     for name in replicas:
         assert f"{name}: ok ready" in result.stdout
-    assert all(_ready(url, "other") for url in replicas.values())
+    assert all(_ready(url, "other") for url in tritons.values())
 
     result = _cli("unload", "other", replicas)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert not any(_ready(url, "other") for url in replicas.values())
+    assert not any(_ready(url, "other") for url in tritons.values())
 
 
 def test_a_failed_load_is_reported_per_replica_and_exits_1(replicas, admin_key):

@@ -122,7 +122,8 @@ def test_load_reaches_every_replica_with_the_key_and_a_quoted_name():
         results = fan_out("load", "resnet-50.v2", {"b": url(second), "a": url(first)}, ADMIN)
         assert [(r.replica, r.ok, r.detail) for r in results] == [("a", True, "ready"), ("b", True, "ready")]
         assert first.seen[0] == ("POST", "/v2/repository/models/resnet-50.v2/load", "secret-admin-key")
-        assert first.seen[1] == ("GET", "/v2/models/resnet-50.v2/ready", None)  # the key goes to control calls only
+        # Readiness too: the same replica URL, which is the control proxy where model control is restricted.
+        assert first.seen[1] == ("GET", "/v2/models/resnet-50.v2/ready", "secret-admin-key")
 
 
 def test_a_redirect_is_refused_and_the_key_never_leaves():
@@ -209,3 +210,33 @@ def test_an_admin_key_http_cannot_carry_is_a_failure_not_a_traceback():
 def test_cli_timeout_outside_1_to_7200_seconds_is_a_usage_error(timeout):
     result = _cli("load", "llm", "--replica", "a=http://127.0.0.1:9", "--timeout", timeout)
     assert result.returncode == 64 and "--timeout" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_kubectl_replicas_port_forward_to_the_port_asked(tmp_path):
+    """A stand-in kubectl: one running pod; port-forward reports a local port for the pod port it was asked for."""
+    from tritonfleet.models.control import kubectl_replicas
+
+    calls = tmp_path / "calls"
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {calls}\n'
+        'case "$1" in\n'
+        """  get) echo '{"items": [{"metadata": {"name": "triton-llm-a"}, "status": {"phase": "Running"}}]}' ;;\n"""
+        '  port-forward) echo "Forwarding from 127.0.0.1:40123 -> ${5#:}"; exec sleep 30 ;;\n'
+        "esac\n"
+    )
+    kubectl.chmod(0o755)
+    with kubectl_replicas("triton", "triton-llm", 8004, kubectl=str(kubectl)) as replicas:
+        assert replicas == {"triton-llm-a": "http://127.0.0.1:40123"}
+    assert "port-forward -n triton pod/triton-llm-a :8004" in calls.read_text()
+
+
+def test_models_load_reaches_the_control_proxy_port_where_model_control_is_restricted():
+    from components.k8s.access import CONTROL_PROXY_PORT, control_port
+    from tritonfleet.core.config import TritonDeployment
+
+    restricted = TritonDeployment.model_validate({"name": "llm", "pool": "gpu"})
+    open_control = TritonDeployment.model_validate({"name": "llm", "pool": "gpu", "access": {"restrictModelControl": False}})
+    assert control_port(restricted.access) == CONTROL_PROXY_PORT
+    assert control_port(open_control.access) == 8000

@@ -229,6 +229,8 @@ def test_planned_deployment_shape(stack, name):
     assert f"--model-repository={values['modelRepository']}" in container["args"]
     assert f"--model-control-mode={values['modelControlMode']}" in container["args"]
     env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}  # keys come from a Secret
+    # The per-pod key's file (a path, not a key) where model control is restricted (docs/access.md).
+    assert env.pop("CONTROL_KEY_FILE", "/run/tritonfleet/pod-key/key") == "/run/tritonfleet/pod-key/key"
     assert env == {**values["env"], "HOME": "/home/triton-server"}  # writable HOME under the read-only root fs
     if not stack.startswith("gcp-"):
         assert env["AWS_DEFAULT_REGION"] == "us-east-1"

@@ -22,7 +22,7 @@ import pytest
 from tests.access_helpers import container_env
 from tests.local_servers import free_port, local_s3_repository, stop
 from tests.serving_helpers import by_kind, planned_values, render
-from tests.test_triton_live import INFER_BODY, MODEL_CONFIG, MODEL_PY, _get, _start_triton, _wait
+from tests.test_triton_live import INFER_BODY, MODEL_CONFIG, MODEL_PY, POD_KEY, _get, _start_triton, _wait
 from tritonfleet.core.conventions import triton_release_name
 
 STACK, DEPLOYMENT = "dev", "resnet"
@@ -83,7 +83,7 @@ def test_an_optional_broken_model_leaves_the_replica_ready_and_serving(optional_
     assert _get(f"http://127.0.0.1:{ports['http']}/v2/models/broken/ready")[0] != 200
 
 
-def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
+def test_the_model_state_exporter_reports_the_broken_model(optional_broken, tmp_path):
     objects, ports, _ = optional_broken
     pod = objects["Deployment"]["spec"]["template"]["spec"]
     sidecar = next(c for c in pod["containers"] if c["name"] == "model-state")
@@ -101,6 +101,9 @@ def test_the_model_state_exporter_reports_the_broken_model(optional_broken):
         "MODEL_STATE_PORT": str(port),
         "TRITON_URL": f"http://127.0.0.1:{ports['http']}",
     }
+    if "MODEL_STATE_KEY_FILE" in env:  # the per-pod key, as _start_triton's server was given it
+        (tmp_path / "pod-key").write_text(POD_KEY)
+        env["MODEL_STATE_KEY_FILE"] = str(tmp_path / "pod-key")
     exporter = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         assert _wait(lambda: _get(f"http://127.0.0.1:{port}/metrics")[0] == 200, 60)

@@ -5,9 +5,9 @@ gcp-dev's rendered command and args (poll mode, restricted APIs behind keys):
   yet stays unloaded, and loads at the poll after the file appears; the same server without
   `--disable-auto-complete-config` loads it at once with an auto-completed configuration (the race the flag closes);
 - what model code can read of the keys: a Python model looks for them where model code can look, in its own
-  environment, in the server's /proc environ and in the server's /proc cmdline. The launcher keeps them out of the
-  first two; the third still shows them, because Triton takes the keys only in its args (docs/access.md "Keys and
-  model code" says what that leaves and what guards it).
+  environment, in the server's /proc environ and in the server's /proc cmdline. The deployment's admin key is in none
+  of them (only the control proxy's container holds it); the cmdline shows the per-pod key, which opens this pod's
+  Triton only (docs/access.md "Keys and model code" says what that leaves).
 
 Test-only changes to the rendered args: the repository is a local folder, the HTTP port a free loopback port, gRPC and
 metrics off, the poll every second (the rendered interval is the drain budget's, 10 s) and the wheel's Python backend.
@@ -27,6 +27,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+from components.k8s.access import ADMIN
 from tests.access_helpers import container_env, kubelet_expand
 from tests.local_servers import free_port, stop
 from tests.serving_helpers import by_kind, planned_values, render
@@ -81,13 +82,7 @@ def stand_in_secrets(container: dict) -> dict[str, dict[str, str]]:
     return secrets
 
 
-def admin_header(args: list[str]) -> dict[str, str]:
-    """The header the rendered args restrict the repository API to (the admin key), with the test's key."""
-    for arg in args:
-        if arg.startswith("--http-restricted-api=") and "model-repository" in arg.split(":", 1)[0]:
-            header, _, value = arg.split(":", 1)[1].partition("=")
-            return {header: value}
-    return {}
+POD_KEY = "test-pod-key"  # what the `pod-key` init container writes (tests/test_control_proxy_live.py runs it)
 
 
 def index(port: int, headers: dict[str, str]) -> dict[str, str]:
@@ -128,9 +123,11 @@ def serving(
     args = [f"{flag(a)}={replaced[flag(a)]}" if flag(a) in replaced else a for a in args]
     args = [a for a in args if not a.startswith(("--grpc-port=", "--metrics-port=", "--allow-metrics=", "--allow-gpu-metrics="))]
     container = rendered_container()
+    (work / "pod-key").write_text(POD_KEY)
     env = {
         **os.environ,
         **container_env(container, stand_in_secrets(container)),  # the keys' variables too, as the kubelet sets them
+        "CONTROL_KEY_FILE": str(work / "pod-key"),
         **extra_env,
         "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
         "PATH": f"{root / 'bin'}:{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
@@ -143,7 +140,7 @@ def serving(
             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
         )
     try:
-        headers = admin_header(args)
+        headers = {ADMIN.header: POD_KEY}
         live = wait_for(lambda: process.poll() is not None or "arriving" in index(port, headers), attempts=240)
         assert live and process.poll() is None, "tritonserver did not start:\n" + log_path.read_text()[-3000:]
         yield lambda: index(port, headers)
@@ -212,37 +209,40 @@ class TritonPythonModel:
 """
 
 
-def probe(tmp_path: Path, command: list[str] | None = None) -> dict:
-    """What the probe model found, in a server started with the rendered args (and `command`, or the rendered one)."""
+def probe(tmp_path: Path, command: list[str] | None = None, extra_args: tuple[str, ...] = (), extra_env: dict | None = None) -> dict:
+    """What the probe model found, in a server started with the rendered args and `extra_args` (and `command`, or the
+    rendered one)."""
     repository = tmp_path / "repository"
     (repository / "arriving" / "1").mkdir(parents=True)
     (repository / "arriving" / "config.pbtxt").write_text(CONFIG)
     (repository / "arriving" / "1" / "model.py").write_text(PROBE_PY)
     report_path = tmp_path / "report.json"
-    with serving(rendered_args(), repository, tmp_path / "work", {"PROBE_REPORT": str(report_path)}, command) as models:
+    env = {"PROBE_REPORT": str(report_path), **(extra_env or {})}
+    with serving([*rendered_args(), *extra_args], repository, tmp_path / "work", env, command) as models:
         assert wait_for(lambda: models().get("arriving") == "READY", attempts=60), models()
     return json.loads(report_path.read_text())
 
 
-def test_model_code_inherits_no_key_and_what_it_can_still_read(tmp_path):
+def test_model_code_reads_no_admin_key_only_its_pods_own(tmp_path):
     container = rendered_container()
-    assert container["command"][:2] == ["bash", "-c"], "keys are set: the key-dropping launcher runs Triton"
-    keys = {e["name"]: f"test-{e['valueFrom']['secretKeyRef']['key']}" for e in container["env"] if "valueFrom" in e}
-    assert keys == {"TRITON_ADMIN_KEY": "test-admin-key"}
+    assert container["command"][:2] == ["bash", "-c"], "model control is restricted: the per-pod key's launcher runs Triton"
+    assert not [e for e in container["env"] if "valueFrom" in e], "gcp-dev restricts model control only: no key here"
     report = probe(tmp_path)
     assert report["server"] == "tritonserver", "the model's parent is the server (the launcher exec'd into it)"
-    # Kept from model code: the key's variable, in its own environment and in the server's.
+    everything = json.dumps(report)
+    assert "test-admin-key" not in everything, "the deployment's admin key is held by the control proxy only"
     assert report["own_environment"] == {}
-    assert not [entry for entry in report["server_environ"] if "test-admin-key" in entry]
-    # Not kept: Triton takes the key only in its args, and its cmdline is readable by its children (same user).
-    assert "--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key=test-admin-key" in (
+    # What model code can still read: its own pod's key, which opens this pod's Triton only.
+    assert "--http-restricted-api=model-repository,model-config,shared-memory,trace,logging:admin-key=test-pod-key" in (
         report["server_cmdline"]
     )
 
 
-def test_without_the_launcher_model_code_inherits_the_key(tmp_path):
-    """The control: Triton started directly (as the chart once did) hands its environment, key included, to the
-    model code it starts."""
-    report = probe(tmp_path, command=["tritonserver"])
+def test_the_probe_finds_a_key_in_the_args_or_the_environment(tmp_path):
+    """The control: a server started as the chart once started it (directly, the admin key in its args and its
+    environment) hands both to the model code it starts, so the probe above would have found it."""
+    old_flag = "--http-restricted-api=logging:admin-key=test-admin-key"  # an API the test's index requests do not use
+    report = probe(tmp_path, command=["tritonserver"], extra_args=(old_flag,), extra_env={"TRITON_ADMIN_KEY": "test-admin-key"})
     assert report["own_environment"] == {"TRITON_ADMIN_KEY": "test-admin-key"}
     assert "TRITON_ADMIN_KEY=test-admin-key" in report["server_environ"]
+    assert old_flag in report["server_cmdline"]

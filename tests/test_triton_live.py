@@ -58,6 +58,7 @@ INFER_BODY = json.dumps({"inputs": [{"name": "INPUT0", "shape": [1, 4], "datatyp
 
 
 # The test's additions to the rendered args: every endpoint listens on loopback only.
+POD_KEY = "test-pod-key"  # the per-pod key the admin group is restricted with, where model control is restricted
 LOOPBACK_ONLY = ("--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1")
 
 
@@ -130,6 +131,10 @@ def _start_triton(
             secrets.setdefault(ref["name"], {})[ref["key"]] = f"test-{ref['key']}"
     container = container_env(spec, secrets)
     args = [kubelet_expand(a, container) for a in args]
+    if "CONTROL_KEY_FILE" in container:  # what the `pod-key` init container writes (tests/test_control_proxy_live.py)
+        key_file = work / "pod-key"
+        key_file.write_text(POD_KEY)
+        container["CONTROL_KEY_FILE"] = str(key_file)
     env = {
         **os.environ,
         **container,

@@ -760,7 +760,7 @@ def _deployment(stack: str, deployment: str, project_dir: Path | None) -> tuple[
 def _model_control(
     action: str, model: str, stack: str, deployment: str, replica: list[str] | None, project_dir, timeout: float
 ) -> None:
-    from components.k8s.access import ADMIN
+    from components.k8s.access import ADMIN, control_port
     from tritonfleet.core.config.problems import both_ways, printable, rm_command, set_command
     from tritonfleet.core.conventions import triton_release_name
     from tritonfleet.core.model_names import MODEL_NAME_RULE, is_model_name
@@ -805,7 +805,7 @@ def _model_control(
             results = fan_out(action, model, {name: url for name, _, url in pairs}, headers, deadline_seconds=timeout,
                               on_wait=waiting)
         else:
-            with kubectl_replicas(found.namespace, triton_release_name(found.name)) as replicas:
+            with kubectl_replicas(found.namespace, triton_release_name(found.name), control_port(found.access)) as replicas:
                 results = fan_out(action, model, replicas, headers, deadline_seconds=timeout, on_wait=waiting)
     except ControlError as error:
         error_message(printable(str(error)))

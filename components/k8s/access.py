@@ -47,6 +47,17 @@ class KeyGroup:
 
 
 ADMIN = KeyGroup(MODEL_CONTROL_APIS, header="admin-key", env="TRITON_ADMIN_KEY", secret_key="admin-key")
+# The chart's model-control proxy listens here, on each pod's loopback, when model control is restricted: it alone
+# holds the admin key; Triton gets a per-pod key (docs/access.md "Keys and model code").
+CONTROL_PROXY_PORT = 8004
+TRITON_HTTP_PORT = 8000
+
+
+def control_port(access: Access) -> int:
+    """The pod port `models load/unload` reaches: the proxy's when model control is restricted, else Triton's."""
+    return CONTROL_PROXY_PORT if access.restrict_model_control else TRITON_HTTP_PORT
+
+
 INFERENCE = KeyGroup(INFERENCE_APIS, header="inference-key", env="TRITON_INFERENCE_KEY", secret_key="inference-key")
 
 
@@ -169,4 +180,5 @@ def access_values(deployment: TritonDeployment, facts: ExposureFacts) -> dict[st
         "service": service_values(access, facts),
         "ingress": ingress_values(access, facts, release),
         "networkPolicy": network_policy_values(access, facts, deployment.name),
+        "controlProxy": {"port": CONTROL_PROXY_PORT},
     }

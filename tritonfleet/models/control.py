@@ -31,7 +31,6 @@ CONNECT_SECONDS = 10  # a replica that does not accept a connection in this time
 READY_SECONDS = 10  # the readiness check after the load/unload
 PROGRESS_SECONDS = 10  # how often the replicas still being waited for are reported
 BODY_LIMIT = 64 * 1024  # an answer is an error text at most; the rest is not read
-PORT_FORWARD_LINE = re.compile(r"Forwarding from 127\.0\.0\.1:(\d+) -> 8000")
 PORT_FORWARD_WAIT_LINES = 20
 PORT_FORWARD_SECONDS = 30
 
@@ -139,10 +138,10 @@ def control_replica(
     if answer.status != 200:
         reason = _error_text(answer.detail)
         return False, f"{action} refused (HTTP {answer.status}): {reason}" if answer.status else f"unreachable: {reason}"
-    ready = request(
+    ready = request(  # with the same headers: behind the control proxy, readiness is asked with the admin key too
         base_url,
         f"/v2/models/{name}/ready",
-        {},
+        headers,
         deadline=min(deadline, time.monotonic() + READY_SECONDS),
         connect_seconds=connect_seconds,
     ).status
@@ -208,8 +207,9 @@ def release_pods(pods_json: str) -> list[str]:
 
 
 @contextmanager
-def kubectl_replicas(namespace: str, release: str, kubectl: str = "kubectl") -> Iterator[dict[str, str]]:
-    """Each running pod of the release, reached through its own `kubectl port-forward` (closed on exit)."""
+def kubectl_replicas(namespace: str, release: str, port: int = 8000, kubectl: str = "kubectl") -> Iterator[dict[str, str]]:
+    """Each running pod of the release, reached through its own `kubectl port-forward` to the pod's `port` (Triton's
+    HTTP port, or the model-control proxy's where model control is restricted), closed on exit."""
     selector = f"app.kubernetes.io/instance={release}"
     try:
         listed = subprocess.run(
@@ -226,18 +226,18 @@ def kubectl_replicas(namespace: str, release: str, kubectl: str = "kubectl") -> 
         replicas = {}
         for pod in pods:
             forward = subprocess.Popen(
-                [kubectl, "port-forward", "-n", namespace, f"pod/{pod}", ":8000"], stdout=subprocess.PIPE, text=True
+                [kubectl, "port-forward", "-n", namespace, f"pod/{pod}", f":{port}"], stdout=subprocess.PIPE, text=True
             )
             stack.callback(forward.wait, 10)
             stack.callback(forward.terminate)
-            found = _forwarded_port(forward)
+            found = _forwarded_port(forward, port)
             if not found:
                 raise ControlError(f"kubectl port-forward to pod {pod} did not start within {PORT_FORWARD_SECONDS} s")
             replicas[pod] = f"http://127.0.0.1:{found}"
         yield replicas
 
 
-def _forwarded_port(forward: subprocess.Popen) -> str | None:
+def _forwarded_port(forward: subprocess.Popen, port: int) -> str | None:
     """The local port `kubectl port-forward` reports, waiting at most PORT_FORWARD_SECONDS (it may hang silently)."""
     deadline = time.monotonic() + PORT_FORWARD_SECONDS
     for _ in range(PORT_FORWARD_WAIT_LINES):
@@ -247,6 +247,6 @@ def _forwarded_port(forward: subprocess.Popen) -> str | None:
         line = forward.stdout.readline()
         if not line:
             return None
-        if found := PORT_FORWARD_LINE.search(line):
+        if found := re.search(rf"Forwarding from 127\.0\.0\.1:(\d+) -> {port}\b", line):
             return found.group(1)
     return None

@@ -9,7 +9,8 @@ Triton's repository index (POST /v2/repository/index) and answers:
 Models never asked to load (explicit mode) and models unloaded on purpose are left out: they are not failures.
 Settings (env): TRITON_URL (default http://127.0.0.1:8000), MODEL_STATE_ADDRESS/PORT (default all interfaces, 8003),
 and, when the
-model-repository API is restricted, MODEL_STATE_HEADER (the header name) and MODEL_STATE_KEY (its value).
+model-repository API is restricted, MODEL_STATE_HEADER (the header name) and MODEL_STATE_KEY_FILE (the per-pod key's
+file).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ TRITON_URL = os.environ.get("TRITON_URL", "http://127.0.0.1:8000")
 ADDRESS = os.environ.get("MODEL_STATE_ADDRESS", "")  # every interface of the pod: Prometheus scrapes the pod IP
 PORT = int(os.environ.get("MODEL_STATE_PORT", "8003"))
 HEADER = os.environ.get("MODEL_STATE_HEADER", "")
-KEY = os.environ.get("MODEL_STATE_KEY", "")
+KEY_FILE = os.environ.get("MODEL_STATE_KEY_FILE", "")  # the per-pod key, when the chart runs the control proxy
 TIMEOUT_SECONDS = 5
 
 
@@ -35,7 +36,8 @@ def repository_index() -> list[dict]:
     request = urllib.request.Request(f"{TRITON_URL}/v2/repository/index", data=b"{}", method="POST")
     request.add_header("Content-Type", "application/json")
     if HEADER:
-        request.add_header(HEADER, KEY)
+        with open(KEY_FILE) as file:  # read at each scrape: the file is written before this container starts
+            request.add_header(HEADER, file.read().strip())
     with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
         return json.loads(response.read())
 

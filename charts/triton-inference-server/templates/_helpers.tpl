@@ -33,6 +33,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.restrictedApis.groups (not .Values.restrictedApis.secretName) -}}
 {{- fail "restrictedApis.groups need restrictedApis.secretName: the Secret that holds their keys" -}}
 {{- end -}}
+{{- if and .Values.modelState.enabled (eq (int .Values.controlProxy.port) (int .Values.modelState.port)) -}}
+{{- fail (printf "controlProxy.port and modelState.port are both %d: each needs its own port" (int .Values.modelState.port)) -}}
+{{- end -}}
 {{- $seen := dict -}}
 {{- range .Values.restrictedApis.groups -}}
 {{- range .apis -}}
