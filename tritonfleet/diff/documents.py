@@ -170,8 +170,17 @@ class _PoolCost(_Fields):
     assumedPrice: dict[str, Any] | str | None = None  # noqa: N815
 
 
+class _OtherLine(_Fields):
+    line: str
+    monthlyFloorUsd: Money | None = None  # noqa: N815
+    monthlyCeilingUsd: Money | None = None  # noqa: N815
+    monthlyExpectedUsd: Money | None = None  # noqa: N815
+
+
 class _Cost(_Fields):
     pools: list[_PoolCost] = []
+    otherLines: list[_OtherLine] = []  # noqa: N815
+    totals: dict[str, Money | None] = {}
     monthlyFloorUsd: Money = "unknown"  # noqa: N815
     monthlyCeilingUsd: Money = "unknown"  # noqa: N815
     maxGpus: int | Literal["unknown"] = "unknown"  # noqa: N815
