@@ -117,6 +117,7 @@ def test_the_h200_class_prefers_the_reservation_then_the_spot_pool(stock_plan):
 def test_a_single_replica_deployment_turns_active_migration_off():
     data = decoded("gcp-prod")
     data["tritonDeployments"][1]["minReplicas"] = 1  # vision on l4 (on-demand, then spot)
+    data["tritonDeployments"][1].pop("rollout", None)  # a rollout needs two replicas at least
     config = load_stack_config(encoded(data), "gcp-prod")
     by_head = {spec.head: spec for spec in compute_class_specs(config)}
     assert by_head["l4"].optimize_rule_priority is False and by_head["h200"].optimize_rule_priority is True
