@@ -204,6 +204,26 @@ def loadtest_llm_lines(result: Any) -> list[str]:
     ]
 
 
+def _report(
+    out: Console, err: Console, result: Any, table: Any, lines: list[str], json_file: Path | None, per_replica: str
+) -> None:
+    """A load test's table, its lines wrapped at 80 columns, its error samples, and its result file."""
+    from tritonfleet.output_paths import OutputError, write_output
+
+    out.print(table)
+    for line in lines:
+        for part in _wrapped(line, 80):
+            out.print(part, soft_wrap=True, markup=False)
+    for sample in result.error_samples:
+        print_labelled(err, "error sample:", "yellow", sample)
+    if json_file:
+        try:
+            write_output(json_file, result.dumps())
+        except OutputError as error:
+            raise _fail(err, str(error)) from None
+        out.print(f"Result written to {json_file}: {per_replica}", markup=False)
+
+
 def _loadtest_llm(
     out: Console, err: Console, options: dict[str, Any], llm: tuple[str, str, Path | None, str | None, str | None],
     json_file: Path | None,
@@ -213,7 +233,7 @@ def _loadtest_llm(
 
     from tritonfleet import loadtest as lt
     from tritonfleet import loadtest_llm as ltl
-    from tritonfleet.output_paths import OutputError, check_output_file, write_output
+    from tritonfleet.output_paths import OutputError, check_output_file
 
     input_tokens, output_tokens, prompts, ttft_target, itl_target = llm
     try:
@@ -235,19 +255,8 @@ def _loadtest_llm(
         raise _fail(err, str(error), EXIT_USAGE) from None
     except (lt.LoadtestError, OutputError) as error:
         raise _fail(err, str(error)) from None
-    out.print(loadtest_llm_table(result))
-    for line in loadtest_llm_lines(result):
-        for part in _wrapped(line, 80):
-            out.print(part, soft_wrap=True, markup=False)
-    for sample in result.error_samples:
-        print_labelled(err, "error sample:", "yellow", sample)
-    if json_file:
-        try:
-            write_output(json_file, result.dumps())
-        except OutputError as error:
-            raise _fail(err, str(error)) from None
-        out.print(f"Result written to {json_file}: {result.output_tokens_per_second_per_replica:,.1f} output "
-                  "tokens/s per replica", markup=False)  # fmt: skip
+    per_replica = f"{result.output_tokens_per_second_per_replica:,.1f} output tokens/s per replica"
+    _report(out, err, result, loadtest_llm_table(result), loadtest_llm_lines(result), json_file, per_replica)
     if result.succeeded == 0:
         raise _fail(err, f"no stream from '{options['model']}' succeeded")
     gate = [r for r in result.saturation.reasons if r.startswith("stopped early")]
@@ -311,7 +320,7 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from tritonfleet import loadtest as lt
-        from tritonfleet.output_paths import OutputError, check_output_file, write_output
+        from tritonfleet.output_paths import OutputError, check_output_file
 
         if (stack is None) != (deployment is None):
             raise _fail(err, "--stack and --deployment go together", EXIT_USAGE)
@@ -357,20 +366,10 @@ def register(app: typer.Typer, out: Console, err: Console) -> None:
             raise _fail(err, str(error), EXIT_USAGE) from None
         except (lt.LoadtestError, OutputError) as error:
             raise _fail(err, str(error)) from None
-        out.print(loadtest_table(result))
-        for line in verdict_lines(result):
-            for part in _wrapped(line, 80):
-                out.print(part, soft_wrap=True, markup=False)
-        for sample in result.error_samples:
-            print_labelled(err, "error sample:", "yellow", sample)
-        if json_file:
-            try:
-                write_output(json_file, result.dumps())
-            except OutputError as error:
-                raise _fail(err, str(error)) from None
-            per_replica = (result.capacity.achieved_inferences_per_second / result.replicas if result.capacity
-                           else result.inferences_per_second_per_replica)  # fmt: skip
-            out.print(f"Result written to {json_file}: {per_replica:,.1f} inferences/s per replica")
+        per_replica = (result.capacity.achieved_inferences_per_second / result.replicas if result.capacity
+                       else result.inferences_per_second_per_replica)  # fmt: skip
+        _report(out, err, result, loadtest_table(result), verdict_lines(result), json_file,
+                f"{per_replica:,.1f} inferences/s per replica")  # fmt: skip
         if result.succeeded == 0:
             raise _fail(err, f"no request to '{model}' succeeded")
         if sweep and result.capacity is None:
