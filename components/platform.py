@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from datetime import date
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,11 +30,19 @@ def adapter_class(cloud: str) -> type[CloudAdapter]:
     return getattr(importlib.import_module(module), class_name)
 
 
+def _bill_lines(config: StackConfig) -> list[dict[str, object]]:
+    from tritonfleet.core.bill import other_lines, registered_lines
+    from tritonfleet.core.cost import stack_cost
+
+    return registered_lines(config, other_lines(config, stack_cost(config), date.today()))
+
+
 class Platform(pulumi.ComponentResource):
     """The stack: its cloud's floor, then the GPU Operator, monitoring and the Triton deployments on top."""
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("tritonfleet:platform:Platform", name, None, opts)
+        # The bill's lines no resource proves (usage-driven ones...), for the budget policies.
+        super().__init__("tritonfleet:platform:Platform", name, {"billLines": _bill_lines(config)}, opts)
         child = pulumi.ResourceOptions(parent=self)
         cloud = adapter_class(config.cloud)(f"{name}-{config.cloud}", config, opts=child)
         facts = cloud.facts

@@ -3,8 +3,10 @@ with the same catalog (servicePrices) in the stack's region as `tritonfleet plan
 each cluster's control plane (EKS: its fee on today's date, extended support included; GKE: the management fee),
 every node group or node pool without accelerators (the system nodes), and each NAT gateway (AWS).
 
-The usage-driven lines of the plan (traffic, NAT GB, log ingestion, volumes, storage) depend on assumptions no
-resource carries; the policies count what the resources prove, and the plan shows the rest. A price the catalog
+The lines no resource proves (traffic, NAT GB, log ingestion, bucket storage, volumes, load balancers; GCP's Cloud
+NAT hours) rest on the stack's `usage` assumptions, model sizes and node counts: the program registers their
+quantities on the Platform component (`billLines`, tritonfleet.core.bill.registered_lines) and they are priced here
+by the plan's own code (bill.priced_registered_lines). A price the catalog
 lacks in the region is unknown (None), never 0: the budget policies report it, and fail on it where the environment
 demands (unknownPrices: fail), as for GPU prices.
 """
@@ -22,6 +24,8 @@ from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 
 NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+PLATFORM = "tritonfleet:platform:Platform"
+PROVIDERS = {"pulumi:providers:aws": "aws", "pulumi:providers:gcp": "gcp"}
 
 
 @dataclass(frozen=True)
@@ -78,11 +82,48 @@ def platform_line(resource_type: str, props: Any, name: str, urn: str, region: s
     return _priced(cloud, f"instance:{types[0]}", region, name, what, low * hours, high * hours)
 
 
+def _quantities(charge: dict[str, Any]) -> bool:
+    return all(isinstance(charge[k], int | float) and not isinstance(charge[k], bool) for k in ("floor", "expected", "ceiling"))
+
+
+def registered_lines(resources: list[Any], region: str | None) -> list[PlatformLine]:
+    """The Platform component's billLines, priced in the stack's region as `tritonfleet plan` prices them."""
+    from tritonfleet.core.bill import priced_registered_lines
+
+    cloud = next((PROVIDERS[r.resource_type] for r in resources if r.resource_type in PROVIDERS), None)
+    found = []
+    for r in resources:
+        if cloud is None or r.resource_type != PLATFORM:
+            continue
+        registered = [
+            {
+                "line": get(entry, "line", ""),
+                "assumption": get(entry, "assumption", ""),
+                "charges": [
+                    {key: get(c, key) for key in ("item", "floor", "expected", "ceiling")} for c in items(get(entry, "charges"))
+                ],
+            }
+            for entry in items(get(r.props, "billLines"))
+        ]
+        unreadable = [e["line"] for e in registered if not all(_quantities(c) for c in e["charges"])]
+        why = "its registered quantities are not numbers"
+        found += [PlatformLine(str(name), str(name), None, None, why) for name in unreadable]
+        registered = [e for e in registered if e["line"] not in unreadable]
+        for line in priced_registered_lines(registered, cloud, region):
+            unknown = f"no published {', '.join(line.unknown)} price in {region}" if line.unknown else ""
+            found.append(
+                PlatformLine(line.line, line.assumption or line.line, line.monthly_floor_usd, line.monthly_ceiling_usd, unknown)
+            )
+    return found
+
+
 def platform_lines(resources: Iterable[Any]) -> list[PlatformLine]:
+    """Every non-GPU line: the resources' (control plane, system nodes, NAT gateways) and the registered ones."""
     resources = list(resources)
     region = stack_region(resources)
-    return [
+    proven = [
         line
         for r in resources
         if (line := platform_line(r.resource_type, r.props, r.name, r.urn, region)) is not None
     ]
+    return proven + registered_lines(resources, region)

@@ -399,8 +399,8 @@ class StackSpend:
         """'GPU pools $X, the rest $Y (control plane, system nodes, NAT gateways)' for messages."""
         gpu = round(self.known_usd - self.platform_usd, 2)
         return (
-            f"GPU pools ${gpu:,.2f}, the rest ${self.platform_usd:,.2f} (control plane, system nodes, NAT gateways; "
-            "traffic, storage and logs are in the plan)"
+            f"GPU pools ${gpu:,.2f}, the rest ${self.platform_usd:,.2f} (control plane, system nodes, NAT, "
+            "load balancers, volumes, storage, logs, traffic)"
         )
 
     @property

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from tritonfleet.clouds.aws.facts import EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR, eks_version
 from tritonfleet.clouds.aws.support import usd_per_cluster_hour
-from tritonfleet.core.bill import other_lines, total
+from tritonfleet.core.bill import other_lines, priced_registered_lines, registered_lines, total
 from tritonfleet.core.catalog import load_catalog, parse_catalog
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.cost import stack_cost
@@ -169,3 +169,27 @@ def test_the_plan_says_when_the_whole_bill_is_over_the_budget():
     assert "The whole bill's ceiling ($12," in text and "is over the budget ($12,000.00)" in text
     assert "over the budget" not in "\n".join(line.text for line in plan_lines(stock_plan("staging"), 200))
     assert "over the budget" not in "\n".join(line.text for line in plan_lines(stock_plan("prod"), 200))
+
+
+@pytest.mark.parametrize(("stack", "counted_from_resources"), [
+    ("prod", {"control-plane", "system-nodes", "nat-gateways"}),
+    ("gcp-prod", {"control-plane", "system-nodes"}),  # Cloud NAT bills per node-hour: no resource proves it
+])  # fmt: skip
+def test_the_lines_no_resource_proves_are_registered_and_priced_back_alike(stack, counted_from_resources):
+    """The program registers these for the budget policies; priced back in the stack's region they are the plan's."""
+    cfg = config(stack)
+    lines = [line for line in other_lines(cfg, stack_cost(cfg), TODAY) if line.line not in counted_from_resources]
+    registered = json.loads(json.dumps(registered_lines(cfg, other_lines(cfg, stack_cost(cfg), TODAY))))
+    back = priced_registered_lines(registered, cfg.cloud, cfg.region)
+    assert [line.line for line in back] == [line.line for line in lines]
+    for pick in ("floor", "ceiling"):
+        assert total(back, pick) == total(lines, pick)
+    assert "usage.logGbPerMonth" in next(b for b in back if b.line == "log-ingestion").assumption
+
+
+def test_a_registered_line_priced_outside_its_region_is_unknown():
+    cfg = config("prod")
+    registered = registered_lines(cfg, other_lines(cfg, stack_cost(cfg), TODAY))
+    back = {line.line: line for line in priced_registered_lines(registered, cfg.cloud, "eu-west-3")}
+    assert back["traffic-cross-zone"].monthly_ceiling_usd is None
+    assert back["traffic-cross-zone"].unknown == ("cross-zone",)

@@ -13,7 +13,7 @@ from policies._pools import GpuPool, gpu_pools, stack_spend
 from policies._settings import schema, settings
 
 BUDGET_PROPERTIES = {
-    "monthlyUsd": {"type": "number", "minimum": 0, "default": 0, "description": "the monthly budget in USD (GPU pools, control plane, system nodes, NAT gateways)"},
+    "monthlyUsd": {"type": "number", "minimum": 0, "default": 0, "description": "the monthly budget in USD (GPU pools and every other line of the plan's bill)"},
     "basis": {
         "type": "string",
         "enum": ["floor", "ceiling"],
@@ -95,14 +95,15 @@ def validate(args: StackValidationArgs, report_violation: ReportViolation) -> No
         report_violation(
             f"The stack costs ${spend.known_usd:,.2f}/month on the {basis} basis{part} ({spend.parts}), over the "
             f"budget of ${budget:,.2f}/month. Lower gpuPools[].maxNodes (or minNodes for the floor), move nodes to spot, "
-            "or raise monthlyUsd in this stack's policy config after review.",
+            "check the `usage` assumptions the plan shows, or raise monthlyUsd in this stack's policy config after "
+            "review.",
             None,
         )
 
 
 POLICY = StackValidationPolicy(
     name="cost-stack-enforce-monthly-budget",
-    description="The stack's monthly cost (GPU pools, control plane, system nodes, NAT), from the shared cost model, must not exceed its budget.",
+    description="The stack's monthly cost (GPU pools and the rest of the bill), from the shared cost model, must not exceed its budget.",
     validate=validate,
     enforcement_level=EnforcementLevel.MANDATORY,
     severity=Severity.CRITICAL,

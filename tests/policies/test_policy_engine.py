@@ -17,6 +17,7 @@ NG = "aws:eks/nodeGroup:NodeGroup"
 KNP = "kubernetes:karpenter.sh/v1:NodePool"
 NP = "gcp:container/nodePool:NodePool"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+PLATFORM = "tritonfleet:platform:Platform"
 
 
 class RememberingStub:
@@ -217,6 +218,21 @@ def both_of(*mutations):
     return mutate
 
 
+def stated_usage(stack, **usage):
+    """The Platform's billLines as the program registers them for the stack with its `usage` section changed."""
+
+    def mutate(plan):
+        from test_bill import TODAY, config
+
+        from tritonfleet.core.bill import other_lines, registered_lines
+        from tritonfleet.core.cost import stack_cost
+
+        cfg = config(stack, usage=usage)
+        inputs(plan, PLATFORM)["billLines"] = registered_lines(cfg, other_lines(cfg, stack_cost(cfg), TODAY))
+
+    return mutate
+
+
 def config_change(policy, **properties):
     def change(config):
         entry = config[policy]
@@ -258,7 +274,7 @@ CASES = {
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=90000),
-        {"cost-stack-enforce-monthly-budget": "$150,498.99/month on the ceiling basis (GPU pools $149,486.48, the rest $1,012.51"},
+        {"cost-stack-enforce-monthly-budget": "$154,249.81/month on the ceiling basis (GPU pools $149,486.48, the rest $4,763.33"},
     ),
     "over-budget-floor": (
         "prod",
@@ -266,11 +282,17 @@ CASES = {
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=40000, basis="floor"),
         {"cost-stack-enforce-monthly-budget": "on the floor basis (GPU pools $95,129.22"},  # llm's 2 p5en, spot unavailable
     ),
-    "rest-of-bill-over-budget": (  # the GPU pools alone ($149,486.48) fit; the control plane, system nodes and NAT do not
+    "rest-of-bill-over-budget": (  # the GPU pools alone ($149,486.48) fit; with the rest of the bill they do not
         "prod",
         None,
         config_change("cost-stack-enforce-monthly-budget", monthlyUsd=150000),
-        {"cost-stack-enforce-monthly-budget": "the rest $1,012.51 (control plane, system nodes, NAT gateways"},
+        {"cost-stack-enforce-monthly-budget": "the rest $4,763.33 (control plane, system nodes, NAT, load balancers"},
+    ),
+    "traffic-over-budget": (  # prod's traffic stated at 50,000 inferences/s: cross-zone bytes tip it over $200,000
+        "prod",
+        stated_usage("prod", inferencesPerSecond=50000),
+        None,
+        {"cost-stack-enforce-monthly-budget": "over the budget of $200,000.00"},
     ),
     "unpriced-system-nodes": (  # a system node type without a catalog price: unknown, and prod fails closed
         "prod",
@@ -285,7 +307,7 @@ CASES = {
         "prod",
         None,
         config_change("cost-stack-warn-monthly-budget", monthlyUsd=160000),
-        {"cost-stack-warn-monthly-budget": "94% of the $160,000.00 budget"},
+        {"cost-stack-warn-monthly-budget": "96% of the $160,000.00 budget"},
     ),
     "unpriced-type": (
         "prod",
@@ -884,6 +906,23 @@ def test_budget_policy_prices_the_plan_like_the_cost_model(bases):
         assert stack_spend(pools, "floor").known_usd == plan["cost"]["monthlyFloorUsd"]
         assert stack_spend(pools, "ceiling").known_usd == plan["cost"]["monthlyCeilingUsd"]
         assert sum(p.max_gpus for p in pools) == plan["cost"]["maxGpus"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod", "gcp-prod"])
+def test_budget_policies_count_the_whole_bill_like_the_plan(bases, stack):
+    """The resources' lines and the Platform's registered ones (traffic, storage, volumes, logs...) add up to the
+    plan's non-GPU totals, on both bases."""
+    from policy_cases import stack_resource
+
+    from policies._platform import platform_lines
+
+    plan = bases[stack]
+    resources = [stack_resource(r["type"], r["inputs"], r["name"]) for r in plan["resources"]]
+    lines = platform_lines(resources)
+    assert {"traffic-cross-zone", "bucket-storage", "log-ingestion", "volumes-boot"} <= {line.name for line in lines}
+    totals = plan["cost"]["totals"]
+    assert round(sum(line.floor_usd for line in lines), 2) == totals["otherFloorUsd"]
+    assert round(sum(line.ceiling_usd for line in lines), 2) == totals["otherCeilingUsd"]
 
 
 def test_policy_config_is_validated_against_each_schema():

@@ -442,3 +442,20 @@ def test_an_assumed_price_below_the_floor_is_fixed_to_the_floor_both_ways():
         "or in stacks/Pulumi.prod.yaml, set tritonfleet:gpuPools[<i>].assumedPrice.usdPerHour to 24.0 and "
         "tritonfleet:gpuPools[<i>].assumedPrice.note to <quote, date, who>."
     )
+
+
+def test_registered_bill_lines_count_and_an_unreadable_one_is_unknown():
+    """The Platform's billLines (what no resource proves) are priced in the stack's region; a quantity that is not a
+    number makes its line unknown, never 0."""
+    from policies._platform import platform_lines
+
+    provider = stack_resource("pulumi:providers:aws", {"region": "us-east-1"}, "aws")
+    lines = [
+        {"line": "log-ingestion", "assumption": "50 GB", "charges": [{"item": "log-ingestion", "floor": 50.0, "expected": 50.0, "ceiling": 50.0}]},
+        {"line": "traffic-egress", "assumption": "", "charges": [{"item": "internet-egress", "floor": "<unknown>", "expected": 1.0, "ceiling": 1.0}]},
+    ]  # fmt: skip
+    platform = stack_resource("tritonfleet:platform:Platform", {"billLines": lines}, "tf")
+    found = {line.name: line for line in platform_lines([provider, platform])}
+    assert found["log-ingestion"].ceiling_usd == 25.0  # $0.50/GB (catalog log-ingestion, us-east-1)
+    assert found["traffic-egress"].ceiling_usd is None
+    assert "not numbers" in found["traffic-egress"].unknown

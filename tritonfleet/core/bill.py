@@ -101,12 +101,17 @@ class BillLine:
         )
 
 
-def charge(config: StackConfig, item: str, quantity: Nodes) -> Charge:
-    """`quantity` of a catalog item, priced in the stack's region (None there: unknown, with where it is priced)."""
+def priced_charge(cloud: str, region: str | None, item: str, quantity: Nodes) -> Charge:
+    """`quantity` of a catalog item, priced in `region` (None there: unknown, with where it is priced)."""
     catalog = load_catalog()
-    price = catalog.service_price(config.cloud, item, config.region)
-    elsewhere = () if price else catalog.service_priced_regions(config.cloud, item)
+    price = catalog.service_price(cloud, item, region) if region else None
+    elsewhere = () if price else catalog.service_priced_regions(cloud, item)
     return Charge(item, quantity, price, elsewhere)
+
+
+def charge(config: StackConfig, item: str, quantity: Nodes) -> Charge:
+    """`quantity` of a catalog item, priced in the stack's region."""
+    return priced_charge(config.cloud, config.region, item, quantity)
 
 
 def unit_of(config: StackConfig, item: str) -> str:
@@ -324,3 +329,41 @@ def total(lines: list[BillLine], pick: str) -> float | None:
 
 def known_total(lines: list[BillLine], pick: str) -> float:
     return round(sum(v for line in lines if (v := getattr(line, f"monthly_{pick}_usd")) is not None), 2)
+
+
+def registered_lines(config: StackConfig, lines: list[BillLine]) -> list[dict[str, object]]:
+    """The lines no resource proves (traffic, NAT GB, logs, bucket storage, volumes, load balancers; GCP's Cloud NAT
+    hours) as plain data: each line's catalog items with their monthly quantities and what it assumes. The program
+    registers them on the Platform component (`billLines`) so that the budget policies price them as the plan does
+    (priced_registered_lines); the cloud names the lines the policies count from resources instead."""
+    from tritonfleet.clouds import cloud_bill
+
+    counted = cloud_bill(config.cloud).RESOURCE_COUNTED_LINES
+    return [
+        {
+            "line": line.line,
+            "assumption": line.assumption,
+            "charges": [
+                {"item": c.item, "floor": c.quantity.floor, "expected": c.quantity.expected, "ceiling": c.quantity.ceiling}
+                for c in line.charges
+            ],
+        }
+        for line in lines
+        if line.line not in counted
+    ]
+
+
+def priced_registered_lines(registered: list[dict], cloud: str, region: str | None) -> list[BillLine]:
+    """registered_lines' data back as BillLines, each charge priced from the catalog in `region`."""
+    return [
+        BillLine(
+            str(entry["line"]),
+            str(entry["line"]),
+            tuple(
+                priced_charge(cloud, region, str(c["item"]), Nodes(float(c["floor"]), float(c["expected"]), float(c["ceiling"])))
+                for c in entry.get("charges") or ()
+            ),
+            assumption=str(entry.get("assumption") or ""),
+        )
+        for entry in registered
+    ]

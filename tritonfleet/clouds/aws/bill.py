@@ -14,6 +14,9 @@ from tritonfleet.core.conventions import HOURS_PER_MONTH
 
 # A byte between Availability Zones is billed $0.01/GB leaving one and $0.01/GB entering the other (catalog AWSVPC).
 CROSS_ZONE_BILLED_SIDES = 2
+# The lines the budget policies price from the resources that prove them (policies/_platform.py: the cluster, the
+# system node group, each NAT gateway); the program registers the others for them (bill.registered_lines).
+RESOURCE_COUNTED_LINES = ("control-plane", "system-nodes", "nat-gateways")
 
 
 def _layout():  # noqa: ANN202 - the adapter's plain layout module (no Pulumi)

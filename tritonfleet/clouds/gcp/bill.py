@@ -13,6 +13,9 @@ from tritonfleet.core.conventions import HOURS_PER_MONTH
 
 # Inter-zone traffic is billed once, on the sending side (catalog GCPNET).
 CROSS_ZONE_BILLED_SIDES = 1
+# The lines the budget policies price from the resources that prove them (policies/_platform.py: the cluster and the
+# system node pool); Cloud NAT bills per node-hour, so the program registers it with the others (bill.registered_lines).
+RESOURCE_COUNTED_LINES = ("control-plane", "system-nodes")
 # GKE's default StorageClass (standard-rwo) provisions pd-balanced disks, the Prometheus volume's type when
 # monitoring.storageClass is unset. Source: https://cloud.google.com/kubernetes-engine/docs/concepts/persistent-volumes
 # (read 2026-12-05; VERIFY).
