@@ -38,10 +38,19 @@ venv-nca/.installed:
 	venv-nca/bin/pip install network-config-analyzer==2.1.0
 	touch $@
 
+# The FinOps Foundation's focus-validator (tests/test_focus_validator.py checks the FOCUS fixtures with it) pins
+# numpy < 2 and pandera 0.17, and pandera 0.17 needs multimethod 1.10 (2.x dropped `overload`): a virtualenv of its
+# own. Its release is an sdist that pip builds with poetry-core.
+venv-focus/.installed:
+	@echo "==> installing focus-validator into venv-focus (first run only)"
+	$(PYTHON) -m venv venv-focus
+	venv-focus/bin/pip install focus-validator==1.0.0 multimethod==1.10 pandera==0.17.2 numpy==1.26.4 pandas==2.3.3
+	touch $@
+
 .PHONY: install install-test plan test lint
 install: $(VENV)/.installed
 
-install-test: $(VENV)/.installed-test venv-checkov/.installed venv-nca/.installed
+install-test: $(VENV)/.installed-test venv-checkov/.installed venv-nca/.installed venv-focus/.installed
 
 plan: $(VENV)/.installed
 	$(VENV)/bin/tritonfleet plan --stack $(STACK) --json plans/$(STACK).json

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import zlib
 from pathlib import Path
 
 COLUMNS = [
@@ -24,6 +25,16 @@ COLUMNS = [
     "ServiceName", "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId",
     "SubAccountName", "SubAccountType", "Tags",
 ]  # fmt: skip
+# FOCUS 1.0 (https://focus.finops.org/focus-specification/v1-0/, read 2026-12-05) has 43 of them: 1.1 added the
+# capacity reservation, commitment quantity and unit, service subcategory and SKU meter and price details columns;
+# 1.2 the account types, the invoice id and the pricing currency columns.
+ADDED_AFTER_1_0 = (
+    "CapacityReservationId", "CapacityReservationStatus", "CommitmentDiscountQuantity", "CommitmentDiscountUnit",
+    "ServiceSubcategory", "SkuMeter", "SkuPriceDetails",  # 1.1
+    "BillingAccountType", "SubAccountType", "InvoiceId", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice",  # 1.2
+)  # fmt: skip
+COLUMNS_1_0 = [c for c in COLUMNS if c not in ADDED_AFTER_1_0]
 TAGS = {"team": "ml-platform", "cost-center": "ml-prod"}
 HERE = Path(__file__).parent
 
@@ -31,6 +42,9 @@ HERE = Path(__file__).parent
 def row(cost, quantity, unit, unit_price, description, service, category, subcategory, resource, rtype,
         tags=None, pricing="Standard", account="123456789012", month="11", zone="us-east-1a", list_cost=None):  # noqa: ANN001
     end_month = f"{int(month) + 1:02d}" if month != "12" else "01"
+    # Usage rows name their SKU and SKU price (both MUST NOT be null for Usage in FOCUS 1.0 and 1.2); a made-up,
+    # stable code per charge, in the shape of AWS's (a price id is <SKU>.<offer term>.<rate code>).
+    sku = f"SKU{zlib.crc32(description.encode()):010d}"
     return {
         "AvailabilityZone": zone, "BilledCost": f"{cost:.6f}", "BillingAccountId": "111122223333",
         "BillingAccountName": "payer", "BillingAccountType": "Billing Account", "BillingCurrency": "USD",
@@ -49,7 +63,7 @@ def row(cost, quantity, unit, unit_price, description, service, category, subcat
         "PricingQuantity": f"{quantity:g}", "PricingUnit": unit, "ProviderName": "AWS", "PublisherName": "AWS",
         "RegionId": "us-east-1", "RegionName": "US East (N. Virginia)", "ResourceId": resource, "ResourceName": "",
         "ResourceType": rtype, "ServiceCategory": category, "ServiceName": service, "ServiceSubcategory": subcategory,
-        "SkuId": "", "SkuMeter": "", "SkuPriceDetails": "{}", "SkuPriceId": "", "SubAccountId": account,
+        "SkuId": sku, "SkuMeter": "", "SkuPriceDetails": "{}", "SkuPriceId": f"{sku}.JRTCKXETXF.6YS6EN2CT7", "SubAccountId": account,
         "SubAccountName": "ml-prod", "SubAccountType": "Account", "Tags": json.dumps(TAGS if tags is None else tags),
     }
 
@@ -92,13 +106,14 @@ PROD = [
 
 def write(name: str, rows: list[dict[str, str]], columns: list[str] = COLUMNS) -> None:
     with (HERE / name).open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
 
 
 if __name__ == "__main__":
     write("prod-2026-11.csv", PROD)
+    write("prod-2026-11-focus-1.0.csv", PROD, COLUMNS_1_0)  # the same rows as a FOCUS 1.0 export
     other = [row(50.0, 1, "Hours", 50, "another account", EC2, COMPUTE, VM, "i-0x", "Instance", account="999999999999")]
     write("other-account-2026-11.csv", other)
     gke = {**TAGS, "cost-center": "ml-prod"}
