@@ -41,6 +41,9 @@ def test_make_test_adds_the_test_tools_behind_their_own_stamp(tmp_path):
     lines = dry_run(tmp_path, "test")
     assert "VENV/bin/pip install -c constraints.txt -e '.[test]'" in lines
     assert "VENV/bin/pip install --no-deps nvidia-pytriton==0.7.0" in lines
+    # focus-validator (tests/test_focus_validator.py) in a virtualenv of its own, pinned, where it is not yet made
+    if not (ROOT / "venv-focus" / ".installed").exists():
+        assert any(line.startswith("venv-focus/bin/pip install focus-validator==1.0.0 multimethod==1.10") for line in lines)
     assert lines.index("touch VENV/.installed") < lines.index("VENV/bin/pip install -c constraints.txt -e '.[test]'") < lines.index("touch VENV/.installed-test")
     assert lines[-1] == "env -u PYTHONDONTWRITEBYTECODE VENV/bin/python -m pytest -n 5 --dist loadscope --no-loadscope-reorder -q"
 
