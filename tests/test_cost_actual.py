@@ -5,13 +5,14 @@ clear message and exit 1."""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, engine_config, one_line, run_cli
 
 from tritonfleet.core.config import load_stack_config
-from tritonfleet.cost_actual import REQUIRED_COLUMNS, ExportError, actual_report, classify
+from tritonfleet.cost_actual import REQUIRED_COLUMNS, ExportError, actual_report, classify, report_lines
 from tritonfleet.plan.document import cost_section
 
 DATA = ROOT / "tests" / "data" / "focus"
@@ -47,6 +48,14 @@ def test_each_line_is_matched_and_compared_with_its_causes(prod):
     assert report.rows == 13 and report.actual_usd == 63536.96
 
 
+def test_a_focus_1_0_export_of_the_same_rows_gives_the_same_report(prod):
+    """FOCUS 1.0 named every column this command reads as 1.2 does; the report names the release it read."""
+    new, old = (actual_report(*prod, DATA / name, "2026-11") for name in ("prod-2026-11-focus-1.0.csv", "prod-2026-11.csv"))
+    assert (new.focus_version, old.focus_version) == ("1.0", "1.2")
+    assert replace(new, focus_version="1.2") == old
+    assert "(FOCUS 1.0, 13 rows of its account" in report_lines(new, width=0)[0]
+
+
 def test_an_unpriced_plan_line_says_so(prod):
     config, cost = prod
     unpriced = {**cost, "otherLines": [{**line, "monthlyExpectedUsd": "unknown"} if line["line"] == "control-plane"
@@ -64,7 +73,7 @@ def test_an_unpriced_plan_line_says_so(prod):
         ("other-account-2026-11.csv", "2026-11", "no rows of the stack's account or project 123456789012"),
         ("missing.csv", "2026-11", "no such file"),
         ("prod-2026-11.csv", "November", "--month 'November': use YYYY-MM"),
-        ("make_fixtures.py", "2026-11", "is not a FOCUS 1.2 export: it lacks the columns BilledCost"),
+        ("make_fixtures.py", "2026-11", "is not a FOCUS 1.0 or 1.2 export: it lacks the columns BilledCost"),
     ],
 )
 def test_bad_input_gets_a_clear_message(prod, export, month, message):

@@ -520,7 +520,7 @@ app.add_typer(cost_app, name="cost")
 def cost_actual(
     stack: StackOption,
     month: Annotated[str, typer.Option("--month", help="the month to compare, YYYY-MM")],
-    export: Annotated[Path, typer.Option("--export", help="a FOCUS 1.2 billing export: CSV (.csv, .csv.gz) or Parquet")],
+    export: Annotated[Path, typer.Option("--export", help="a FOCUS 1.0 or 1.2 billing export: CSV (.csv, .csv.gz) or Parquet")],
     project_dir: ProjectOption = None,
 ) -> None:
     """Match the month's rows of a FOCUS export to the stack's pools and lines by the tags tritonfleet sets; print

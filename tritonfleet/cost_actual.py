@@ -1,8 +1,8 @@
 """The plan against the invoice: a month of a FOCUS billing export matched to a stack's lines, actual against
 expected, with the drift and its likely causes.
 
-FOCUS is the FinOps Foundation's open billing format (specification 1.2, https://focus.finops.org/focus-specification/v1-2/,
-read 2026-12-05); AWS Data Exports and Google Cloud's billing export both produce it. A row belongs to the stack when
+FOCUS is the FinOps Foundation's open billing format (specifications 1.0, https://focus.finops.org/focus-specification/v1-0/,
+and 1.2, https://focus.finops.org/focus-specification/v1-2/, read 2026-12-05); AWS Data Exports and Google Cloud's billing export both produce it. A row belongs to the stack when
 it is in the stack's account or project (SubAccountId) and carries the stack's cost tags (`tags`, which the program
 sets on every resource); a GPU node's row names its pool (tag `tritonfleet.io/pool`, which the EC2NodeClass sets; GKE
 labels its nodes' VMs `goog-k8s-node-pool-name`). Other rows go to the plan's non-GPU lines by service (the control
@@ -23,9 +23,14 @@ from typing import Any
 
 from tritonfleet.core.conventions import POOL_LABEL
 
-FOCUS_VERSION = "1.2"
-FOCUS_SPEC = "https://focus.finops.org/focus-specification/v1-2/"
-# The FOCUS 1.2 columns this command reads (all of them mandatory in the specification).
+FOCUS_SPECS = {
+    "1.0": "https://focus.finops.org/focus-specification/v1-0/",
+    "1.2": "https://focus.finops.org/focus-specification/v1-2/",
+}
+# Columns that tell a later release from 1.0 (read 2026-12-05): 1.1 added ServiceSubcategory and SkuMeter (among
+# others), 1.2 the account types and InvoiceId. The report names the release; it reads every one alike.
+LATER_COLUMNS = (("1.2", ("BillingAccountType", "SubAccountType", "InvoiceId")), ("1.1", ("ServiceSubcategory", "SkuMeter")))
+# The FOCUS columns this command reads (all of them mandatory, and named alike, in 1.0, 1.1 and 1.2).
 REQUIRED_COLUMNS = (
     "BilledCost", "EffectiveCost", "ListCost", "BillingCurrency", "ChargePeriodStart", "ChargePeriodEnd",
     "ChargeCategory", "ChargeDescription", "PricingCategory", "ProviderName", "RegionId", "ResourceId",
@@ -75,6 +80,7 @@ class Report:
     untagged_usd: float
     untagged: list[tuple[str, str, float]]  # (ResourceId, ServiceName, EffectiveCost), dearest first
     rows: int
+    focus_version: str = "1.2"
 
     @property
     def actual_usd(self) -> float:
@@ -114,9 +120,14 @@ def _check_columns(path: Path, columns: list[str]) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
         raise ExportError(
-            f"{path} is not a FOCUS {FOCUS_VERSION} export: it lacks the columns {', '.join(missing)} "
-            f"({FOCUS_SPEC})"
+            f"{path} is not a FOCUS 1.0 or 1.2 export: it lacks the columns {', '.join(missing)} "
+            f"({', '.join(FOCUS_SPECS.values())})"
         )
+
+
+def focus_version(columns: Any) -> str:
+    """The FOCUS release an export's columns belong to (1.0 unless it has a later release's columns)."""
+    return next((version for version, added in LATER_COLUMNS if all(c in columns for c in added)), "1.0")
 
 
 def _tags(row: dict[str, str]) -> dict[str, str]:
@@ -288,6 +299,7 @@ def actual_report(config: Any, cost: dict[str, Any], export: Path, month: str) -
         untagged_usd=round(sum(u[2] for u in untagged), 2),
         untagged=untagged,
         rows=count,
+        focus_version=focus_version(rows[0] if rows else ()),
     )
 
 
@@ -312,7 +324,7 @@ def _indent(text: str) -> str:
 
 def _report_text(report: Report) -> list[str]:
     lines = [
-        f"tritonfleet cost actual: stack {report.stack}, {report.month} (FOCUS {FOCUS_VERSION}, {report.rows} rows "
+        f"tritonfleet cost actual: stack {report.stack}, {report.month} (FOCUS {report.focus_version}, {report.rows} rows "
         "of its account; actual = EffectiveCost, plan = list prices for 730 h)",
         "",
     ]
