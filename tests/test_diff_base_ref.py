@@ -62,7 +62,9 @@ def test_base_ref_plans_both_commits_and_reports_added_stacks(repo, tmp_path):
     dev, qa = json.loads(result.stdout)["stacks"]
     assert dev["stack"] == "dev" and dev["status"] == "changed"
     assert dev["maxGpus"] == {"base": 2, "head": 4, "delta": 2}
-    assert dev["counts"] == {"add": 0, "change": 1, "remove": 0, "ignored": 0}  # the absolute chart path is not a change
+    # the pool's NodePool, and the Platform's bill lines for the budget policies (billLines: the boot volumes of 4
+    # nodes at the ceiling); the absolute chart path is not a change
+    assert dev["counts"] == {"add": 0, "change": 2, "remove": 0, "ignored": 0}
     assert qa["status"] == "added" and qa["counts"]["add"] > 0
     # progress on stderr (stdout is the report): what is planned, then each plan as it finishes
     assert "planning 1 stack(s) at HEAD~1 and 2 in the working tree" in result.stderr
