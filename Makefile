@@ -40,11 +40,11 @@ venv-nca/.installed:
 
 # The FinOps Foundation's focus-validator (tests/test_focus_validator.py checks the FOCUS fixtures with it) pins
 # numpy < 2 and pandera 0.17, and pandera 0.17 needs multimethod 1.10 (2.x dropped `overload`): a virtualenv of its
-# own. Its release is an sdist that pip builds with poetry-core.
+# own (pyarrow 17: later releases need numpy 2). Its release is an sdist that pip builds with poetry-core.
 venv-focus/.installed:
 	@echo "==> installing focus-validator into venv-focus (first run only)"
 	$(PYTHON) -m venv venv-focus
-	venv-focus/bin/pip install focus-validator==1.0.0 multimethod==1.10 pandera==0.17.2 numpy==1.26.4 pandas==2.3.3
+	venv-focus/bin/pip install focus-validator==1.0.0 multimethod==1.10 pandera==0.17.2 numpy==1.26.4 pandas==2.3.3 pyarrow==17.0.0
 	touch $@
 
 .PHONY: install install-test plan test lint
