@@ -192,7 +192,7 @@ def test_a_current_saved_plan_is_used_without_planning(tmp_path, fresh_plans, st
 def test_the_fingerprint_is_the_same_in_another_folder_and_names_what_changed(tmp_path):
     here = input_digests(load_project(ROOT), "dev")
     copy = tmp_path / "clone"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "venv", "venv-checkov", ".*cache", "plans", "__pycache__"))
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "venv", "venv-*", ".*cache", "plans", "__pycache__"))
     assert input_digests(load_project(copy), "dev") == here
     assert set(here) == {
         "stacks/Pulumi.dev.yaml", "Pulumi.yaml", "__main__.py", "pyproject.toml", "charts/", "components/", "policies/", "tritonfleet/",
