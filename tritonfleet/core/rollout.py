@@ -245,6 +245,7 @@ def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]
     return {
         "deployment": deployment.name,
         "modelVersions": dict(sorted(deployment.model_versions.items())),
+        "imageTag": deployment.image_tag,
         "controller": "argo-rollouts",
         "trafficSplit": "replica-ratio",
         "interval": deployment.rollout.interval,
