@@ -63,7 +63,7 @@ def test_changed_settings_show_each_change_without_starting_a_rollout():
     items = [t for tag, t in outline(report(compare_plans(*({"prod": p} for p in plans(before, after))))).sections[1].blocks
              if tag == "li"]
     [item] = [t for t in items if t.startswith("vision changes:")]
-    assert "steps 10%, 50% → 25%, 50%; interval 5m → 10m; maxErrorRatio 0.02 → 0.01." in item
+    assert "steps 10% (~33.3% at 1:2), 50% → 25% (~33.3% at 1:2), 50%; interval 5m → 10m; maxErrorRatio 0.02 → 0.01." in item
     assert not any(t.startswith("Rollouts starting") for t in items)
 
 
@@ -77,6 +77,44 @@ def test_a_rollout_declared_or_removed_is_said_and_an_unchanged_one_is_not_shown
         (entry, None, "vision: rollout removed: the next pin or image change reaches every replica at once"),
     ):
         items = [t for tag, t in outline(report([compare_stack(*plans(base, head), "prod")])).sections[1].blocks]
-        assert any(t.startswith(said) for t in items), items
+        assert any(t.startswith(said) for t in items), [t for t in items if "vision" in t]
     same = compare_stack(*plans(entry, copy.deepcopy(entry)), "prod")
     assert same.rollouts == [] and same.status == "unchanged"
+
+
+
+def test_a_real_plan_behind_a_public_alb_rolls_out_by_weight_and_the_diff_says_so(tmp_path):
+    """prod's vision moved behind a public ALB: the plan's release values route the canary through the ALB (the
+    rendered Rollout passes its CRD schema), its rollout entry gives the declared weights, and the diff shows it."""
+    import jsonschema
+    from conftest import copy_project
+    from plan_cache import stock_plan
+    from test_diff import edited_plan
+    from test_rollout_chart import argo_schema
+
+    from tests.access_helpers import ACM_ARN
+    from tests.serving_helpers import by_kind, render
+
+    def public_vision(config):
+        vision = next(d for d in config["tritonfleet:tritonDeployments"] if d["name"] == "vision")
+        vision["access"] = {"exposure": "public", "hostname": "vision.example.com",
+                            "tls": {"certificateArn": ACM_ARN}, "restrictInference": True}
+
+    head = edited_plan(copy_project(tmp_path / "tritonfleet"), "prod", public_vision)
+    [entry] = [r for r in head["rollouts"] if r["deployment"] == "vision"]
+    assert entry["trafficSplit"] == "alb weights"
+    assert [s["effectiveWeight"] for s in entry["steps"]] == [10.0, 25.0, 50.0]
+    [release] = [r for r in head["resources"]
+                 if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["name"] == "triton-vision"]
+    assert release["inputs"]["values"]["rollout"]["trafficRouting"] == "alb"
+    rollout_object = by_kind(render(release["inputs"]["values"], name="triton-vision"))["Rollout"]
+    jsonschema.validate(rollout_object, argo_schema("rollout-crd.yaml"))
+    assert rollout_object["spec"]["strategy"]["canary"]["trafficRouting"]["alb"]["ingress"] == "triton-vision-http"
+
+    diff = compare_stack(stock_plan("prod"), head, "prod")
+    [r] = [r for r in diff.rollouts if r.deployment == "vision"]
+    assert r.settings_changed and not r.starts
+    items = [t for tag, t in outline(report([diff])).sections[1].blocks if tag == "li"]
+    assert any(t.startswith(
+        "vision changes: steps 10% (~33.3% at 1:2), 25% (~33.3% at 1:2), 50% → 10%, 25%, 50%; trafficSplit "
+        "replica-ratio → alb weights. Runs as: canary by argo-rollouts (alb weights)") for t in items), [t for t in items if "vision" in t]

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from tritonfleet.diff.compare import ABSENT, Change, PoolDiff, ResourceChange, RolloutDiff, StackDiff, Verdict
-from tritonfleet.plan.text import rollout_canary, rollout_pins
+from tritonfleet.plan.text import rollout_canary, rollout_pins, rollout_steps
 
 COMMENT_LIMIT = 60_000
 COMMENT_NAME = "plan-diff"  # the comment's file (plan-diff.md) and the name in its marker
@@ -366,12 +366,12 @@ def cents(value: Any) -> str:
 
 
 def _setting_changes(r: RolloutDiff) -> list[str]:
-    """`steps 10, 25, 50 → 25, 50`, `interval 5m → 10m`, `maxErrorRatio 0.01 → 0.02`: each rollout setting that changes."""
+    """`steps 10%, 50% → 25%, 50%`, `interval 5m → 10m`, `maxErrorRatio 0.01 → 0.02`: each rollout setting that
+    changes (a step's weight as it really runs, so a new traffic split shows too)."""
     out = []
-    steps = r.change("steps")
+    steps = Change(rollout_steps(r.before or {"steps": []}), rollout_steps(r.after or {"steps": []}))
     if steps.changed:
-        weights = Change(*(", ".join(f"{s['weight']}%" for s in side or []) for side in (steps.before, steps.after)))
-        out.append(f"steps {arrow(weights)}")
+        out.append(f"steps {arrow(steps)}")
     for key in ("interval", "trafficSplit"):
         if r.change(key).changed:
             out.append(f"{key} {arrow(r.change(key))}")

@@ -232,14 +232,19 @@ def rollout_pins(r: dict[str, Any]) -> str:
     return ", ".join(f"{m} v{v}" for m, v in r["modelVersions"].items()) or "every version the repository loads"
 
 
-def rollout_canary(r: dict[str, Any]) -> str:
-    """A rollout's steps (with the weight each really gives), thresholds and the canary's extra GPUs and their cost:
-    one phrase, shared by the plan and the PR diff."""
-    steps = ", ".join(
+def rollout_steps(r: dict[str, Any]) -> str:
+    """The steps below 100 %, each with the weight it really gives where that differs (`10% (~33.3% at 1:2), 50%`)."""
+    return ", ".join(
         f"{s['weight']}%" + (f" (~{s['effectiveWeight']:g}% at {s['canaryReplicas']}:{s['stableReplicas']})"
                              if s["effectiveWeight"] != s["weight"] else "")
         for s in r["steps"]
     )
+
+
+def rollout_canary(r: dict[str, Any]) -> str:
+    """A rollout's steps (with the weight each really gives), thresholds and the canary's extra GPUs and their cost:
+    one phrase, shared by the plan and the PR diff."""
+    steps = rollout_steps(r)
     t = r["thresholds"]
     judged = [f"errors <= {t['maxErrorRatio']:g}", f"latency <= {t['maxLatencyRatio']:g}x stable"]
     if t["maxQueueMs"] is not None:
