@@ -85,11 +85,25 @@ class TritonPythonModel:
         self.slots = threading.Semaphore({SLOTS})
         self.lock = threading.Lock()
         self.counts = {{"running": 0, "waiting": 0}}
+        self.first_tokens = []
+        # One thread publishes the metrics: the python backend's metric calls from many request threads at once
+        # crashed Triton 2.51 (a boost::interprocess lock_exception in the stub, then SIGSEGV in the server).
+        threading.Thread(target=self._publish, daemon=True).start()
+
+    def _publish(self):
+        while True:
+            with self.lock:
+                running, waiting = self.counts["running"], self.counts["waiting"]
+                first_tokens, self.first_tokens = self.first_tokens, []
+            self.running.set(running)
+            self.waiting.set(waiting)
+            for seconds in first_tokens:
+                self.ttft.observe(seconds)
+            time.sleep(0.05)
 
     def _count(self, state, change):
         with self.lock:
             self.counts[state] += change
-            (self.running if state == "running" else self.waiting).set(self.counts[state])
 
     def _generate(self, request, arrived):
         sender = request.get_response_sender()
@@ -102,7 +116,8 @@ class TritonPythonModel:
                 if i:
                     time.sleep({TOKEN_S})
                 else:
-                    self.ttft.observe(time.monotonic() - arrived)
+                    with self.lock:
+                        self.first_tokens.append(time.monotonic() - arrived)
                 token = np.array([b"tok"], dtype=np.object_)
                 sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("text_output", token)]))
             self._count("running", -1)

@@ -134,3 +134,31 @@ def test_a_rollout_needs_the_prometheus_that_judges_it():
         load_stack_config(raw, "prod")
     [problem] = [p for p in err.value.problems if p.key == "monitoring.enabled"]
     assert "true with a rollout" in problem.allowed and problem.fix.endswith("monitoring.enabled' true --stack prod")
+
+
+def test_behind_an_alb_the_weights_are_real_and_the_canary_runs_beside_every_stable_pod():
+    from tests.access_helpers import ACM_ARN
+    from tritonfleet.core.rollout import summary
+    from tritonfleet.plan.text import rollout_lines
+
+    public = {"exposure": "public", "hostname": "vision.example.com", "tls": {"certificateArn": ACM_ARN}, "restrictInference": True}
+    config = load_stack_config(prod_with(rollout=ROLLOUT, access=public, minReplicas=4, maxReplicas=8), "prod")
+    deployment = next(d for d in config.triton_deployments if d.name == "vision")
+    assert rollout.traffic_router("aws", deployment) == "alb" and rollout.traffic_router("gcp", deployment) is None
+    shown = summary(config, deployment)
+    assert shown["trafficSplit"] == "alb weights"
+    # ceil(weight x 4 replicas) canary pods beside all 4 stable ones; the ALB sends them the weight itself
+    assert [(s["weight"], s["effectiveWeight"], s["canaryReplicas"], s["stableReplicas"]) for s in shown["steps"]] == [
+        (10, 10.0, 1, 4), (50, 50.0, 2, 4),
+    ]
+    assert shown["extraGpus"] == 2 * deployment.gpus_per_replica
+    text = " ".join(line.text.strip() for line in rollout_lines({"rollouts": [shown]}, 80))
+    assert "(alb weights): 10%, 50%, then 100%" in text
+
+
+def test_without_a_router_the_plan_keeps_the_replica_ratio():
+    config = load_stack_config(prod_with(rollout=ROLLOUT, minReplicas=4, maxReplicas=8), "prod")
+    deployment = next(d for d in config.triton_deployments if d.name == "vision")
+    assert deployment.access.mode == "cluster" and rollout.traffic_router("aws", deployment) is None
+    shown = rollout.summary(config, deployment)
+    assert shown["trafficSplit"] == "replica-ratio" and shown["extraGpus"] == deployment.gpus_per_replica

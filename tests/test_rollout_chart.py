@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components.k8s.rollout import canary_steps, rollout_values
+from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
 from tests.conftest import UPSTREAM_CHARTS
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import by_kind, planned_values, render
@@ -106,3 +107,59 @@ def test_pins_reach_the_container_as_its_model_config_name():
     assert f"--model-config-name={pinned_config_name(deployment)}" in args
     unpinned = by_kind(render(planned_values("prod", "triton-vision"), name="triton-vision"))["Deployment"]
     assert not any(a.startswith("--model-config-name") for a in unpinned["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def routed(cloud: str, access: dict) -> tuple[str | None, list[dict[str, Any]]]:
+    """The router the cloud's facts give the access config's exposure mode, and the chart rendered with a rollout."""
+    router = FACTS[cloud].rollout_traffic_routers.get(deployment(access).access.mode)
+    values = chart_values(cloud, access)
+    values["rollout"] = rollout_values(vision(rollout=ROLLOUT), monitoring=True, router=router)
+    return router, render(values, name="triton-llm")
+
+
+@pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=[c[0] for c in ACCESS_CASES])
+def test_the_alb_splits_rest_by_weight_and_every_other_mode_keeps_the_replica_ratio(label, cloud, access):
+    from tests.test_triton_chart import KUBERNETES_VERSIONS
+
+    router, objects = routed(cloud, access)
+    (rollout_object,) = [o for o in objects if o["kind"] == "Rollout"]
+    jsonschema.validate(rollout_object, argo_schema("rollout-crd.yaml"))
+    for obj in objects:
+        if obj["apiVersion"].startswith(("monitoring.coreos.com/", "argoproj.io/")):
+            continue
+        for version in KUBERNETES_VERSIONS:
+            validate_strict(obj, version)
+    canary = rollout_object["spec"]["strategy"]["canary"]
+    services = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
+    ingresses = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Ingress"}
+    alb_mode = cloud == "aws" and deployment(access).access.mode in ("public", "internal-application")
+    assert router == ("alb" if alb_mode else None)
+    if router is None:
+        assert "trafficRouting" not in canary and canary["maxSurge"] == 1
+        assert {"triton-llm-canary", "triton-llm-stable"}.isdisjoint(services)
+        return
+    alb = canary["trafficRouting"]["alb"]
+    assert (canary["canaryService"], canary["stableService"]) == ("triton-llm-canary", "triton-llm-stable")
+    assert alb == {"ingress": "triton-llm-http", "rootService": "triton-llm", "servicePort": 8000}
+    for track in ("canary", "stable"):
+        assert services[f"triton-llm-{track}"]["spec"]["ports"] == [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}]
+        assert services[f"triton-llm-{track}"]["spec"]["selector"] == services["triton-llm"]["spec"]["selector"]
+    assert 8000 in [p["port"] for p in services[alb["rootService"]]["spec"]["ports"]]
+    backends = {
+        name: {p["backend"]["service"]["name"] + ":" + p["backend"]["service"]["port"]["name"]
+               for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
+        for name, ingress in ingresses.items()
+    }
+    # REST goes to the action Argo Rollouts writes for the root Service; gRPC keeps the Service of all pods.
+    assert backends[alb["ingress"]] == {"triton-llm:use-annotation"}
+    assert backends.get("triton-llm-grpc", {"triton-llm:grpc"}) == {"triton-llm:grpc"}
+
+
+def test_chart_refuses_alb_weights_without_the_ingress_that_carries_them():
+    values = copy.deepcopy(planned_values("prod", "triton-vision"))
+    values["rollout"] = rollout_values(vision(rollout=ROLLOUT), monitoring=True, router="alb")
+    with pytest.raises(Exception, match="rollout.trafficRouting alb needs ingress.enabled"):
+        render(values, name="triton-vision")
+    values["rollout"]["trafficRouting"] = "nginx"
+    with pytest.raises(Exception, match="trafficRouting"):
+        render(values, name="triton-vision")

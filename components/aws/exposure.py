@@ -17,6 +17,7 @@ from tritonfleet.clouds.aws.facts import (
     NLB_CONTROLLER_TYPE,
     NLB_SCHEME_ANNOTATION,
     NLB_TYPE_ANNOTATION,
+    ROLLOUT_TRAFFIC_ROUTERS,
 )
 from tritonfleet.core.exposure import (
     INTERNAL,
@@ -94,6 +95,7 @@ def aws_exposure_facts(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str
         load_balancer_sources={mode: tuple(load_balancer_cidrs) for mode in (INTERNAL, INTERNAL_APPLICATION, PUBLIC)},
         ingress_source_ranges_annotation=f"{ALB}/inbound-cidrs",
         grpc_balancing=GRPC_BALANCING,
+        rollout_traffic_routers=dict(ROLLOUT_TRAFFIC_ROUTERS),
         egress=aws_egress(load_balancer_cidrs, s3_cidrs),
     )
 

@@ -33,12 +33,15 @@ def canary_steps(deployment: TritonDeployment) -> list[dict[str, Any]]:
     return out
 
 
-def rollout_values(deployment: TritonDeployment, monitoring: bool) -> dict[str, Any]:
-    """The chart's `rollout` values: off without a rollout (or without the Prometheus that judges it)."""
+def rollout_values(deployment: TritonDeployment, monitoring: bool, router: str | None = None) -> dict[str, Any]:
+    """The chart's `rollout` values: off without a rollout (or without the Prometheus that judges it). `router`: the
+    Argo Rollouts traffic router of the deployment's exposure mode (ExposureFacts.rollout_traffic_routers), which then
+    sends each step's weight itself to the canary; None: a replica-ratio canary."""
     if deployment.rollout is None or not monitoring:
         return {"enabled": False}
     return {
         "enabled": True,
+        "trafficRouting": router or "",
         "trackLabel": decisions.TRACK_LABEL,
         "maxSurge": decisions.MAX_SURGE,
         "steps": canary_steps(deployment),

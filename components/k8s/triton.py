@@ -250,6 +250,8 @@ def release_values(
     values = {
         **triton_values(deployment, pool, instance_type, "", env, {}, monitoring, hostname),
         **access_values(deployment, exposure),
+        # Where the exposure mode's load balancer splits traffic by weight, the canary's steps are real weights.
+        "rollout": rollout_values(deployment, monitoring, exposure.rollout_traffic_routers.get(deployment.access.mode)),
     }
     values["modelRepository"] = pulumi.Output.from_input(bucket_uri).apply(
         lambda uri: model_repository_path(uri, deployment.model_prefix)

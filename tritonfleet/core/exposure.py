@@ -89,6 +89,9 @@ class ExposureFacts:
     # Per mode with a cloud load balancer (internal, internal-application, public): how it balances gRPC
     # (docs/serving.md).
     grpc_balancing: dict[str, GrpcBalancing] = field(default_factory=dict)
+    # Per mode whose load balancer splits a canary's traffic by weight: the Argo Rollouts traffic router that drives
+    # it (the cloud's ROLLOUT_TRAFFIC_ROUTERS fact); other modes run a replica-ratio canary.
+    rollout_traffic_routers: dict[str, str] = field(default_factory=dict)
 
 
 ANYWHERE = "0.0.0.0/0"

@@ -68,35 +68,62 @@ def canary_counts(replicas: int, weight: int, max_surge: int = MAX_SURGE) -> tup
     return canary, total - canary
 
 
+REPLICA_RATIO = "replica-ratio"  # no traffic router: the canary's share is its share of the pods
+
+
+def traffic_router(cloud: str, deployment: TritonDeployment) -> str | None:
+    """The Argo Rollouts traffic router that splits the deployment's canary by weight ("alb"), or None where its
+    exposure mode has none (a replica-ratio canary): the cloud's ROLLOUT_TRAFFIC_ROUTERS fact."""
+    from tritonfleet.clouds import cloud_facts
+
+    return cloud_facts(cloud).ROLLOUT_TRAFFIC_ROUTERS.get(deployment.access.mode)
+
+
+def routed_canary_count(replicas: int, weight: int) -> int:
+    """Canary replicas Argo Rollouts runs for a weight with a traffic router (the stable version stays at all
+    `replicas`): the weight's share of them, rounded up. trafficWeightToReplicas in
+    CalculateReplicaCountsForTrafficRoutedCanary, utils/replicaset/canary.go of argoproj/argo-rollouts at v1.9.1
+    (https://github.com/argoproj/argo-rollouts/blob/v1.9.1/utils/replicaset/canary.go, read 2026-12-05)."""
+    return math.ceil(weight * replicas / 100)
+
+
 @dataclass(frozen=True)
 class Step:
     weight: int  # declared, percent
     canary: int  # replicas at minReplicas
     stable: int
     seconds: int
+    routed: bool = False  # a traffic router sends the weight itself to the canary
 
     @property
     def effective_weight(self) -> float:
-        """The share of traffic the canary really gets: its share of the ready replicas (a Service spreads evenly)."""
+        """The share of traffic the canary really gets: the weight where a router splits it, else its share of the
+        ready replicas (a Service spreads evenly)."""
+        if self.routed:
+            return float(self.weight)
         return round(100 * self.canary / (self.canary + self.stable), 1)
 
 
-def steps(deployment: TritonDeployment) -> list[Step]:
+def steps(deployment: TritonDeployment, router: str | None = None) -> list[Step]:
     """The steps below 100 % at the deployment's minReplicas (the last, 100 %, is the promotion)."""
     assert deployment.rollout is not None
     seconds = duration_seconds(deployment.rollout.interval)
+    replicas = deployment.min_replicas
     out = []
     for weight in deployment.rollout.steps:
         if weight == 100:
             break
-        canary, stable = canary_counts(deployment.min_replicas, weight)
-        out.append(Step(weight, canary, stable, seconds))
+        if router:
+            out.append(Step(weight, routed_canary_count(replicas, weight), replicas, seconds, routed=True))
+        else:
+            out.append(Step(weight, *canary_counts(replicas, weight), seconds))
     return out
 
 
-def extra_replicas(deployment: TritonDeployment) -> int:
-    """Replicas beyond minReplicas the rollout holds at its widest step (at most the surge)."""
-    return max((s.canary + s.stable - deployment.min_replicas for s in steps(deployment)), default=0)
+def extra_replicas(deployment: TritonDeployment, router: str | None = None) -> int:
+    """Replicas beyond minReplicas the rollout holds at its widest step: at most the surge for a replica-ratio canary,
+    the widest step's canary pods where a router splits traffic (the stable version keeps all its pods)."""
+    return max((s.canary + s.stable - deployment.min_replicas for s in steps(deployment, router)), default=0)
 
 
 @dataclass(frozen=True)
@@ -222,7 +249,8 @@ def verdict(metric: Metric, result: list[float]) -> str:
 
 
 def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]:
-    """What the plan shows of a deployment's rollout: pins, steps (the weight each really gives at minReplicas), the
+    """What the plan shows of a deployment's rollout: pins, the traffic split (a router's weights, else the replica
+    ratio), steps (the weight each really gives at minReplicas), the
     thresholds, how long it runs and the GPUs the canary holds beyond the floor while it runs, with their price.
 
     The extra GPUs are priced at the pool's on-demand $/GPU-hour (a canary lands on burst capacity, on-demand the
@@ -237,16 +265,18 @@ def summary(config: StackConfig, deployment: TritonDeployment) -> dict[str, Any]
     prices = pool_prices(pool, itype, config.region, config.cloud)
     known = [p for p in prices.values() if p is not None]
     node_hour = prices.get("on-demand") or max(known, default=None) or pool.assumed_usd_per_hour
-    plan = steps(deployment)
-    gpus = extra_replicas(deployment) * deployment.gpus_per_replica
+    router = traffic_router(config.cloud, deployment)
+    plan = steps(deployment, router)
+    gpus = extra_replicas(deployment, router) * deployment.gpus_per_replica
     hours = sum(s.seconds for s in plan) / 3600
     hourly = None if node_hour is None else node_hour / itype.gpu_count * gpus
     limits = thresholds(deployment)
     return {
         "deployment": deployment.name,
         "modelVersions": dict(sorted(deployment.model_versions.items())),
+        "imageTag": deployment.image_tag,
         "controller": "argo-rollouts",
-        "trafficSplit": "replica-ratio",
+        "trafficSplit": f"{router} weights" if router else REPLICA_RATIO,
         "interval": deployment.rollout.interval,
         "steps": [
             {"weight": s.weight, "effectiveWeight": s.effective_weight, "canaryReplicas": s.canary, "stableReplicas": s.stable}

@@ -141,6 +141,39 @@ class Verdict:
         return (self.policy, self.urn, self.message)
 
 
+@dataclass(frozen=True)
+class RolloutDiff:
+    """One deployment's rollout (the plan's `rollouts` entry) at the base and the head, where what starts a rollout
+    (model version pins, the Triton image) or how it runs (steps, interval, thresholds) changes."""
+
+    deployment: str
+    before: dict[str, Any] | None  # None: no rollout declared on that side
+    after: dict[str, Any] | None
+
+    def change(self, key: str) -> Change:
+        return Change((self.before or {}).get(key), (self.after or {}).get(key))
+
+    @property
+    def pins(self) -> Change:
+        return self.change("modelVersions")
+
+    @property
+    def image(self) -> Change:
+        return self.change("imageTag")
+
+    @property
+    def starts(self) -> bool:
+        """The head changes what the deployment serves, so merging it starts a canary (the head declares one)."""
+        return self.before is not None and self.after is not None and (self.pins.changed or self.image.changed)
+
+    @property
+    def settings_changed(self) -> bool:
+        return any(self.change(k).changed for k in ROLLOUT_SETTINGS)
+
+
+ROLLOUT_SETTINGS = ("steps", "interval", "thresholds", "trafficSplit")
+
+
 @dataclass
 class PolicyDiff:
     base_available: bool
@@ -178,6 +211,7 @@ class StackDiff:
     budget_basis: Change = Change(None, None)  # floor | ceiling: the figure the budget is held against
     policy: PolicyDiff = field(default_factory=lambda: PolicyDiff(False, False))
     unit_costs: list[UnitCostDiff] = field(default_factory=list)
+    rollouts: list[RolloutDiff] = field(default_factory=list)  # deployments whose rollout or what it rolls changes
     notes: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # replacements prod refuses without an acknowledgement
     error: str = ""
@@ -451,6 +485,18 @@ def unit_cost_diffs(base: dict[str, Any] | None, head: dict[str, Any] | None) ->
     return out
 
 
+def rollout_diffs(base: dict[str, Any] | None, head: dict[str, Any] | None) -> list[RolloutDiff]:
+    """Deployments whose rollout is added, removed, or changes its pins, image or settings (plans' `rollouts`)."""
+    old = {r["deployment"]: r for r in (base or {}).get("rollouts", [])}
+    new = {r["deployment"]: r for r in (head or {}).get("rollouts", [])}
+    out = []
+    for name in sorted(old.keys() | new.keys()):
+        diff = RolloutDiff(name, old.get(name), new.get(name))
+        if diff.before is None or diff.after is None or diff.starts or diff.settings_changed:
+            out.append(diff)
+    return out
+
+
 def verdicts(document: dict[str, Any] | None) -> list[Verdict] | None:
     """The plan's policy verdicts (`policy.verdicts`, as `tritonfleet plan` writes them), or None when the document
     carries no policy section (a plan made without the policy pack)."""
@@ -521,6 +567,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
     result.budget_basis = Change(_budget(base_cost, "basis"), _budget(head_cost, "basis"))
     result.policy = policy_diff(base, head)
     result.unit_costs = unit_cost_diffs(base, head)
+    result.rollouts = rollout_diffs(base, head) if base and head else []
     result.refused = refusals(result, head)
 
     if base is None:
@@ -540,7 +587,7 @@ def compare_stack(base: dict[str, Any] | None, head: dict[str, Any] | None, stac
         money = result.monthly_floor.changed or result.monthly_ceiling.changed or result.max_gpus.changed
         money = money or result.monthly_expected.changed or result.budget.changed or result.gpu_limit.changed
         money = money or any(u.changed for u in result.unit_costs) or any(line.changed for line in result.other_lines)
-        if not (touched or pools or money or result.policy.changed):
+        if not (touched or pools or money or result.rollouts or result.policy.changed):
             result.status = "unchanged"
     if result.policy.head_available and not result.policy.base_available and base is not None:
         result.notes.append("The base plan carries no policy verdicts, so new ones cannot be told apart from old ones.")

@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from tritonfleet.diff.compare import ABSENT, Change, PoolDiff, ResourceChange, StackDiff, Verdict
+from tritonfleet.diff.compare import ABSENT, Change, PoolDiff, ResourceChange, RolloutDiff, StackDiff, Verdict
+from tritonfleet.plan.text import rollout_canary, rollout_pins, rollout_steps
 
 COMMENT_LIMIT = 60_000
 COMMENT_NAME = "plan-diff"  # the comment's file (plan-diff.md) and the name in its marker
@@ -256,6 +257,11 @@ def stack_headline(diff: StackDiff) -> list[str]:
         + (f" ({signed(diff.max_gpus.delta)})" if diff.max_gpus.changed else "")
         + (f", limit {arrow(diff.gpu_limit, dash_or_text)}" if limit is not None else "")
     )
+    starting = [r for r in diff.rollouts if r.starts]
+    if starting:
+        items.append("**Rollouts starting:** " + ", ".join(
+            f"{code(r.deployment, 60, table=False)} (+{plural(r.after['extraGpus'], 'GPU')}, "
+            f"{cents(r.after['usdPerRollout'])} a rollout)" for r in starting))
     return lines + [f"- {item}" for item in items] + [""]
 
 
@@ -354,6 +360,52 @@ def other_lines_section(diff: StackDiff) -> list[str]:
     return lines + _table(["line", "base", "head", "change"], rows, ["---", "---:", "---:", "---:"], what="lines") + [""]
 
 
+def cents(value: Any) -> str:
+    """A small figure (a rollout's cost, $/hour) in dollars and cents, or the plan's word for unknown."""
+    return f"${value:,.2f}" if isinstance(value, (int, float)) else text(value)
+
+
+def _setting_changes(r: RolloutDiff) -> list[str]:
+    """`steps 10%, 50% → 25%, 50%`, `interval 5m → 10m`, `maxErrorRatio 0.01 → 0.02`: each rollout setting that
+    changes (a step's weight as it really runs, so a new traffic split shows too)."""
+    out = []
+    steps = Change(rollout_steps(r.before or {"steps": []}), rollout_steps(r.after or {"steps": []}))
+    if steps.changed:
+        out.append(f"steps {arrow(steps)}")
+    for key in ("interval", "trafficSplit"):
+        if r.change(key).changed:
+            out.append(f"{key} {arrow(r.change(key))}")
+    old, new = (r.change("thresholds").before or {}), (r.change("thresholds").after or {})
+    out += [f"{k} {arrow(Change(old.get(k), new.get(k)))}" for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+    return out
+
+
+def _rollout_item(r: RolloutDiff) -> str:
+    name = code(r.deployment, 60, table=False)
+    if r.after is None:
+        return f"{name}: rollout removed: the next pin or image change reaches every replica at once"
+    what = []
+    if r.before is None:
+        what.append("rollout declared, it runs from the next pin or image change")
+    if r.pins.changed and r.before is not None:
+        what.append(f"pins {text(rollout_pins(r.before))} → {text(rollout_pins(r.after))}")
+    if r.image.changed and r.before is not None:
+        what.append(f"image {arrow(r.image)}")
+    if r.settings_changed and r.before is not None:
+        what += _setting_changes(r)
+    head = f"**{'starts' if r.starts else 'changes'}**"
+    return f"{name} {head}: {'; '.join(what)}. Runs as: {text(rollout_canary(r.after), 600)}"
+
+
+def rollouts_section(diff: StackDiff) -> list[str]:
+    """Deployments whose canary starts (pins or image change) or whose rollout changes: what changes, the steps and
+    thresholds it runs with, and the canary's extra GPUs and their cost while it runs."""
+    if not diff.rollouts:
+        return []
+    items = [_rollout_item(r) for r in diff.rollouts]
+    return ["**Rollouts** (Argo Rollouts canary, judged against stable)", "", *_items(items, "rollouts"), ""]
+
+
 def per_million(value: Any) -> str:
     return f"${value:,.4f}" if isinstance(value, (int, float)) else ("—" if value is None else text(value))
 
@@ -404,7 +456,8 @@ def summary(diff: StackDiff) -> str:
         return "\n".join(lines)
     for note in diff.notes:
         lines += [f"> {text(note, 600)}", ""]
-    lines += flags_section(diff) + money_table(diff) + pools_section(diff) + other_lines_section(diff)
+    lines += flags_section(diff) + money_table(diff) + rollouts_section(diff) + pools_section(diff)
+    lines += other_lines_section(diff)
     lines += unit_cost_summary(diff) + policy_summary(diff)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -544,6 +597,11 @@ def to_json(diffs: list[StackDiff]) -> dict[str, Any]:
             "usdPer1MInferences": [
                 {"subject": u.subject, "peak": change(u.peak), "average": change(u.average), "basis": change(u.basis)}
                 for u in d.unit_costs
+            ],
+            "rollouts": [
+                {"deployment": r.deployment, "base": r.before, "head": r.after, "starts": r.starts,
+                 "settingsChanged": r.settings_changed}
+                for r in d.rollouts
             ],
             "policy": {
                 "baseAvailable": d.policy.base_available,

@@ -227,34 +227,48 @@ def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
     return [Line(text, "bold" if i == 0 else "") for i, text in enumerate(sizing_lines(plan, width))]
 
 
+def rollout_pins(r: dict[str, Any]) -> str:
+    """A rollout's pins as the plan shows them (`resnet v3, bert v7`)."""
+    return ", ".join(f"{m} v{v}" for m, v in r["modelVersions"].items()) or "every version the repository loads"
+
+
+def rollout_steps(r: dict[str, Any]) -> str:
+    """The steps below 100 %, each with the weight it really gives where that differs (`10% (~33.3% at 1:2), 50%`)."""
+    return ", ".join(
+        f"{s['weight']}%" + (f" (~{s['effectiveWeight']:g}% at {s['canaryReplicas']}:{s['stableReplicas']})"
+                             if s["effectiveWeight"] != s["weight"] else "")
+        for s in r["steps"]
+    )
+
+
+def rollout_canary(r: dict[str, Any]) -> str:
+    """A rollout's steps (with the weight each really gives), thresholds and the canary's extra GPUs and their cost:
+    one phrase, shared by the plan and the PR diff."""
+    steps = rollout_steps(r)
+    t = r["thresholds"]
+    judged = [f"errors <= {t['maxErrorRatio']:g}", f"latency <= {t['maxLatencyRatio']:g}x stable"]
+    if t["maxQueueMs"] is not None:
+        judged.append(f"queue <= {t['maxQueueMs']:g} ms")
+    if t["maxTtftRatio"] is not None:
+        judged.append(f"TTFT p95 <= {t['maxTtftRatio']:g}x stable")
+    extra = (
+        f"+{r['extraGpus']} GPU(s) while it runs: {usd(r['extraUsdPerHour'])}/hour, {usd(r['usdPerRollout'])} a "
+        f"rollout, {usd(r['monthlyUsdWhileRunning'])}/month if it ran all month"
+        if r["extraGpus"] else "no extra GPU (the canary replaces stable replicas)"
+    )
+    return (
+        f"canary by {r['controller']} ({r['trafficSplit']}): {steps}, then 100%; every {r['interval']} "
+        f"({r['minutes']:g} min); judged against stable: {', '.join(judged)}; under {t['minRequests']} "
+        f"inferences a step is inconclusive (paused, never promoted); {extra}"
+    )
+
+
 def rollout_lines(plan: dict[str, Any], width: int) -> list[Line]:
     """Each deployment's rollout: pins, steps with the weight the replicas really give, thresholds, extra GPUs."""
     lines: list[Line] = []
     for r in plan.get("rollouts", []):
-        pins = ", ".join(f"{m} v{v}" for m, v in r["modelVersions"].items()) or "every version the repository loads"
-        steps = ", ".join(
-            f"{s['weight']}%" + (f" (~{s['effectiveWeight']:g}% at {s['canaryReplicas']}:{s['stableReplicas']})"
-                                 if s["effectiveWeight"] != s["weight"] else "")
-            for s in r["steps"]
-        )
-        t = r["thresholds"]
-        judged = [f"errors <= {t['maxErrorRatio']:g}", f"latency <= {t['maxLatencyRatio']:g}x stable"]
-        if t["maxQueueMs"] is not None:
-            judged.append(f"queue <= {t['maxQueueMs']:g} ms")
-        if t["maxTtftRatio"] is not None:
-            judged.append(f"TTFT p95 <= {t['maxTtftRatio']:g}x stable")
-        extra = (
-            f"+{r['extraGpus']} GPU(s) while it runs: {usd(r['extraUsdPerHour'])}/hour, {usd(r['usdPerRollout'])} a "
-            f"rollout, {usd(r['monthlyUsdWhileRunning'])}/month if it ran all month"
-            if r["extraGpus"] else "no extra GPU (the canary replaces stable replicas)"
-        )
-        lines += wrap(f"{r['deployment']}: pins {pins}", width, INDENT, INDENT * 2)
-        lines += wrap(
-            f"canary by {r['controller']} ({r['trafficSplit']}): {steps}, then 100%; every {r['interval']} "
-            f"({r['minutes']:g} min); judged against stable: {', '.join(judged)}; under {t['minRequests']} "
-            f"inferences a step is inconclusive (paused, never promoted); {extra}",
-            width, INDENT * 2, INDENT * 2,
-        )
+        lines += wrap(f"{r['deployment']}: pins {rollout_pins(r)}", width, INDENT, INDENT * 2)
+        lines += wrap(rollout_canary(r), width, INDENT * 2, INDENT * 2)
     return [Line("Rollouts", "bold"), *lines] if lines else []
 
 

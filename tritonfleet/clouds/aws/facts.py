@@ -396,6 +396,14 @@ ALB_SCHEME_ANNOTATION = "alb.ingress.kubernetes.io/scheme"
 ALB_INTERNAL_SCHEME = "internal"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#scheme (read 2026-12-03).
 ALB_PUBLIC_SCHEME = "internet-facing"
+# Exposure modes whose load balancer splits traffic by weight for a canary, and the Argo Rollouts traffic router that
+# drives it: an ALB forwards to weighted target groups, which the AWS Load Balancer Controller builds from the Ingress
+# action annotation alb.ingress.kubernetes.io/actions.<rootService> that Argo Rollouts writes at each step. The NLB
+# (`internal`) and ClusterIP (`cluster`) have no weights: there the canary is a replica ratio. Sources:
+# https://github.com/argoproj/argo-rollouts/blob/v1.9.1/docs/features/traffic-management/alb.md and
+# https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#actions (read
+# 2026-12-05).
+ROLLOUT_TRAFFIC_ROUTERS = {"internal-application": "alb", "public": "alb"}
 # A LoadBalancer Service is the AWS Load Balancer Controller's (an NLB) only with aws-load-balancer-type external (the
 # in-tree controller, which ignores the scheme annotation, makes an internet-facing Classic/NLB otherwise), and it is
 # internal only with aws-load-balancer-scheme internal; internet-facing is public. Sources:

@@ -51,6 +51,11 @@ HOSTNAME_SPREAD_CAPS_NEW_NODES = False
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes (priorities are tried
 # in order), read 2026-12-05.
 SPOT_SHARE_ENFORCED = True
+# No exposure mode splits a canary's traffic by weight here: the GKE Ingress has no weighted backends, and weights
+# need Gateway API HTTPRoutes (Argo Rollouts' Gateway API plugin), which tritonfleet does not ship; every mode is a
+# replica-ratio canary. Source: https://github.com/argoproj/argo-rollouts/blob/v1.9.1/docs/features/traffic-management/
+# google-cloud.md (read 2026-12-05).
+ROLLOUT_TRAFFIC_ROUTERS: dict[str, str] = {}
 # GKE labels a GPU or TPU node whose VM has a host maintenance event scheduled (GPUs do not live-migrate, and host
 # events bypass maintenance windows and exclusions) with this label, its value the start time in epoch seconds, from
 # 1.31.1-gke.2008000. Triton replicas prefer nodes without it (components/gcp/compute_classes.py). Sources:
