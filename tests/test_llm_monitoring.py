@@ -65,7 +65,11 @@ def _test(input_series: list[dict[str, str]], healthy: bool) -> dict[str, Any]:
     if healthy:
         quiet = [{"eval_time": "30m", "alertname": name, "exp_alerts": []} for name in ALERTS]
         values = [_value(llm_rules.OUTPUT_TOKENS, model, 100), _value(llm_rules.KV_CACHE, pod, 0.6)]
-        return {"interval": "1m", "input_series": input_series, "alert_rule_test": quiet, "promql_expr_test": values}
+        # The release's GPU share at $36/hour over 100 output tokens/s: $100 per 1M output tokens.
+        cost = series(rules.DEPLOYMENT_USD, {"namespace": "triton", "deployment": "triton-llm"}, "36x40")
+        values.append(_value("deployment:tritonfleet_usd_per_1m_output_tokens:ratio", {}, 100))
+        return {"interval": "1m", "input_series": [*input_series, cost], "alert_rule_test": quiet,
+                "promql_expr_test": values}
     fired = [
         _firing("LlmTimeToFirstTokenHigh", model),
         _firing("LlmKvCacheSaturated", pod),

@@ -21,10 +21,10 @@ from typing import Any
 from tritonfleet.clouds import cloud_facts
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL
+from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL, triton_release_name
 from tritonfleet.core.cost import split_capacity
 from tritonfleet.monitoring.autoscaling import autoscaling_group
-from tritonfleet.monitoring.llm_rules import llm_deployments, llm_rules
+from tritonfleet.monitoring.llm_rules import OUTPUT_TOKENS, llm_deployments, llm_rules
 
 RATE_WINDOW = "5m"
 
@@ -281,6 +281,7 @@ def cost_rules(config: StackConfig) -> list[dict[str, Any]]:
 
 GPU_RESOURCE = 'resource="nvidia_com_gpu"'  # kube-state-metrics' spelling of nvidia.com/gpu
 POD_USD = "namespace_pod:tritonfleet_usd_per_hour:gpu_share"
+DEPLOYMENT_USD = "deployment:tritonfleet_usd_per_hour:gpu_share"
 MODEL_USD = "namespace_pod_model:tritonfleet_usd_per_hour:compute_share"
 DEPLOYMENT_LABEL = "app.kubernetes.io/instance"  # the Triton chart's release name on every pod
 
@@ -314,7 +315,7 @@ def allocation_rules(config: StackConfig) -> list[dict[str, Any]]:
             f" * on (node) group_left (pool) {node_usd}",
         ),
         _record(
-            "deployment:tritonfleet_usd_per_hour:gpu_share",
+            DEPLOYMENT_USD,
             f"sum by (namespace, deployment) ({POD_USD} * on (namespace, pod) group_left (deployment) max by (namespace, pod, deployment) ({release}))",
         ),
         _record(MODEL_USD, f"{compute} / on (namespace, pod) group_left () (sum by (namespace, pod) ({compute}) > 0)"
@@ -324,6 +325,11 @@ def allocation_rules(config: StackConfig) -> list[dict[str, Any]]:
             f"sum by (model) ({MODEL_USD}) / ((sum by (model) ({_pod_rate('nv_inference_count')}) * {SECONDS_PER_HOUR}) > 0) * 1e6",
         ),
     ]
+    for d in llm_deployments(config):  # an LLM's unit of work is the output token: $ per 1M of them in production
+        share = f'sum({DEPLOYMENT_USD}{{namespace="{d.namespace}", deployment="{triton_release_name(d.name)}"}})'
+        tokens = f'sum({OUTPUT_TOKENS}{{deployment="{d.name}"}})'
+        found.append(_record("deployment:tritonfleet_usd_per_1m_output_tokens:ratio",
+                             f"{share} / (({tokens} * {SECONDS_PER_HOUR}) > 0) * 1e6", {"deployment": d.name}))  # fmt: skip
     owners = {key.replace("-", "_"): value for key, value in config.tags.items() if key in ("team", "cost-center")}
     if owners:  # the stack's GPU nodes in all, pods' shares and idle, under its team and cost center
         found.append(
