@@ -117,3 +117,14 @@ def test_plan_notes_version_dates_and_model_pull_pricing(stack_config):
     assert plan_notes(eu, REVIEW_DAY)["modelPulls"]["natUsdPerGb"] == "unknown"  # only us-east-1's price is sourced
     text = " ".join(line.text.strip() for line in cloud_note_lines({"modelPulls": pulls}, 120))
     assert "$0.045/GB" in text and "monthly cost unknown" in text
+
+
+def test_a_version_without_a_published_end_of_standard_support_pays_the_standard_fee():
+    """1.36's EKS dates are not published yet: its fee is the standard one, not a crash on an unknown date."""
+    from datetime import date
+
+    from tritonfleet.clouds.aws.facts import EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR
+    from tritonfleet.clouds.aws.support import control_plane, usd_per_cluster_hour
+
+    assert usd_per_cluster_hour("1.36", date(2026, 12, 5)) == EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR
+    assert control_plane("1.36", "prod", date(2026, 12, 5))["endOfStandardSupport"] == "unknown"

@@ -38,9 +38,10 @@ def _newer(version: str, on: date) -> list[str]:
 
 
 def usd_per_cluster_hour(version: str, on: date) -> float:
-    """EKS's fee for a cluster of `version` on `on`: the extended-support rate once standard support has ended."""
+    """EKS's fee for a cluster of `version` on `on`: the extended-support rate once standard support has ended (a
+    version whose end is not published yet, 1.36 today, is newer than one still in standard support)."""
     row = eks_version(version)
-    extended_now = row is not None and on >= row.end_of_standard
+    extended_now = row is not None and row.end_of_standard is not None and on >= row.end_of_standard
     return EKS_EXTENDED_SUPPORT_USD_PER_CLUSTER_HOUR if extended_now else EKS_STANDARD_SUPPORT_USD_PER_CLUSTER_HOUR
 
 
