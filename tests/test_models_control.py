@@ -188,9 +188,7 @@ def test_cli_reports_a_hung_replica_at_its_timeout():
     with replica() as healthy, silent_replica() as hung:
         result = _cli("unload", "llm", "--replica", f"hung={hung}", "--replica", f"ok={url(healthy)}", "--timeout", "1")
     assert result.returncode == 1, result.stderr
-    # The replica's own socket timeout and the overall deadline end together: either says it.
-    hung_line = next(line for line in result.stdout.splitlines() if line.startswith("hung: "))
-    assert hung_line.startswith("hung: FAILED") and "no answer" in hung_line and "ok: ok unloaded" in result.stdout
+    assert "hung: FAILED no answer within 1 s" in result.stdout and "ok: ok unloaded" in result.stdout
     assert "1 of 2 replica(s) did not unload llm: hung" in result.stderr
 
 

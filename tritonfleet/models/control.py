@@ -103,7 +103,7 @@ def request(
         body = response.read(BODY_LIMIT).decode(errors="replace")
         return Answer(response.status, body, response.getheader("Location", ""))
     except TimeoutError:
-        return Answer(0, "no answer before the deadline")
+        return Answer(0, DEADLINE_PASSED)
     except (OSError, http.client.HTTPException, ValueError) as error:  # ValueError: a header http.client refuses
         return Answer(0, str(error) or type(error).__name__)
     finally:
@@ -152,6 +152,11 @@ def control_replica(
     return True, "ready" if action == "load" else "unloaded"
 
 
+# A replica's own call that ran out of the overall deadline: reported as the deadline's (fan_out), whichever of the
+# call's socket timeout and the caller's wait ends first.
+DEADLINE_PASSED = "no answer before the deadline"
+
+
 def fan_out(
     action: str,
     model: str,
@@ -197,7 +202,8 @@ def fan_out(
             continue
         threads[pending[0]].join(min(next_report, deadline) - now)
     late = f"no answer within {deadline_seconds:g} s; the {action} may still complete there: check it, or run again"
-    return [results.get(name) or ReplicaResult(name, False, late) for name in sorted(urls)]
+    answered = {name: r for name, r in results.items() if not r.detail.endswith(DEADLINE_PASSED)}
+    return [answered.get(name) or ReplicaResult(name, False, late) for name in sorted(urls)]
 
 
 def release_pods(pods_json: str) -> list[str]:
