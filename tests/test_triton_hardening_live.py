@@ -16,9 +16,11 @@ The rendered command runs as it is, with the wheel's `bin/` first on PATH.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -138,6 +140,7 @@ def serving(
             [*(command or container["command"]), *args, f"--backend-directory={work / 'backends'}",
              "--http-address=127.0.0.1", "--allow-grpc=false", "--allow-metrics=false"],
             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+            start_new_session=True,  # its own process group: the python backend stubs it starts stop with it
         )
     try:
         headers = {ADMIN.header: POD_KEY}
@@ -145,6 +148,8 @@ def serving(
         assert live and process.poll() is None, "tritonserver did not start:\n" + log_path.read_text()[-3000:]
         yield lambda: index(port, headers)
     finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the group led by this pid: tritonserver and its stubs
         stop(process, grace_seconds=0)
 
 
