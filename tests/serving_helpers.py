@@ -90,3 +90,22 @@ def missing_keys(ours: Any, upstream: Any, path: str = "") -> list[str]:
         else:
             missing.extend(missing_keys(value, upstream[key], at))
     return missing
+
+
+def streaming_llm_config(name: str) -> str:
+    """config.pbtxt of a decoupled python-backend model that streams tokens as an LLM backend does (text_input,
+    max_tokens, stream in; text_output out), for the live LLM tests."""
+    return f'name: "{name}"\n' + STREAMING_LLM_CONFIG_BODY
+
+
+STREAMING_LLM_CONFIG_BODY = """backend: "python"
+max_batch_size: 0
+model_transaction_policy { decoupled: true }
+input [
+  { name: "text_input", data_type: TYPE_STRING, dims: [ 1 ] },
+  { name: "max_tokens", data_type: TYPE_INT32, dims: [ 1 ] },
+  { name: "stream", data_type: TYPE_BOOL, dims: [ 1 ], optional: true }
+]
+output [ { name: "text_output", data_type: TYPE_STRING, dims: [ 1 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+"""

@@ -26,7 +26,7 @@ from components.k8s.triton import autoscaling_values
 from tests.hpa_model import Hpa
 from tests.local_servers import free_port, stop
 from tests.monitoring_support import tool
-from tests.serving_helpers import by_kind, render
+from tests.serving_helpers import by_kind, render, streaming_llm_config
 from tests.test_autoscaling_live import (
     NAMESPACE,
     _fail_if_any_exited,
@@ -48,18 +48,7 @@ WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_que
 STARTUP_SECONDS, RUN_MAX_SECONDS, JOIN_SECONDS = 120, 60, 15
 SEQUENCES, TTFT = LLM_SEQUENCES["vllm"], LLM_TTFT_MS["vllm"]
 
-MODEL_CONFIG = """name: "svc"
-backend: "python"
-max_batch_size: 0
-model_transaction_policy { decoupled: true }
-input [
-  { name: "text_input", data_type: TYPE_STRING, dims: [ 1 ] },
-  { name: "max_tokens", data_type: TYPE_INT32, dims: [ 1 ] },
-  { name: "stream", data_type: TYPE_BOOL, dims: [ 1 ], optional: true }
-]
-output [ { name: "text_output", data_type: TYPE_STRING, dims: [ 1 ] } ]
-instance_group [ { kind: KIND_CPU, count: 1 } ]
-"""
+MODEL_CONFIG = streaming_llm_config("svc")
 # A batch of SLOTS sequences: a request waits for a slot (vllm:num_requests_waiting), then runs (…_running).
 MODEL_CODE = f"""import threading
 import time

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import one_line
 from tests.local_servers import free_port, stop
+from tests.serving_helpers import streaming_llm_config
 from tests.test_monitoring_live import _start_triton, wait_until_ready
 from tritonfleet.cli import app
 from tritonfleet.core.llm_loadtest_result import read_llm_result
@@ -22,18 +23,7 @@ from tritonfleet.loadtest import LoadtestError, grpc_available
 from tritonfleet.loadtest_llm import LlmPlan, Prompt, run
 
 SLOTS, PREFILL_S, TOKEN_S = 4, 0.040, 0.010
-LLM_CONFIG = """name: "llm"
-backend: "python"
-max_batch_size: 0
-model_transaction_policy { decoupled: true }
-input [
-  { name: "text_input", data_type: TYPE_STRING, dims: [ 1 ] },
-  { name: "max_tokens", data_type: TYPE_INT32, dims: [ 1 ] },
-  { name: "stream", data_type: TYPE_BOOL, dims: [ 1 ], optional: true }
-]
-output [ { name: "text_output", data_type: TYPE_STRING, dims: [ 1 ] } ]
-instance_group [ { kind: KIND_CPU, count: 1 } ]
-"""
+LLM_CONFIG = streaming_llm_config("llm")
 LLM_CODE = f"""import threading
 import time
 
