@@ -10,23 +10,16 @@ import pulumi_kubernetes as k8s
 
 from components.contract import CloudAdapter
 from components.k8s.pod_security import TRITON_LEVEL, pod_security_labels
+from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.placement import hostname_spread
 
-# cloud (the `cloud` config value, one of tritonfleet.clouds.CLOUDS) -> "module:class" of its adapter. Only the
-# stack's own adapter is imported, so a GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each
-# costs seconds and hundreds of MB).
-ADAPTERS: dict[str, str] = {
-    "aws": "components.aws.cloud:AwsCloud",
-    "gcp": "components.gcp.cloud:GcpCloud",
-}
 
-
-def adapter_class(cloud: str) -> type[CloudAdapter]:
-    """The adapter registered for `cloud`, imported now."""
-    if cloud not in ADAPTERS:
-        raise ValueError(f"no cloud adapter for {cloud!r}; registered: {', '.join(ADAPTERS)} (components/platform.py)")
-    module, _, class_name = ADAPTERS[cloud].partition(":")
+def adapter_class(name: str) -> type[CloudAdapter]:
+    """The Pulumi adapter of cloud `name` (its Cloud's `adapter`), imported now. Only the stack's own adapter is
+    imported, so a GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each costs seconds and
+    hundreds of MB)."""
+    module, _, class_name = cloud(name).adapter.partition(":")
     return getattr(importlib.import_module(module), class_name)
 
 

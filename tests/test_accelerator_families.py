@@ -7,7 +7,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from tritonfleet.clouds import cloud_accelerators
+from tritonfleet.core.cloud import cloud as cloud_named
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.plan.project import engine_string
 
@@ -32,17 +32,17 @@ GCP_CPU = ["e2-standard-4", "n1-standard-8", "n2-standard-8", "n2d-standard-8", 
 
 @pytest.mark.parametrize(("cloud", "name"), [("aws", t) for t in AWS_ACCELERATED] + [("gcp", t) for t in GCP_ACCELERATED])
 def test_accelerated_types_are_recognised(cloud, name):
-    assert cloud_accelerators(cloud).accelerator(name)
+    assert cloud_named(cloud).accelerator(name)
 
 
 @pytest.mark.parametrize(("cloud", "name"), [("aws", t) for t in AWS_CPU] + [("gcp", t) for t in GCP_CPU])
 def test_cpu_types_are_not(cloud, name):
-    assert cloud_accelerators(cloud).accelerator(name) is None
+    assert cloud_named(cloud).accelerator(name) is None
 
 
 def test_every_listed_family_follows_the_naming_that_catches_later_ones():
     """The pattern is what catches a generation the list lacks: it must cover the whole list it stands for."""
-    aws, gcp = cloud_accelerators("aws"), cloud_accelerators("gcp")
+    aws, gcp = cloud_named("aws").module("accelerators"), cloud_named("gcp").module("accelerators")
     assert all(aws.FAMILY_PATTERN.match(f) for f in aws.ACCELERATED_FAMILIES)
     assert all(gcp.SERIES_PATTERN.match(s) for s in gcp.ACCELERATED_SERIES)
     assert aws.SOURCE.startswith("https://") and "2026-12-05" in aws.SOURCE
@@ -50,7 +50,7 @@ def test_every_listed_family_follows_the_naming_that_catches_later_ones():
 
 
 def test_tpu_series_are_told_from_gpu_ones():
-    tpu = cloud_accelerators("gcp").tpu
+    tpu = cloud_named("gcp").module("accelerators").tpu
     assert tpu("ct5lp-hightpu-4t") and tpu("tpu7x-standard-4t") and tpu("ct6e-standard-4t")
     assert not tpu("a3-ultragpu-8g") and not tpu("g2-standard-8") and not tpu("n1-standard-8")
 
@@ -59,7 +59,7 @@ def test_every_catalogued_gpu_type_is_an_accelerated_one():
     from tritonfleet.core.catalog import load_catalog
 
     for entry in load_catalog().instance_types:
-        assert cloud_accelerators(entry.cloud).accelerator(entry.name), entry.name
+        assert cloud_named(entry.cloud).accelerator(entry.name), entry.name
 
 
 def _stack(name: str) -> dict:

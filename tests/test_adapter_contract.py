@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import typing
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,14 @@ def config_with(stack: str, **overrides) -> StackConfig:
 # --- the registry ---------------------------------------------------------------------------------------------------
 
 
-def test_every_registered_cloud_has_an_adapter_and_no_adapter_lacks_a_cloud():
-    """Both registries name the same clouds: tritonfleet/clouds (pure) and components/platform.py (Pulumi)."""
-    from components.platform import ADAPTERS
-    from tritonfleet.clouds import CLOUDS
+def test_every_registered_cloud_names_its_adapter_in_its_own_package():
+    """One registry (tritonfleet/core/cloud.py): each Cloud names its Pulumi adapter, components/<cloud>/cloud.py."""
+    from tritonfleet.core.cloud import cloud, cloud_names
 
-    assert sorted(ADAPTERS) == sorted(CLOUDS) == sorted(typing.get_args(StackConfig.model_fields["cloud"].annotation))
+    assert {name: cloud(name).adapter for name in cloud_names()} == {
+        "aws": "components.aws.cloud:AwsCloud",
+        "gcp": "components.gcp.cloud:GcpCloud",
+    }
 
 
 @pytest.mark.parametrize("cloud", ["aws", "gcp"])
@@ -48,7 +49,7 @@ def test_a_registered_adapter_implements_the_contract_for_its_cloud(cloud):
 def test_an_unknown_cloud_has_no_adapter():
     from components.platform import adapter_class
 
-    with pytest.raises(ValueError, match="no cloud adapter for 'azure'; registered: aws, gcp"):
+    with pytest.raises(ValueError, match="unknown cloud 'azure'; known: aws, gcp"):
         adapter_class("azure")
 
 

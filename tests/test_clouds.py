@@ -13,8 +13,8 @@ import typing
 import pytest
 from conftest import ROOT
 
-from tritonfleet.clouds import CLOUDS, cloud_facts, cloud_rules
-from tritonfleet.core.config import StackConfig
+from tritonfleet.core.cloud import Cloud, cloud, cloud_names
+from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.config.rules.context import CloudConfigRules
 
 CORE_MODULES = sorted(
@@ -27,20 +27,35 @@ CLOUD_MODULES = sorted(
 )
 
 
+CLOUDS = cloud_names()
+
+
 def test_the_schema_offers_exactly_the_registered_clouds():
-    assert typing.get_args(StackConfig.model_fields["cloud"].annotation) == CLOUDS
+    from tritonfleet.core.config import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        load_stack_config({"tritonfleet:environment": "dev", "tritonfleet:cloud": "azure"}, "dev")
+    assert " or ".join(CLOUDS) in str(refused.value)
 
 
-@pytest.mark.parametrize("cloud", CLOUDS)
-def test_each_cloud_keeps_the_config_rules_contract(cloud):
-    rules = cloud_rules(cloud)
+@pytest.mark.parametrize("name", CLOUDS)
+def test_each_cloud_object_is_registered_under_its_name_in_its_own_package(name):
+    found = cloud(name)
+    assert isinstance(found, Cloud) and found.name == name
+    assert found.package == f"tritonfleet.clouds.{name}" and type(found).__module__ == f"tritonfleet.clouds.{name}.cloud"
+    assert found.adapter.startswith(f"components.{name}.")
+
+
+@pytest.mark.parametrize("cloud_name", CLOUDS)
+def test_each_cloud_keeps_the_config_rules_contract(cloud_name):
+    rules = cloud(cloud_name).rules
     for name in typing.get_type_hints(CloudConfigRules, include_extras=False):
-        assert hasattr(rules, name), f"clouds/{cloud}/config_rules.py lacks {name}"
+        assert hasattr(rules, name), f"clouds/{cloud_name}/config_rules.py lacks {name}"
     for name, member in inspect.getmembers(CloudConfigRules, inspect.isfunction):
         if name.startswith("_"):
             continue
         function = getattr(rules, name, None)
-        assert callable(function), f"clouds/{cloud}/config_rules.py lacks {name}()"
+        assert callable(function), f"clouds/{cloud_name}/config_rules.py lacks {name}()"
         expected = [p for p in inspect.signature(member).parameters if p != "self"]
         assert list(inspect.signature(function).parameters) == expected, name
     assert rules.NODE_IMAGES and rules.TLS_SOURCES
@@ -48,28 +63,28 @@ def test_each_cloud_keeps_the_config_rules_contract(cloud):
 
 def test_an_unknown_cloud_is_refused_by_the_registry():
     with pytest.raises(ValueError, match="unknown cloud 'azure'"):
-        cloud_facts("azure")
+        cloud("azure")
 
 
-@pytest.mark.parametrize("cloud", CLOUDS)
-def test_every_cloud_fact_names_its_source_and_date(cloud):
+@pytest.mark.parametrize("name", CLOUDS)
+def test_every_cloud_fact_names_its_source_and_date(name):
     """Each constant in a facts module has a comment right above it with a URL and a year (or says it is our choice)."""
-    path = ROOT / "tritonfleet" / "clouds" / cloud / "facts.py"
+    path = ROOT / "tritonfleet" / "clouds" / name / "facts.py"
     lines = path.read_text().splitlines()
     for node in ast.parse(path.read_text()).body:
         if not isinstance(node, ast.Assign | ast.AnnAssign):
             continue
-        name = (node.targets[0] if isinstance(node, ast.Assign) else node.target).id  # type: ignore[union-attr]
+        node_name = (node.targets[0] if isinstance(node, ast.Assign) else node.target).id  # type: ignore[union-attr]
         comment, row = [], node.lineno - 2
         while row >= 0 and lines[row].startswith("#"):
             comment.insert(0, lines[row])
             row -= 1
         text = " ".join(comment)
-        assert "tritonfleet's choice" in text or ("http" in text and re.search(r"20\d\d", text)), f"{cloud} {name}"
+        assert "tritonfleet's choice" in text or ("http" in text and re.search(r"20\d\d", text)), f"{name} {node_name}"
 
 
 def test_no_second_copy_of_a_taint_spelling():
-    assert cloud_facts("gcp").GKE_TAINT_EFFECT is not cloud_facts("aws").EKS_TAINT_EFFECT
+    assert cloud("gcp").facts.GKE_TAINT_EFFECT is not cloud("aws").facts.EKS_TAINT_EFFECT
 
 
 def _loaded_after_import(modules: list[str]) -> set[str]:

@@ -47,12 +47,12 @@ def _problems(stack: str, cluster: dict) -> dict[str, tuple]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_shipped_stack_is_deployed_from_hosted_ci_and_reaches_its_endpoint(stack_config, stack):
-    from tritonfleet.clouds import cloud_rules
+    from tritonfleet.core.cloud import cloud
 
     config = stack_config(stack)
     # Said in the stack file itself, as .github/workflows/deploy.yml runs them.
     assert json.loads(engine_config(stack)["tritonfleet:cluster"])["deployFrom"] == "hosted-ci"
-    path = cloud_rules(config.cloud).deploy_path(config.cluster, config.environment)
+    path = cloud(config.cloud).rules.deploy_path(config.cluster, config.environment)
     assert path.reachable, path.why
 
 

@@ -66,10 +66,10 @@ def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, clo
 def test_every_balancing_fact_has_a_dated_source():
     """Every mode with a cloud load balancer has a fact, except the Application modes of a cloud whose Application load
     balancer carries no gRPC (GKE Ingress: REST only, loadBalancerGrpc false)."""
-    from tritonfleet.clouds import cloud_rules
+    from tritonfleet.core.cloud import cloud as cloud_named
 
     for cloud, facts in FACTS.items():
-        application = set() if cloud_rules(cloud).APPLICATION_LB_GRPC_REFUSAL else {INTERNAL_APPLICATION, PUBLIC}
+        application = set() if cloud_named(cloud).rules.APPLICATION_LB_GRPC_REFUSAL else {INTERNAL_APPLICATION, PUBLIC}
         assert set(facts.grpc_balancing) == {INTERNAL, *application}, cloud
         for fact in facts.grpc_balancing.values():
             assert fact.balances in (PER_REQUEST, PER_CONNECTION)

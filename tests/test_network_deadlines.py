@@ -136,9 +136,9 @@ def test_call_within_returns_raises_or_gives_up():
 def test_preflight_calls_carry_timeouts():
     """Each AWS call: connect and read timeouts and a bounded number of attempts (botocore's defaults are 60 s each);
     each Compute Engine call: a timeout unless the caller gives one. The CLI bounds the whole run too."""
-    from tritonfleet.cli import PREFLIGHT_DEADLINE_S
     from tritonfleet.clouds.aws.preflight import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, aws_clients
     from tritonfleet.clouds.gcp.preflight import CALL_TIMEOUT_S, _Bounded
+    from tritonfleet.core.preflight import PREFLIGHT_DEADLINE_S
 
     for client in aws_clients("us-east-1"):
         config = client.meta.config

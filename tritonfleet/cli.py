@@ -19,7 +19,6 @@ from typer.exceptions import TyperException
 from tritonfleet import sizing_cli
 from tritonfleet.cli_args import repeated_options
 from tritonfleet.core.config import ConfigError
-from tritonfleet.deadline import DeadlineExceeded, call_within
 from tritonfleet.exit_codes import EXIT_CODES_HELP, EXIT_OK, EXIT_POLICY_VIOLATION, EXIT_USAGE, EXIT_USER_ERROR
 from tritonfleet.models.control import DEADLINE_SECONDS
 from tritonfleet.output_paths import OutputError, check_output_file, check_output_folder, make_output_folder, write_output
@@ -383,81 +382,6 @@ def diff(
         raise typer.Exit(EXIT_USER_ERROR)
 
 
-NO_AWS_CREDENTIALS = (
-    "no AWS credentials found, so nothing was checked. Provide them as for the AWS CLI: a profile "
-    "(`aws configure` or `aws sso login`, then AWS_PROFILE=NAME), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota, "
-    "ssm:GetParameter, s3:ListBucket)."
-)
-
-
-# The whole preflight's deadline: each API call has its own timeouts too (tritonfleet/clouds/<cloud>/preflight.py);
-# tritonfleet's choice, ample for the few dozen read calls a stack needs.
-PREFLIGHT_DEADLINE_S = 300
-
-
-def _aws_credentials_found(region: str) -> bool:
-    """Whether boto3's standard chain finds credentials (env, config files, SSO, instance role), before any API call."""
-    import boto3
-
-    return boto3.session.Session(region_name=region).get_credentials() is not None
-
-
-def _aws_preflight(config):
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
-    from tritonfleet.clouds.aws.preflight import aws_clients, run_preflight
-
-    if not _aws_credentials_found(config.region):
-        error_message(NO_AWS_CREDENTIALS)
-        raise typer.Exit(EXIT_USER_ERROR)
-    try:
-        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, *aws_clients(config.region)))
-    except DeadlineExceeded:
-        error_message(f"the AWS APIs did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
-        raise typer.Exit(EXIT_USER_ERROR) from None
-    except NoCredentialsError:
-        error_message(NO_AWS_CREDENTIALS)
-        raise typer.Exit(EXIT_USER_ERROR) from None
-    except (ClientError, BotoCoreError) as error:
-        error_message(f"the AWS API did not answer the preflight: {error}")
-        raise typer.Exit(EXIT_USER_ERROR) from None
-
-
-NO_GCP_CREDENTIALS = (
-    "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
-    "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
-    "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
-    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get; "
-    "it asks which permissions `pulumi up` uses the caller holds)."
-)
-
-
-def _gcp_preflight(config):
-    import warnings
-
-    # google.api_core warns about Python versions on import: not the user's business here.
-    warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.")
-    import google.auth
-    from google.api_core.exceptions import GoogleAPICallError
-    from google.auth.exceptions import DefaultCredentialsError
-
-    from tritonfleet.clouds.gcp.preflight import gcp_clients, run_preflight
-
-    try:
-        google.auth.default()
-        return call_within(PREFLIGHT_DEADLINE_S, lambda: run_preflight(config, gcp_clients()))
-    except DeadlineExceeded:
-        error_message(f"the Compute Engine API did not answer the preflight within {PREFLIGHT_DEADLINE_S} s; nothing was concluded")
-        raise typer.Exit(EXIT_USER_ERROR) from None
-    except DefaultCredentialsError:
-        error_message(NO_GCP_CREDENTIALS)
-        raise typer.Exit(EXIT_USER_ERROR) from None
-    except GoogleAPICallError as error:
-        error_message(f"the Compute Engine API did not answer the preflight for project {config.gcp_project}: {error}")
-        raise typer.Exit(EXIT_USER_ERROR) from None
-
-
 @app.command(short_help="check quotas, zones and capacity with the cloud's APIs")
 def preflight(
     stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
@@ -468,9 +392,11 @@ def preflight(
     are offered in its zones and that the GPU quotas cover its ceiling; AWS also shows current spot prices, GCP checks
     the pools' reservations. Exit 1 on any blocker."""
     import json
+    import warnings
 
+    from tritonfleet.core.cloud import PreflightError, cloud
     from tritonfleet.core.config import load_stack_config
-    from tritonfleet.core.preflight import BLOCKER
+    from tritonfleet.core.preflight import BLOCKER, PREFLIGHT_DEADLINE_S
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
@@ -481,7 +407,13 @@ def preflight(
         config = load_stack_config(raw, stack)
     except (ConfigError, ProjectError, OutputError) as error:
         raise _user_error(error) from None
-    report = _gcp_preflight(config) if config.cloud == "gcp" else _aws_preflight(config)
+    # google.api_core warns about Python versions on import: not the user's business here.
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\.")
+    try:
+        report = cloud(config.cloud).preflight(config, PREFLIGHT_DEADLINE_S)
+    except PreflightError as error:
+        error_message(str(error))
+        raise typer.Exit(EXIT_USER_ERROR) from None
     table = Table(title=f"Preflight for stack {stack} ({config.region}; zones {', '.join(report.zones)})")
     for column in ("check", "subject", "status", "detail"):
         table.add_column(column)

@@ -2,5 +2,5 @@
 
 Nothing here imports Pulumi, so the program, the policy pack and the CLI can all load it cheaply. One cloud's facts
 and rules live above this package, in tritonfleet/clouds/<cloud>/; core reaches them by cloud name at call time
-(tritonfleet.clouds.cloud_rules / cloud_facts) and never imports them at module load.
+through the one registry (tritonfleet.core.cloud: `cloud(name)`) and never imports them at module load.
 """

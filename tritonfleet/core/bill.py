@@ -167,9 +167,9 @@ def _bytes_per_month(rows: list[Traffic], per_inference: int) -> float:
 
 def other_lines(config: StackConfig, cost: StackCost, today: date) -> list[BillLine]:
     """Every non-GPU line of the stack's monthly bill, in the order a bill lists them."""
-    from tritonfleet.clouds import cloud_bill
+    from tritonfleet.core.cloud import cloud
 
-    facts = cloud_bill(config.cloud)
+    facts = cloud(config.cloud).bill
     gpu_nodes = Nodes(
         sum(p.floor_nodes for p in cost.pools),
         sum(p.ceiling_nodes for p in cost.pools),
@@ -336,9 +336,9 @@ def registered_lines(config: StackConfig, lines: list[BillLine]) -> list[dict[st
     hours) as plain data: each line's catalog items with their monthly quantities and what it assumes. The program
     registers them on the Platform component (`billLines`) so that the budget policies price them as the plan does
     (priced_registered_lines); the cloud names the lines the policies count from resources instead."""
-    from tritonfleet.clouds import cloud_bill
+    from tritonfleet.core.cloud import cloud
 
-    counted = cloud_bill(config.cloud).RESOURCE_COUNTED_LINES
+    counted = cloud(config.cloud).bill.RESOURCE_COUNTED_LINES
     return [
         {
             "line": line.line,

@@ -68,23 +68,23 @@ def default_bucket_name(stack: str, bucket: str, owner: str, region: str) -> str
 
 def gpu_taint(cloud: str) -> dict[str, str]:
     """The GPU taint of a cloud's GPU nodes, in Kubernetes spelling."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud as cloud_named
 
-    return {"key": GPU_TAINT_KEY, "value": cloud_facts(cloud).GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+    return {"key": GPU_TAINT_KEY, "value": cloud_named(cloud).gpu_taint_value, "effect": GPU_TAINT_EFFECT}
 
 
 def spot_notice_seconds(cloud: str) -> int:
     """How long a spot node of this cloud lives after its interruption notice."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud as cloud_named
 
-    return cloud_facts(cloud).SPOT_NOTICE_SECONDS
+    return cloud_named(cloud).spot_notice_seconds
 
 
 def spot_falls_back(cloud: str) -> bool:
     """Whether this cloud's GPU provisioner launches on-demand nodes when spot capacity is unavailable."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud as cloud_named
 
-    return bool(cloud_facts(cloud).SPOT_FALLS_BACK_TO_ON_DEMAND)
+    return cloud_named(cloud).spot_falls_back_to_on_demand
 
 
 def resource_name(stack: str, *parts: str) -> str:

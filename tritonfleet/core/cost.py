@@ -62,9 +62,9 @@ def falls_back(cloud: str, pool: GpuPool) -> bool:
 def spot_share_enforced(cloud: str) -> bool:
     """Whether the cloud's node pools hold a mixed pool's spotShare (GKE: a spot node pool with its own maximum) or
     the plan's spot/on-demand mix is an estimate of what the provisioner will get (AWS Karpenter)."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud as cloud_named
 
-    return bool(cloud_facts(cloud).SPOT_SHARE_ENFORCED)
+    return cloud_named(cloud).spot_share_enforced
 
 
 def fill_split(cloud: str, pool: GpuPool, nodes: int) -> dict[str, int]:

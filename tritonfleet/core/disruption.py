@@ -109,9 +109,9 @@ def spot_exposure(config: StackConfig, deployment: TritonDeployment, replicas: i
 def capacity_spread(config: StackConfig) -> bool:
     """Whether Triton's pods spread over spot and on-demand nodes: where a preferred spread only scores existing nodes
     (GKE). Karpenter would hold it as required and split every deployment half and half, so AWS ships none."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud
 
-    return not cloud_facts(config.cloud).PREFERRED_SPREADS_ADD_NODES
+    return not cloud(config.cloud).preferred_spreads_add_nodes
 
 
 def disruption_warnings(config: StackConfig) -> list[str]:

@@ -69,10 +69,10 @@ def hostname_spread(config: StackConfig, deployment: TritonDeployment) -> Hostna
     return HostnameSpread(deployment_per_node(config, deployment), SOFT)
 
 
-def _cloud_fact(config: StackConfig, name: str) -> bool:
-    from tritonfleet.clouds import cloud_facts
+def _cloud(config: StackConfig):  # noqa: ANN202 - tritonfleet.core.cloud.Cloud, imported when called
+    from tritonfleet.core.cloud import cloud
 
-    return bool(getattr(cloud_facts(config.cloud), name))
+    return cloud(config.cloud)
 
 
 def _zone_count(config: StackConfig, pool: GpuPool) -> int:
@@ -87,8 +87,8 @@ def replica_nodes(config: StackConfig, deployment: TritonDeployment, replicas: i
     pool = config.pool(deployment.pool)
     per_node = deployment_per_node(config, deployment)
     spread = hostname_spread(config, deployment)
-    per_new_node = min(per_node, spread.max_skew) if _cloud_fact(config, "HOSTNAME_SPREAD_CAPS_NEW_NODES") else per_node
-    zones = _zone_count(config, pool) if _cloud_fact(config, "PREFERRED_SPREADS_ADD_NODES") else 1
+    per_new_node = min(per_node, spread.max_skew) if _cloud(config).hostname_spread_caps_new_nodes else per_node
+    zones = _zone_count(config, pool) if _cloud(config).preferred_spreads_add_nodes else 1
     zones = min(zones, replicas)
     per_zone = [replicas // zones + (1 if i < replicas % zones else 0) for i in range(zones)]
     nodes = sum(math.ceil(count / per_new_node) for count in per_zone)
@@ -100,7 +100,7 @@ def replica_nodes(config: StackConfig, deployment: TritonDeployment, replicas: i
 def kept_nodes(config: StackConfig, pool: GpuPool) -> int:
     """Nodes the pool keeps up with nothing on them: minNodes, and where the cloud holds the spot share (GKE) at least
     the on-demand base, the minimum of the mixed pool's on-demand node pool."""
-    if pool.capacity == "mixed" and _cloud_fact(config, "SPOT_SHARE_ENFORCED"):
+    if pool.capacity == "mixed" and _cloud(config).spot_share_enforced:
         return max(pool.min_nodes, min(pool.on_demand_base, pool.max_nodes))
     return pool.min_nodes
 

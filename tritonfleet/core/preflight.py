@@ -11,6 +11,10 @@ from typing import Any
 
 OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
 
+# The whole preflight's deadline: each API call has its own timeouts too (tritonfleet/clouds/<cloud>/preflight.py);
+# tritonfleet's choice, ample for the few dozen read calls a stack needs.
+PREFLIGHT_DEADLINE_S = 300
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -74,9 +74,9 @@ REPLICA_RATIO = "replica-ratio"  # no traffic router: the canary's share is its 
 def traffic_router(cloud: str, deployment: TritonDeployment) -> str | None:
     """The Argo Rollouts traffic router that splits the deployment's canary by weight ("alb"), or None where its
     exposure mode has none (a replica-ratio canary): the cloud's ROLLOUT_TRAFFIC_ROUTERS fact."""
-    from tritonfleet.clouds import cloud_facts
+    from tritonfleet.core.cloud import cloud as cloud_named
 
-    return cloud_facts(cloud).ROLLOUT_TRAFFIC_ROUTERS.get(deployment.access.mode)
+    return cloud_named(cloud).rollout_traffic_routers.get(deployment.access.mode)
 
 
 def routed_canary_count(replicas: int, weight: int) -> int:

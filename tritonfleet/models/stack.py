@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig, TritonDeployment, load_stack_config
 from tritonfleet.core.config.problems import both_ways, nearest, set_command
 from tritonfleet.models.storage import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
-
-SCHEME = {"aws": "s3", "gcp": "gs"}
 
 
 class TargetError(Exception):
@@ -44,7 +43,9 @@ def stack_repository(
             raise TargetError(f"stack '{stack}' has no model bucket '{bucket}' (buckets: {names})")
     else:
         chosen = config.model_buckets[0]
-    return RepositoryUri(SCHEME[config.cloud], config.physical_bucket_name(chosen), join_prefix(deployment_prefix, prefix))
+    return RepositoryUri(
+        cloud(config.cloud).uri_scheme, config.physical_bucket_name(chosen), join_prefix(deployment_prefix, prefix)
+    )
 
 
 def declared_models(project_dir: Path, stack: str, deployment: str) -> dict[str, str]:

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tritonfleet.clouds import cloud_facts
 from tritonfleet.core.catalog import load_catalog
+from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL, triton_release_name
 from tritonfleet.core.cost import split_capacity
@@ -476,7 +476,7 @@ def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
     """The rule groups, in the form of a Prometheus rule file and of a PrometheusRule's spec.groups."""
     return [
         {"name": "tritonfleet-triton", "rules": triton_rules()},
-        {"name": "tritonfleet-topology", "rules": topology_rules(cloud_facts(config.cloud).NODE_CAPACITY_TYPE_LABEL)},
+        {"name": "tritonfleet-topology", "rules": topology_rules(cloud(config.cloud).node_capacity_type_label)},
         {"name": "tritonfleet-gpu", "rules": gpu_rules()},
         {"name": "tritonfleet-cost", "rules": cost_rules(config) + allocation_rules(config)},
         {"name": "tritonfleet-alerts", "rules": alert_rules(config)},

@@ -226,10 +226,9 @@ def network_policy_section(resources: list[tuple[str, str, Any]]) -> dict[str, A
 
 def cloud_notes(config: StackConfig) -> dict[str, Any]:
     """The cloud's own notes for the plan (AWS: the version's support dates, NAT pricing for model pulls), or {}."""
-    from tritonfleet.clouds import cloud_plan_notes
+    from tritonfleet.core.cloud import cloud
 
-    module = cloud_plan_notes(config.cloud)
-    return module.plan_notes(config, date.today()) if module else {}
+    return cloud(config.cloud).plan_notes(config, date.today())
 
 
 def load_sources() -> dict[str, Any]:

@@ -518,5 +518,40 @@ def aws_clients(region: str):
 
 
 # Each call's timeouts (botocore's defaults are 60 s each, with retries): tritonfleet's choice, generous for a
-# Describe call; the CLI also bounds the whole preflight (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+# Describe call; the whole preflight has its deadline too (tritonfleet.core.preflight PREFLIGHT_DEADLINE_S).
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 10, 30
+
+NO_AWS_CREDENTIALS = (
+    "no AWS credentials found, so nothing was checked. Provide them as for the AWS CLI: a profile "
+    "(`aws configure` or `aws sso login`, then AWS_PROFILE=NAME), AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+    "or an instance or pod role. Preflight only reads (ec2:Describe*, servicequotas:GetServiceQuota, "
+    "ssm:GetParameter, s3:ListBucket)."
+)
+
+
+def credentials_found(region: str) -> bool:
+    """Whether boto3's standard chain finds credentials (env, config files, SSO, instance role), before any API call."""
+    import boto3
+
+    return boto3.session.Session(region_name=region).get_credentials() is not None
+
+
+def preflight(config: StackConfig, deadline_s: float) -> PreflightReport:
+    """The whole preflight within `deadline_s`; PreflightError where AWS could not be asked."""
+    from botocore.exceptions import NoCredentialsError
+
+    from tritonfleet.core.cloud import PreflightError
+    from tritonfleet.deadline import DeadlineExceeded, call_within
+
+    if not credentials_found(config.region):
+        raise PreflightError(NO_AWS_CREDENTIALS)
+    try:
+        return call_within(deadline_s, lambda: run_preflight(config, *aws_clients(config.region)))
+    except DeadlineExceeded:
+        raise PreflightError(
+            f"the AWS APIs did not answer the preflight within {deadline_s:g} s; nothing was concluded"
+        ) from None
+    except NoCredentialsError:
+        raise PreflightError(NO_AWS_CREDENTIALS) from None
+    except (ClientError, BotoCoreError) as error:
+        raise PreflightError(f"the AWS API did not answer the preflight: {error}") from None

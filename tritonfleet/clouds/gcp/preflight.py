@@ -112,7 +112,7 @@ def gcp_clients() -> GcpClients:
 
 
 # Each call's timeout in seconds: tritonfleet's choice, generous for a read; the CLI also bounds the whole preflight
-# (tritonfleet.cli PREFLIGHT_DEADLINE_S).
+# (tritonfleet.core.preflight PREFLIGHT_DEADLINE_S).
 CALL_TIMEOUT_S = 30
 
 
@@ -428,3 +428,35 @@ def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:
         findings += check_gcs_bucket_names(clients.storage, config)
     zones = sorted({*(config.cluster.zones or region_zones), *(z for p in config.enabled_pools for z in p.zones)})
     return PreflightReport(config.stack, config.region, zones, findings)
+
+
+NO_GCP_CREDENTIALS = (
+    "no Google Cloud credentials found: run `gcloud auth application-default login`, or point "
+    "GOOGLE_APPLICATION_CREDENTIALS at a service account key, or run where the metadata server answers. Preflight only "
+    "reads (compute.regions.get, compute.projects.get, compute.machineTypes.list, compute.acceleratorTypes.list, "
+    "compute.reservations.get, compute.reservationBlocks.get, serviceusage.services.list, storage.buckets.get; "
+    "it asks which permissions `pulumi up` uses the caller holds)."
+)
+
+
+def preflight(config: StackConfig, deadline_s: float) -> PreflightReport:
+    """The whole preflight within `deadline_s`; PreflightError where Google Cloud could not be asked."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    from tritonfleet.core.cloud import PreflightError
+    from tritonfleet.deadline import DeadlineExceeded, call_within
+
+    try:
+        google.auth.default()
+        return call_within(deadline_s, lambda: run_preflight(config, gcp_clients()))
+    except DeadlineExceeded:
+        raise PreflightError(
+            f"the Compute Engine API did not answer the preflight within {deadline_s:g} s; nothing was concluded"
+        ) from None
+    except DefaultCredentialsError:
+        raise PreflightError(NO_GCP_CREDENTIALS) from None
+    except GoogleAPICallError as error:
+        raise PreflightError(
+            f"the Compute Engine API did not answer the preflight for project {config.gcp_project}: {error}"
+        ) from None

@@ -63,9 +63,9 @@ def load_stack_config(raw: Mapping[str, Any], stack: str, secret_keys: Collectio
     if problems:
         raise ConfigError(stack, dedupe(problems))
     assert config is not None
-    from tritonfleet.clouds import cloud_rules
+    from tritonfleet.core.cloud import cloud
 
-    owner = getattr(config, cloud_rules(config.cloud).BUCKET_OWNER_FIELD) or ""
+    owner = getattr(config, cloud(config.cloud).rules.BUCKET_OWNER_FIELD) or ""
     return with_llm_defaults(config.model_copy(update={"stack": stack, "bucket_owner": owner}))
 
 
@@ -90,12 +90,12 @@ def with_llm_defaults(config: StackConfig) -> StackConfig:
 
 def cross_field_problems(data: Mapping[str, Any], stack: str, secret_keys: Collection[str] = ()) -> list[Problem]:
     """Rules that span fields or need the catalog. They run on whatever parts of the config parse on their own."""
-    from tritonfleet.clouds import CLOUDS, cloud_rules
+    from tritonfleet.core.cloud import cloud, cloud_names
 
     ctx = RuleContext(data, stack, load_catalog())
-    if data.get("cloud") in CLOUDS:
+    if data.get("cloud") in cloud_names():
         ctx.cloud = data["cloud"]
-        ctx.rules = cloud_rules(ctx.cloud)
+        ctx.rules = cloud(ctx.cloud).rules
     region = data.get("region")
     ctx.region = region if isinstance(region, str) else None
     ctx.cluster = validate_section(Cluster, data.get("cluster", {}))

@@ -43,9 +43,9 @@ def check_access(ctx: RuleContext, raw_access: Any, namespace: str, at: str) -> 
 
 def _tls_sources(ctx: RuleContext) -> tuple[tuple[str, ...], dict[str, str]]:
     """The TLS sources this cloud supports and their examples; every cloud's when the cloud is unknown."""
-    from tritonfleet.clouds import CLOUDS, cloud_rules
+    from tritonfleet.core.cloud import cloud, cloud_names
 
-    clouds = [cloud_rules(c) for c in CLOUDS] if ctx.rules is None else [ctx.rules]
+    clouds = [cloud(c).rules for c in cloud_names()] if ctx.rules is None else [ctx.rules]
     sources = tuple(s for rules in clouds for s in rules.TLS_SOURCES)
     examples = {source: example for rules in clouds for source, example in rules.TLS_EXAMPLES.items()}
     return sources, examples

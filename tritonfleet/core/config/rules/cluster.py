@@ -13,16 +13,16 @@ from tritonfleet.core.exposure import ANYWHERE, HOSTED_CI
 def check_region(ctx: RuleContext) -> None:
     """The region is one of this cloud's (its facts' table). Otherwise it is reported, said to be another cloud's if
     it is, and forgotten (ctx.region = None) so that no zone is checked against it or suggested from it."""
-    from tritonfleet.clouds import CLOUDS, cloud_rules
+    from tritonfleet.core.cloud import cloud, cloud_names
 
     region = ctx.data.get("region")
     if ctx.rules is None or "region" not in ctx.data or region in ctx.rules.REGIONS:
         return
     ctx.region = None
-    cloud = str(ctx.cloud)
-    owner = next((c for c in CLOUDS if c != cloud and region in cloud_rules(c).REGIONS), None)
-    whose = f"{region} is a {owner.upper()} region, not an {cloud.upper()} one; " if owner else ""
-    allowed = f"{whose}one of the {cloud.upper()} regions: " + ", ".join(ctx.rules.REGIONS)
+    name = str(ctx.cloud)
+    owner = next((c for c in cloud_names() if c != name and region in cloud(c).rules.REGIONS), None)
+    whose = f"{region} is a {owner.upper()} region, not an {name.upper()} one; " if owner else ""
+    allowed = f"{whose}one of the {name.upper()} regions: " + ", ".join(ctx.rules.REGIONS)
     meant = _region_meant(region, ctx.rules.REGIONS, another_clouds=owner is not None)
     ctx.add("region", region, allowed, meant or choose_from(ctx.rules.REGIONS))
 
@@ -39,11 +39,11 @@ def _region_meant(region: object, regions: tuple[str, ...], another_clouds: bool
 
 def check_other_cloud_keys(ctx: RuleContext) -> None:
     """A cluster key that only another cloud uses is refused, not ignored."""
-    from tritonfleet.clouds import CLOUDS, cloud_rules
+    from tritonfleet.core.cloud import cloud, cloud_names
 
     assert ctx.cluster is not None
-    for other in (c for c in CLOUDS if c != ctx.cloud):
-        rules = cloud_rules(other)
+    for other in (c for c in cloud_names() if c != ctx.cloud):
+        rules = cloud(other).rules
         for key, field_name in rules.CLOUD_ONLY_CLUSTER_KEYS.items():
             value = getattr(ctx.cluster, field_name)
             if value:
@@ -78,11 +78,11 @@ def check_control_plane(ctx: RuleContext) -> None:
 def check_system_nodes(ctx: RuleContext) -> None:
     """System nodes are CPU nodes: an accelerated type there would run GPUs (or Trainium, TPUs...) that no GPU pool,
     budget or GPU limit counts."""
-    from tritonfleet.clouds import cloud_accelerators
+    from tritonfleet.core.cloud import cloud
 
     assert ctx.cluster is not None and ctx.cloud is not None
     instance_type = ctx.cluster.system_nodes.instance_type
-    carries = cloud_accelerators(ctx.cloud).accelerator(instance_type) if instance_type else None
+    carries = cloud(ctx.cloud).accelerator(instance_type) if instance_type else None
     if carries:
         allowed = (
             f"a CPU instance/machine type: {instance_type} carries {carries}, and system nodes are not counted in "

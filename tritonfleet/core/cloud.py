@@ -1,0 +1,116 @@
+"""The cloud contract: everything neutral code may ask of a cloud, and the one registry that finds a cloud by name.
+
+A cloud is a plugin, as Karpenter's providers are: `tritonfleet/clouds/<name>/cloud.py` defines `CLOUD`, an instance
+of a `Cloud` subclass, and keeps everything it knows (facts with their sources, config rules, preflight, bill,
+resource types) in that folder; its Pulumi side lives in `components/<name>/` and is reached only through
+`Cloud.adapter`. Neutral code never names a cloud: it calls `cloud(config.cloud)` and asks.
+
+The registry holds import strings, not modules, so a GCP plan never imports an AWS module (and never `pulumi_aws`).
+A cloud's fields have no defaults and its hooks are abstract: a new cloud that forgets one fails when it is built,
+not later in a plan.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.config.rules.context import CloudConfigRules
+    from tritonfleet.core.preflight import PreflightReport
+
+# cloud name -> the module that defines its CLOUD. The one place a cloud is registered.
+REGISTRY: dict[str, str] = {
+    "aws": "tritonfleet.clouds.aws.cloud",
+    "gcp": "tritonfleet.clouds.gcp.cloud",
+}
+
+
+class PreflightError(Exception):
+    """The cloud's APIs could not be asked (no credentials, no answer in time): nothing was concluded."""
+
+
+@dataclass(frozen=True)
+class Cloud(ABC):
+    """One cloud's answers to what neutral code asks. Facts are fields (each from the cloud's sourced facts module);
+    behaviour is a method that imports the cloud's own modules when called."""
+
+    name: str  # the `cloud` config value
+    package: str  # the cloud's pure package: tritonfleet.clouds.<name>
+    adapter: str  # "module:Class" of its Pulumi adapter (components/<name>/cloud.py), imported only by the platform
+    uri_scheme: str  # model repositories' URI scheme (s3, gs)
+    provider_type: str  # its Pulumi provider resource's type token (pulumi:providers:<pkg>)
+    gpu_taint_value: str  # the value of the shared GPU taint key that the cloud's GPU nodes carry
+    spot_notice_seconds: int  # the warning a spot node gets before it is reclaimed
+    spot_falls_back_to_on_demand: bool  # whether its autoscaler falls back from spot to on-demand by itself
+    spot_share_enforced: bool  # whether a pool's spot share is enforced (not only preferred)
+    node_capacity_type_label: str | None  # the node label telling spot from on-demand, where one exists
+    preferred_spreads_add_nodes: bool  # whether a preferred topology spread makes the autoscaler add nodes
+    hostname_spread_caps_new_nodes: bool  # whether a hostname spread caps how many pods a new node takes
+    rollout_traffic_routers: Mapping[str, str]  # access mode -> what splits canary traffic there
+
+    def module(self, name: str) -> ModuleType:
+        """One of the cloud's own pure modules (tritonfleet/clouds/<name>/<module>.py), imported now."""
+        return importlib.import_module(f"{self.package}.{name}")
+
+    @property
+    def facts(self) -> ModuleType:
+        """The cloud's sourced facts (facts.py): what only this cloud's own code reads by name."""
+        return self.module("facts")
+
+    @property
+    def rules(self) -> CloudConfigRules:
+        """The cloud's config rules (config_rules.py)."""
+        return self.module("config_rules")  # type: ignore[return-value]
+
+    @property
+    def bill(self) -> ModuleType:
+        """What the cloud bills besides GPU nodes and how (bill.py, read by tritonfleet/core/bill.py)."""
+        return self.module("bill")
+
+    @abstractmethod
+    def accelerator(self, instance_type: str) -> str | None:
+        """The accelerator an instance or machine type carries (None: none), so system nodes refuse it."""
+
+    @abstractmethod
+    def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
+        """Notes the cloud adds to the offline plan (empty where it has none)."""
+
+    @abstractmethod
+    def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
+        """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
+        cannot be asked."""
+
+
+def cloud_names() -> tuple[str, ...]:
+    """The registered clouds, in registration order."""
+    return tuple(REGISTRY)
+
+
+def cloud(name: str) -> Cloud:
+    """The registered cloud `name`, its module imported now."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown cloud {name!r}; known: {', '.join(REGISTRY)}")
+    found = importlib.import_module(REGISTRY[name]).CLOUD
+    if not isinstance(found, Cloud) or found.name != name:
+        raise TypeError(f"{REGISTRY[name]}.CLOUD is not the Cloud named {name!r}")
+    return found
+
+
+@contextmanager
+def registered(name: str, module: str) -> Iterator[None]:
+    """Register a cloud for the duration of a block (a test-only cloud); the registry is restored after it."""
+    if name in REGISTRY:
+        raise ValueError(f"cloud {name!r} is already registered")
+    REGISTRY[name] = module
+    try:
+        yield
+    finally:
+        del REGISTRY[name]
