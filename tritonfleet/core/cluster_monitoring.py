@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Prometheus' scrape interval, set explicitly in the monitoring values (kube-prometheus-stack's default too); the
+# rollout rules need it to judge analysis intervals, so it lives here, below both. tritonfleet's choice.
+SCRAPE_INTERVAL_SECONDS = 30
 
 @dataclass(frozen=True)
 class ScrapeFact:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tritonfleet.core.cluster_monitoring import SCRAPE_INTERVAL_SECONDS
 from tritonfleet.core.config import StackConfig
-
-SCRAPE_INTERVAL_SECONDS = 30  # set explicitly in the values (the operator's default too)
 
 # Planning assumptions: active series per source.
 SERIES_PER_NODE = 800 + 300 + 40  # node-exporter's default collectors, kubelet, kube-state-metrics per node

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
+from tritonfleet.core.cluster_monitoring import SCRAPE_INTERVAL_SECONDS, ClusterMonitoringFacts
 from tritonfleet.core.config import AlertReceiver, Monitoring
 from tritonfleet.core.conventions import (
     CAPACITY_LABEL,
@@ -19,7 +19,7 @@ from tritonfleet.core.conventions import (
     NODE_EXPORTER_NAMESPACE,
     POOL_LABEL,
 )
-from tritonfleet.monitoring.sizing import SCRAPE_INTERVAL_SECONDS, PrometheusSizing
+from tritonfleet.monitoring.sizing import PrometheusSizing
 
 GRAFANA_ADMIN_SECRET = "tritonfleet-grafana-admin"
 GRAFANA_ADMIN_USER = "admin"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tritonfleet.core.cluster_monitoring import SCRAPE_INTERVAL_SECONDS
 from tritonfleet.core.config.rules.context import RuleContext
 from tritonfleet.core.config.schema import TritonDeployment, duration_seconds
 
@@ -12,7 +13,6 @@ def check_rollout(ctx: RuleContext, deployment: TritonDeployment, at: str) -> No
     rollout = deployment.rollout
     if rollout is None:
         return
-    from tritonfleet.monitoring.sizing import SCRAPE_INTERVAL_SECONDS  # monitoring imports the config package
 
     weights = rollout.steps
     fixed = sorted(set(weights) | {100})
