@@ -31,9 +31,9 @@ from components.k8s.triton import ON_DEMAND_SHUTDOWN_SECONDS
 from policies._match import KARPENTER_NODE_POOL
 from policies._pools import gpu_pool
 from tests.conftest import ROOT, engine_config
+from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import load_stack_config
-from tritonfleet.core.cost import split_capacity
 
 CRDS = ROOT / "tests" / "upstream" / "karpenter-1.14.1" / "crds"
 AWS_STACKS = ["dev", "staging", "prod"]

@@ -7,9 +7,10 @@ import re
 
 import pytest
 
+from tritonfleet.core.capacity import NodeRange, split_capacity
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import GpuPool
-from tritonfleet.core.cost import NodeRange, cost_per_million, split_capacity, stack_cost
+from tritonfleet.core.cost import cost_per_million, stack_cost
 
 # Prices we know were published; if one of these goes missing or becomes 0 the catalog broke.
 KNOWN_PRICES = {

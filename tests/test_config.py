@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import ROOT, STACKS, one_line, run_cli
 
+from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import ConfigError, load_stack_config
-from tritonfleet.core.cost import split_capacity
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -9,9 +9,10 @@ import json
 import pytest
 
 from tests.conftest import STACKS, engine_config
+from tritonfleet.core.capacity import fallback_nodes, fill_split
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH
-from tritonfleet.core.cost import fallback_nodes, fill_split, pool_prices, pool_usd_per_hour, stack_cost
+from tritonfleet.core.cost import pool_prices, pool_usd_per_hour, stack_cost
 from tritonfleet.core.placement import (
     HARD,
     SOFT,

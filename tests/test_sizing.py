@@ -7,18 +7,8 @@ import pytest
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import GpuPool
 from tritonfleet.core.cost import cost_per_million, pool_prices
-from tritonfleet.core.sizing import (
-    Capacity,
-    Demand,
-    NodeShape,
-    ReplicaShape,
-    pack,
-    pool_at_load,
-    replica_shape,
-    replicas_needed,
-    replicas_per_node,
-    size_stack,
-)
+from tritonfleet.core.packing import NodeShape, ReplicaShape, pack, replica_shape, replicas_per_node
+from tritonfleet.core.sizing import Capacity, Demand, pool_at_load, replicas_needed, size_stack
 
 P5EN = load_catalog().find("aws", "p5en.48xlarge")
 G6E = load_catalog().find("aws", "g6e.xlarge")

@@ -162,7 +162,7 @@ def test_model_load_threads_follow_the_replicas_cpus():
 def test_the_planned_release_carries_the_threads_and_the_scale_up_policy():
     from tests.serving_helpers import planned_values
     from tritonfleet.core.conventions import triton_release_name
-    from tritonfleet.core.sizing import replica_requests
+    from tritonfleet.core.packing import replica_requests
 
     config = load_stack_config(engine_config("prod"), "prod")
     deployment = next(d for d in config.triton_deployments if d.name == "llm")

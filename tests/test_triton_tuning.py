@@ -17,7 +17,7 @@ from tests.triton_wheel import pytriton_dir
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import ConfigError, TritonDeployment, load_stack_config
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
-from tritonfleet.core.sizing import shm_gi
+from tritonfleet.core.packing import shm_gi
 
 TUNED = {
     "backendConfig": {"python": {"shm-default-byte-size": 16777216}, "tensorrt": {"coalesce-request-input": True}},

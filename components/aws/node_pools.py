@@ -30,10 +30,10 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.clouds.aws.zones import pool_zones
 from tritonfleet.core import pins
+from tritonfleet.core.capacity import CapacityTier, capacity_tiers, split_nodes
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import POOL_LABEL, gpu_taint, pool_node_labels
-from tritonfleet.core.cost import CapacityTier, capacity_tiers, split_nodes
 from tritonfleet.core.disruption import consolidation_delay_seconds, drain_seconds
 from tritonfleet.core.placement import floor_placement
 

@@ -25,9 +25,9 @@ from tritonfleet.clouds.gcp.facts import (
     SURGE_UPGRADE,
 )
 from tritonfleet.clouds.gcp.spot import SpotShutdown, spot_shutdown
+from tritonfleet.core.capacity import CapacitySplit, NodeRange, fill_split, split_nodes
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import GPU_TAINT_EFFECT, PROJECT, gpu_taint, pool_node_labels
-from tritonfleet.core.cost import CapacitySplit, NodeRange, fill_split, split_nodes
 from tritonfleet.core.placement import floor_placement, kept_nodes
 from tritonfleet.core.scheduling import pool_members
 

@@ -17,10 +17,10 @@ from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
+from tritonfleet.core.packing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.rollout import pinned_config_name
 from tritonfleet.core.scheduling import PoolFacts
-from tritonfleet.core.sizing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_load_threads
 
 from .access import access_values

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tritonfleet.core.capacity import fill_split
 from tritonfleet.core.config import StackConfig, TritonDeployment
 from tritonfleet.core.config.problems import both_ways, set_command
-from tritonfleet.core.cost import fill_split
 
 PDB_SHARE = 4  # a drain may take a quarter of the floor's replicas at once, at least one
 # An empty or underused GPU node is removed only after this long (Karpenter consolidateAfter, GKE

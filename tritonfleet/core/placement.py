@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
+from tritonfleet.core.packing import NodeShape, pack, replica_shape, replicas_per_node
 from tritonfleet.core.scheduling import pool_members
-from tritonfleet.core.sizing import NodeShape, pack, replica_shape, replicas_per_node
 
 SOFT = "ScheduleAnyway"
 HARD = "DoNotSchedule"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, POOL_LABEL, gpu_taint, spot_notice_seconds
-from tritonfleet.core.cost import split_capacity
 
 
 @dataclass(frozen=True)

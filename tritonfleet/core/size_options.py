@@ -21,12 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tritonfleet.core.capacity import capacity_tiers
 from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
-from tritonfleet.core.cost import capacity_tiers, cost_per_million, pool_prices, pool_usd_per_hour
+from tritonfleet.core.cost import cost_per_million, pool_prices, pool_usd_per_hour
 from tritonfleet.core.llm import replica_misfit
-from tritonfleet.core.sizing import TOKENS, Capacity, NodeShape, load_in_capacity_unit, pack, replica_shape, replicas_needed
+from tritonfleet.core.packing import NodeShape, pack, replica_shape
+from tritonfleet.core.sizing import TOKENS, Capacity, load_in_capacity_unit, replicas_needed
 
 GIB_IN_GB = 1.073741824
 

@@ -18,11 +18,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL, triton_release_name
-from tritonfleet.core.cost import split_capacity
 from tritonfleet.monitoring.autoscaling import autoscaling_group
 from tritonfleet.monitoring.llm_rules import OUTPUT_TOKENS, llm_deployments, llm_rules
 

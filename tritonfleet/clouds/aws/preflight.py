@@ -34,10 +34,10 @@ from tritonfleet.clouds.aws.facts import (
     vcpu_quota,
 )
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
+from tritonfleet.core.capacity import capacity_tiers
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.config.problems import both_ways, set_command
-from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport

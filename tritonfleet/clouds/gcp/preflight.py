@@ -24,9 +24,9 @@ from tritonfleet.clouds.gcp.facts import (
     project_apis,
 )
 from tritonfleet.clouds.gcp.reservations import parse_reservation
+from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.config.problems import both_ways, set_command
-from tritonfleet.core.cost import split_capacity
 from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
 
 

@@ -189,7 +189,7 @@ def _check_replicas_fit(
 def _check_tuning(ctx: RuleContext, deployment: TritonDeployment, itype: InstanceType, at: str) -> None:
     """/dev/shm is memory-backed, so a stated size must leave the replica memory to run in; rate-limiter resources
     do nothing unless the rate limiter is on."""
-    from tritonfleet.core.sizing import SHM_MAX_MEMORY_SHARE, replica_requests  # sizing imports the config package
+    from tritonfleet.core.packing import SHM_MAX_MEMORY_SHARE, replica_requests  # sizing imports the config package
 
     tuning = deployment.tuning
     memory_gi = replica_requests(itype, deployment.gpus_per_replica)[1]
