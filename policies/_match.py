@@ -1,27 +1,24 @@
 """Shared matchers: which resources a policy is about, and reading their engine (camelCase) properties.
 
+A cloud's resource types are its own (tritonfleet/clouds/<cloud>/resources.py): rules prefixed by their cloud import
+them from there; the others ask the registered clouds (tritonfleet/core/cloud.py).
+
 Properties arrive as read-only Mapping/Sequence proxies (not dicts or lists) and numbers as floats, so everything
 here goes through `collections.abc` and converts numbers itself.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import TRITON_CHART_NAME
 
-EKS_CLUSTER = "aws:eks/cluster:Cluster"
-EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+# The property readers are the neutral ones every reader of planned resources shares (the rules import them here).
+from tritonfleet.core.planned import decoded, get, is_list, is_mapping, items, number, string_map  # noqa: F401
+
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
-GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
-S3_BUCKET = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
-GCS_BUCKET = "gcp:storage/bucket:Bucket"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 HELM_CHART_V4 = "kubernetes:helm.sh/v4:Chart"
 K8S_SECRET = "kubernetes:core/v1:Secret"
@@ -34,59 +31,6 @@ K8S_WORKLOADS = (
     "kubernetes:batch/v1:CronJob",
     "kubernetes:core/v1:Pod",
 )
-AWS_PROVIDER = "pulumi:providers:aws"
-GCP_PROVIDER = "pulumi:providers:gcp"
-
-
-def s3_part(name: str) -> tuple[str, ...]:
-    """Both spellings of an S3 bucket sub-resource type: the v7 name and its deprecated V2 alias."""
-    lower = name[0].lower() + name[1:]
-    return (f"aws:s3/{lower}:{name}", f"aws:s3/{lower}V2:{name}V2")
-
-
-def is_mapping(value: Any) -> bool:
-    return isinstance(value, Mapping)
-
-
-def is_list(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
-
-
-def get(props: Any, path: str, default: Any = None) -> Any:
-    """props['a']['b']... for a dotted path; `default` when any step is missing or not an object."""
-    value = props
-    for part in path.split("."):
-        if not is_mapping(value) or part not in value:
-            return default
-        value = value[part]
-    return default if value is None else value
-
-
-def items(value: Any) -> list[Any]:
-    return list(value) if is_list(value) else []
-
-
-def number(value: Any) -> int | None:
-    """An integral count from the wire (4.0 -> 4); None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def decoded(value: Any) -> Any:
-    """Providers send nested objects as JSON text, resources as objects: the object either way (None if unreadable)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return None
-    return value
-
-
-def string_map(value: Any) -> dict[str, str]:
-    """A tags/labels map, from an object or from a provider's JSON text."""
-    value = decoded(value)
-    return {str(k): str(v) for k, v in value.items()} if is_mapping(value) else {}
 
 
 def walk(value: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
@@ -138,7 +82,3 @@ def attached(resources: Sequence[Any], bucket: Any, types: tuple[str, ...]) -> l
         if (isinstance(ref, str) and ref in names) or bucket.urn in (by_property or by_dependency):
             found.append(resource)
     return found
-
-
-def s3_buckets(resources: Sequence[Any]) -> list[Any]:
-    return [r for r in resources if r.resource_type in S3_BUCKET]

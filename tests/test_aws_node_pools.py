@@ -28,9 +28,9 @@ from components.aws.node_pools import (
     placeholder_priority_class,
 )
 from components.k8s.triton import ON_DEMAND_SHUTDOWN_SECONDS
-from policies._match import KARPENTER_NODE_POOL
 from policies._pools import gpu_pool
 from tests.conftest import ROOT, engine_config
+from tritonfleet.clouds.aws.resources import KARPENTER_NODE_POOL
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import load_stack_config

@@ -119,3 +119,70 @@ def test_region_tables_are_sourced_and_distinct():
     assert {"us-east-1", "us-west-2", "eu-west-1"} <= set(AWS_REGIONS)
     assert all(re.fullmatch(r"[a-z]+(-[a-z]+)+\d+", r) for r in GCP_REGIONS) and "us-central1" in GCP_REGIONS
     assert not set(AWS_REGIONS) & set(GCP_REGIONS)
+
+
+# A provider type token of a registered cloud: `aws:eks/cluster:Cluster`, `pulumi:providers:gcp`.
+PROVIDER_TOKEN = re.compile(rf"(?<![\w:])({'|'.join(CLOUDS)}):\w|pulumi:providers:({'|'.join(CLOUDS)})\b")
+# Neutral code that reads planned resources: it asks the registered clouds (Cloud.gpu_pool, replacement_watched...).
+# Policy rules named after their cloud (aws_*, s3_*, eks_*, gke_*, gcp_*, gcs_*) may import their cloud's tokens.
+CLOUD_RULE_PREFIXES = ("aws_", "s3_", "eks_", "gke_", "gcp_", "gcs_")
+
+
+def _spelled_tokens(source: str) -> list[str]:
+    """The provider tokens among a module's string constants (docstrings and f-string parts included)."""
+    return [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and PROVIDER_TOKEN.search(node.value)
+    ]
+
+
+def _neutral_readers_of_planned_resources() -> list:
+    found = [*(ROOT / "tritonfleet" / "plan").rglob("*.py"), *(ROOT / "tritonfleet" / "diff").rglob("*.py")]
+    found += [ROOT / "tritonfleet" / "core" / "planned.py", ROOT / "tritonfleet" / "core" / "network_policy.py"]
+    found += [p for p in (ROOT / "policies").rglob("*.py") if not p.name.startswith(CLOUD_RULE_PREFIXES)]
+    return sorted(found)
+
+
+def test_the_token_scan_finds_provider_tokens_and_only_them():
+    assert _spelled_tokens('T = "aws:eks/cluster:Cluster"\nP = ("pulumi:providers:gcp",)\nf"{x}gcp:storage/b:B"') == [
+        "aws:eks/cluster:Cluster", "pulumi:providers:gcp", "gcp:storage/b:B"
+    ]
+    assert not _spelled_tokens('A = "kubernetes:apps/v1:Deployment"\nB = "s3://bucket"\nC = "AWS: EKS"\nD = "gs://b"')
+
+
+def test_neutral_readers_of_planned_resources_spell_no_provider_token():
+    """policies/ (but cloud-prefixed rules), tritonfleet/plan/ and tritonfleet/diff/ ask `cloud(name)` for resource
+    types: a token spelled there is cloud knowledge outside its cloud's folder."""
+    modules = _neutral_readers_of_planned_resources()
+    assert len(modules) > 30
+    spelled = {str(p.relative_to(ROOT)): tokens for p in modules if (tokens := _spelled_tokens(p.read_text()))}
+    assert spelled == {}
+
+
+def test_neutral_readers_of_planned_resources_import_no_cloud_package():
+    modules = [p for p in _neutral_readers_of_planned_resources() if p.parent.name != "rules"]
+    imported = {
+        str(p.relative_to(ROOT)): node.module
+        for p in modules
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tritonfleet.clouds")
+    }
+    assert imported == {}
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_each_cloud_reads_only_its_own_planned_resources(name):
+    """Neutral code asks every registered cloud in turn: each answers None for the others' resource types."""
+    own, others = cloud(name), [cloud(n) for n in CLOUDS if n != name]
+    for other in others:
+        for typ in [*other.replacement_watched, *other.protected_types, other.provider_type]:
+            assert typ not in own.replacement_watched and typ not in own.protected_types
+            assert own.offline_outputs(typ, "x", {}) is None
+            gpu_props = {"nodeConfig": {"machineType": "a3-highgpu-8g"}, "instanceTypes": ["p5.48xlarge"]}
+            assert own.gpu_pool(typ, gpu_props, "u", "x") is None
+            assert own.platform_line(typ, {}, "x", "u", "us-east-1") is None
+            assert own.cluster_enforcement(typ, "x", {}, []) is None
+            assert own.floor_nodes(typ, {"metadata": {"annotations": {"tritonfleet.io/floor-nodes": "1"}}}, "x") is None
+            assert own.deletion_protection_off(typ, "x", {"deletionProtection": False}) is None
+    assert all(key[0] in own.replacement_watched for key in [*own.replacement_explained, *own.prod_acknowledgements])

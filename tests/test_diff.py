@@ -17,7 +17,7 @@ from tritonfleet.core.conventions import HOURS_PER_MONTH
 from tritonfleet.diff import COMMENT_LIMIT, compare_plans, compare_stack, marker, report, to_json
 from tritonfleet.diff.compare import flatten
 from tritonfleet.diff.render import NO_CHANGES
-from tritonfleet.diff.replacement import WATCHED, node_roll_reasons, replace_reasons
+from tritonfleet.diff.replacement import node_roll_reasons, replace_reasons, watched
 
 GOLDEN = ROOT / "tests" / "data" / "diff"
 AWS = "tritonfleet:aws:AwsCloud"
@@ -178,7 +178,7 @@ def test_flatten_uses_pulumi_property_paths():
 
 
 def test_replacement_table_is_small_and_matches_paths_with_indices():
-    assert len(WATCHED) <= 10 and {w.kind for w in WATCHED.values()} == {"cluster", "node pool", "node class", "bucket"}
+    assert len(watched()) <= 10 and {w.kind for w in watched().values()} == {"cluster", "node pool", "node class", "bucket"}
     pool = "gcp:container/nodePool:NodePool"
     assert replace_reasons(pool, ["nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion"]) == [
         "nodeConfig.guestAccelerators"

@@ -5,17 +5,10 @@ reach them: Karpenter, not Pulumi, launches them)."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import (
-    AWS_PROVIDER,
-    EKS_CLUSTER,
-    EKS_NODE_GROUP,
-    KARPENTER_NODE_CLASS,
-    S3_BUCKET,
-    decoded,
-    get,
-    string_map,
-)
+from policies._match import decoded, get, string_map
 from policies._settings import schema, settings
+from tritonfleet.clouds.aws.resources import EKS_CLUSTER, EKS_NODE_GROUP, KARPENTER_NODE_CLASS, S3_BUCKET
+from tritonfleet.clouds.aws.resources import PROVIDER as AWS_PROVIDER
 
 SCHEMA = schema(
     requiredTags={

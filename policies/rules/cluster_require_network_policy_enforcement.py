@@ -1,7 +1,7 @@
 """A stack that ships NetworkPolicies runs them on a cluster that enforces them.
 
 Without enforcement a NetworkPolicy is stored and shown (`kubectl get networkpolicy` looks fine) and does nothing.
-What enforces it on each cloud is read by tritonfleet/clouds/network_policy.py (sources there): EKS, the vpc-cni
+What enforces it on each cloud is read by tritonfleet/core/network_policy.py (sources there): EKS, the vpc-cni
 add-on's network-policy agent; GKE, Dataplane V2 or Calico.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from tritonfleet.clouds.network_policy import enforcement, ships_network_policies
 from tritonfleet.core.conventions import TRITON_CHART_NAME
+from tritonfleet.core.network_policy import enforcement, ships_network_policies
 
 FIX = (
     "Turn enforcement on: EKS, the vpc-cni add-on (v1.14.0 or later) with configuration values "

@@ -2,8 +2,10 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import GCP_PROVIDER, GCS_BUCKET, GKE_CLUSTER, GKE_NODE_POOL, get, string_map
+from policies._match import get, string_map
 from policies._settings import schema, settings
+from tritonfleet.clouds.gcp.resources import GCS_BUCKET, GKE_CLUSTER, GKE_NODE_POOL
+from tritonfleet.clouds.gcp.resources import PROVIDER as GCP_PROVIDER
 
 # Where each type keeps its billing labels (a node pool's nodeConfig.labels are Kubernetes node labels, not these).
 LABELS_AT = {GKE_CLUSTER: "resourceLabels", GKE_NODE_POOL: "nodeConfig.resourceLabels", GCS_BUCKET: "labels"}

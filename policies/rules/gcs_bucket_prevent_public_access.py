@@ -2,7 +2,8 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import GCS_BUCKET, get
+from policies._match import get
+from tritonfleet.clouds.gcp.resources import GCS_BUCKET
 
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:

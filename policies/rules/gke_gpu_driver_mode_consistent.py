@@ -12,10 +12,11 @@ Anything else leaves nodes with no driver, two drivers or two device plugins, an
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import GKE_NODE_POOL, get, is_gpu_operator_release, items
+from policies._match import get, is_gpu_operator_release, items
 from policies._pools import gpu_pool
 from tritonfleet.clouds.gcp.accelerators import tpu
 from tritonfleet.clouds.gcp.facts import GKE_NO_DEVICE_PLUGIN_LABEL
+from tritonfleet.clouds.gcp.resources import GKE_NODE_POOL
 
 GKE_MANAGED = ("DEFAULT", "LATEST")
 OPERATOR_MANAGED = "INSTALLATION_DISABLED"

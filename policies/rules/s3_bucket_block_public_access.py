@@ -2,7 +2,8 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import attached, get, s3_buckets
+from policies._match import attached, get
+from tritonfleet.clouds.aws.resources import s3_buckets
 
 BLOCK = ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",)
 SWITCHES = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")

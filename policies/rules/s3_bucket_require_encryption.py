@@ -2,7 +2,8 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import attached, get, items, s3_buckets, s3_part
+from policies._match import attached, get, items
+from tritonfleet.clouds.aws.resources import s3_buckets, s3_part
 
 SSE = s3_part("BucketServerSideEncryptionConfiguration")
 ALGORITHMS = ("AES256", "aws:kms", "aws:kms:dsse")

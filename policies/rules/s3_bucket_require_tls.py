@@ -4,7 +4,8 @@ import json
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import attached, get, is_list, is_mapping, s3_buckets
+from policies._match import attached, get, is_list, is_mapping
+from tritonfleet.clouds.aws.resources import s3_buckets
 
 POLICY_TYPES = ("aws:s3/bucketPolicy:BucketPolicy",)
 

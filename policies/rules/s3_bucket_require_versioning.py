@@ -2,7 +2,8 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, Severity, StackValidationArgs, StackValidationPolicy
 
-from policies._match import attached, get, s3_buckets, s3_part
+from policies._match import attached, get
+from tritonfleet.clouds.aws.resources import s3_buckets, s3_part
 
 VERSIONING = s3_part("BucketVersioning")
 

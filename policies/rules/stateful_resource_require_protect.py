@@ -3,33 +3,14 @@
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
 from policies._fixes import config_fix
-from policies._match import (
-    EKS_CLUSTER,
-    EKS_NODE_GROUP,
-    GCS_BUCKET,
-    GKE_CLUSTER,
-    GKE_NODE_POOL,
-    KARPENTER_NODE_CLASS,
-    KARPENTER_NODE_POOL,
-    S3_BUCKET,
-    get,
-)
 from policies._settings import schema, settings
+from tritonfleet.core.cloud import cloud, cloud_names
 
 SCHEMA = schema(
     resourceTypes={
         "type": "array",
         "items": {"type": "string"},
-        "default": [
-            EKS_CLUSTER,
-            EKS_NODE_GROUP,
-            KARPENTER_NODE_POOL,  # deleting one drains and terminates its GPU nodes
-            KARPENTER_NODE_CLASS,
-            *S3_BUCKET,
-            GKE_CLUSTER,
-            GKE_NODE_POOL,
-            GCS_BUCKET,
-        ],
+        "default": [typ for name in cloud_names() for typ in cloud(name).protected_types],
         "description": "resource type tokens that must be protected",
     }
 )
@@ -45,12 +26,9 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
             + config_fix(args.urn, {"protect": True}),
             None,
         )
-    if args.resource_type == GKE_CLUSTER and get(args.props, "deletionProtection") is False:
-        report_violation(
-            f"GKE cluster '{args.name}' has deletionProtection false; required: true in this environment. "
-            "Set deletion_protection=True.",
-            None,
-        )
+    for name in cloud_names():
+        if (problem := cloud(name).deletion_protection_off(args.resource_type, args.name, args.props)) is not None:
+            report_violation(problem, None)
 
 
 POLICY = ResourceValidationPolicy(

@@ -430,8 +430,8 @@ def test_the_stack_of_a_fix_is_read_from_the_urn():
 
 
 def test_an_assumed_price_below_the_floor_is_fixed_to_the_floor_both_ways():
-    from policies._pools import ASSUMED_PRICE_LABEL
     from policies.rules.cost_stack_enforce_monthly_budget import assumed_price_problems
+    from tritonfleet.core.conventions import ASSUMED_PRICE_LABEL
 
     labels = {POOL_LABEL: "b200", ASSUMED_PRICE_LABEL: "0.01"}
     b200 = changed(NODE_GROUP, "instanceTypes", ["p6-b200.48xlarge"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
+    from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine, Watched
     from tritonfleet.core.preflight import PreflightReport
 
 # cloud name -> the module that defines its CLOUD. The one place a cloud is registered.
@@ -87,6 +88,48 @@ class Cloud(ABC):
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
         """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
         cannot be asked."""
+
+    # ---- Planned resources (issue #35, planned-resources): the cloud's resources as the offline plan, the diff and
+    # the policy pack see them. Data and readers live in tritonfleet/clouds/<name>/resources.py; the shapes they
+    # return (GpuPool, Enforcement, PlatformLine, Watched) in tritonfleet/core/planned.py. Every reader answers None
+    # for a resource type that is not the cloud's, so neutral code asks each registered cloud in turn.
+    protected_types: tuple[str, ...]  # types stateful-resource-require-protect protects by default
+    replacement_watched: Mapping[str, Watched]  # type -> the inputs whose change replaces it or rolls its nodes
+    replacement_explained: Mapping[tuple[str, str], str]  # (type, input) -> why changing it replaces, in words
+    prod_acknowledgements: Mapping[tuple[str, str], str]  # (type, input) -> the config key prod needs to replace
+    offline_calls: Mapping[str, Mapping[str, Any]]  # data-source token -> the offline plan's answer
+    offline_absent_calls: Mapping[str, str]  # data-source token -> the not-found error the offline plan answers
+
+    @abstractmethod
+    def offline_outputs(self, resource_type: str, name: str, inputs: dict[str, Any]) -> dict[str, Any] | None:
+        """The outputs the offline plan gives one of the cloud's resources (its inputs plus what the cloud would
+        compute, derived from the name only); None for a type not the cloud's."""
+
+    @abstractmethod
+    def gpu_pool(self, resource_type: str, props: Any, urn: str, name: str) -> GpuPool | None:
+        """The GPU pool a planned node group / node pool describes (engine properties); None when it is none."""
+
+    @abstractmethod
+    def floor_nodes(self, resource_type: str, props: Any, name: str) -> tuple[str, int] | None:
+        """(pool, nodes) a planned node pool resource declares it keeps up at the plan's floor; None where none."""
+
+    @abstractmethod
+    def cluster_enforcement(
+        self, resource_type: str, name: str, props: Any, resources: Sequence[tuple[str, str, Any]]
+    ) -> Enforcement | None:
+        """Whether a planned cluster enforces NetworkPolicy (`resources`: the stack's (type, name, properties));
+        None for a resource that is not one of the cloud's clusters."""
+
+    @abstractmethod
+    def platform_line(self, resource_type: str, props: Any, name: str, urn: str, region: str | None) -> PlatformLine | None:
+        """The non-GPU bill line a planned resource proves (control plane, system nodes, NAT...); None where none."""
+
+    @abstractmethod
+    def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
+        """Why a planned resource's own deletion protection (the cloud's, besides Pulumi's protect) is off, in
+        words with its fix; None where it is on or the resource has none."""
+
+    # ---- end of planned resources ----
 
 
 def cloud_names() -> tuple[str, ...]:

@@ -14,10 +14,10 @@ from typing import Any
 
 from tritonfleet.core.config.problems import file_edit, set_command
 from tritonfleet.diff.replacement import (
-    EXPLAINED,
-    PROD_ACKNOWLEDGEMENT,
+    explained,
     node_roll_reasons,
     path_under,
+    prod_acknowledgement,
     replace_reasons,
     watched_kind,
 )
@@ -389,7 +389,8 @@ def flags(changes: list[ResourceChange], base: list[dict[str, Any]]) -> list[Fla
         elif change.replace_reasons:
             if before.get("deleteBeforeReplace"):
                 notes.append("deleteBeforeReplace: gone before its replacement exists")
-            notes += [EXPLAINED[(change.type, r)] for r in change.replace_reasons if (change.type, r) in EXPLAINED]
+            why = explained()
+            notes += [why[(change.type, r)] for r in change.replace_reasons if (change.type, r) in why]
             out.append(
                 Flag("replace", change.kind, change.name, change.type, change.urn, tuple(change.replace_reasons), tuple(notes))
             )
@@ -602,7 +603,7 @@ def refusals(diff: StackDiff, head: dict[str, Any] | None) -> list[str]:
     out = []
     for flag in diff.flags:
         for reason in flag.reasons if flag.action == "replace" else ():
-            key = PROD_ACKNOWLEDGEMENT.get((flag.type, reason))
+            key = prod_acknowledgement().get((flag.type, reason))
             if key and key not in acknowledged:
                 command = set_command(key, True, diff.stack)
                 out.append(

@@ -13,12 +13,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from tritonfleet.clouds.network_policy import enforcement, ships_network_policies
 from tritonfleet.core.bill import BillLine, known_total, other_lines
 from tritonfleet.core.bill import total as bill_total
 from tritonfleet.core.config import StackConfig, load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH, TRITON_CHART_NAME
 from tritonfleet.core.cost import StackCost, stack_cost
+from tritonfleet.core.network_policy import enforcement, ships_network_policies
 from tritonfleet.plan.fingerprint import fingerprint_section, input_digests
 from tritonfleet.plan.project import load_project, stack_config
 from tritonfleet.plan.sizing import plan_sizing

@@ -25,7 +25,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import resource_pb2, source_pb2
 
-from tritonfleet.plan.fake_state import ABSENT_CALLS, fake_call, fake_outputs
+from tritonfleet.plan.fake_state import absent_call, fake_call, fake_outputs
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -108,8 +108,9 @@ class _Mocks(pulumi.runtime.Mocks):
         return f"{args.name}-id", fake_outputs(args.typ, args.name, dict(args.inputs))
 
     def call(self, args: pulumi.runtime.MockCallArgs):
-        if args.token in ABSENT_CALLS:  # a failed data source, as the provider reports it (the program may catch it)
-            return {}, [("name", ABSENT_CALLS[args.token])]
+        absent = absent_call(args.token)
+        if absent is not None:  # a failed data source, as the provider reports it (the program may catch it)
+            return {}, [("name", absent)]
         answer = fake_call(args.token)
         if answer is None:
             raise PlanError(f"the program called {args.token}, which the offline plan does not answer")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from tritonfleet.clouds.aws import facts
+from tritonfleet.clouds.aws import resources as aws_resources
 from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
 
 
@@ -31,13 +34,34 @@ class Aws(Cloud):
 
         return preflight(config, deadline_s)
 
+    # ---- Planned resources (issue #35, planned-resources): resources.py's readers ----
+    def offline_outputs(self, resource_type: str, name: str, inputs: dict[str, Any]) -> dict[str, Any] | None:
+        return aws_resources.offline_outputs(resource_type, name, inputs)
+
+    def gpu_pool(self, resource_type: str, props: Any, urn: str, name: str) -> GpuPool | None:
+        return aws_resources.gpu_pool(resource_type, props, urn, name)
+
+    def floor_nodes(self, resource_type: str, props: Any, name: str) -> tuple[str, int] | None:
+        return aws_resources.floor_nodes(resource_type, props, name)
+
+    def cluster_enforcement(
+        self, resource_type: str, name: str, props: Any, resources: Sequence[tuple[str, str, Any]]
+    ) -> Enforcement | None:
+        return aws_resources.cluster_enforcement(resource_type, name, props, resources)
+
+    def platform_line(self, resource_type: str, props: Any, name: str, urn: str, region: str | None) -> PlatformLine | None:
+        return aws_resources.platform_line(resource_type, props, name, urn, region)
+
+    def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
+        return aws_resources.deletion_protection_off(resource_type, name, props)
+
 
 CLOUD = Aws(
     name="aws",
     package="tritonfleet.clouds.aws",
     adapter="components.aws.cloud:AwsCloud",
     uri_scheme="s3",
-    provider_type="pulumi:providers:aws",
+    provider_type=aws_resources.PROVIDER,
     gpu_taint_value=facts.GPU_TAINT_VALUE,
     spot_notice_seconds=facts.SPOT_NOTICE_SECONDS,
     spot_falls_back_to_on_demand=facts.SPOT_FALLS_BACK_TO_ON_DEMAND,
@@ -46,4 +70,11 @@ CLOUD = Aws(
     preferred_spreads_add_nodes=facts.PREFERRED_SPREADS_ADD_NODES,
     hostname_spread_caps_new_nodes=facts.HOSTNAME_SPREAD_CAPS_NEW_NODES,
     rollout_traffic_routers=facts.ROLLOUT_TRAFFIC_ROUTERS,
+    # planned resources (issue #35, planned-resources)
+    protected_types=aws_resources.PROTECTED,
+    replacement_watched=aws_resources.WATCHED,
+    replacement_explained=aws_resources.EXPLAINED,
+    prod_acknowledgements=aws_resources.PROD_ACKNOWLEDGEMENT,
+    offline_calls=aws_resources.OFFLINE_CALLS,
+    offline_absent_calls=aws_resources.ABSENT_CALLS,
 )
