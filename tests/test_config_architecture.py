@@ -4,10 +4,8 @@ images. The shipped catalog has no arm64 row yet, so these tests add one to a co
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
-import yaml
+from test_catalog_facts import _catalog_data
 from test_config import _dev, _load, _pool
 
 from tritonfleet.core.catalog import Catalog
@@ -31,7 +29,7 @@ ARM64_L40S_ROW = {
 
 @pytest.fixture
 def arm64_catalog(monkeypatch):
-    data = yaml.safe_load(resources.files("tritonfleet.core").joinpath("catalog.yaml").read_text())
+    data = _catalog_data()
     data["gpus"]["GB200"] = GB200_GPU
     data["instanceTypes"] += [GB200_ROW, ARM64_L40S_ROW]
     catalog = Catalog.model_validate(data)
