@@ -29,13 +29,18 @@ ARM64_L40S_ROW = {
 
 @pytest.fixture
 def arm64_catalog(monkeypatch):
+    """The shipped catalog with the rows above, as every module's load_catalog() answers during the test."""
+    from tritonfleet.core import catalog as catalog_module
+
     data = _catalog_data()
     data["gpus"]["GB200"] = GB200_GPU
     data["instanceTypes"] += [GB200_ROW, ARM64_L40S_ROW]
     catalog = Catalog.model_validate(data)
-    for module in ("tritonfleet.core.config.loader", "tritonfleet.core.config.schema"):
-        monkeypatch.setattr(f"{module}.load_catalog", lambda: catalog)
-    return catalog
+    catalog_module.load_catalog.cache_clear()
+    monkeypatch.setattr(catalog_module, "parse_catalog", lambda text: catalog)
+    yield catalog
+    monkeypatch.undo()
+    catalog_module.load_catalog.cache_clear()
 
 
 def _problem(doc: dict, key: str):
@@ -70,13 +75,23 @@ def test_a_gpu_sold_only_on_arm64_hosts_is_refused_for_another_gpu(arm64_catalog
 
 def test_an_arm64_type_is_never_a_spot_diversity_type(arm64_catalog, monkeypatch):
     """Karpenter's burst NodePool takes other types of the pool's GPU: never one of another architecture."""
-    from components.aws import node_pools
+    from components.aws.node_pools import diversified_types
 
-    monkeypatch.setattr(node_pools, "load_catalog", lambda: arm64_catalog)
     g6e = arm64_catalog.find("aws", "g6e.xlarge")
-    assert "g6eg.xlarge" not in node_pools.diversified_types(g6e, "us-east-1")
+    assert "g6eg.xlarge" not in diversified_types(g6e, "us-east-1")
     # ... which it would be on price and size alone
     x86 = arm64_catalog.find("aws", "g6eg.xlarge").model_copy(update={"host": g6e.host})
-    monkeypatch.setattr(node_pools, "load_catalog", lambda: arm64_catalog.model_copy(
-        update={"instance_types": (*arm64_catalog.instance_types[:-1], x86)}))
-    assert "g6eg.xlarge" in node_pools.diversified_types(g6e, "us-east-1")
+    rows = tuple(x86 if t.name == x86.name else t for t in arm64_catalog.instance_types)
+    monkeypatch.setattr("components.aws.node_pools.load_catalog", lambda: arm64_catalog.model_copy(update={"instance_types": rows}))
+    assert "g6eg.xlarge" in diversified_types(g6e, "us-east-1")
+
+
+def test_an_arm64_type_is_never_a_size_option(arm64_catalog, stack_config):
+    from tritonfleet.core.size_options import rank_options
+
+    prod = stack_config("prod")
+    vision = next(d for d in prod.triton_deployments if d.name == "vision")
+    ranking = rank_options(prod, vision, None)
+    assert not [o for o in ranking.ranked if o.instance_type == "g6eg.xlarge"]
+    excluded = [o for o in ranking.excluded if o.instance_type == "g6eg.xlarge"]
+    assert excluded and all("g6eg.xlarge is arm64; GPU nodes on aws are x86_64" in o.excluded for o in excluded)
