@@ -35,16 +35,21 @@ from components.gcp.cluster import (
     provider_kubeconfig,
 )
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
-from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
-from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
-from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
-from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
 from tritonfleet.clouds.gcp.config_rules import node_account_id
+from tritonfleet.clouds.gcp.drivers import (
+    cos_driver_installer,
+    gke_gpu_operator_values,
+    gpu_driver_setup,
+    gpu_operator_resource_quota,
+)
+from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from tritonfleet.clouds.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
+from tritonfleet.clouds.gcp.maintenance import maintenance_for
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.scheduling import PoolFacts
 

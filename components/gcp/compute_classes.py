@@ -29,13 +29,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.gcp.node_pools import class_taint, compute_class_name, gpu_node_pool_specs, spot_shutdown
 from tritonfleet.clouds.gcp.facts import (
     COMPUTE_CLASS_API_VERSION,
     COMPUTE_CLASS_KIND,
     COMPUTE_CLASS_LABEL,
     SCHEDULED_MAINTENANCE_LABEL,
 )
+from tritonfleet.clouds.gcp.node_pools import class_taint, compute_class_name, gpu_node_pool_specs, spot_shutdown
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import PROJECT
 from tritonfleet.core.disruption import consolidation_delay_seconds

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.aws.exposure import aws_exposure_facts
-from components.gcp.exposure import gcp_exposure_facts
+from tritonfleet.clouds.aws.exposure import aws_exposure_facts
+from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts
 from tritonfleet.clouds.gcp.facts import PRIVATE_GOOGLE_APIS_CIDR
 from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
 
@@ -61,7 +61,7 @@ S3_CIDRS = ("52.216.0.0/15",)
 _FACTS = {"aws": lambda cidrs: aws_exposure_facts(cidrs, S3_CIDRS), "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
 
 
-# The public /24s of the VPC tritonfleet creates on AWS, in two zones (components/aws/layout.py).
+# The public /24s of the VPC tritonfleet creates on AWS, in two zones (tritonfleet/clouds/aws/layout.py).
 DEFAULT_LOAD_BALANCER_CIDRS = ("10.0.224.0/24", "10.0.225.0/24")
 
 

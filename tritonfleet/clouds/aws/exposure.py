@@ -60,7 +60,7 @@ ALB_ANNOTATIONS = {
 def aws_egress(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> tuple[EgressRule, ...]:
     """Where Triton's pods open connections besides DNS: HTTPS to S3 (the region's prefix list) for the model
     repository, and HTTPS to the load balancer subnets, where STS's interface endpoint answers the IRSA token exchange
-    (sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
+    (components/aws/sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
     agent (169.254.170.23:80) is not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py)."""
     return tuple(EgressRule(cidr, 443) for cidr in dict.fromkeys((*s3_cidrs, *load_balancer_cidrs)))
 
