@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
+    from tritonfleet.core.exposure import ExposureFacts
     from tritonfleet.core.preflight import PreflightReport
 
 # cloud name -> the module that defines its CLOUD. The one place a cloud is registered.
@@ -87,6 +88,21 @@ class Cloud(ABC):
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
         """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
         cannot be asked."""
+
+    # --- cloud-pure (issue #35 point 1): how Triton is exposed, asked by the Kubernetes layer's access matrix ---
+    @abstractmethod
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        """How Triton is exposed on the cloud (core/exposure.py), its object store at the offline plan's addresses,
+        for load balancers in `load_balancer_cidrs` (None: those of a stack on the network tritonfleet creates)."""
+
+    @abstractmethod
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        """Where a stack's load balancers live on the network tritonfleet creates, where they have subnets of their
+        own that Triton's pods may reach (AWS: STS's interface endpoint answers there); empty where they have none."""
+
+    @abstractmethod
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        """Where Triton's pods reach the model bucket, as the offline plan answers."""
 
 
 def cloud_names() -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.exposure import ExposureFacts
     from tritonfleet.core.preflight import PreflightReport
 
 
@@ -30,6 +31,23 @@ class Aws(Cloud):
         from tritonfleet.clouds.aws.preflight import preflight
 
         return preflight(config, deadline_s)
+
+    # --- cloud-pure (issue #35 point 1): exposure ---
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS, aws_exposure_facts
+
+        cidrs = self.load_balancer_cidrs() if load_balancer_cidrs is None else load_balancer_cidrs
+        return aws_exposure_facts(cidrs, PLANNED_S3_CIDRS)
+
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        from tritonfleet.clouds.aws.exposure import PLANNED_LOAD_BALANCER_CIDRS
+
+        return PLANNED_LOAD_BALANCER_CIDRS
+
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS
+
+        return PLANNED_S3_CIDRS
 
 
 CLOUD = Aws(

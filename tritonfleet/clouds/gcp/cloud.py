@@ -11,6 +11,7 @@ from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.exposure import ExposureFacts
     from tritonfleet.core.preflight import PreflightReport
 
 
@@ -30,6 +31,19 @@ class Gcp(Cloud):
         from tritonfleet.clouds.gcp.preflight import preflight
 
         return preflight(config, deadline_s)
+
+    # --- cloud-pure (issue #35 point 1): exposure ---
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        """GKE's load balancers have no subnets of their own: `load_balancer_cidrs` changes nothing here."""
+        from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts
+
+        return gcp_exposure_facts()
+
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        return ()
+
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        return (facts.PRIVATE_GOOGLE_APIS_CIDR,)
 
 
 CLOUD = Gcp(
