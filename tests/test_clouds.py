@@ -185,3 +185,24 @@ def test_the_aws_planned_addresses_are_the_layouts_and_the_offline_plans():
     assert aws.load_balancer_cidrs() == tuple(plan.public_cidr for plan in subnet_layout(["a", "b"]))
     assert aws.object_store_cidrs() == tuple(_CALLS["aws:ec2/getPrefixList:getPrefixList"]["cidrBlocks"])
     assert aws.exposure_facts(("10.9.0.0/24",)).load_balancer_sources["public"] == ("10.9.0.0/24",)
+
+
+def test_a_repository_uri_names_the_scheme_of_a_registered_cloud():
+    from tritonfleet.core.object_store import RepositoryUri, StoreError
+
+    for name in CLOUDS:
+        scheme = cloud(name).uri_scheme
+        assert str(RepositoryUri.parse(f"{scheme}://models-bucket/llm")) == f"{scheme}://models-bucket/llm/"
+    with pytest.raises(StoreError, match=r"is not a bucket URI: use s3://BUCKET\[/PREFIX\] or gs://BUCKET\[/PREFIX\]$"):
+        RepositoryUri.parse("az://models-bucket")
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_open_store_opens_the_store_of_the_cloud_whose_scheme_the_uri_has(name, monkeypatch):
+    """Each cloud's store lives in its own package (storage.py); the SDK is not asked here (a stand-in class)."""
+    from tritonfleet.core.object_store import RepositoryUri, open_store
+
+    store_class = {"aws": "S3Store", "gcp": "GcsStore"}[name]
+    monkeypatch.setattr(f"tritonfleet.clouds.{name}.storage.{store_class}", lambda uri: ("opened", uri))
+    uri = RepositoryUri(cloud(name).uri_scheme, "models-bucket", "llm/")
+    assert open_store(uri) == ("opened", uri)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
     from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.preflight import PreflightReport
 
 # cloud name -> the module that defines its CLOUD. The one place a cloud is registered.
@@ -89,7 +90,8 @@ class Cloud(ABC):
         """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
         cannot be asked."""
 
-    # --- cloud-pure (issue #35 point 1): how Triton is exposed, asked by the Kubernetes layer's access matrix ---
+    # --- cloud-pure (issue #35 point 1): how Triton is exposed (asked by the Kubernetes layer's access matrix) and the
+    # model bucket's store (core/object_store.py opens it by URI scheme) ---
     @abstractmethod
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         """How Triton is exposed on the cloud (core/exposure.py), its object store at the offline plan's addresses,
@@ -103,6 +105,10 @@ class Cloud(ABC):
     @abstractmethod
     def object_store_cidrs(self) -> tuple[str, ...]:
         """Where Triton's pods reach the model bucket, as the offline plan answers."""
+
+    @abstractmethod
+    def object_store(self, uri: RepositoryUri) -> Store:
+        """The store behind a model repository URI of this cloud's scheme (`uri_scheme`), its SDK imported now."""
 
 
 def cloud_names() -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from tritonfleet.core.cloud import Cloud
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.preflight import PreflightReport
 
 
@@ -32,7 +33,7 @@ class Aws(Cloud):
 
         return preflight(config, deadline_s)
 
-    # --- cloud-pure (issue #35 point 1): exposure ---
+    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS, aws_exposure_facts
 
@@ -48,6 +49,11 @@ class Aws(Cloud):
         from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS
 
         return PLANNED_S3_CIDRS
+
+    def object_store(self, uri: RepositoryUri) -> Store:
+        from tritonfleet.clouds.aws.storage import S3Store
+
+        return S3Store(uri)
 
 
 CLOUD = Aws(

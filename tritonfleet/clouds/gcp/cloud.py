@@ -12,6 +12,7 @@ from tritonfleet.core.cloud import Cloud
 if TYPE_CHECKING:
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.preflight import PreflightReport
 
 
@@ -32,7 +33,7 @@ class Gcp(Cloud):
 
         return preflight(config, deadline_s)
 
-    # --- cloud-pure (issue #35 point 1): exposure ---
+    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         """GKE's load balancers have no subnets of their own: `load_balancer_cidrs` changes nothing here."""
         from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts
@@ -44,6 +45,11 @@ class Gcp(Cloud):
 
     def object_store_cidrs(self) -> tuple[str, ...]:
         return (facts.PRIVATE_GOOGLE_APIS_CIDR,)
+
+    def object_store(self, uri: RepositoryUri) -> Store:
+        from tritonfleet.clouds.gcp.storage import GcsStore
+
+        return GcsStore(uri)
 
 
 CLOUD = Gcp(
