@@ -114,6 +114,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
     """The AWS floor: EKS with Karpenter GPU NodePools, S3 model buckets and IRSA identities."""
 
     cloud = "aws"
+    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
         # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
@@ -281,19 +282,14 @@ class AwsCloud(CloudAdapter[EksFloor]):
             s3_cidrs=s3_cidrs(config.region, pulumi.InvokeOptions(parent=self, provider=provider)),
         )
 
-    def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_id=request.kms_key,
-                protected=request.protected,
-                tags=request.labels,
-            ),
-            opts=floor.children,
+    def bucket_args(self, floor: EksFloor, request: BucketRequest) -> ModelBucketArgs:
+        return ModelBucketArgs(
+            bucket_name=request.physical_name,
+            noncurrent_version_days=request.noncurrent_version_days,
+            kms_key_id=request.kms_key,
+            protected=request.protected,
+            tags=request.labels,
         )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
 
     def triton_identities(
         self, name: str, floor: EksFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]

@@ -73,6 +73,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     """The GCP floor: GKE Standard with GPU node pools, GCS model buckets and Workload Identity."""
 
     cloud = "gcp"
+    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> GkeFloor:
         provider = gcp.Provider(
@@ -202,20 +203,15 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             bucket_location=config.region.upper(),
         )
 
-    def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                location=floor.bucket_location,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_name=request.kms_key,
-                protected=request.protected,
-                labels=request.labels,
-            ),
-            opts=floor.children,
+    def bucket_args(self, floor: GkeFloor, request: BucketRequest) -> ModelBucketArgs:
+        return ModelBucketArgs(
+            bucket_name=request.physical_name,
+            location=floor.bucket_location,
+            noncurrent_version_days=request.noncurrent_version_days,
+            kms_key_name=request.kms_key,
+            protected=request.protected,
+            labels=request.labels,
         )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.name)
 
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
