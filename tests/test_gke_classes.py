@@ -9,11 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from components.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
 from components.k8s.triton import shutdown_budget
 from components.k8s.values import tolerates
 from tests.conftest import STACKS
 from tests.gcp_helpers import decoded, encoded
+from tritonfleet.clouds.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
 from tritonfleet.clouds.gcp.facts import (
     COMPUTE_CLASS_LABEL,
     SPOT_EXTENDED_SHUTDOWN_MIN_VERSION,

@@ -34,10 +34,11 @@ from components.gcp.cluster import (
     kubeconfig,
     provider_kubeconfig,
 )
-from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
+from components.gcp.compute_classes import create_compute_class
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
 from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
+from tritonfleet.clouds.gcp.compute_classes import compute_class_specs, gke_pool_facts
 from tritonfleet.clouds.gcp.config_rules import node_account_id
 from tritonfleet.clouds.gcp.drivers import (
     cos_driver_installer,

@@ -6,7 +6,7 @@ One configured GPU pool becomes one GKE node pool per purchase option (`class_bo
 spotShare of the burst (their maxima add up to maxNodes); reservation and flex-start pools stay one pool.
 Bounds are GKE's *total* node counts (`total_min_node_count`), not the per-zone counts a regional pool multiplies.
 
-Every GPU node pool joins the compute class of its pool's head (components/gcp/compute_classes.py): label and taint
+Every GPU node pool joins the compute class of its pool's head (compute_classes.py): label and taint
 `cloud.google.com/compute-class=<class>`, beside the GPU taint. Upgrades, spot shutdown and local SSDs follow the
 purchase option and the machine (docs/gcp.md).
 """
@@ -73,7 +73,7 @@ def class_bounds(config: StackConfig, pool: GpuPool) -> CapacitySplit:
     minNodes, the on-demand base, and the nodes the deployments' minReplicas keep up), so the autoscaler holds what the
     plan counts and the policy pack reads it back. A mixed pool's on-demand node pool keeps the on-demand base; the
     spot node pool's maximum is the spotShare of the burst, and the class tries spot before on-demand
-    (components/gcp/compute_classes.py), so nodes above the base are spot until that maximum, on-demand after it."""
+    (compute_classes.py), so nodes above the base are spot until that maximum, on-demand after it."""
     placed = floor_placement(config).get(pool.name)
     floor = placed.nodes if placed else kept_nodes(config, pool)
     low, high = fill_split(config.cloud, pool, floor), split_nodes(pool, pool.max_nodes)
