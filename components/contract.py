@@ -4,7 +4,8 @@ A cloud adapter is a `CloudAdapter` subclass in `components/<cloud>/cloud.py`, r
 `components/platform.py`. Its constructor (written once, below) builds every cloud the same way:
 
 1. `build_cluster`: the cloud's own floor (network, cluster, GPU capacity, cluster add-ons);
-2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here);
+2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here), built the same
+   way for every cloud from its bucket component (`bucket_component`) and that component's arguments (`bucket_args`);
 3. `triton_identities`: one keyless read identity per `IdentityRequest` (one per Triton deployment, sliced here);
 4. `cluster_facts`: the `ClusterFacts` the Kubernetes layer reads. Nothing above this contract says aws or gcp.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -151,7 +152,20 @@ def after_grants(value: pulumi.Input[str], grants: list[pulumi.CustomResource]) 
     return pulumi.Output.all(value, *(grant.id for grant in grants)).apply(lambda args: args[0])
 
 
-Floor = TypeVar("Floor")
+class AdapterFloor(Protocol):
+    """What the contract reads of every adapter's floor."""
+
+    children: pulumi.ResourceOptions  # parent: the adapter; provider: the cloud's provider of the stack
+
+
+class BucketComponent(Protocol):
+    """A cloud's model bucket component (components/<cloud>/bucket.py), as the contract reads it."""
+
+    uri: pulumi.Output[str]
+    grant_target: pulumi.Output[str]
+
+
+Floor = TypeVar("Floor", bound=AdapterFloor)
 
 
 class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
@@ -159,6 +173,9 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
 
     cloud: ClassVar[str]
     """The `cloud` config value this adapter serves; its type token is `tritonfleet:<cloud>:<ClassName>`."""
+
+    bucket_component: ClassVar[Any]
+    """The cloud's model bucket ComponentResource class: built as `(name, bucket_args(...), opts=floor.children)`."""
 
     facts: ClusterFacts
     """What the Kubernetes layer reads (set once the constructor returns)."""
@@ -182,9 +199,17 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         """The cloud's network, cluster, GPU capacity and cluster add-ons, as children of this component; returns
         what the later steps need (the cluster, its Kubernetes provider, config slices)."""
 
-    @abstractmethod
     def model_bucket(self, name: str, floor: Floor, request: BucketRequest) -> ModelStore:
-        """One private, versioned model bucket."""
+        """One private, versioned model bucket, `<name>-<bucket>`, a child of this adapter with the cloud's provider;
+        the store it gives is its URI and what the identities' grants name."""
+        bucket: BucketComponent = self.bucket_component(
+            f"{name}-{request.name}", self.bucket_args(floor, request), opts=floor.children
+        )
+        return ModelStore(uri=bucket.uri, grant_target=bucket.grant_target)
+
+    @abstractmethod
+    def bucket_args(self, floor: Floor, request: BucketRequest) -> Any:
+        """The arguments of the cloud's bucket component for one request."""
 
     @abstractmethod
     def triton_identities(

@@ -16,7 +16,7 @@ from components.k8s.access_matrix import cloud_facts
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.exposure import ExposureFacts
 
-# AWS: the public /24s of the VPC this stack creates in two zones (components/aws/layout.py).
+# AWS: the public /24s of the VPC this stack creates in two zones (tritonfleet/clouds/aws/layout.py).
 FACTS: dict[str, ExposureFacts] = {"aws": cloud_facts("aws"), "gcp": cloud_facts("gcp")}
 ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
 

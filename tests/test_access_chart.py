@@ -175,8 +175,8 @@ def test_one_network_policy_selects_only_the_triton_pods(label, cloud, access):
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
 def test_no_ip_block_admits_pod_addresses(label, cloud, access):
     """With the VPC CNI pods take VPC addresses, on GKE the pod range: an ipBlock over either admits every pod."""
-    from components.aws.layout import subnet_layout
-    from components.gcp.layout import POD_CIDR
+    from tritonfleet.clouds.aws.layout import subnet_layout
+    from tritonfleet.clouds.gcp.layout import POD_CIDR
 
     _, objects = _objects(cloud, access)
     (policy,) = _kind(objects, "NetworkPolicy")

@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.aws.layout import load_balancer_cidrs, subnet_layout
-from components.gcp.layout import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
 from tests.plan_cache import shared_text, tool_stamp
 from tests.serving_helpers import planned_values, render, triton_cases
+from tritonfleet.clouds.aws.layout import load_balancer_cidrs, subnet_layout
 from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.clouds.gcp.layout import NODE_CIDR, POD_CIDR
 from tritonfleet.core.config import TritonDeployment, load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 from tritonfleet.core.exposure import CLUSTER, INTERNAL, INTERNAL_APPLICATION, MODES, PUBLIC

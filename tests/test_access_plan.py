@@ -99,7 +99,7 @@ INTERNAL_APP = {"exposure": "internal", "loadBalancer": "application", "hostname
 
 
 def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subnet_and_its_firewall_rule(tmp_path, stock_plan):
-    from components.gcp.exposure import GOOGLE_FRONT_END_RANGES
+    from tritonfleet.clouds.gcp.exposure import GOOGLE_FRONT_END_RANGES
 
     access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}, "loadBalancerGrpc": False}
     plan = _plan_with_access(tmp_path, "gcp-prod", access, {"proxyOnlySubnetCidr": "10.30.0.0/23"})

@@ -9,8 +9,8 @@ import json
 import pytest
 from conftest import engine_config
 
-from components.aws.exposure import eks_endpoint_access
-from components.gcp.exposure import gke_control_plane_access
+from tritonfleet.clouds.aws.exposure import eks_endpoint_access
+from tritonfleet.clouds.gcp.exposure import gke_control_plane_access
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.exposure import ControlPlaneAccess, control_plane_access
 

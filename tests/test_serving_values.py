@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.gcp.compute_classes import gke_pool_facts
-from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from components.k8s.autoscaling import prometheus_adapter_values
 from components.k8s.gpu_operator import gpu_operator_values, resource_quota
 from components.k8s.triton import (
@@ -21,6 +19,8 @@ from tests.conftest import STACKS
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import missing_keys, upstream_values
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
+from tritonfleet.clouds.gcp.compute_classes import gke_pool_facts
+from tritonfleet.clouds.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from tritonfleet.clouds.gcp.facts import SPOT_POD_SHUTDOWN_SECONDS as GKE_SPOT_POD_SECONDS
 from tritonfleet.core import conventions, pins
 from tritonfleet.core.catalog import load_catalog

@@ -128,4 +128,5 @@ class ModelBucket(pulumi.ComponentResource):
         self.name = bucket.bucket
         self.arn = bucket.arn
         self.uri = bucket.bucket.apply(lambda b: f"s3://{b}")
+        self.grant_target = self.arn  # what an IAM grant on the bucket names
         self.register_outputs({"name": self.name, "arn": self.arn, "uri": self.uri})

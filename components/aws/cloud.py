@@ -15,13 +15,30 @@ import pulumi_kubernetes as k8s
 
 from components.aws.bucket import ModelBucket, ModelBucketArgs
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
-from components.aws.cluster_access import support_type
-from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
-from components.aws.karpenter_iam import CNI_POLICY
-from components.aws.layout import (
+from components.aws.load_balancer_controller import (
+    LoadBalancerController,
+    LoadBalancerControllerArgs,
+    needs_load_balancer_controller,
+)
+from components.aws.network import Network, NetworkArgs, s3_gateway_service
+from components.aws.sts_endpoint import StsEndpoint
+from components.contract import (
+    BucketRequest,
+    CloudAdapter,
+    ClusterFacts,
+    IdentityRequest,
+    ModelStore,
+    TritonIdentity,
+    shared_facts,
+)
+from tritonfleet.clouds.aws.cluster_access import support_type
+from tritonfleet.clouds.aws.exposure import api_ingress_cidrs, aws_exposure_facts
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
+from tritonfleet.clouds.aws.karpenter_iam import CNI_POLICY
+from tritonfleet.clouds.aws.layout import (
     IMAGE_VOLUME_DEVICE,
     SYSTEM_AMI_TYPE,
     VPC_CIDR,
@@ -33,25 +50,8 @@ from components.aws.layout import (
     nat_zones,
     system_instance_type,
 )
-from components.aws.load_balancer_controller import (
-    LoadBalancerController,
-    LoadBalancerControllerArgs,
-    needs_load_balancer_controller,
-)
-from components.aws.network import Network, NetworkArgs, s3_gateway_service
-from components.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
-from components.aws.sts_endpoint import StsEndpoint
-from components.contract import (
-    BucketRequest,
-    CloudAdapter,
-    ClusterFacts,
-    IdentityRequest,
-    ModelStore,
-    TritonIdentity,
-    shared_facts,
-)
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
+from tritonfleet.clouds.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL
@@ -114,6 +114,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
     """The AWS floor: EKS with Karpenter GPU NodePools, S3 model buckets and IRSA identities."""
 
     cloud = "aws"
+    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
         # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
@@ -281,19 +282,14 @@ class AwsCloud(CloudAdapter[EksFloor]):
             s3_cidrs=s3_cidrs(config.region, pulumi.InvokeOptions(parent=self, provider=provider)),
         )
 
-    def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_id=request.kms_key,
-                protected=request.protected,
-                tags=request.labels,
-            ),
-            opts=floor.children,
+    def bucket_args(self, floor: EksFloor, request: BucketRequest) -> ModelBucketArgs:
+        return ModelBucketArgs(
+            bucket_name=request.physical_name,
+            noncurrent_version_days=request.noncurrent_version_days,
+            kms_key_id=request.kms_key,
+            protected=request.protected,
+            tags=request.labels,
         )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
 
     def triton_identities(
         self, name: str, floor: EksFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]

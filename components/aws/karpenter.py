@@ -15,7 +15,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.karpenter_iam import (
+from tritonfleet.clouds.aws.iam_policies import service_trust_policy
+from tritonfleet.clouds.aws.karpenter_iam import (
     CONTROLLER_POLICIES,
     ClusterScope,
     controller_policies,
@@ -23,21 +24,20 @@ from components.aws.karpenter_iam import (
     node_role_policies,
     pod_identity_trust_policy,
 )
-from components.aws.karpenter_interruption import (
+from tritonfleet.clouds.aws.karpenter_interruption import (
     INTERRUPTION_RULES,
     MESSAGE_RETENTION_SECONDS,
     TARGET_ID,
     interruption_queue_name,
     interruption_queue_policy,
 )
-from components.aws.karpenter_values import (
+from tritonfleet.clouds.aws.karpenter_values import (
     CRD_RELEASE_NAME,
     NAMESPACE,
     RELEASE_NAME,
     SERVICE_ACCOUNT,
     karpenter_values,
 )
-from components.aws.policies import service_trust_policy
 from tritonfleet.core import pins
 
 

@@ -74,4 +74,5 @@ class ModelBucket(pulumi.ComponentResource):
         )
         self.name = bucket.name
         self.uri = bucket.name.apply(lambda b: f"gs://{b}")
+        self.grant_target = self.name  # what an IAM binding on the bucket names
         self.register_outputs({"name": self.name, "uri": self.uri})

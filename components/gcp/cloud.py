@@ -34,17 +34,23 @@ from components.gcp.cluster import (
     kubeconfig,
     provider_kubeconfig,
 )
-from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
-from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from components.gcp.compute_classes import create_compute_class
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
-from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
-from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
-from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
+from tritonfleet.clouds.gcp.compute_classes import compute_class_specs, gke_pool_facts
 from tritonfleet.clouds.gcp.config_rules import node_account_id
+from tritonfleet.clouds.gcp.drivers import (
+    cos_driver_installer,
+    gke_gpu_operator_values,
+    gpu_driver_setup,
+    gpu_operator_resource_quota,
+)
+from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from tritonfleet.clouds.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
+from tritonfleet.clouds.gcp.maintenance import maintenance_for
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.scheduling import PoolFacts
 
@@ -68,6 +74,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     """The GCP floor: GKE Standard with GPU node pools, GCS model buckets and Workload Identity."""
 
     cloud = "gcp"
+    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> GkeFloor:
         provider = gcp.Provider(
@@ -197,20 +204,15 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             bucket_location=config.region.upper(),
         )
 
-    def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                location=floor.bucket_location,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_name=request.kms_key,
-                protected=request.protected,
-                labels=request.labels,
-            ),
-            opts=floor.children,
+    def bucket_args(self, floor: GkeFloor, request: BucketRequest) -> ModelBucketArgs:
+        return ModelBucketArgs(
+            bucket_name=request.physical_name,
+            location=floor.bucket_location,
+            noncurrent_version_days=request.noncurrent_version_days,
+            kms_key_name=request.kms_key,
+            protected=request.protected,
+            labels=request.labels,
         )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.name)
 
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.exposure import gke_control_plane_access
-from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
-from components.gcp.maintenance import Maintenance
 from components.gcp.network import GkeNetwork
-from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
+from tritonfleet.clouds.gcp.exposure import gke_control_plane_access
 from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, GKE_MONITORING_COMPONENTS, project_apis
+from tritonfleet.clouds.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
+from tritonfleet.clouds.gcp.maintenance import Maintenance
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import CLOUD_PLATFORM_SCOPE
-from components.gcp.node_pools import RESERVATION_KEY, GpuNodePoolSpec
+from tritonfleet.clouds.gcp.node_pools import RESERVATION_KEY, GpuNodePoolSpec
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
 from tritonfleet.clouds.gcp.facts import (
     GOOGLE_APIS_DOMAIN,
     PRIVATE_GOOGLE_APIS_CIDR,
@@ -23,6 +22,7 @@ from tritonfleet.clouds.gcp.facts import (
     PROXY_ONLY_ROLE,
     control_plane_firewall_ports,
 )
+from tritonfleet.clouds.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
 from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, TRITON_INFERENCE_PORTS, resource_name
 
 

@@ -133,7 +133,7 @@ PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 CONTROL_PLANE_CALLED_PORTS = {"prometheus-adapter": 6443, "prometheus-operator-webhook": 10250}
 GPU_OPERATOR_RELEASE = "gpu-operator"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
-# Where the AWS stack's capacity placeholders run (components/aws/node_pools.py PLACEHOLDER_NAMESPACE).
+# Where the AWS stack's capacity placeholders run (tritonfleet/clouds/aws/node_pools.py PLACEHOLDER_NAMESPACE).
 CAPACITY_NAMESPACE = "tritonfleet-capacity"
 # Namespaces a Triton deployment may not take: Kubernetes reserves the kube- prefix for its system namespaces
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/, read 2026-12-05); the CIS Kubernetes

@@ -1,6 +1,6 @@
 """What the Kubernetes layer must know about a cloud's load balancers, in Kubernetes terms only.
 
-Each cloud adapter fills one `ExposureFacts` (components/aws/exposure.py, components/gcp/exposure.py); the Kubernetes
+Each cloud adapter fills one `ExposureFacts` (tritonfleet/clouds/aws/exposure.py, tritonfleet/clouds/gcp/exposure.py); the Kubernetes
 layer turns a deployment's `access` config and these facts into chart values without ever naming a cloud.
 """
 

@@ -22,7 +22,7 @@ TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.0
 # trtllm-python-py3 at "~18.5GB"). VERIFY the pinned tags' sizes on NGC; vllm has no published figure here (unknown).
 TRITON_IMAGE_GB = {"py3": 15.5, "trtllm-python-py3": 18.5}
 
-# The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
+# The pause image of the warm-capacity placeholder pods (tritonfleet/clouds/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 

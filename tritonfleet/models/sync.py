@@ -28,7 +28,7 @@ from google.protobuf import text_format
 
 from tritonfleet.core.config.problems import printable
 from tritonfleet.core.model_names import version_number
-from tritonfleet.models.storage import (
+from tritonfleet.core.object_store import (
     ConcurrentChange,
     ContentChanged,
     RemoteObject,

@@ -314,7 +314,7 @@ def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
     array of it (instanceStorePolicy RAID0) for the kubelet, containerd and pods' ephemeral storage. Counted on the
     smallest array the pool's NodePools may launch (the type and its spot-diversity types in `region`), less the kubelet's
     eviction threshold and Triton's image; None for a type without instance store (the root volume then)."""
-    from components.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
+    from tritonfleet.clouds.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
     from tritonfleet.core.catalog import load_catalog
 
     itype = load_catalog().find("aws", instance_type)

@@ -30,6 +30,7 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.layout import PLANNED_RANGES, PROXY_ONLY_CIDR, RANGE_KEYS, planned_ranges
 from tritonfleet.clouds.gcp.reservations import RESERVATION_FORMS, parse_reservation, reservation_fix
 from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
@@ -143,8 +144,6 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_ranges(ctx: RuleContext, cluster: Cluster) -> None:
     """cluster.gkeRanges: IPv4 networks, the control plane a private /28 (GKE's rule), no two overlapping."""
-    from components.gcp.layout import PLANNED_RANGES, RANGE_KEYS, planned_ranges  # a plain module, no Pulumi
-
     if cluster.gke_ranges is None:
         return
     networks: dict[str, ipaddress.IPv4Network] = {}
@@ -177,8 +176,6 @@ def _check_gke_build(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     """A proxy-only subnet of at least 64 addresses, apart from every range of the stack's address plan."""
-    from components.gcp.layout import PROXY_ONLY_CIDR, planned_ranges  # the adapter's plan (a plain module)
-
     cidr, key = cluster.proxy_only_subnet_cidr, "cluster.proxyOnlySubnetCidr"
     if cidr is None:
         return

@@ -23,6 +23,7 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_USAGE_API,
     project_apis,
 )
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_MACHINE_TYPE
 from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import GpuPool, StackConfig
@@ -175,8 +176,6 @@ def offered_zones(client: Any, project: str, name: str, field_name: str) -> set[
 
 def check_offerings(clients: GcpClients, config: StackConfig, region_zones: list[str]) -> list[Finding]:
     """Each pool's machine type and accelerator in every zone its node pool spans; missing is a blocker."""
-    from components.gcp.node_pools import SYSTEM_MACHINE_TYPE  # the adapter's default (a plain module, no Pulumi)
-
     project = config.gcp_project or ""
     wanted: list[tuple[str, str, str, list[str]]] = [
         ("system nodes", "machine type", config.cluster.system_nodes.instance_type or SYSTEM_MACHINE_TYPE,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.gcp.layout import PROXY_ONLY_CIDR
 from tritonfleet.clouds.gcp.facts import (
     GKE_EXTERNAL_INGRESS_CLASS,
     GKE_INGRESS_CLASS_ANNOTATION,
@@ -22,6 +21,7 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_LB_TYPE_ANNOTATION,
     PRIVATE_GOOGLE_APIS_CIDR,
 )
+from tritonfleet.clouds.gcp.layout import PROXY_ONLY_CIDR
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
