@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.bucket import ModelBucket, ModelBucketArgs
+from components.aws.bucket import ModelBucket
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.cluster_access import support_type
 from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
@@ -282,17 +282,7 @@ class AwsCloud(CloudAdapter[EksFloor]):
         )
 
     def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_id=request.kms_key,
-                protected=request.protected,
-                tags=request.labels,
-            ),
-            opts=floor.children,
-        )
+        bucket = ModelBucket(f"{name}-{request.name}", request, opts=floor.children)
         return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
 
     def triton_identities(

@@ -24,7 +24,7 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
-from components.gcp.bucket import ModelBucket, ModelBucketArgs
+from components.gcp.bucket import ModelBucket
 from components.gcp.cluster import (
     GkeClusterArgs,
     create_cluster,
@@ -198,18 +198,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
         )
 
     def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                location=floor.bucket_location,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_name=request.kms_key,
-                protected=request.protected,
-                labels=request.labels,
-            ),
-            opts=floor.children,
-        )
+        bucket = ModelBucket(f"{name}-{request.name}", request, floor.bucket_location, opts=floor.children)
         return ModelStore(uri=bucket.uri, grant_target=bucket.name)
 
     def triton_identities(
