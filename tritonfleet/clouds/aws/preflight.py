@@ -40,16 +40,7 @@ from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.cost import capacity_tiers
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
-from tritonfleet.core.preflight import (
-    BLOCKER,
-    BUCKET_FREE,
-    OK,
-    UNKNOWN,
-    WARNING,
-    Finding,
-    PreflightReport,
-    bucket_name_findings,
-)
+from tritonfleet.core.preflight import BLOCKER, BUCKET_FREE, OK, UNKNOWN, WARNING, Finding, PreflightReport, bucket_name_findings
 
 
 def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:

@@ -26,16 +26,7 @@ from tritonfleet.clouds.gcp.facts import (
 from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.cost import split_capacity
-from tritonfleet.core.preflight import (
-    BLOCKER,
-    BUCKET_FREE,
-    OK,
-    UNKNOWN,
-    WARNING,
-    Finding,
-    PreflightReport,
-    bucket_name_findings,
-)
+from tritonfleet.core.preflight import BLOCKER, BUCKET_FREE, OK, UNKNOWN, WARNING, Finding, PreflightReport, bucket_name_findings
 
 
 @dataclass(frozen=True)
