@@ -25,6 +25,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, PROMETHEUS_ADAPTER_RELEASE, PROMETHEUS_PORT, PROMETHEUS_SERVICE_URL
 from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW, hpa_target
@@ -151,9 +152,7 @@ class PrometheusAdapter(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             name,
             name=PROMETHEUS_ADAPTER_RELEASE,
-            chart=pins.PROMETHEUS_ADAPTER_CHART["chart"],
-            version=pins.PROMETHEUS_ADAPTER_CHART["version"],
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pins.PROMETHEUS_ADAPTER_CHART["repo"]),
+            **pinned_chart(pins.PROMETHEUS_ADAPTER_CHART),
             namespace=MONITORING_NAMESPACE,
             create_namespace=True,
             values=prometheus_adapter_values(),
