@@ -4,8 +4,8 @@ A cloud adapter is a `CloudAdapter` subclass in `components/<cloud>/cloud.py`, r
 `components/platform.py`. Its constructor (written once, below) builds every cloud the same way:
 
 1. `build_cluster`: the cloud's own floor (network, cluster, GPU capacity, cluster add-ons);
-2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here), built the same
-   way for every cloud from its bucket component (`bucket_component`) and that component's arguments (`bucket_args`);
+2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here), named and
+   parented the same way for every cloud; the cloud gives its bucket component (`bucket`);
 3. `triton_identities`: one keyless read identity per `IdentityRequest` (one per Triton deployment, sliced here);
 4. `cluster_facts`: the `ClusterFacts` the Kubernetes layer reads. Nothing above this contract says aws or gcp.
 
@@ -174,9 +174,6 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
     cloud: ClassVar[str]
     """The `cloud` config value this adapter serves; its type token is `tritonfleet:<cloud>:<ClassName>`."""
 
-    bucket_component: ClassVar[Any]
-    """The cloud's model bucket ComponentResource class: built as `(name, bucket_args(...), opts=floor.children)`."""
-
     facts: ClusterFacts
     """What the Kubernetes layer reads (set once the constructor returns)."""
 
@@ -202,14 +199,12 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
     def model_bucket(self, name: str, floor: Floor, request: BucketRequest) -> ModelStore:
         """One private, versioned model bucket, `<name>-<bucket>`, a child of this adapter with the cloud's provider;
         the store it gives is its URI and what the identities' grants name."""
-        bucket: BucketComponent = self.bucket_component(
-            f"{name}-{request.name}", self.bucket_args(floor, request), opts=floor.children
-        )
+        bucket = self.bucket(f"{name}-{request.name}", floor, request)
         return ModelStore(uri=bucket.uri, grant_target=bucket.grant_target)
 
     @abstractmethod
-    def bucket_args(self, floor: Floor, request: BucketRequest) -> Any:
-        """The arguments of the cloud's bucket component for one request."""
+    def bucket(self, name: str, floor: Floor, request: BucketRequest) -> BucketComponent:
+        """The cloud's model bucket component `name` for one request, a child of this adapter (`floor.children`)."""
 
     @abstractmethod
     def triton_identities(

@@ -9,7 +9,7 @@ import json
 import pulumi
 import pytest
 import yaml
-from conftest import ROOT, engine_config
+from conftest import ROOT, config_problems, engine_config
 from pulumi.runtime import mocks, settings
 
 from components.gcp.cluster import kubeconfig, provider_kubeconfig
@@ -37,9 +37,7 @@ def _config(stack: str, cluster: dict) -> dict[str, str]:
 
 
 def _problems(stack: str, cluster: dict) -> dict[str, tuple]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(_config(stack, cluster), stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+    return config_problems(_config(stack, cluster), stack)
 
 
 # ---- the rule

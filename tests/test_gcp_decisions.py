@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import UPSTREAM_CHARTS
-from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
+from tests.gcp_helpers import decoded, encoded, load, mixed_l4_stack
 from tritonfleet.clouds.gcp.drivers import (
     cos_driver_installer,
     gke_gpu_operator_values,
@@ -22,10 +22,6 @@ from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.gpu_operator import chart_overrides
 
 UPSTREAM_OPERATOR_VALUES = UPSTREAM_CHARTS / "gpu-operator-v26.7.0" / "values.yaml"
-
-
-def load(data, stack="gcp-dev"):
-    return load_stack_config(encoded(data), stack)
 
 
 def one_pool_config(gpu, machine_type, capacity="mixed", **extra):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import engine_config
+from conftest import config_problems, engine_config
 
-from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.core.config import load_stack_config
 
 
 def _config(stack: str, edit) -> dict[str, str]:
@@ -19,9 +19,7 @@ def _config(stack: str, edit) -> dict[str, str]:
 
 
 def _problems(stack: str, edit) -> dict[str, tuple]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(_config(stack, edit), stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+    return config_problems(_config(stack, edit), stack)
 
 
 # ---- break-glass access to prod EKS

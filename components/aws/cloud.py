@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.bucket import ModelBucket, ModelBucketArgs
+from components.aws.bucket import ModelBucket
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
@@ -114,7 +114,6 @@ class AwsCloud(CloudAdapter[EksFloor]):
     """The AWS floor: EKS with Karpenter GPU NodePools, S3 model buckets and IRSA identities."""
 
     cloud = "aws"
-    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> EksFloor:
         # allowed_account_ids: credentials of another account (dev's role on prod's stack) fail before any change.
@@ -282,14 +281,8 @@ class AwsCloud(CloudAdapter[EksFloor]):
             s3_cidrs=s3_cidrs(config.region, pulumi.InvokeOptions(parent=self, provider=provider)),
         )
 
-    def bucket_args(self, floor: EksFloor, request: BucketRequest) -> ModelBucketArgs:
-        return ModelBucketArgs(
-            bucket_name=request.physical_name,
-            noncurrent_version_days=request.noncurrent_version_days,
-            kms_key_id=request.kms_key,
-            protected=request.protected,
-            tags=request.labels,
-        )
+    def bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelBucket:
+        return ModelBucket(name, request, opts=floor.children)
 
     def triton_identities(
         self, name: str, floor: EksFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]

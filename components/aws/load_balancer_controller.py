@@ -18,6 +18,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.cluster import irsa_role
+from components.k8s.values import pinned_chart
 from tritonfleet.clouds.aws.layout import SYSTEM_ROLE_LABEL
 from tritonfleet.core import pins
 from tritonfleet.core.config import StackConfig
@@ -117,9 +118,7 @@ class LoadBalancerController(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             name,
             name="aws-load-balancer-controller",
-            chart=chart["chart"],
-            version=chart["version"],
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart["repo"]),
+            **pinned_chart(chart),
             namespace=NAMESPACE,
             # The role ARN resolves only once the policy is attached: the controller never starts without it.
             values=controller_values(

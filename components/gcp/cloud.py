@@ -24,7 +24,7 @@ from components.contract import (
     TritonIdentity,
     shared_facts,
 )
-from components.gcp.bucket import ModelBucket, ModelBucketArgs
+from components.gcp.bucket import ModelBucket
 from components.gcp.cluster import (
     GkeClusterArgs,
     create_cluster,
@@ -74,7 +74,6 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     """The GCP floor: GKE Standard with GPU node pools, GCS model buckets and Workload Identity."""
 
     cloud = "gcp"
-    bucket_component = ModelBucket
 
     def build_cluster(self, name: str, config: StackConfig) -> GkeFloor:
         provider = gcp.Provider(
@@ -204,15 +203,8 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             bucket_location=config.region.upper(),
         )
 
-    def bucket_args(self, floor: GkeFloor, request: BucketRequest) -> ModelBucketArgs:
-        return ModelBucketArgs(
-            bucket_name=request.physical_name,
-            location=floor.bucket_location,
-            noncurrent_version_days=request.noncurrent_version_days,
-            kms_key_name=request.kms_key,
-            protected=request.protected,
-            labels=request.labels,
-        )
+    def bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelBucket:
+        return ModelBucket(name, request, floor.bucket_location, opts=floor.children)
 
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]

@@ -41,7 +41,7 @@ from tritonfleet.core.config import StackConfig
 from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
-from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
+from tritonfleet.core.preflight import BLOCKER, BUCKET_FREE, OK, UNKNOWN, WARNING, Finding, PreflightReport, bucket_name_findings
 
 
 def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:
@@ -354,33 +354,27 @@ def check_addon_versions(eks, config: StackConfig) -> list[Finding]:
 def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
     """Each model bucket's name is free or already ours: S3 names are global, and a name another account holds
     fails the first `up` (BucketAlreadyExists) after the cluster exists."""
-    findings = []
-    for i, bucket in enumerate(config.model_buckets):
-        name = config.physical_bucket_name(bucket)
-        subject = f"bucket {bucket.name}: {name}"
-        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
+
+    def probe(name: str, fix: str) -> tuple[str, str]:
         try:
             s3.head_bucket(Bucket=name)
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
             if code in HEAD_BUCKET_FREE:
-                findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
-            elif code in HEAD_BUCKET_FOREIGN:
-                findings.append(Finding("bucket", subject, BLOCKER, f"taken by another account; name yours: {fix}"))
-            elif code in HEAD_BUCKET_ELSEWHERE:
-                findings.append(Finding("bucket", subject, BLOCKER, f"exists in another region; name yours: {fix}"))
-            else:
-                findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
-            continue
+                return OK, BUCKET_FREE
+            if code in HEAD_BUCKET_FOREIGN:
+                return BLOCKER, f"taken by another account; name yours: {fix}"
+            if code in HEAD_BUCKET_ELSEWHERE:
+                return BLOCKER, f"exists in another region; name yours: {fix}"
+            return UNKNOWN, f"unknown (not checked: {_error_text(error)})"
         except BotoCoreError as error:
-            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
-            continue
-        detail = (
+            return UNKNOWN, f"unknown (not checked: {_error_text(error)})"
+        return WARNING, (
             "exists and you can read it: right if this stack created it; otherwise `pulumi up` fails with "
             f"BucketAlreadyOwnedByYou (pulumi import it, or {fix})"
         )
-        findings.append(Finding("bucket", subject, WARNING, detail))
-    return findings
+
+    return bucket_name_findings(config, probe)
 
 
 def check_capacity_reservations(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:

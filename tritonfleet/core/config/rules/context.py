@@ -6,7 +6,7 @@ loader finds that module through the registry in tritonfleet/clouds, by cloud na
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -93,6 +93,13 @@ class RuleContext:
     def remove(self, key: str, value: Any, allowed: str, fix_key: str | None = None) -> None:
         """A problem fixed by removing `fix_key` (default: `key`)."""
         self.problems.append(Problem(key, value, allowed, rm_command(fix_key or key, self.stack)))
+
+    def new_name(self, name: str, seen: Collection[str], at: str, noun: str) -> bool:
+        """Whether an item's `name` is new in its list (`seen`: the names before it); a repeat is a problem."""
+        if name in seen:
+            self.add(f"{at}.name", name, f"a {noun} name not used by another {noun}", f"{name}-2")
+            return False
+        return True
 
 
 def with_meant_keys(model: type[BaseModel], item: dict[str, Any]) -> dict[str, Any]:

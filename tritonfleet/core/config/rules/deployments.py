@@ -26,8 +26,7 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         deployment = validate_section(TritonDeployment, raw_deployment)
         if deployment is None:
             continue
-        if deployment.name in seen:
-            ctx.add(f"{at}.name", deployment.name, "a deployment name not used by another deployment", f"{deployment.name}-2")
+        ctx.new_name(deployment.name, seen, at, "deployment")
         seen.add(deployment.name)
         if deployment.min_replicas > deployment.max_replicas:
             ctx.add(
