@@ -265,7 +265,7 @@ def fleet(
     """`count` tritonservers serving `models` (pods <app>-0, <app>-1, … of `namespace`) and a Prometheus scraping them
     with the ServiceMonitor's relabelling, all started at once; yields once every server's models are ready and
     Prometheus answers. Everything is stopped by its pid on exit."""
-    servers = [start_triton(tmp, str(i), models, args=args) for i in range(count)]
+    servers = [start_triton(tmp, str(i), models, args=["--http-thread-count=8", *args]) for i in range(count)]
     pods = [f"{app}-{i}" for i in range(count)]
     targets = [(s.metrics_port, {"namespace": namespace, "pod_name": pod}) for s, pod in zip(servers, pods, strict=True)]
     with ExitStack() as stack:

@@ -7,9 +7,10 @@ so a replica it adds really takes traffic. Two models: ~20 ms per request (one r
 
 Time compression, and why: each HPA sync is 15 simulated seconds (the behaviour's windows and periods run on that
 clock) but ~1 s of real load (a step's first sync waits until the window holds only its load), and the adapter's rate
-window `[1m]` becomes `[4s]` (Prometheus scrapes every 1 s); the queries are otherwise the shipped ones. Load comes from `tritonfleet loadtest` itself (tritonfleet.loadtest.run,
-open loop at a fixed rate): one run per replica the HPA runs, at its share of the step's rate, in background threads;
-the runs are stopped through their stop event and restarted when the step or the replica count changes.
+window `[1m]` becomes `[4s]` (Prometheus scrapes every 1 s); the queries are otherwise the shipped ones. Load comes
+from `tritonfleet loadtest` itself (tritonfleet.loadtest.run, open loop at a fixed rate): one run per replica the HPA
+runs, at its share of the step's rate, in background threads; the runs are stopped through their stop event and
+restarted when the step or the replica count changes. The servers and Prometheus: tests/live_stack.py.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from tritonfleet.core.loadtest_result import LoadtestResult
 SERVERS = 3
 NAMESPACE = "triton"
 WINDOW_SECONDS = 4  # the rate window the queries use for the shipped one
+# A step's first sync: once every sample in the window was scraped after the step's load began (the previous step's
+# runs are stopped, their requests in flight finished, before the next start).
+SETTLE_SECONDS = WINDOW_SECONDS + 0.5
 LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)
 SYNCS_PER_STEP = 3
 SYNC_REAL_SECONDS = 1.0
@@ -185,8 +189,8 @@ def run(request, tmp_path_factory):
         hpa = Hpa(spec)
         load = Load(replicas.http_ports, case.rows)
 
-        def sync() -> tuple[dict[str, float], float]:
-            """The HPA's averages over the pods of the Deployment: the ones it runs (idle extras serve 0)."""
+        def signal() -> tuple[dict[str, float], float]:
+            """What the HPA reads: the averages over the pods of the Deployment, the ones it runs (idle extras serve 0)."""
             served = query_by_pod(url, queries[INFERENCES_PER_SECOND])
             queue = query_by_pod(url, queries[QUEUE_MS_PER_REQUEST])
             averages = {
@@ -200,21 +204,21 @@ def run(request, tmp_path_factory):
             for fraction in LOAD_FRACTIONS:
                 offered = fraction * SERVERS * case.throughput_per_replica  # inferences/s
                 load.set(offered / case.rows, hpa.current)
-                time.sleep(WINDOW_SECONDS + 1)  # the rate window holds only this step's load
+                time.sleep(SETTLE_SECONDS)  # the rate window holds only this step's load
                 syncs = []
                 for index in range(SYNCS_PER_STEP):
                     if index:  # the replicas the last sync set take the load a while
                         load.set(offered / case.rows, hpa.current)
                         time.sleep(SYNC_REAL_SECONDS)
-                    averages, served = sync()
+                    averages, served = signal()
                     syncs.append({"averages": averages, "served": served, "replicas": hpa.sync(averages)})
                 steps.append({"fraction": fraction, "offered": offered, "ideal": ideal_replicas(offered, deployment), "syncs": syncs})
             # Back to zero: the scale-down window holds the replicas, then they fall to minReplicas.
             load.stop()
-            time.sleep(WINDOW_SECONDS + 1)
+            time.sleep(SETTLE_SECONDS)
             down = []
             for _ in range(40):
-                averages, _served = sync()
+                averages, _served = signal()
                 down.append((hpa.now, hpa.sync(averages)))
             fail_if_any_exited(servers)
             yield {"case": case, "steps": steps, "down": down, "spec": spec, "load": load, "deployment": deployment}

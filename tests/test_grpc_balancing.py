@@ -117,7 +117,7 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
     import tritonclient.grpc as grpcclient
 
     models = {"svc": (MODEL_CONFIG, MODEL_CODE.format(service=ONE_MS_BATCHED.service_seconds))}
-    servers = [start_triton(tmp_path, str(i), models, grpc_port=free_port()) for i in range(2)]
+    servers = [start_triton(tmp_path, str(i), models, grpc_port=free_port(), args=["--http-thread-count=8"]) for i in range(2)]
     ports = [(s.http_port, s.metrics_port, s.grpc_port) for s in servers]
     try:
         wait_until_ready(servers, time.monotonic() + STARTUP_SECONDS, "svc")
