@@ -11,9 +11,10 @@ import pytest
 import requests
 
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
-from tests.local_servers import free_port, stop
+from tests.live_stack import STARTUP_SECONDS, start_triton, stop_all, wait_until_ready
+from tests.local_servers import free_port
 from tests.serving_helpers import planned_values, render, triton_cases
-from tests.test_autoscaling_live import ONE_MS_BATCHED, backends_folder, start_triton, wait_until_ready
+from tests.test_autoscaling_live import MODEL_CODE, MODEL_CONFIG, ONE_MS_BATCHED
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PER_CONNECTION, PER_REQUEST, PUBLIC, mode_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
@@ -115,12 +116,11 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
     import numpy as np
     import tritonclient.grpc as grpcclient
 
-    case = ONE_MS_BATCHED
-    backends = backends_folder(tmp_path)
-    ports = [(free_port(), free_port(), free_port()) for _ in range(2)]
-    servers = [start_triton(tmp_path, backends, case, h, m, i, grpc_port=g) for i, (h, m, g) in enumerate(ports)]
+    models = {"svc": (MODEL_CONFIG, MODEL_CODE.format(service=ONE_MS_BATCHED.service_seconds))}
+    servers = [start_triton(tmp_path, str(i), models, grpc_port=free_port(), args=["--http-thread-count=8"]) for i in range(2)]
+    ports = [(s.http_port, s.metrics_port, s.grpc_port) for s in servers]
     try:
-        wait_until_ready(servers, [h for h, _, _ in ports], tmp_path, time.monotonic() + 120)
+        wait_until_ready(servers, time.monotonic() + STARTUP_SECONDS, "svc")
         target = "ipv4:" + ",".join(f"127.0.0.1:{g}" for _, _, g in ports)
         for policy in ("pick_first", "round_robin"):
             client = grpcclient.InferenceServerClient(target, channel_args=[("grpc.lb_policy_name", policy)])
@@ -146,5 +146,4 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
             else:
                 assert sorted(counts) == [0, 20], counts
     finally:
-        for server in servers:
-            stop(server)
+        stop_all(server.process for server in servers)
