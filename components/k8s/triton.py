@@ -230,7 +230,18 @@ def triton_values(
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.
         "autoscaling": autoscaling_values(deployment, monitoring),
         "rollout": rollout_values(deployment, monitoring),
+        # Only where it scales to zero: every other deployment's values stay as they were (the chart's default is off).
+        **({"scaleToZero": _scale_to_zero(deployment, monitoring, instance_type)} if deployment.scale_to_zero else {}),
     }
+
+
+def _scale_to_zero(deployment: TritonDeployment, monitoring: bool, instance_type: InstanceType) -> dict[str, Any]:
+    from tritonfleet.core.startup import first_request_wait
+
+    from .keda import scale_to_zero_values
+
+    # The interceptor holds the first request for the longest start: on a new node.
+    return scale_to_zero_values(deployment, monitoring, first_request_wait(deployment, instance_type, new_node=True))
 
 
 def release_values(

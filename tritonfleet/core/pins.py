@@ -61,6 +61,15 @@ AWS_LOAD_BALANCER_CONTROLLER_CHART = {
     "repo": "https://aws.github.io/eks-charts",
 }
 
+# KEDA scales a dev deployment to zero when idle and back on its first request (docs/serving.md "Idle capacity to
+# zero"). Chart keda 2.20.2 installs KEDA v2.20.2 (github.com/kedacore/keda tag v2.20.2, commit 68a5b5028f35,
+# 2026-07-31; kedacore/charts keda/Chart.yaml, read 2026-12-05); its ScaledObject CRD is vendored in tests/upstream.
+KEDA_CHART = {"chart": "keda", "version": "2.20.2", "repo": "https://kedacore.github.io/charts"}
+# The HTTP add-on: its interceptor holds a request while the deployment scales from zero and pushes the pending count
+# to KEDA. Chart keda-add-ons-http 0.15.0 = add-on v0.15.0 (github.com/kedacore/http-add-on tag v0.15.0, commit
+# 4ea8a863bd7c, 2026-06-15, read 2026-12-05; beta); its InterceptorRoute CRD is vendored in tests/upstream.
+KEDA_HTTP_ADD_ON_CHART = {"chart": "keda-add-ons-http", "version": "0.15.0", "repo": "https://kedacore.github.io/charts"}
+
 # EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
 # an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).
 # al2023: <k8s>.<patch>-<yyyymmdd> from the amazon-eks-ami releases (the same release covers the STANDARD and

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 
 from tritonfleet.core import pins
-from tritonfleet.core.config import StackConfig, TritonDeployment
+from tritonfleet.core.catalog import InstanceType
+from tritonfleet.core.config.schema import StackConfig, TritonDeployment
 from tritonfleet.core.scheduling import pool_facts
 
 GIB_IN_GIGABITS = 8 * 2**30 / 1e9
@@ -141,7 +142,11 @@ def llm_weights_gb(deployment: TritonDeployment) -> float | None:
 
 
 def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[Step, ...]:
-    network = config.instance_type(config.pool(deployment.pool)).network
+    return _steps(deployment, config.instance_type(config.pool(deployment.pool)))
+
+
+def _steps(deployment: TritonDeployment, instance_type: InstanceType | None) -> tuple[Step, ...]:
+    network = instance_type.network if instance_type else None
     gbps, source = (network.gbps, network.source) if network else (None, None)
     size, size_source = image_gb(deployment)
     weights = llm_weights_gb(deployment)
@@ -203,6 +208,34 @@ def startup_budget(config: StackConfig, deployment: TritonDeployment) -> Startup
         max_replicas=deployment.max_replicas,
         network_gbps=network.gbps if network else None,
         network_source=network.source if network else None,
+    )
+
+
+@dataclass(frozen=True)
+class FirstRequest:
+    """What the first request after idle waits for when a deployment scaled to zero (docs/serving.md "Idle
+    capacity to zero"): a replica's start, from a new node when the pool may have none left."""
+
+    seconds: int  # the known steps
+    complete: bool  # False: unknown steps come on top of `seconds`
+    new_node: bool  # the pool may be empty (minNodes 0), so the start includes the node's launch
+    steps: str  # the steps counted, for messages
+
+    @property
+    def text(self) -> str:
+        return f"{'' if self.complete else 'at least '}{self.seconds} s"
+
+
+def first_request_wait(deployment: TritonDeployment, instance_type: InstanceType | None, new_node: bool) -> FirstRequest:
+    """The cold start a request meets at zero replicas: every step of the startup budget when it needs a new node
+    (its pool may scale to none: minNodes 0, which KEDA's zero lets the node autoscaler do), else all but the node's
+    launch."""
+    steps = tuple(s for s in _steps(deployment, instance_type) if new_node or s.name != "node")
+    return FirstRequest(
+        seconds=_known(steps),
+        complete=all(s.seconds is not None for s in steps),
+        new_node=new_node,
+        steps=", ".join(f"{s.name} {s.seconds} s" if s.seconds is not None else f"{s.name} ?" for s in steps),
     )
 
 
@@ -269,6 +302,12 @@ def budget_lines(row: dict) -> list[str]:
             f"  a spike: HPA asks for {row['max_replicas']} replicas after {row['hpa_seconds_to_max']} s, "
             f"serving after {serving} s{floor}"
         )
+    if "scaleToZero" in row:  # only where the deployment scales to zero (shipped plans keep their rows)
+        idle = row["scaleToZero"]
+        floor_text = "" if idle["complete"] else " (at least)"
+        where = "a new node" if idle["newNode"] else "a running node"
+        lines.append(f"  scale to zero after {idle['idleMinutes']} min idle: the first request then waits")
+        lines.append(f"    {idle['seconds']} s{floor_text}, a replica's start on {where}")
     for check in row["checks"]:
         verdict = "misses" if check["short"] else "meets" if check["complete"] else "may miss (steps unknown)"
         lines.append(f"  {check['against']} {check['limit_seconds']} s: {verdict}")
