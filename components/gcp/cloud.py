@@ -20,6 +20,7 @@ from components.contract import (
     CloudAdapter,
     ClusterFacts,
     IdentityRequest,
+    ImageMirror,
     ModelStore,
     TritonIdentity,
     shared_facts,
@@ -44,6 +45,7 @@ from components.gcp.network import GkeNetworkArgs, create_network
 from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
 from tritonfleet.clouds.gcp.config_rules import node_account_id
+from tritonfleet.clouds.gcp.image_mirror import streams
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.scheduling import PoolFacts
@@ -143,6 +145,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                         protected=config.protected,
                         labels=config.tags,
                         after=[node_account_binding],
+                        image_streaming=config.cluster.image_mirror and streams(spec.driver.image_type),
                     ),
                     opts=child,
                 )
@@ -232,6 +235,12 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             )
             for request in requests
         }
+
+    def image_mirror(self, name: str, config: StackConfig, floor: GkeFloor) -> ImageMirror:
+        from components.gcp.image_mirror import create_image_mirror
+
+        repository, image = create_image_mirror(name, floor.project, config.region, config.tags, floor.children)
+        return ImageMirror(image, {"tritonImageMirror": image})
 
     def cluster_facts(
         self, config: StackConfig, floor: GkeFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]

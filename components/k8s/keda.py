@@ -99,7 +99,7 @@ def scale_to_zero_values(deployment: TritonDeployment, monitoring: bool, wait: F
 CHART_VALUES = {"crds": {"install": True}}
 
 
-class KedaReleases(pulumi.ComponentResource):
+class Keda(pulumi.ComponentResource):
     """KEDA and its HTTP add-on in the `keda` namespace, pinned in tritonfleet/core/pins.py; installed only where a
     deployment scales to zero."""
 

@@ -10,6 +10,8 @@ KUBERNETES_VERSION = "1.35"
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
+# The registry and the path below it, for the cloud mirrors (docs/serving.md "Images"), which keep the path.
+TRITON_IMAGE_REGISTRY, TRITON_IMAGE_PATH = TRITON_IMAGE_REPOSITORY.split("/", 1)
 # The LLM images of the same NGC release, one per backend (tritonDeployments[].llm.backend): Triton with the
 # TensorRT-LLM backend, and with the vLLM backend, each with the Python backend
 # (https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tritonserver, tags <YY.MM>-trtllm-python-py3 and

@@ -164,6 +164,13 @@ class Cluster(_Section):
         "the GPU Operator installs the driver too). Default gke-managed",
     )
 
+    image_mirror: bool = Field(
+        False,
+        description="pull the Triton images from a registry in the stack's cloud and region: AWS an ECR repository the "
+        "pinned images are copied into (the stack's tritonImageCopy output), GCP an Artifact Registry remote "
+        "repository for nvcr.io with image streaming on COS GPU nodes (docs/serving.md \"Images\")",
+    )
+
     @property
     def eks_gpu_node_image(self) -> str:
         """The AWS node image (a GKE value, reported as a Problem on AWS, falls back to the default here)."""
