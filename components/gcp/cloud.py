@@ -63,7 +63,8 @@ class GkeFloor:
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
     compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
     project: str | None
-    bucket_location: str  # the region, as GCS spells a regional location
+    bucket_location: str
+    node_account_email: pulumi.Output[str]  # the nodes' service account: what pulls images  # the region, as GCS spells a regional location
 
 
 class GcpCloud(CloudAdapter[GkeFloor]):
@@ -198,6 +199,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             compute_classes=compute_classes,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
+            node_account_email=node_account.email,
         )
 
     def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
@@ -239,7 +241,9 @@ class GcpCloud(CloudAdapter[GkeFloor]):
     def image_mirror(self, name: str, config: StackConfig, floor: GkeFloor) -> ImageMirror:
         from components.gcp.image_mirror import create_image_mirror
 
-        repository, image = create_image_mirror(name, floor.project, config.region, config.tags, floor.children)
+        repository, image = create_image_mirror(
+            name, floor.project, config.region, config.tags, floor.node_account_email, floor.children
+        )
         return ImageMirror(image, {"tritonImageMirror": image})
 
     def cluster_facts(

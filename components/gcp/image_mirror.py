@@ -6,13 +6,15 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from tritonfleet.clouds.gcp.image_mirror import MIRROR_APIS, REMOTE_REPOSITORY_ID, UPSTREAM_URI, mirrored_image
+from tritonfleet.clouds.gcp.image_mirror import MIRROR_APIS, READER_ROLE, REMOTE_REPOSITORY_ID, UPSTREAM_URI, mirrored_image
 
 
 def create_image_mirror(
-    name: str, project: str | None, region: str, labels: dict[str, str], opts: pulumi.ResourceOptions
-) -> tuple[gcp.artifactregistry.Repository, pulumi.Output[str]]:
-    """The remote repository (after the APIs it and image streaming need) and the Triton image repository behind it."""
+    name: str, project: str | None, region: str, labels: dict[str, str], node_account_email: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> tuple[gcp.artifactregistry.Repository, pulumi.Output[str]]:  # fmt: skip
+    """The remote repository (after the APIs it and image streaming need), the nodes' read on it, and the Triton
+    image repository behind it (resolving once the nodes may read it)."""
     apis = [
         gcp.projects.Service(
             f"{name}-api-{api.split('.')[0]}", project=project, service=api,
@@ -38,4 +40,14 @@ def create_image_mirror(
         labels=labels,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=apis)),
     )
-    return repository, repository.registry_uri.apply(mirrored_image)
+    reader = gcp.artifactregistry.RepositoryIamMember(
+        f"{name}-nvcr-mirror-nodes",
+        project=project,
+        location=region,
+        repository=repository.repository_id,
+        role=READER_ROLE,
+        member=pulumi.Output.from_input(node_account_email).apply(lambda email: f"serviceAccount:{email}"),
+        opts=opts,
+    )
+    image = pulumi.Output.all(repository.registry_uri, reader.id).apply(lambda args: mirrored_image(args[0]))
+    return repository, image

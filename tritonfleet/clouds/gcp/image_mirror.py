@@ -21,6 +21,10 @@ UPSTREAM_URI = f"https://{pins.TRITON_IMAGE_REGISTRY}"
 # The APIs the mirror needs besides the stack's own (facts.PROJECT_APIS): Artifact Registry, and the Container File
 # System API that image streaming requires.
 MIRROR_APIS = ("artifactregistry.googleapis.com", "containerfilesystem.googleapis.com")
+# What the nodes' service account is granted on the repository alone: read (pull) access. A node account that is not
+# Compute Engine's default one needs the role granted (https://cloud.google.com/artifact-registry/docs/access-control
+# and https://cloud.google.com/iam/docs/roles-permissions/artifactregistry, read 2026-12-05).
+READER_ROLE = "roles/artifactregistry.reader"
 # Node images image streaming supports (the page above: Container-Optimized OS with containerd).
 STREAMING_NODE_IMAGES = ("COS_CONTAINERD",)
 
