@@ -81,6 +81,26 @@ def test_a_running_node_skips_the_node_launch():
     assert on_new.seconds - on_running.seconds == 90 and "node" not in on_running.steps.split(",")[0]
 
 
+def test_a_pool_that_keeps_nodes_is_warned_about_with_the_fix():
+    from tritonfleet.core.startup import startup_warnings
+
+    assert not any("scaleToZero" in w for w in startup_warnings(_config(idleMinutes=20)))
+    data = dict(engine_config("dev"))
+    pools = json.loads(data["tritonfleet:gpuPools"])
+    pools[0]["minNodes"] = 1
+    data["tritonfleet:gpuPools"] = json.dumps(pools)
+    deployments = json.loads(data["tritonfleet:tritonDeployments"])
+    deployments[0]["scaleToZero"] = {"idleMinutes": 20}
+    data["tritonfleet:tritonDeployments"] = json.dumps(deployments)
+    config = load_stack_config(data, "dev")
+    (warning,) = [w for w in startup_warnings(config) if "scaleToZero" in w]
+    assert "keeps minNodes 1 GPU nodes running and billed" in warning
+    assert warning.endswith("pulumi config set --path 'tritonfleet:gpuPools[0].minNodes' 0 (the first request then "
+                            "waits for a new node too)")  # fmt: skip
+    # On a node the pool keeps, the first request skips the node's launch.
+    assert startup_section(config)["deployments"][0]["scaleToZero"]["newNode"] is False
+
+
 def test_shipped_stacks_do_not_scale_to_zero(stack_config):
     from conftest import STACKS
 

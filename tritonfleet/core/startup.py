@@ -262,6 +262,7 @@ def startup_warnings(config: StackConfig) -> list[str]:
     for i, deployment in enumerate(config.triton_deployments):
         budget = startup_budget(config, deployment)
         at = f"tritonDeployments[{i}]"
+        warnings.extend(_idle_nodes_warning(config, deployment, at))
         weights = llm_weights_gb(deployment)
         if weights is not None and weights * 1e9 > deployment.repository_gi * 2**30:
             needed = math.ceil(weights * 1e9 / 2**30 * 1.1)
@@ -280,6 +281,20 @@ def startup_warnings(config: StackConfig) -> list[str]:
                 f"{budget.totals['both caches']} s). Fix: {_fix(at, check, deployment)}"
             )
     return warnings
+
+
+def _idle_nodes_warning(config: StackConfig, deployment: TritonDeployment, at: str) -> list[str]:
+    """Scale-to-zero stops the replicas; a pool with minNodes > 0 keeps its GPU nodes (and their bill) all the same."""
+    if deployment.scale_to_zero is None:
+        return []
+    index, pool = next((j, p) for j, p in enumerate(config.gpu_pools) if p.name == deployment.pool)
+    if pool.min_nodes == 0:
+        return []
+    return [
+        f"{at}.scaleToZero: idle, {deployment.name} runs no replica, but gpuPools[{index}] ({pool.name}) keeps "
+        f"minNodes {pool.min_nodes} GPU nodes running and billed. Fix: pulumi config set --path "
+        f"'tritonfleet:gpuPools[{index}].minNodes' 0 (the first request then waits for a new node too)"
+    ]
 
 
 def _steps_text(budget: StartupBudget) -> str:
