@@ -16,7 +16,7 @@ the later steps receive it, so nothing passes between them through hidden state.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import pulumi
@@ -93,6 +93,8 @@ class ClusterFacts:
         operator pod is rejected and the release times out). The consumer adds metadata (name, namespace).
     exports: stack outputs the adapter wants users to see (pool names, identity bindings), exported as given.
     exposure: how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources).
+    triton_image_repository: where the Triton releases pull the Triton image from instead of nvcr.io (the cloud's
+        mirror, cluster.imageMirror; the tag stays the pinned one); None: nvcr.io itself.
     triton_depends_on: resources every Triton release must wait for (AWS: the Load Balancer Controller, whose webhook
         admits the Services and Ingresses that `exposure` annotates; GKE: the compute classes its pods select).
     """
@@ -112,6 +114,7 @@ class ClusterFacts:
     # what the managed cluster hides from an in-cluster Prometheus, and where its logs go
     monitoring: ClusterMonitoringFacts = field(default_factory=ClusterMonitoringFacts)
     triton_depends_on: list[pulumi.Resource] = field(default_factory=list)
+    triton_image_repository: pulumi.Input[str] | None = None
 
 
 def bucket_requests(config: StackConfig) -> list[BucketRequest]:
@@ -168,6 +171,15 @@ class BucketComponent(Protocol):
 Floor = TypeVar("Floor", bound=AdapterFloor)
 
 
+@dataclass(frozen=True)
+class ImageMirror:
+    """The cloud's registry mirror of the Triton images (cluster.imageMirror): the image repository the releases
+    pull from, and the stack outputs that say how it is filled."""
+
+    image_repository: pulumi.Output[str]
+    exports: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
+
+
 class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
     """A cloud floor: its cluster, then buckets and Triton identities built the same way for every cloud."""
 
@@ -182,7 +194,11 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         floor = self.build_cluster(name, config)
         stores = {request.name: self.model_bucket(name, floor, request) for request in bucket_requests(config)}
         identities = self.triton_identities(name, floor, identity_requests(config), stores)
-        self.facts = self.cluster_facts(config, floor, stores, identities)
+        facts = self.cluster_facts(config, floor, stores, identities)
+        if config.cluster.image_mirror:
+            mirror = self.image_mirror(name, config, floor)
+            facts = replace(facts, triton_image_repository=mirror.image_repository, exports={**facts.exports, **mirror.exports})
+        self.facts = facts
         self.register_outputs(
             {
                 "cluster_name": self.facts.cluster_name,
@@ -217,6 +233,10 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         self, config: StackConfig, floor: Floor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
     ) -> ClusterFacts:
         """The facts for the Kubernetes layer; `shared_facts(stores, identities)` fills the fields all clouds share."""
+
+    @abstractmethod
+    def image_mirror(self, name: str, config: StackConfig, floor: Floor) -> ImageMirror:
+        """The registry in the stack's cloud and region the Triton images are pulled from (cluster.imageMirror on)."""
 
 
 def shared_facts(stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]) -> dict[str, Any]:

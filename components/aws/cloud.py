@@ -30,6 +30,7 @@ from components.contract import (
     CloudAdapter,
     ClusterFacts,
     IdentityRequest,
+    ImageMirror,
     ModelStore,
     TritonIdentity,
     shared_facts,
@@ -303,6 +304,17 @@ class AwsCloud(CloudAdapter[EksFloor]):
             deployment: TritonIdentity(annotations=identities.annotations[deployment], export=role_arn)
             for deployment, role_arn in identities.role_arns.items()
         }
+
+    def image_mirror(self, name: str, config: StackConfig, floor: EksFloor) -> ImageMirror:
+        from components.aws.image_mirror import create_image_mirror
+
+        tags = [d.image_tag for d in config.triton_deployments]
+        repository, commands = create_image_mirror(
+            name, config.cluster_name, tags, config.protected, floor.tags, floor.children
+        )
+        return ImageMirror(
+            repository.repository_url, {"tritonImageMirror": repository.repository_url, "tritonImageCopy": commands}
+        )
 
     def cluster_facts(
         self, config: StackConfig, floor: EksFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]

@@ -20,6 +20,7 @@ from components.contract import (
     CloudAdapter,
     ClusterFacts,
     IdentityRequest,
+    ImageMirror,
     ModelStore,
     TritonIdentity,
     shared_facts,
@@ -47,6 +48,7 @@ from tritonfleet.clouds.gcp.drivers import (
     gpu_operator_resource_quota,
 )
 from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from tritonfleet.clouds.gcp.image_mirror import streams
 from tritonfleet.clouds.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from tritonfleet.clouds.gcp.maintenance import maintenance_for
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
@@ -67,7 +69,8 @@ class GkeFloor:
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
     compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
     project: str | None
-    bucket_location: str  # the region, as GCS spells a regional location
+    bucket_location: str
+    node_account_email: pulumi.Output[str]  # the nodes' service account: what pulls images  # the region, as GCS spells a regional location
 
 
 class GcpCloud(CloudAdapter[GkeFloor]):
@@ -149,6 +152,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                         protected=config.protected,
                         labels=config.tags,
                         after=[node_account_binding],
+                        image_streaming=config.cluster.image_mirror and streams(spec.driver.image_type),
                     ),
                     opts=child,
                 )
@@ -201,6 +205,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             compute_classes=compute_classes,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
+            node_account_email=node_account.email,
         )
 
     def bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelBucket:
@@ -226,6 +231,14 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             )
             for request in requests
         }
+
+    def image_mirror(self, name: str, config: StackConfig, floor: GkeFloor) -> ImageMirror:
+        from components.gcp.image_mirror import create_image_mirror
+
+        repository, image = create_image_mirror(
+            name, floor.project, config.region, config.tags, floor.node_account_email, floor.children
+        )
+        return ImageMirror(image, {"tritonImageMirror": image})
 
     def cluster_facts(
         self, config: StackConfig, floor: GkeFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]

@@ -10,6 +10,8 @@ KUBERNETES_VERSION = "1.35"
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
+# The registry and the path below it, for the cloud mirrors (docs/serving.md "Images"), which keep the path.
+TRITON_IMAGE_REGISTRY, TRITON_IMAGE_PATH = TRITON_IMAGE_REPOSITORY.split("/", 1)
 # The LLM images of the same NGC release, one per backend (tritonDeployments[].llm.backend): Triton with the
 # TensorRT-LLM backend, and with the vLLM backend, each with the Python backend
 # (https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tritonserver, tags <YY.MM>-trtllm-python-py3 and
@@ -60,6 +62,15 @@ AWS_LOAD_BALANCER_CONTROLLER_CHART = {
     "version": "3.5.0",  # appVersion v3.5.0 (kubernetes-sigs/aws-load-balancer-controller tag v3.5.0, 2026-08-03)
     "repo": "https://aws.github.io/eks-charts",
 }
+
+# KEDA scales a dev deployment to zero when idle and back on its first request (docs/serving.md "Idle capacity to
+# zero"). Chart keda 2.20.2 installs KEDA v2.20.2 (github.com/kedacore/keda tag v2.20.2, commit 68a5b5028f35,
+# 2026-07-31; kedacore/charts keda/Chart.yaml, read 2026-12-05); its ScaledObject CRD is vendored in tests/upstream.
+KEDA_CHART = {"chart": "keda", "version": "2.20.2", "repo": "https://kedacore.github.io/charts"}
+# The HTTP add-on: its interceptor holds a request while the deployment scales from zero and pushes the pending count
+# to KEDA. Chart keda-add-ons-http 0.15.0 = add-on v0.15.0 (github.com/kedacore/http-add-on tag v0.15.0, commit
+# 4ea8a863bd7c, 2026-06-15, read 2026-12-05; beta); its InterceptorRoute CRD is vendored in tests/upstream.
+KEDA_HTTP_ADD_ON_CHART = {"chart": "keda-add-ons-http", "version": "0.15.0", "repo": "https://kedacore.github.io/charts"}
 
 # EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
 # an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).

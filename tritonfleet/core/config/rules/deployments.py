@@ -14,6 +14,7 @@ from tritonfleet.core.config.rules.context import RuleContext, listed, validate_
 from tritonfleet.core.config.rules.llm import check_llm
 from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.rules.rollout import check_rollout
+from tritonfleet.core.config.rules.scale_to_zero import check_scale_to_zero
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
 
@@ -51,6 +52,8 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         _check_models(ctx, deployment, at)
         _check_disruption_budget(ctx, deployment, at)
         check_rollout(ctx, deployment, at)
+        if deployment.pool in pools:
+            check_scale_to_zero(ctx, deployment, *pools[deployment.pool], at)
 
 
 # Besides the repository copy, a node's disk holds Triton's image (10-16 GB), the other images and the system.
