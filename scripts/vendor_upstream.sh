@@ -18,6 +18,8 @@ KARPENTER=1.14.1
 AWS_LOAD_BALANCER_CONTROLLER=3.5.0
 # Argo Rollouts: the controller version of chart argo-rollouts (pins.ARGO_ROLLOUTS_CHART), whose tag holds the CRDs.
 ARGO_ROLLOUTS=v1.9.1
+# Gateway API: the standard-channel CRDs of the version GKE installs (tritonfleet/clouds/gcp/facts.py).
+GATEWAY_API=v1.4.0
 
 dest=tests/upstream
 work=$(mktemp -d)
@@ -78,6 +80,13 @@ for crd in rollout analysis-template; do
   curl -fsSL "https://raw.githubusercontent.com/argoproj/argo-rollouts/$ARGO_ROLLOUTS/manifests/crds/$crd-crd.yaml" \
     -o "$work/$crd-crd.yaml"
   copy "$work/$crd-crd.yaml" "argo-rollouts-$ARGO_ROLLOUTS/crds/$crd-crd.yaml"
+done
+
+# The Gateway API's Gateway and HTTPRoute CRDs (standard channel), from the release tag.
+for crd in gateways httproutes; do
+  curl -fsSL "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api/$GATEWAY_API/config/crd/standard/gateway.networking.k8s.io_$crd.yaml" \
+    -o "$work/$crd.yaml"
+  copy "$work/$crd.yaml" "gateway-api-$GATEWAY_API/crds/gateway.networking.k8s.io_$crd.yaml"
 done
 
 pull https://aws.github.io/eks-charts aws-load-balancer-controller "$AWS_LOAD_BALANCER_CONTROLLER"

@@ -36,7 +36,7 @@ from components.gcp.cluster import (
 )
 from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
 from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access, needs_gateway_api, proxy_only_ports
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
 from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from components.gcp.maintenance import maintenance_for
@@ -97,6 +97,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 protected=config.protected,
                 proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+                proxy_only_ports=proxy_only_ports(config.triton_deployments),
                 ranges=ranges,
             ),
             opts=child,
@@ -123,6 +124,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 labels=config.tags,
                 control_plane=gke_ip_endpoint_access(config.cluster.control_plane_cidrs, config.environment),
                 control_plane_cidr=ranges["control-plane"],
+                gateway_api=needs_gateway_api(config.triton_deployments),
             ),
             network,
             opts=child,
