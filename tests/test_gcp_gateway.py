@@ -4,8 +4,8 @@ cluster serves the Gateway API only when a deployment needs it (docs/access.md "
 
 from __future__ import annotations
 
+import copy
 from functools import cache
-from typing import Any
 
 import jsonschema
 import pytest
@@ -23,6 +23,7 @@ from tritonfleet.clouds.gcp.facts import (
     GKE_H2C_APP_PROTOCOL,
     GKE_INTERNAL_GATEWAY_CLASS,
 )
+from tritonfleet.core.catalog import FAST_SAFE_LOADER
 from tritonfleet.core.conventions import TRITON_INFERENCE_PORTS
 
 GATEWAY_CRDS = UPSTREAM_CHARTS / "gateway-api-v1.4.0" / "crds"
@@ -38,12 +39,13 @@ GATEWAY_CASES = [
 
 
 @cache
-def gateway_api_schema(kind: str) -> dict[str, Any]:
+def gateway_api_validator(kind: str) -> jsonschema.protocols.Validator:
     """The v1 schema of a standard-channel Gateway API CRD, unknown fields made errors (CEL rules are not run here)."""
-    crd = yaml.safe_load((GATEWAY_CRDS / f"gateway.networking.k8s.io_{kind.lower()}s.yaml").read_text())
+    crd = yaml.load((GATEWAY_CRDS / f"gateway.networking.k8s.io_{kind.lower()}s.yaml").read_text(), Loader=FAST_SAFE_LOADER)
     assert crd["spec"]["names"]["kind"] == kind
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
-    return _strict(version["schema"]["openAPIV3Schema"])
+    schema = _strict(version["schema"]["openAPIV3Schema"])
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def _rendered(access: dict) -> dict[str, list[dict]]:
@@ -60,7 +62,7 @@ def test_grpc_through_gke_is_a_gateway_that_validates_against_the_gateway_api_cr
     assert "Ingress" not in objects
     ((gateway,), (route,)) = objects["Gateway"], objects["HTTPRoute"]
     for obj in (gateway, route):
-        jsonschema.validate(obj, gateway_api_schema(obj["kind"]))
+        gateway_api_validator(obj["kind"]).validate(obj)
     assert gateway["spec"]["gatewayClassName"] == class_name
     (listener,) = gateway["spec"]["listeners"]
     assert (listener["protocol"], listener["port"], listener["hostname"]) == ("HTTPS", 443, access["hostname"])
@@ -73,6 +75,17 @@ def test_grpc_through_gke_is_a_gateway_that_validates_against_the_gateway_api_cr
         assert tls["options"] == {GKE_GATEWAY_PRE_SHARED_CERT_OPTION: access["tls"]["preSharedCert"]}
     assert route["spec"]["parentRefs"] == [{"name": gateway["metadata"]["name"], "sectionName": listener["name"]}]
     assert route["spec"]["hostnames"] == [access["hostname"]]
+
+
+def test_the_crd_schemas_refuse_what_the_api_server_would():
+    """The check has teeth: an Ingress-style path type and a misspelt listener field are refused."""
+    objects = _rendered({**PUBLIC, "tls": {"secretName": "vision-tls"}})
+    route, gateway = copy.deepcopy(objects["HTTPRoute"][0]), copy.deepcopy(objects["Gateway"][0])
+    route["spec"]["rules"][0]["matches"][0]["path"]["type"] = "Prefix"
+    gateway["spec"]["listeners"][0]["tlsMode"] = "Terminate"
+    for obj in (route, gateway):
+        with pytest.raises(jsonschema.ValidationError):
+            gateway_api_validator(obj["kind"]).validate(obj)
 
 
 @pytest.mark.parametrize(("label", "access", "class_name"), GATEWAY_CASES, ids=[c[0] for c in GATEWAY_CASES])
