@@ -55,7 +55,7 @@ CLOUD_ONLY_CLUSTER_KEYS = {
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
-INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress limits sources only through Cloud Armor or a firewall policy
+INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress or Gateway limits sources only through Cloud Armor or a firewall policy
 # gRPC through an Application load balancer takes a GKE Gateway (components/gcp/exposure.py): its listener takes a
 # pre-shared certificate or a Secret. cert-manager issues for a Gateway only with its Gateway API support turned on and
 # an HTTP-01 solver routed through the Gateway (https://cert-manager.io/docs/usage/gateway/, read 2026-12-05), which

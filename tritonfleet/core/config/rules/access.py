@@ -97,7 +97,7 @@ def _check_application(
     if access.client_cidrs and filters == "":
         alternative = "loadBalancer network" if access.mode == INTERNAL_APPLICATION else "exposure internal"
         allowed = (
-            f"unset on {ctx.cloud} with an Application load balancer: its Ingress limits client networks only through "
+            f"unset on {ctx.cloud} with an Application load balancer: it limits client networks only through "
             f"a Cloud Armor or firewall policy, which tritonfleet does not create (use {alternative} to limit clients "
             "by CIDR)"
         )
