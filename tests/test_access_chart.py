@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from components.k8s.access import ADMIN, CONTROL_PROXY_PORT, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS, uses_gateway
+from components.k8s.access import ADMIN, CONTROL_PROXY_PORT, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment, pod_containers
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
-from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC
+from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC, uses_gateway
 
 IDS = [c[0] for c in ACCESS_CASES]
 

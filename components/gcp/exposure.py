@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from components.gcp.layout import PROXY_ONLY_CIDR
-from components.k8s.access import grpc_through_load_balancer, uses_gateway
 from tritonfleet.clouds.gcp.facts import (
     GKE_EXTERNAL_GATEWAY_CLASS,
     GKE_EXTERNAL_INGRESS_CLASS,
@@ -42,6 +41,8 @@ from tritonfleet.core.exposure import (
     ExposureFacts,
     GrpcBalancing,
     control_plane_access,
+    grpc_through_load_balancer,
+    uses_gateway,
 )
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud; the internal

@@ -16,10 +16,10 @@ from tritonfleet.core.exposure import (
     CLUSTER,
     INFERENCE_APIS,
     INTERNAL,
-    INTERNAL_APPLICATION,
     MODEL_CONTROL_APIS,
-    PUBLIC,
     ExposureFacts,
+    grpc_through_load_balancer,
+    uses_gateway,
 )
 
 # gRPC clients send a restricted group's header as metadata named GRPC_HEADER_PREFIX + header.
@@ -99,18 +99,6 @@ def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
         "externalTrafficPolicy": "Local",
         "loadBalancerSourceRanges": list(access.client_cidrs) if internal else [],
     }
-
-
-def grpc_through_load_balancer(access: Access) -> bool:
-    """Whether the deployment's load balancer, if any, carries gRPC: every one does unless an Application load balancer
-    is set to REST only (loadBalancerGrpc false). Its sources then reach the HTTP port alone."""
-    return not (access.mode in (PUBLIC, INTERNAL_APPLICATION) and access.load_balancer_grpc is False)
-
-
-def uses_gateway(access: Access, facts: ExposureFacts) -> bool:
-    """Whether this deployment's Application load balancer comes from a Gateway API Gateway rather than an Ingress:
-    where the cloud's Ingress cannot carry Triton's cleartext gRPC and the deployment routes gRPC through it."""
-    return access.mode in facts.gateway_classes and grpc_through_load_balancer(access)
 
 
 def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[str, Any]:

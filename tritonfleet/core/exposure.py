@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tritonfleet.core.config import Access
 
 # Triton's API groups that control the server rather than serve it (names as --http-restricted-api accepts them):
 # tritonfleet puts them behind the admin key, and the policy pack checks they stay there.
@@ -102,6 +105,18 @@ class ExposureFacts:
     # Per mode whose load balancer splits a canary's traffic by weight: the Argo Rollouts traffic router that drives
     # it (the cloud's ROLLOUT_TRAFFIC_ROUTERS fact); other modes run a replica-ratio canary.
     rollout_traffic_routers: dict[str, str] = field(default_factory=dict)
+
+
+def grpc_through_load_balancer(access: Access) -> bool:
+    """Whether the deployment's load balancer, if any, carries gRPC: every one does unless an Application load balancer
+    is set to REST only (loadBalancerGrpc false). Its sources then reach the HTTP port alone."""
+    return not (access.mode in (PUBLIC, INTERNAL_APPLICATION) and access.load_balancer_grpc is False)
+
+
+def uses_gateway(access: Access, facts: ExposureFacts) -> bool:
+    """Whether this deployment's Application load balancer comes from a Gateway API Gateway rather than an Ingress:
+    where the cloud's Ingress cannot carry Triton's cleartext gRPC and the deployment routes gRPC through it."""
+    return access.mode in facts.gateway_classes and grpc_through_load_balancer(access)
 
 
 ANYWHERE = "0.0.0.0/0"
