@@ -39,14 +39,17 @@ def test_docs_name_the_headless_service_and_round_robin():
 
 
 def _grpc_path(objects: list[dict]) -> str:
-    """What carries Triton's gRPC port to clients outside the cluster in this rendering: an Ingress (L7) or a
-    LoadBalancer Service (L4)."""
+    """What carries Triton's gRPC port to clients outside the cluster in this rendering: an Ingress or a Gateway's
+    HTTPRoute (L7), or a LoadBalancer Service (L4)."""
     ingresses = [o for o in objects if o["kind"] == "Ingress"]
     routed = {p["backend"]["service"]["port"]["name"] for i in ingresses for r in i["spec"]["rules"] for p in r["http"]["paths"]}
+    ports = {p["port"]: p["name"] for o in objects if o["kind"] == "Service" for p in o["spec"]["ports"]}
+    routes = [o for o in objects if o["kind"] == "HTTPRoute"]
+    routed |= {ports[b["port"]] for route in routes for rule in route["spec"]["rules"] for b in rule["backendRefs"]}
     balancers = [o for o in objects if o["kind"] == "Service" and o["spec"].get("type") == "LoadBalancer"]
     on_balancer = {p["name"] for s in balancers for p in s["spec"]["ports"]}
     assert not ("grpc" in routed and "grpc" in on_balancer), "gRPC on two paths"
-    return "ingress" if "grpc" in routed else "load balancer service" if "grpc" in on_balancer else "none"
+    return "l7 proxy" if "grpc" in routed else "load balancer service" if "grpc" in on_balancer else "none"
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=[c[0] for c in ACCESS_CASES])
@@ -60,18 +63,14 @@ def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, clo
         assert path == "none"
         return
     fact = FACTS[cloud].grpc_balancing.get(mode)
-    expected = {"ingress": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
+    expected = {"l7 proxy": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
     assert (fact.balances if fact else None) == expected, (mode, path, fact)
 
 
 def test_every_balancing_fact_has_a_dated_source():
-    """Every mode with a cloud load balancer has a fact, except the Application modes of a cloud whose Application load
-    balancer carries no gRPC (GKE Ingress: REST only, loadBalancerGrpc false)."""
-    from tritonfleet.core.cloud import cloud as cloud_named
-
+    """Every mode with a cloud load balancer has a fact (GCP's Application modes carry gRPC through a GKE Gateway)."""
     for cloud, facts in FACTS.items():
-        application = set() if cloud_named(cloud).rules.APPLICATION_LB_GRPC_REFUSAL else {INTERNAL_APPLICATION, PUBLIC}
-        assert set(facts.grpc_balancing) == {INTERNAL, *application}, cloud
+        assert set(facts.grpc_balancing) == {INTERNAL, INTERNAL_APPLICATION, PUBLIC}, cloud
         for fact in facts.grpc_balancing.values():
             assert fact.balances in (PER_REQUEST, PER_CONNECTION)
             assert re.match(r"https://\S+ \(read \d{4}-\d{2}-\d{2}\): \S", fact.source), fact.source

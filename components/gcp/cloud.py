@@ -47,7 +47,7 @@ from tritonfleet.clouds.gcp.drivers import (
     gpu_driver_setup,
     gpu_operator_resource_quota,
 )
-from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access, needs_gateway_api, proxy_only_ports
 from tritonfleet.clouds.gcp.image_mirror import streams
 from tritonfleet.clouds.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
 from tritonfleet.clouds.gcp.maintenance import maintenance_for
@@ -106,6 +106,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 protected=config.protected,
                 proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+                proxy_only_ports=proxy_only_ports(config.triton_deployments),
                 ranges=ranges,
             ),
             opts=child,
@@ -132,6 +133,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 labels=config.tags,
                 control_plane=gke_ip_endpoint_access(config.cluster.control_plane_cidrs, config.environment),
                 control_plane_cidr=ranges["control-plane"],
+                gateway_api=needs_gateway_api(config.triton_deployments),
             ),
             network,
             opts=child,

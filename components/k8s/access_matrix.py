@@ -18,6 +18,7 @@ from tritonfleet.core.cloud import cloud, cloud_names
 from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
 
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
+HTTP_ONLY = frozenset({("TCP", 8000)})
 METRICS = frozenset({("TCP", 8002), ("TCP", 8003)})  # Triton's metrics and the model-state exporter
 DNS = frozenset({("UDP", 53), ("TCP", 53)})
 HTTPS = frozenset({("TCP", 443)})
@@ -64,16 +65,18 @@ def _object_store_cidrs() -> tuple[str, ...]:
     return tuple(cidr for name in cloud_names() for cidr in cloud(name).object_store_cidrs())
 
 
-def ingress(facts: ExposureFacts, mode: str) -> dict[str, frozenset[tuple[str, int]]]:
-    """Source peer -> the (protocol, port) pairs it may open on a Triton pod in that exposure mode."""
+def ingress(facts: ExposureFacts, mode: str, grpc_through_load_balancer: bool = True) -> dict[str, frozenset[tuple[str, int]]]:
+    """Source peer -> the (protocol, port) pairs it may open on a Triton pod in that exposure mode; a load balancer that
+    routes no gRPC (an Application one with loadBalancerGrpc false) reaches the HTTP port alone."""
     exposed = mode != CLUSTER
+    load_balancer = INFERENCE if grpc_through_load_balancer else HTTP_ONLY
     return {
         "client": INFERENCE,
         "same-namespace": NOTHING,
         "other-namespace": NOTHING,
         "prometheus": METRICS,
         "monitoring-other": NOTHING,
-        "load-balancer": INFERENCE if exposed and facts.load_balancer_sources.get(mode) else NOTHING,
+        "load-balancer": load_balancer if exposed and facts.load_balancer_sources.get(mode) else NOTHING,
         "client-network": INFERENCE if mode in facts.keeps_client_address else NOTHING,
         "elsewhere": NOTHING,
     }

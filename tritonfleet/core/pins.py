@@ -123,7 +123,13 @@ KARPENTER_CRD_CHART = {
 # that is (`aws eks describe-addon-versions`), and README's VERIFY list names it; pin it here once confirmed.
 # tests/test_eks_addon_pins.py checks that every Kubernetes version EKS supports has an entry for every add-on.
 EKS_ADDON_SOURCES: dict[str, str] = {
-    "vpc-cni": "not published for 1.32+ in a copy we could read (VERIFY: describe-addon-versions)",
+    # The newest copies of AWS's "Amazon VPC CNI versions" table found on 2026-12-05 stop at 1.33, all at
+    # v1.20.1-eksbuild.3 (https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/pod-networking.html; the archived
+    # github.com/awsdocs/amazon-eks-user-guide latest/ug/networking/managing-vpc-cni.adoc @057948d9), a mid-2025 state.
+    # Pinned, they would ask EKS to move an existing cluster's newer default back to that build: left to EKS until a
+    # current table or describe-addon-versions is read (preflight prints EKS's default).
+    "vpc-cni": "no current table for 1.32+ (newest copy: 1.27-1.33 at v1.20.1-eksbuild.3, mid-2025; "
+    "VERIFY: describe-addon-versions)",
     "kube-proxy": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-kube-proxy.md "
     "(table 'kube-proxy versions', AWS's Japanese edition of the user guide), read 2026-12-05",
     "coredns": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-coredns.md "

@@ -55,7 +55,8 @@ NODE_IMAGES = ("al2023", "bottlerocket")
 TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
 INGRESS_CLIENT_CIDRS = "the ALB's inbound-cidrs"
-APPLICATION_LB_GRPC_REFUSAL = ""  # the ALB speaks gRPC to the pod over cleartext HTTP/2 (protocol version GRPC)
+# The ALB carries gRPC (backend protocol version GRPC) whatever its certificate.
+APPLICATION_LB_GRPC_TLS_REFUSALS: dict[str, str] = {}
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
 # fallbackPool: EKS has no compute classes; a mixed pool (onDemandBase + spotShare) is one node group set
 POOL_FALLBACK = False

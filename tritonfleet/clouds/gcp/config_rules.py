@@ -55,15 +55,17 @@ CLOUD_ONLY_CLUSTER_KEYS = {
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
-INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress limits sources only through Cloud Armor or a firewall policy
-# GKE Ingress speaks HTTP/2 to a backend only over TLS (Service annotation cloud.google.com/app-protocols HTTP2, the pod
-# serving TLS), and Triton's gRPC port is cleartext: gRPC through it would fail at the load balancer. Source:
-# https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-05). docs/access.md has the paths
-# that do carry gRPC.
-APPLICATION_LB_GRPC_REFUSAL = (
-    "a GKE Ingress speaks HTTP/2 to the pod only over TLS, and Triton's gRPC port is cleartext, so gRPC through it "
-    "would fail at the load balancer"
-)
+INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress or Gateway limits sources only through Cloud Armor or a firewall policy
+# gRPC through an Application load balancer takes a GKE Gateway (components/gcp/exposure.py): its listener takes a
+# pre-shared certificate or a Secret. cert-manager issues for a Gateway only with its Gateway API support turned on and
+# an HTTP-01 solver routed through the Gateway (https://cert-manager.io/docs/usage/gateway/, read 2026-12-05), which
+# tritonfleet does not set up; the REST-only GKE Ingress keeps cert-manager's ingress-shim.
+APPLICATION_LB_GRPC_TLS_REFUSALS = {
+    "certManagerIssuer": (
+        "gRPC through the load balancer takes a GKE Gateway, and cert-manager issues for a Gateway only with its "
+        "Gateway API support and an HTTP-01 solver on the Gateway, which tritonfleet does not set up"
+    ),
+}
 RESERVATION_EXAMPLE = "my-reservation"
 # fallbackPool: a pool's GKE compute class lists the fallback pool's node pools after its own
 POOL_FALLBACK = True

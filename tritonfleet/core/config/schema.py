@@ -333,9 +333,9 @@ class Access(_Section):
     )
     load_balancer_grpc: bool | None = Field(
         None,
-        description="with an application load balancer: route Triton's gRPC through it as well as REST (true; the "
-        "default on AWS) or REST only (false; required on GCP, whose Ingress speaks HTTP/2 to a backend only over TLS "
-        "and Triton's gRPC port is cleartext)",
+        description="with an application load balancer: route Triton's gRPC through it as well as REST (true, the "
+        "default; on GCP through a GKE Gateway, since a GKE Ingress speaks HTTP/2 to a backend only over TLS) or REST "
+        "only (false; on GCP the GKE Ingress, required with tls.certManagerIssuer)",
     )
     hostname: str | None = Field(
         None,

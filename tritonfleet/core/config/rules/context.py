@@ -28,8 +28,8 @@ class CloudConfigRules(Protocol):
     TLS_SOURCES: tuple[str, ...]  # access.tls sources (camelCase) this cloud supports, the suggested one last
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps
     INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
-    # Why this cloud's Application load balancer cannot carry Triton's cleartext gRPC ("" where it can)
-    APPLICATION_LB_GRPC_REFUSAL: str
+    # TLS sources this cloud's Application load balancer cannot take while it carries gRPC (source -> why)
+    APPLICATION_LB_GRPC_TLS_REFUSALS: Mapping[str, str]
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
     BUCKET_OWNER_KEY: str  # the config key naming the account or project default bucket names carry
