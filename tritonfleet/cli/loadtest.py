@@ -140,7 +140,7 @@ def loadtest(
         first = result.curve[0]
         at = f"--rate {first.offered_rate:g}" if first.offered_rate is not None else f"--concurrency {first.concurrency}"
         raise user_error(f"no load point met p{percentile} <= {latency_target}, not even the first ({at}): start "
-                    "the sweep lower, or the model cannot meet this target on this server")  # fmt: skip
+                         "the sweep lower, or the model cannot meet this target on this server")  # fmt: skip
     gate = [r for r in (result.saturation.reasons if result.saturation else []) if r.startswith("stopped early")]
     if gate:
         raise user_error(gate[0])
@@ -221,7 +221,6 @@ def _llm_defaults(
         ttft_target = ttft_target or found.llm.ttft_target
         itl_target = itl_target or found.llm.itl_target
     return ttft_target, itl_target, gpu or config.instance_type(config.pool(found.pool)).gpu
-
 
 
 def _schedule(path: Path | None) -> tuple[int, ...]:

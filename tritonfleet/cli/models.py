@@ -237,18 +237,16 @@ def _model_control(
     at = f"tritonDeployments[{config.triton_deployments.index(found)}]"
     if action == "unload" and model in found.required_models:
         j = found.required_models.index(model)
-        error_message(
+        raise user_error(
             f"'{model}' is in {at}.requiredModels: every replica's readiness needs it, so unloading it takes every "
             f"replica out of service at once. Fix: take it out of requiredModels first "
             f"({both_ways(rm_command(f'{at}.requiredModels[{j}]', stack))}), run pulumi up, then unload it"
         )
-        raise typer.Exit(EXIT_USER_ERROR)
     if found.model_control_mode != "explicit":
-        error_message(
+        raise user_error(
             f"deployment '{deployment}' runs modelControlMode {found.model_control_mode}: Triton refuses load/unload "
             f"requests. Fix: {both_ways(set_command(f'{at}.modelControlMode', 'explicit', stack))}"
         )
-        raise typer.Exit(EXIT_USER_ERROR)
     headers = {}
     if found.access.restrict_model_control:
         key = os.environ.get(ADMIN.env)
@@ -278,7 +276,7 @@ def _model_control(
     failed = [printable(r.replica) for r in results if not r.ok]
     if failed:
         err.print(f"{len(failed)} of {len(results)} replica(s) did not {action} {model}: {', '.join(failed)}")
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_USER_ERROR)
     out.print(
         f"{model}: {action}ed on all {len(results)} replica(s). Until a replica restarts: make it lasting with "
         f"tritonDeployments[].loadModels in the stack config."

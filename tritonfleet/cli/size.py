@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tritonfleet.cli.options import StackOption
 from tritonfleet.cli.output import out, user_error
 
 app = typer.Typer()
@@ -16,7 +17,7 @@ app = typer.Typer()
 
 @app.command(short_help="rank GPU options for a deployment, inside the guardrails")
 def size(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="stack name: stacks/Pulumi.<stack>.yaml")],
+    stack: StackOption,
     deployment: Annotated[str, typer.Option("--deployment", "-d", help="the tritonDeployments[].name to size")],
     benchmark_model: Annotated[
         str | None,
@@ -83,7 +84,6 @@ def size(
     except (ConfigError, PlanError, PackConfigError, PackError) as error:  # the stack as it is does not plan
         raise user_error(str(error)) from None
     print_ranking(config, target, ranking, chosen)
-
 
 
 def _lines(text: str, width: int, first: str = "", rest: str = "    ") -> list[str]:

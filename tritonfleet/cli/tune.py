@@ -77,7 +77,7 @@ def tune(
     best = tuning.winner(trials)
     if best is None or best.result is None:
         raise user_error(f"no candidate met p{percentile} <= {latency_target}: start lower (--rate) or widen the "
-                    "candidates")  # fmt: skip
+                         "candidates")  # fmt: skip
     out.print(f"Best: {best.candidate.describe()} ({best.capacity:,.1f} inferences/s)", markup=False)
     if patch:
         patch.write_text(tuning.patch_text(best.candidate, trials, plan.latency_target_ms or 0, percentile))
