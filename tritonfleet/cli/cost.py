@@ -10,7 +10,6 @@ from rich.text import Text
 
 from tritonfleet.cli.options import ProjectOption, StackOption
 from tritonfleet.cli.output import out, user_error
-from tritonfleet.core.config import ConfigError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -29,7 +28,7 @@ def cost_actual(
 ) -> None:
     """Match the month's rows of a FOCUS export to the stack's pools and lines by the tags tritonfleet sets; print
     actual against the plan's floor, expected and ceiling, the drift and its likely causes, and the untagged rows."""
-    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config import ConfigError, load_stack_config
     from tritonfleet.cost_actual import ExportError, actual_report, report_lines
     from tritonfleet.plan.document import cost_section
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config

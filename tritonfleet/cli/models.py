@@ -15,7 +15,6 @@ from tritonfleet.cli.options import ProjectOption
 from tritonfleet.cli.output import err, error_message, out, user_error
 from tritonfleet.cli.stacks import deployment as stack_deployment
 from tritonfleet.cli.stacks import load_config
-from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_USAGE, EXIT_USER_ERROR
 from tritonfleet.models.control import DEADLINE_SECONDS
 from tritonfleet.terminal import print_labelled
@@ -52,6 +51,7 @@ def _escaped_lines(error: Exception) -> str:
 
 def _check_declared(stack: str, deployment: str, available: set[str], project_dir: Path | None, consequence: str) -> None:
     """Exit 1 when the deployment's requiredModels/loadModels name a model the repository does not have."""
+    from tritonfleet.core.config import ConfigError
     from tritonfleet.models.stack import TargetError, declared_models, missing_models
     from tritonfleet.plan.project import ProjectError, find_project
 
@@ -137,6 +137,7 @@ def models_sync(
     """Validate, then upload only what changed, publishing each model's config.pbtxt last (see docs/models.md)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
+    from tritonfleet.core.config import ConfigError
     from tritonfleet.core.config.problems import printable
     from tritonfleet.models.stack import TargetError, stack_repository
     from tritonfleet.models.storage import RepositoryUri, StoreError, open_store

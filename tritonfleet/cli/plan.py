@@ -10,7 +10,6 @@ from rich.text import Text
 
 from tritonfleet.cli.options import PolicyConfigOption, ProjectOption, StackOption
 from tritonfleet.cli.output import err, out, policy_exit, print_policy, show, user_error, without_cyclic_gc, write
-from tritonfleet.core.config import ConfigError
 from tritonfleet.output_paths import OutputError, check_output_file
 from tritonfleet.terminal import print_labelled
 
@@ -29,6 +28,7 @@ def plan(
 
     Exit 2 when a mandatory policy is violated (the plan document is still written)."""
     without_cyclic_gc()
+    from tritonfleet.core.config import ConfigError
     from tritonfleet.plan.document import PlanDocumentError, build_plan, dumps
     from tritonfleet.plan.harness import PlanError
     from tritonfleet.plan.project import ProjectError, find_project

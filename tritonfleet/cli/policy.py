@@ -10,7 +10,6 @@ from rich.text import Text
 
 from tritonfleet.cli.options import PolicyConfigOption, ProjectOption, StackOption
 from tritonfleet.cli.output import out, policy_exit, print_policy, user_error, without_cyclic_gc
-from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_USAGE
 
 app = typer.Typer(
@@ -55,6 +54,7 @@ def _policy_check(stack: str, plan_file: Path | None, project_dir: Path | None, 
     without_cyclic_gc()
     import json
 
+    from tritonfleet.core.config import ConfigError
     from tritonfleet.diff.documents import DiffInputError
     from tritonfleet.plan.harness import PlanError
     from tritonfleet.plan.project import ProjectError, find_project
@@ -93,6 +93,7 @@ def policy_init(
 ) -> None:
     """Write policies/config/STACK.json for a new stack: budget, GPU limit and instance types from its stack file,
     enforcement levels from the closest existing stack (same cloud and environment)."""
+    from tritonfleet.core.config import ConfigError
     from tritonfleet.plan.project import ProjectError, find_project
     from tritonfleet.plan.text import usd
     from tritonfleet.policycheck.check import config_path

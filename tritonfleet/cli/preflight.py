@@ -11,7 +11,6 @@ from rich.text import Text
 
 from tritonfleet.cli.options import ProjectOption, StackOption
 from tritonfleet.cli.output import err, out, user_error, write
-from tritonfleet.core.config import ConfigError
 from tritonfleet.exit_codes import EXIT_USER_ERROR
 from tritonfleet.output_paths import OutputError, check_output_file
 
@@ -31,7 +30,7 @@ def preflight(
     import warnings
 
     from tritonfleet.core.cloud import PreflightError, cloud
-    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config import ConfigError, load_stack_config
     from tritonfleet.core.preflight import BLOCKER, PREFLIGHT_DEADLINE_S
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from tritonfleet.cli.output import user_error
-from tritonfleet.core.config import ConfigError
 
 
 def load_config(stack: str, project_dir: Path | None) -> Any:
     """The stack's validated config (the project found from here upwards unless `project_dir` names it)."""
-    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.config import ConfigError, load_stack_config
     from tritonfleet.plan.project import ProjectError, find_project, load_project, stack_config
 
     try:
