@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import importlib
 import pkgutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -96,3 +98,13 @@ def test_the_console_script_and_python_m_run_the_cli_main():
     module, _, function = script.partition(":")
     assert getattr(importlib.import_module(module), function) is cli.main
     assert "tritonfleet.cli" in _imported_modules(ROOT / "tritonfleet" / "__main__.py")
+
+
+def test_importing_the_cli_loads_no_config_schema_sdk_or_pack():
+    """`tritonfleet --help` pays only for the CLI's own imports: the config schema (pydantic), the Pulumi SDKs, the
+    policy pack and cloud clients load inside the commands that use them (benchmarks/cli_speed.py --against)."""
+    code = "import sys, tritonfleet.cli\nprint(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    heavy = ("pydantic", "pulumi", "boto3", "google", "grpc", "tritonfleet.core.config", "tritonfleet.plan.document",
+             "tritonfleet.policycheck", "components")  # fmt: skip
+    assert not [m for m in loaded if m.startswith(heavy)]

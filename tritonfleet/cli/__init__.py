@@ -3,8 +3,9 @@
 # One module per command or command group (Typer's "one file per command" layout): each defines its own `app` with
 # its command (or, for a group, its subcommands), and this module adds them to the `tritonfleet` app in the order its
 # help lists them. What they print and how they stop is in output.py; options several take, in options.py; a stack's
-# config and deployment, in stacks.py. Commands import their heavy modules (the Pulumi SDKs, the policy pack, cloud
-# clients) inside the command, so that `tritonfleet --help` stays quick. Nothing outside this package imports it.
+# config and deployment, in stacks.py. Commands import their heavy modules (the config schema and pydantic, even for
+# ConfigError; the Pulumi SDKs, the policy pack, cloud clients) inside the command, so that `tritonfleet --help` stays
+# quick (tests/test_cli_layout.py). Nothing outside this package imports it.
 
 from __future__ import annotations
 
