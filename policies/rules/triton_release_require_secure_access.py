@@ -16,25 +16,9 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from policies._match import get, is_list, is_mapping, is_triton_release, items
 from policies._settings import schema, settings
-from tritonfleet.clouds.aws.facts import (
-    ALB_INTERNAL_SCHEME,
-    ALB_PUBLIC_SCHEME,
-    ALB_SCHEME_ANNOTATION,
-    NLB_CONTROLLER_TYPE,
-    NLB_SCHEME_ANNOTATION,
-    NLB_TYPE_ANNOTATION,
-)
-from tritonfleet.clouds.gcp.facts import (
-    GKE_INGRESS_CLASS_ANNOTATION,
-    GKE_INTERNAL_GATEWAY_CLASS,
-    GKE_INTERNAL_INGRESS_CLASS,
-    GKE_INTERNAL_LB_TYPE,
-    GKE_LB_TYPE_ANNOTATION,
-)
+from tritonfleet.core.cloud import cloud, cloud_names
 from tritonfleet.core.exposure import ANYWHERE, INFERENCE_APIS, MODEL_CONTROL_APIS
 
-# The ALB's client networks (comma-separated CIDRs); without it the controller opens the listeners to 0.0.0.0/0.
-ALB_INBOUND_CIDRS_ANNOTATION = "alb.ingress.kubernetes.io/inbound-cidrs"
 EVERY_ADDRESS = (ANYWHERE, "::/0")
 SCHEMA = schema(
     acknowledgeOpenInternalInference={
@@ -63,21 +47,11 @@ def _annotations(values, path: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if is_mapping(found) else {}
 
 
-def _internal_service(annotations: dict[str, str]) -> bool:
-    if annotations.get(NLB_SCHEME_ANNOTATION) == ALB_PUBLIC_SCHEME:
-        return False
-    aws = annotations.get(NLB_TYPE_ANNOTATION) == NLB_CONTROLLER_TYPE and (
-        annotations.get(NLB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME
-    )
-    return aws or annotations.get(GKE_LB_TYPE_ANNOTATION) == GKE_INTERNAL_LB_TYPE
-
-
-def _internal_ingress(annotations: dict[str, str]) -> bool:
-    if annotations.get(ALB_SCHEME_ANNOTATION) == ALB_PUBLIC_SCHEME:
-        return False
-    return annotations.get(ALB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME or (
-        annotations.get(GKE_INGRESS_CLASS_ANNOTATION) == GKE_INTERNAL_INGRESS_CLASS
-    )
+def _internal(kind: str, annotations: dict[str, str], class_name: str = "") -> bool:
+    """Internal when a registered cloud's controllers read it so and none reads it public (tritonfleet/core/cloud.py
+    `release_internal`)."""
+    answers = [cloud(name).release_internal(kind, annotations, class_name) for name in cloud_names()]
+    return True in answers and False not in answers
 
 
 def _every_address(values, path: str) -> list[str]:
@@ -91,20 +65,17 @@ def exposures(values) -> list[tuple[bool, str, list[str]]]:
     open_policy = _every_address(values, "networkPolicy.clientCidrs")
     if _helm_true(get(values, "gateway.enabled")):
         hostname = get(values, "gateway.hostname", "") or "(no hostname)"
-        internal = get(values, "gateway.className") == GKE_INTERNAL_GATEWAY_CLASS
+        internal = _internal("gateway", {}, str(get(values, "gateway.className", "")))
         found.append((internal, f"a Gateway for {hostname}", open_policy))
     if _helm_true(get(values, "ingress.enabled")):
         annotations = _annotations(values, "ingress.annotations")
-        inbound = annotations.get(ALB_INBOUND_CIDRS_ANNOTATION)
-        sources = [f"{ALB_INBOUND_CIDRS_ANNOTATION} {c}" for c in (inbound or "").split(",") if c.strip() in EVERY_ADDRESS]
-        if inbound is None and annotations.get(ALB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME:
-            sources.append(f"no {ALB_INBOUND_CIDRS_ANNOTATION} (the ALB then takes {ANYWHERE})")
+        sources = [s for name in cloud_names() for s in cloud(name).ingress_open_sources(annotations, EVERY_ADDRESS)]
         hostname = get(values, "ingress.hostname", "") or "(no hostname)"
-        found.append((_internal_ingress(annotations), f"an Ingress for {hostname}", sources + open_policy))
+        found.append((_internal("ingress", annotations), f"an Ingress for {hostname}", sources + open_policy))
     service_type = get(values, "service.type")
     if service_type == "LoadBalancer":
         annotations = _annotations(values, "service.annotations")
-        internal = _internal_service(annotations)
+        internal = _internal("service", annotations)
         sources = _every_address(values, "service.loadBalancerSourceRanges")
         what = "an internal LoadBalancer Service" if internal else (
             "a LoadBalancer Service without the cloud's internal-load-balancer annotation values"

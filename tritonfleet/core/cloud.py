@@ -145,6 +145,18 @@ class Cloud(ABC):
         """Why a planned resource's own deletion protection (the cloud's, besides Pulumi's protect) is off, in
         words with its fix; None where it is on or the resource has none."""
 
+    @abstractmethod
+    def release_internal(self, kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+        """Whether a Triton release's `service`, `ingress` or `gateway` (its planned chart values) stays on the cloud
+        network by what this cloud's controllers read: True internal, False public, None when nothing this cloud's
+        controllers act on says either (the policy pack counts an exposure internal only when a cloud says so and
+        none says public)."""
+
+    @abstractmethod
+    def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+        """The client sources of a release's Ingress open to every address, as this cloud's controller reads them
+        from its annotations (each with the annotation named); empty where it reads none."""
+
     # ---- end of planned resources ----
     # --- cloud-pure (issue #35 point 1): how Triton is exposed (asked by the Kubernetes layer's access matrix) and the
     # model bucket's store (core/object_store.py opens it by URI scheme) ---

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -65,6 +65,13 @@ class Aws(Cloud):
 
     def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
         return aws_resources.deletion_protection_off(resource_type, name, props)
+
+    def release_internal(self, kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+        return aws_resources.release_internal(kind, annotations, class_name)
+
+    def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+        return aws_resources.ingress_open_sources(annotations, every_address)
+
     # --- cloud-pure (issue #35 point 1): exposure and the object store ---
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS, aws_exposure_facts

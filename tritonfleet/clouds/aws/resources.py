@@ -6,15 +6,21 @@ shapes are tritonfleet/core/planned.py's. Pure: plain data in, plain data out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
 from tritonfleet.clouds.aws.accelerators import accelerator
-from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS
+from tritonfleet.clouds.aws.exposure import ALB, PLANNED_S3_CIDRS
 from tritonfleet.clouds.aws.facts import (
+    ALB_INTERNAL_SCHEME,
+    ALB_PUBLIC_SCHEME,
+    ALB_SCHEME_ANNOTATION,
     EKS_CAPACITY_TYPE,
     EKS_TAINT_EFFECT,
+    NLB_CONTROLLER_TYPE,
+    NLB_SCHEME_ANNOTATION,
+    NLB_TYPE_ANNOTATION,
     VPC_CNI_ADDON,
     VPC_CNI_NETWORK_POLICY_MINIMUM,
 )
@@ -346,3 +352,30 @@ def platform_line(resource_type: str, props: Any, name: str, urn: str, region: s
     if low is None or high is None or len(types) != 1:
         return PlatformLine(name, what, None, None, "its node bounds or its one instance type are not set")
     return priced_line("aws", f"instance:{types[0]}", region, name, what, low * hours, high * hours)
+
+
+# The ALB's client networks (comma-separated CIDRs); without it the controller opens the listeners to 0.0.0.0/0.
+ALB_INBOUND_CIDRS_ANNOTATION = f"{ALB}/inbound-cidrs"
+
+
+def release_internal(kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+    """The AWS Load Balancer Controller's reading: a Service is internal only as an NLB it manages (type external) with
+    scheme internal, an Ingress with the ALB scheme internal; scheme internet-facing is public either way."""
+    if kind == "service":
+        scheme = annotations.get(NLB_SCHEME_ANNOTATION)
+        if scheme == ALB_PUBLIC_SCHEME:
+            return False
+        managed = annotations.get(NLB_TYPE_ANNOTATION) == NLB_CONTROLLER_TYPE
+        return True if managed and scheme == ALB_INTERNAL_SCHEME else None
+    if kind == "ingress":
+        return {ALB_PUBLIC_SCHEME: False, ALB_INTERNAL_SCHEME: True}.get(annotations.get(ALB_SCHEME_ANNOTATION, ""))
+    return None
+
+
+def ingress_open_sources(annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+    """The ALB's inbound-cidrs that are every address; an internal ALB without it takes 0.0.0.0/0."""
+    inbound = annotations.get(ALB_INBOUND_CIDRS_ANNOTATION)
+    sources = [f"{ALB_INBOUND_CIDRS_ANNOTATION} {c}" for c in (inbound or "").split(",") if c.strip() in every_address]
+    if inbound is None and annotations.get(ALB_SCHEME_ANNOTATION) == ALB_INTERNAL_SCHEME:
+        sources.append(f"no {ALB_INBOUND_CIDRS_ANNOTATION} (the ALB then takes {every_address[0]})")
+    return sources

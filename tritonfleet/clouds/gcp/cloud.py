@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -75,6 +75,13 @@ class Gcp(Cloud):
 
     def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
         return gcp_resources.deletion_protection_off(resource_type, name, props)
+
+    def release_internal(self, kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+        return gcp_resources.release_internal(kind, annotations, class_name)
+
+    def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+        return gcp_resources.ingress_open_sources(annotations, every_address)
+
     # --- cloud-pure (issue #35 point 1): exposure and the object store ---
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         """GKE's load balancers have no subnets of their own: `load_balancer_cidrs` changes nothing here."""

@@ -7,11 +7,19 @@ tritonfleet/core/planned.py's. Pure: plain data in, plain data out.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tritonfleet.clouds.gcp.accelerators import accelerator
-from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_TAINT_EFFECT
+from tritonfleet.clouds.gcp.facts import (
+    ADVANCED_DATAPATH,
+    GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_GATEWAY_CLASS,
+    GKE_INTERNAL_INGRESS_CLASS,
+    GKE_INTERNAL_LB_TYPE,
+    GKE_LB_TYPE_ANNOTATION,
+    GKE_TAINT_EFFECT,
+)
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.conventions import HOURS_PER_MONTH, POOL_LABEL
 from tritonfleet.core.planned import (
@@ -249,3 +257,19 @@ def platform_line(resource_type: str, props: Any, name: str, urn: str, region: s
     if low is None or high is None or len(types) != 1:
         return PlatformLine(name, what, None, None, "its node bounds or its one instance type are not set")
     return priced_line("gcp", f"instance:{types[0]}", region, name, what, low * hours, high * hours)
+
+
+def release_internal(kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+    """GKE's reading: a Service is internal with the internal load balancer type, an Ingress with class
+    gce-internal, a Gateway with class gke-l7-rilb; nothing GKE reads marks one public."""
+    internal = {
+        "service": annotations.get(GKE_LB_TYPE_ANNOTATION) == GKE_INTERNAL_LB_TYPE,
+        "ingress": annotations.get(GKE_INGRESS_CLASS_ANNOTATION) == GKE_INTERNAL_INGRESS_CLASS,
+        "gateway": class_name == GKE_INTERNAL_GATEWAY_CLASS,
+    }
+    return True if internal.get(kind) else None
+
+
+def ingress_open_sources(annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+    """A GKE Ingress limits client networks only through Cloud Armor or a firewall policy, not an annotation."""
+    return []
