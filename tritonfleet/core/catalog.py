@@ -6,14 +6,27 @@ import datetime as dt
 import re
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
+from tritonfleet.core.cloud import cloud_names
 from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
 
-Cloud = Literal["aws", "gcp"]
+
+def registered_cloud(name: str) -> str:
+    """A cloud of the registry (tritonfleet/core/cloud.py), refused as pydantic refuses a Literal outside its values."""
+    if name not in cloud_names():
+        expected = " or ".join(f"'{n}'" for n in cloud_names())
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return name
+
+
+# A cloud's name, as the stack config and the catalog rows give it: one the registry knows (a registered test-only
+# cloud included), never a fixed list.
+Cloud = Annotated[str, AfterValidator(registered_cloud)]
 PurchaseOption = Literal["on-demand", "spot", "capacity-block", "reservation", "flex-start"]
 PURCHASE_OPTIONS: tuple[str, ...] = ("on-demand", "spot", "capacity-block", "reservation", "flex-start")
 
