@@ -1,0 +1,166 @@
+"""The cloud seam holds (issue #35, point 2): a test-only third cloud, tests/toy_cloud, registers itself and plans a
+stack end to end — config rules, GPU pools and node counts, the bill priced from its own catalog rows, the policy
+pack's verdicts on its resources, a diff of two plans — with nothing outside its folder naming it.
+
+Two plans of the stack (base, and maxNodes 3 -> 4 with bigger node disks), each made once in a child of the fork
+server (the registration is made there, where the plan runs); the diff, the bad-input refusal and the readers are
+checked in this process, under the same registration.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+from conftest import ROOT, forked
+
+from tests.toy_cloud.catalog import GPU_TYPE, ON_DEMAND_USD, REGION, SPOT_USD, SYSTEM_TYPE
+from tests.toy_cloud.planning import STACK, STACK_CONFIG, PoolEdit, make_project, toy_cloud
+from tritonfleet.core.conventions import HOURS_PER_MONTH
+
+TOY_FILES = ("tests/toy_cloud/", "tests/test_third_cloud.py")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return make_project(tmp_path_factory.mktemp("toy-project"))
+
+
+@pytest.fixture(scope="module")
+def plans(project):
+    base = forked("tests.toy_cloud.planning:plan", project)
+    head = forked("tests.toy_cloud.planning:plan", project, edit=PoolEdit(maxNodes=4, diskGi=300))
+    return base, head
+
+
+def toy_resources(plan, typ):
+    return {r["name"]: r["inputs"] for r in plan["resources"] if r["type"] == f"tritonfleet:toy:{typ}"}
+
+
+def test_the_registry_finds_the_toy_only_while_registered():
+    from tritonfleet.core.cloud import cloud, cloud_names
+
+    with toy_cloud():
+        assert cloud_names()[-1] == "toy" and cloud("toy").adapter == "tests.toy_cloud.adapter:ToyCloud"
+        assert cloud("toy").rules.SERVICE_NAME == "Toy Kubernetes"
+    assert "toy" not in cloud_names()
+
+
+def test_pools_and_node_counts(plans):
+    base, head = plans
+    assert base["cloud"] == "toy" and base["region"] == REGION
+    (pool,) = base["cost"]["pools"]
+    assert (pool["pool"], pool["instanceType"], pool["gpusPerNode"]) == ("l40s", GPU_TYPE, 1)
+    assert pool["nodes"] == {"on-demand": {"min": 1, "max": 1}, "spot": {"min": 0, "max": 2}}
+    assert head["cost"]["pools"][0]["nodes"]["spot"] == {"min": 0, "max": 3}
+    # The adapter built one toy node pool per purchase option, and a system pool, as the config split them.
+    node_pools = toy_resources(base, "NodePool")
+    assert {name: (p["minNodes"], p["maxNodes"], p["spot"]) for name, p in node_pools.items()} == {
+        "tf-toy-l40s-on-demand": (1, 1, False),
+        "tf-toy-l40s-spot": (0, 2, True),
+        "tf-toy-system": (2, 2, False),
+    }
+    assert base["outputs"]["toyNodePools"] == {"l40s": ["tf-toy-l40s-on-demand", "tf-toy-l40s-spot"]}
+    assert base["outputs"]["modelRepositories"] == {"models": "toy://toy-models-dev"}
+    # The Kubernetes layer ran on the toy's facts: its provider, the GPU taint of the toy, the identity annotation.
+    triton = next(r for r in base["resources"] if r["name"] == "tf-triton-resnet")
+    assert triton["provider"].endswith("pulumi:providers:kubernetes::tf-toy-k8s")
+    values = str(triton["inputs"]["values"])
+    assert "'value': 'present'" in values and "toy.example/identity" in values
+
+
+def test_cost_is_priced_from_the_toy_catalog_rows(plans):
+    base, head = plans
+    month = HOURS_PER_MONTH
+    (pool,) = base["cost"]["pools"]
+    assert pool["prices"]["on-demand"]["usdPerHour"] == ON_DEMAND_USD and pool["prices"]["spot"]["source"] == "TOYPRICES"
+    assert pool["monthlyFloorUsd"] == ON_DEMAND_USD * month
+    assert pool["monthlyCeilingUsd"] == ON_DEMAND_USD * month + 2 * SPOT_USD * month
+    assert head["cost"]["pools"][0]["monthlyCeilingUsd"] == ON_DEMAND_USD * month + 3 * SPOT_USD * month
+    lines = {line["line"]: line for line in base["cost"]["otherLines"]}
+    assert lines["control-plane"]["monthlyCeilingUsd"] == round(0.10 * month, 2)
+    assert lines["system-nodes"]["what"] == f"2 x {SYSTEM_TYPE} (on-demand)"
+    assert lines["system-nodes"]["monthlyCeilingUsd"] == round(2 * 0.20 * month, 2)
+    assert all(line["monthlyCeilingUsd"] != "unknown" for line in lines.values())
+    totals = base["cost"]["totals"]
+    assert totals["totalCeilingUsd"] == round(totals["gpuCeilingUsd"] + totals["otherCeilingUsd"], 2)
+    assert base["cloudNotes"] == {"toy": f"a test-only cloud: nothing of {STACK} is deployable"}
+
+
+def test_policies_read_the_toy_resources(plans):
+    base, head = plans
+    by_policy = {v["policy"]: v for v in base["policy"]["verdicts"]}
+    # The spot-only rule read the toy's on-demand node pool (Cloud.gpu_pool).
+    assert "tf-toy-l40s-on-demand" in by_policy["spot-pool-require-spot-only"]["message"]
+    # The budget rules priced the toy pools, control plane and system nodes (Cloud.platform_line) and the registered
+    # bill lines as the plan does: the warning quotes the plan's own total.
+    total = base["cost"]["totals"]["totalCeilingUsd"]
+    assert f"${total:,.2f}/month" in by_policy["cost-stack-warn-monthly-budget"]["message"]
+    assert base["policy"]["mandatory"] == 0
+    # The NetworkPolicy rule found the toy cluster enforcing (Cloud.cluster_enforcement), as the plan's section does.
+    assert "cluster-require-network-policy-enforcement" not in by_policy
+    assert base["networkPolicy"]["clusters"] == [
+        {"cluster": "tf-toy-cluster", "enforced": True, "by": "the toy cluster's built-in NetworkPolicy engine"}
+    ]
+    head_total = head["cost"]["totals"]["totalCeilingUsd"]
+    (over,) = [v for v in head["policy"]["verdicts"] if v["enforcement"] == "mandatory"]
+    assert over["policy"] == "cost-stack-enforce-monthly-budget" and f"{head_total:,.2f}" in over["message"]
+
+
+def test_diff_of_two_toy_plans(plans):
+    from tritonfleet.diff import compare_stack
+    from tritonfleet.diff.compare import Change
+
+    base, head = plans
+    with toy_cloud():  # the diff reads the toy's replacement table through the registry
+        diff = compare_stack(base, head, STACK)
+    changes = {c.name: c for c in diff.resources}
+    spot = changes["tf-toy-l40s-spot"]
+    assert spot.kind == "node pool" and {p.path: (p.before, p.after) for p in spot.paths}["maxNodes"] == (2, 3)
+    assert spot.roll_reasons and "diskGi" in spot.roll_reasons[0] and not spot.replace_reasons
+    assert [(f.action, f.name) for f in diff.flags] == [("roll nodes", "tf-toy-l40s-on-demand"), ("roll nodes", "tf-toy-l40s-spot")]
+    (pool,) = diff.pools
+    assert (pool.max_gpus.before, pool.max_gpus.after) == (3, 4)
+    assert diff.total_ceiling == Change(base["cost"]["totals"]["totalCeilingUsd"], head["cost"]["totals"]["totalCeilingUsd"])
+    assert [v.policy for v in diff.added_mandatory] == ["cost-stack-enforce-monthly-budget"] and diff.blocked
+
+
+def test_a_bad_toy_stack_gets_one_message(project):
+    from tritonfleet.core.config import ConfigError, load_stack_config
+    from tritonfleet.plan.project import load_project, stack_config
+
+    raw, _ = stack_config(load_project(project), STACK)
+    pools = STACK_CONFIG["tritonfleet:gpuPools"]
+    raw = {
+        **raw,
+        "tritonfleet:cluster": '{"zones": ["toy-east-1a", "toy-east-1z"]}',
+        "tritonfleet:gpuPools": re.sub(r'"maxNodes": 3', '"maxNodes": 12', __import__("json").dumps(pools)),
+    }
+    with toy_cloud(), pytest.raises(ConfigError) as refused:
+        load_stack_config(raw, STACK)
+    message = str(refused.value)
+    assert message.startswith(f"stack '{STACK}' has ")
+    keys = {p.key for p in refused.value.problems}
+    assert {"cluster.zones[1]", "gpuPools[0].maxNodes"} <= keys
+    assert f"pulumi config set --path 'tritonfleet:cluster.zones[1]' toy-east-1b --stack {STACK}" in message
+    assert "Toy Kubernetes runs at most 10 nodes in a node pool" in message
+    assert "Traceback" not in message
+
+
+def test_nothing_outside_its_folder_names_the_toy_cloud():
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    word = re.compile(r"(?<![A-Za-z])toy(?![A-Za-z])", re.IGNORECASE)
+    naming = []
+    for name in listed:
+        path = ROOT / name
+        if name.startswith(TOY_FILES) or not path.is_file():
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        naming += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1) if word.search(line)]
+    assert naming == []
