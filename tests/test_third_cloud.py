@@ -39,12 +39,16 @@ def toy_resources(plan, typ):
 
 
 def test_the_registry_finds_the_toy_only_while_registered():
+    from tritonfleet.core.catalog import load_catalog
     from tritonfleet.core.cloud import cloud, cloud_names
+    from tritonfleet.plan.fake_state import fake_outputs
 
     with toy_cloud():
         assert cloud_names()[-1] == "toy" and cloud("toy").adapter == "tests.toy_cloud.adapter:ToyCloud"
         assert cloud("toy").rules.SERVICE_NAME == "Toy Kubernetes"
-    assert "toy" not in cloud_names()
+        assert load_catalog().default_type("toy", "L40S").name == GPU_TYPE
+        assert fake_outputs("tritonfleet:toy:Bucket", "b", {"bucketName": "x"}) == {"name": "b", "bucketName": "x"}
+    assert "toy" not in cloud_names() and load_catalog().gpus_on("toy") == []
 
 
 def test_pools_and_node_counts(plans):
@@ -86,6 +90,10 @@ def test_cost_is_priced_from_the_toy_catalog_rows(plans):
     totals = base["cost"]["totals"]
     assert totals["totalCeilingUsd"] == round(totals["gpuCeilingUsd"] + totals["otherCeilingUsd"], 2)
     assert base["cloudNotes"] == {"toy": f"a test-only cloud: nothing of {STACK} is deployable"}
+    from tritonfleet.plan.text import plan_lines
+
+    text = "\n".join(line.text for line in plan_lines(base, 100))
+    assert f"stack {STACK} (dev, toy {REGION})" in text and GPU_TYPE in text
 
 
 def test_policies_read_the_toy_resources(plans):
@@ -109,7 +117,7 @@ def test_policies_read_the_toy_resources(plans):
 
 
 def test_diff_of_two_toy_plans(plans):
-    from tritonfleet.diff import compare_stack
+    from tritonfleet.diff import compare_stack, report
     from tritonfleet.diff.compare import Change
 
     base, head = plans
@@ -124,6 +132,8 @@ def test_diff_of_two_toy_plans(plans):
     assert (pool.max_gpus.before, pool.max_gpus.after) == (3, 4)
     assert diff.total_ceiling == Change(base["cost"]["totals"]["totalCeilingUsd"], head["cost"]["totals"]["totalCeilingUsd"])
     assert [v.policy for v in diff.added_mandatory] == ["cost-stack-enforce-monthly-budget"] and diff.blocked
+    comment = report([diff])
+    assert "tf-toy-l40s-spot" in comment and "cost-stack-enforce-monthly-budget" in comment
 
 
 def test_a_bad_toy_stack_gets_one_message(project):
