@@ -9,6 +9,7 @@ checked in this process, under the same registration.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -106,6 +107,10 @@ def test_policies_read_the_toy_resources(plans):
     total = base["cost"]["totals"]["totalCeilingUsd"]
     assert f"${total:,.2f}/month" in by_policy["cost-stack-warn-monthly-budget"]["message"]
     assert base["policy"]["mandatory"] == 0
+    # The protection rule read the toy's protected types and its cluster's own deletion protection.
+    unprotected = [v["message"] for v in base["policy"]["verdicts"] if v["policy"] == "stateful-resource-require-protect"]
+    assert [m.split(" (")[0] for m in unprotected if "protect: false" in m] == ["'tf-toy-models'", "'tf-toy-cluster'"]
+    assert "toy cluster 'tf-toy-cluster' has deletionProtection false; required: true in this environment." in unprotected
     # The NetworkPolicy rule found the toy cluster enforcing (Cloud.cluster_enforcement), as the plan's section does.
     assert "cluster-require-network-policy-enforcement" not in by_policy
     assert base["networkPolicy"]["clusters"] == [
@@ -141,11 +146,10 @@ def test_a_bad_toy_stack_gets_one_message(project):
     from tritonfleet.plan.project import load_project, stack_config
 
     raw, _ = stack_config(load_project(project), STACK)
-    pools = STACK_CONFIG["tritonfleet:gpuPools"]
     raw = {
         **raw,
-        "tritonfleet:cluster": '{"zones": ["toy-east-1a", "toy-east-1z"]}',
-        "tritonfleet:gpuPools": re.sub(r'"maxNodes": 3', '"maxNodes": 12', __import__("json").dumps(pools)),
+        "tritonfleet:cluster": json.dumps({"zones": [f"{REGION}a", f"{REGION}z"]}),
+        "tritonfleet:gpuPools": json.dumps([{**STACK_CONFIG["tritonfleet:gpuPools"][0], "maxNodes": 12}]),
     }
     with toy_cloud(), pytest.raises(ConfigError) as refused:
         load_stack_config(raw, STACK)
@@ -153,7 +157,7 @@ def test_a_bad_toy_stack_gets_one_message(project):
     assert message.startswith(f"stack '{STACK}' has ")
     keys = {p.key for p in refused.value.problems}
     assert {"cluster.zones[1]", "gpuPools[0].maxNodes"} <= keys
-    assert f"pulumi config set --path 'tritonfleet:cluster.zones[1]' toy-east-1b --stack {STACK}" in message
+    assert f"pulumi config set --path 'tritonfleet:cluster.zones[1]' {REGION}b --stack {STACK}" in message
     assert "Toy Kubernetes runs at most 10 nodes in a node pool" in message
     assert "Traceback" not in message
 

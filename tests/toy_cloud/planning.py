@@ -47,10 +47,12 @@ STACK_CONFIG: dict[str, Any] = {
 
 
 def policy_config() -> dict[str, Any]:
-    """The dev stack's policy config, allowing the toy's GPU type, its budget, and on-demand nodes (advisory)."""
+    """The dev stack's policy config, allowing the toy's GPU type, its budget, and on-demand nodes (advisory); the
+    protection rule, off in dev, on (advisory) to read the toy's stateful resources."""
     config = json.loads((ROOT / "policies" / "config" / "dev.json").read_text())
     config["gpu-pool-allowed-instance-types"]["allowedInstanceTypes"] = [GPU_TYPE]
     config["spot-pool-require-spot-only"] = "advisory"
+    config["stateful-resource-require-protect"] = "advisory"
     for budget in ("cost-stack-enforce-monthly-budget", "cost-stack-warn-monthly-budget"):
         config[budget]["monthlyUsd"] = STACK_CONFIG["tritonfleet:budget"]["monthlyUsd"]
     return config
