@@ -174,8 +174,9 @@ def test_a_catalog_key_with_a_space_is_refused(old, new, kind):
     assert f"{kind} is not a valid Kubernetes label value" in str(error.value)
 
 
-def test_aws_network_bandwidth_is_ec2s_own_figure():
-    """The catalog's AWS bandwidths are network card 0's baseline in moto's copy of EC2 DescribeInstanceTypes."""
+def test_aws_network_bandwidth_and_host_are_ec2s_own_figures():
+    """The catalog's AWS bandwidths are network card 0's baseline in moto's copy of EC2 DescribeInstanceTypes; its
+    hosts' architecture and instance store (disks, total GB) are that copy's too."""
     import gzip
     import json
     from pathlib import Path
@@ -191,5 +192,8 @@ def test_aws_network_bandwidth_is_ec2s_own_figure():
     for itype in aws:
         cards = data[itype.name]["NetworkInfo"]["NetworkCards"]
         assert itype.network.gbps == cards[0]["BaselineBandwidthInGbps"], itype.name
+        store, local = data[itype.name]["InstanceStorageInfo"], itype.host.local_ssd
+        assert itype.host.arch in data[itype.name]["ProcessorInfo"]["SupportedArchitectures"], itype.name
+        assert local is not None and (local.disks, local.gb) == (store["Disks"][0]["Count"], store["TotalSizeInGB"])
     unknown = [i.name for i in catalog.instance_types if i.network is None]
     assert unknown == ["a3-highgpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g"], "unknown bandwidth stays unknown, never guessed"

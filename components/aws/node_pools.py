@@ -24,7 +24,6 @@ from typing import Any
 from components.aws.layout import IMAGE_VOLUME_DEVICE
 from tritonfleet.clouds.aws.facts import (
     AMI_ALIAS_FAMILY,
-    INSTANCE_STORE_GB,
     KARPENTER_CAPACITY_TYPES,
     KARPENTER_DISCOVERY_TAG,
 )
@@ -105,7 +104,8 @@ def burst_instance_types(config: StackConfig, pool: GpuPool) -> list[str]:
 
 
 def diversified_types(itype: InstanceType, region: str) -> list[str]:
-    """The pool's type first, then catalog types with the same GPU and GPU count, at least its vCPUs and memory, sold
+    """The pool's type first, then catalog types with the same CPU architecture (one node image), GPU and GPU count, at
+    least its vCPUs and memory, sold
     as spot, whose spot price in `region` is known and not above the pool type's on-demand price there, and whose
     on-demand price there is not below it. Prices are the region's (core/catalog.py): where one of them is unknown,
     no type is admitted on a reference region's figure, and the pool's type stays alone.
@@ -123,6 +123,7 @@ def diversified_types(itype: InstanceType, region: str) -> list[str]:
         spot, other_on_demand = other.price("spot", region), other.price("on-demand", region)
         return (
             other.name != itype.name
+            and other.host.arch == itype.host.arch
             and other.gpu_count == itype.gpu_count
             and other.vcpu >= itype.vcpu
             and other.memory_gib >= itype.memory_gib
@@ -332,10 +333,12 @@ def node_storage_gi(gpus_per_node: int, repository_gi: int, gpus_per_replica: in
 
 
 def nvme_room_gi(types: list[str]) -> float:
-    """Ephemeral storage the smallest RAID0 array among `types` offers pods: its GB in GiB, less the kubelet's
-    eviction threshold (0 for a type without instance store)."""
-    store_gb = min(INSTANCE_STORE_GB.get(name, 0) for name in types)
-    return round(store_gb * 1e9 / 2**30 * (1 - EVICTION_SHARE), 1)
+    """Ephemeral storage the smallest RAID0 array among `types` offers pods: its size in GiB (the catalog's
+    host.localSsd), less the kubelet's eviction threshold (0 for a type without instance store)."""
+    catalog = load_catalog()
+    stores = [catalog.find("aws", name).host.local_ssd for name in types]  # type: ignore[union-attr]
+    store_gib = min(store.total_gib if store else 0 for store in stores)
+    return round(store_gib * (1 - EVICTION_SHARE), 1)
 
 
 def pool_types(pool: GpuPool, itype: InstanceType, region: str) -> list[str]:

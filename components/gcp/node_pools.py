@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from components.gcp.drivers import GpuDriverSetup, gpu_driver_setup
 from tritonfleet.clouds.gcp.facts import (
-    BUNDLED_LOCAL_SSDS,
+    BOOT_DISK_TYPES,
     COMPUTE_CLASS_LABEL,
+    DEFAULT_BOOT_DISK_TYPE,
     FLEX_START_MAX_RUN_SECONDS,
     GKE_DEFAULT_REGION_ZONES,
     GKE_TAINT_EFFECT,
@@ -26,6 +27,7 @@ from tritonfleet.clouds.gcp.facts import (
 )
 from tritonfleet.clouds.gcp.spot import SpotShutdown, spot_shutdown
 from tritonfleet.core.capacity import CapacitySplit, NodeRange, fill_split, split_nodes
+from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import GPU_TAINT_EFFECT, PROJECT, gpu_taint, pool_node_labels
 from tritonfleet.core.placement import floor_placement, kept_nodes
@@ -34,8 +36,6 @@ from tritonfleet.core.scheduling import pool_members
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 SYSTEM_DISK_GB = 100
-# Machine series that boot only from Hyperdisk (no Persistent Disk); VERIFY against the GCE disk-support table.
-HYPERDISK_ONLY_SERIES = ("a3-ultragpu-", "a4-")
 # A machine with this many GPUs is scarce: a surge node needs a second one from stock, quota or the reservation.
 SCARCE_GPUS_PER_NODE = 8
 
@@ -62,9 +62,11 @@ def upgrade_settings(option: str, gpus_per_node: int) -> dict[str, int] | None:
 
 
 def local_ssd_count(machine_type: str) -> int | None:
-    """Local SSDs the machine comes with, to back the node's ephemeral storage (the Triton model cache)."""
-    bundled = BUNDLED_LOCAL_SSDS.get(machine_type)
-    return bundled[0] if bundled else None
+    """Local SSDs the machine comes with (the catalog's host.localSsd), to back the node's ephemeral storage (the
+    Triton model cache)."""
+    itype = load_catalog().find("gcp", machine_type)
+    local = itype.host.local_ssd if itype else None
+    return local.disks if local else None
 
 
 def class_bounds(config: StackConfig, pool: GpuPool) -> CapacitySplit:
@@ -115,7 +117,9 @@ class GpuNodePoolSpec:
 
 
 def boot_disk_type(machine_type: str) -> str:
-    return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_SERIES) else "pd-balanced"
+    """The boot disk type of a GPU machine type (tritonfleet/clouds/gcp/facts.py BOOT_DISK_TYPES, a row per catalog
+    type) or of a system node's."""
+    return BOOT_DISK_TYPES.get(machine_type, DEFAULT_BOOT_DISK_TYPE)
 
 
 def node_pool_name(pool: str, option: str) -> str:

@@ -22,6 +22,7 @@ SOURCES = {SOURCE: {"title": "the toy cloud's made-up price list (a test fixture
 INSTANCE_TYPES = [
     {
         "cloud": "toy", "name": GPU_TYPE, "gpu": "L40S", "gpuCount": 1, "vcpu": 8, "memoryGib": 64, "default": True,
+        "host": {"arch": "x86_64", "localSsd": None, "source": SOURCE},
         "purchaseOptions": ["on-demand", "spot"],
         "prices": {
             "on-demand": {"usd": ON_DEMAND_USD, "source": SOURCE, "regions": [REGION]},

@@ -13,6 +13,7 @@ from tritonfleet.core.cloud import Cloud
 from tritonfleet.core.preflight import UNKNOWN, Finding, PreflightReport
 
 if TYPE_CHECKING:
+    from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
 
@@ -24,6 +25,9 @@ class Toy(Cloud):
     def accelerator(self, instance_type: str) -> str | None:
         entry = load_catalog().find(self.name, instance_type)
         return entry.gpu if entry else None
+
+    def type_facts_missing(self, itype: InstanceType) -> list[str]:
+        return []  # the toy keeps no per-type fact table besides its catalog rows
 
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
         return {"toy": f"a test-only cloud: nothing of {config.stack} is deployable"}
@@ -67,6 +71,8 @@ CLOUD = Toy(
     preferred_spreads_add_nodes=False,
     hostname_spread_caps_new_nodes=False,
     rollout_traffic_routers={},
+    machine_types_name_their_accelerator=False,
+    gpu_node_architectures=("x86_64",),
     protected_types=resources.PROTECTED,
     replacement_watched=resources.WATCHED,
     replacement_explained=resources.EXPLAINED,

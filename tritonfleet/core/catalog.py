@@ -10,23 +10,20 @@ from typing import Annotated, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
 
+from tritonfleet.core.cloud import cloud as registered_cloud
 from tritonfleet.core.cloud import cloud_names
 from tritonfleet.core.conventions import LABEL_VALUE_PATTERN
 
 
-def registered_cloud(name: str) -> str:
-    """A cloud of the registry (tritonfleet/core/cloud.py), refused as pydantic refuses a Literal outside its values."""
+def _registered_cloud(name: str) -> str:
     if name not in cloud_names():
-        expected = " or ".join(f"'{n}'" for n in cloud_names())
-        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        raise ValueError(f"unknown cloud {name!r}; registered: {', '.join(cloud_names())}")
     return name
 
 
-# A cloud's name, as the stack config and the catalog rows give it: one the registry knows (a registered test-only
-# cloud included), never a fixed list.
-Cloud = Annotated[str, AfterValidator(registered_cloud)]
+# A cloud of the registry (tritonfleet/core/cloud.py), by name.
+CloudName = Annotated[str, AfterValidator(_registered_cloud)]
 PurchaseOption = Literal["on-demand", "spot", "capacity-block", "reservation", "flex-start"]
 PURCHASE_OPTIONS: tuple[str, ...] = ("on-demand", "spot", "capacity-block", "reservation", "flex-start")
 
@@ -75,7 +72,7 @@ class ServicePrice(Price):
     """A price of something a stack runs besides its GPU nodes (control plane, system nodes, NAT, load balancers,
     volumes, storage, log ingestion, traffic): USD per `unit` of `item`, in the listed regions only."""
 
-    cloud: Cloud
+    cloud: CloudName
     item: str  # e.g. nat-gateway-hour, ebs-gp3, instance:m6i.xlarge
     unit: str  # what one `usd` buys: hour, GB, GB-month, node-hour, LCU-hour
 
@@ -103,8 +100,40 @@ class Gpu(_Strict):
     compute_capability: str | None = Field(None, alias="computeCapability", pattern=r"^\d+\.\d+$")
 
 
+Architecture = Literal["x86_64", "arm64"]
+
+
+class LocalSsd(_Strict):
+    """The local NVMe SSDs a type comes with (EC2 instance store, Compute Engine's bundled local SSDs), in total, in
+    the unit its source lists: EC2 says GB (decimal), Compute Engine GiB."""
+
+    disks: int = Field(gt=0)
+    gb: int | None = Field(None, gt=0)
+    gib: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_size(self) -> LocalSsd:
+        if (self.gb is None) == (self.gib is None):
+            raise ValueError("a local SSD size is either gb or gib, as its source lists it")
+        return self
+
+    @property
+    def total_gib(self) -> float:
+        return self.gib if self.gib is not None else self.gb * 1e9 / 2**30  # type: ignore[operator]
+
+
+class Host(_Strict):
+    """A node of the type apart from its GPUs: its CPU architecture (the images it boots and runs must be built for
+    it) and the local SSDs it comes with (what backs its ephemeral storage; null: none, the boot disk does). Both are
+    required, so a new row cannot leave them out and plan as an x86_64 node without local SSD."""
+
+    arch: Architecture
+    local_ssd: LocalSsd | None = Field(alias="localSsd")
+    source: str
+
+
 class InstanceType(_Strict):
-    cloud: Cloud
+    cloud: CloudName
     name: str
     gpu: str
     gpu_count: int = Field(alias="gpuCount", gt=0)
@@ -112,6 +141,7 @@ class InstanceType(_Strict):
     memory_gib: int = Field(alias="memoryGib")
     accelerator: str | None = None
     network: Network | None = None  # None: unknown (no download-time estimate)
+    host: Host
     default: bool = False
     verify: bool = False
     purchase_options: tuple[PurchaseOption, ...] = Field(alias="purchaseOptions")
@@ -147,7 +177,7 @@ class InstanceType(_Strict):
 class Catalog(_Strict):
     sources: dict[str, Source]
     gpus: dict[str, Gpu]
-    alternatives: dict[Cloud, dict[str, list[str]]]
+    alternatives: dict[CloudName, dict[str, list[str]]]
     instance_types: tuple[InstanceType, ...] = Field(alias="instanceTypes")
     benchmarks: tuple[Benchmark, ...] = ()
     service_prices: tuple[ServicePrice, ...] = Field((), alias="servicePrices")
@@ -171,8 +201,10 @@ class Catalog(_Strict):
             seen.add(key)
             if it.gpu not in self.gpus:
                 raise ValueError(f"{it.name}: unknown GPU {it.gpu}")
-            if it.cloud == "gcp" and not it.accelerator:
-                raise ValueError(f"{it.name}: GCP machine types need an accelerator type string")
+            if registered_cloud(it.cloud).machine_types_name_their_accelerator and not it.accelerator:
+                raise ValueError(f"{it.name}: {it.cloud} machine types need their accelerator type (accelerator)")
+            if it.host.source not in self.sources:
+                raise ValueError(f"{it.name} host: unknown source {it.host.source}")
             for option, price in [*it.prices.items(), *((r.option, r) for r in it.regional_prices)]:
                 if price.source not in self.sources:
                     raise ValueError(f"{it.name} {option}: unknown source {price.source}")
@@ -207,6 +239,7 @@ class Catalog(_Strict):
             if COMPUTE_CAPABILITY_SOURCE not in self.sources:
                 raise ValueError(f"GPU compute capabilities cite {COMPUTE_CAPABILITY_SOURCE}, which is not a source")
             cited.add(COMPUTE_CAPABILITY_SOURCE)
+        cited |= {i.host.source for i in self.instance_types}
         unused = set(self.sources) - cited - {i.network.source for i in self.instance_types if i.network}
         if unused:
             raise ValueError(f"sources no price cites: {sorted(unused)}")

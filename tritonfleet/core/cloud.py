@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine, Watched
@@ -56,6 +57,13 @@ class Cloud(ABC):
     preferred_spreads_add_nodes: bool  # whether a preferred topology spread makes the autoscaler add nodes
     hostname_spread_caps_new_nodes: bool  # whether a hostname spread caps how many pods a new node takes
     rollout_traffic_routers: Mapping[str, str]  # access mode -> what splits canary traffic there
+    # ---- GPU facts (issue #35, GPU facts in one place) ----
+    # Whether its catalog rows must name their accelerator type (`accelerator`): GCP attaches GPUs to a node pool by
+    # that name; an EC2 instance type carries its GPUs.
+    machine_types_name_their_accelerator: bool
+    # The CPU architectures its GPU node images and node setup are built for: a catalog type of another architecture
+    # is refused by config validation, never planned with these images.
+    gpu_node_architectures: tuple[str, ...]
 
     def module(self, name: str) -> ModuleType:
         """One of the cloud's own pure modules (tritonfleet/clouds/<name>/<module>.py), imported now."""
@@ -79,6 +87,12 @@ class Cloud(ABC):
     @abstractmethod
     def accelerator(self, instance_type: str) -> str | None:
         """The accelerator an instance or machine type carries (None: none), so system nodes refuse it."""
+
+    @abstractmethod
+    def type_facts_missing(self, itype: InstanceType) -> list[str]:
+        """What the cloud's per-type fact tables (quota codes, zones, boot disks... in its facts module) lack for a
+        catalog row of this cloud, one line each; empty when nothing is missing. The catalog test asks this of every
+        row, so a new instance type cannot reach a plan with a fact read as 'unknown' or 0."""
 
     @abstractmethod
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:

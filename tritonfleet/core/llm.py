@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from tritonfleet.core.catalog import load_catalog
+from tritonfleet.core.cloud import cloud as registered_cloud
 from tritonfleet.core.config.schema import Llm, LlmArchitecture, TritonDeployment
 
 GB = 1e9
@@ -205,9 +206,11 @@ def changes_that_fit(
 
 
 def _larger_node(llm: Llm, arch: LlmArchitecture, gpu: str, node_gpus: int, cloud: str) -> list[str]:
-    """The instance type of the same GPU with the fewest GPUs above this node's on which some replica size fits."""
+    """The instance type of the same GPU with the fewest GPUs above this node's on which some replica size fits (of an
+    architecture the cloud's GPU nodes are built for)."""
+    architectures = registered_cloud(cloud).gpu_node_architectures
     for itype in sorted(load_catalog().types_for(cloud, gpu), key=lambda t: (t.gpu_count, t.name)):
-        if itype.gpu_count <= node_gpus:
+        if itype.gpu_count <= node_gpus or itype.host.arch not in architectures:
             continue
         tp = smallest_fitting_tensor_parallel(llm, arch, gpu, itype.gpu_count)
         if tp is not None:

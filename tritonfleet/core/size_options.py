@@ -23,6 +23,7 @@ from typing import Any
 
 from tritonfleet.core.capacity import capacity_tiers
 from tritonfleet.core.catalog import InstanceType, load_catalog
+from tritonfleet.core.cloud import cloud as registered_cloud
 from tritonfleet.core.config import GpuPool, StackConfig, TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.cost import cost_per_million, pool_prices, pool_usd_per_hour
@@ -208,6 +209,7 @@ def rank_options(
     target_ms = latency_ms(deployment.latency_target) if deployment.latency_target else None
     options: list[Option] = []
     fits = not _measured_over_target(capacity, target_ms)
+    node_architectures = registered_cloud(config.cloud).gpu_node_architectures
     for itype in catalog.instance_types:
         if itype.cloud != config.cloud or itype.gpu_count < deployment.gpus_per_replica:
             continue
@@ -230,6 +232,8 @@ def rank_options(
         misfit = replica_misfit(deployment, itype.gpu)
         if misfit is not None:
             reasons.append(misfit)
+        if itype.host.arch not in node_architectures:
+            reasons.append(f"{itype.name} is {itype.host.arch}; GPU nodes on {config.cloud} are {', '.join(node_architectures)}")
         if rails.allowed_instance_types is not None and itype.name not in rails.allowed_instance_types:
             reasons.append(f"{itype.name} is not an allowed instance type ({rails.policy_file})")
         checked = bool(kind == "measured" and target_ms is not None and capacity and capacity.p99_ms is not None)

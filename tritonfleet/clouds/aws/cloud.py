@@ -12,6 +12,7 @@ from tritonfleet.clouds.aws import resources as aws_resources
 from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
+    from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
@@ -23,6 +24,14 @@ class Aws(Cloud):
         from tritonfleet.clouds.aws.accelerators import accelerator
 
         return accelerator(instance_type)
+
+    def type_facts_missing(self, itype: InstanceType) -> list[str]:
+        """Every market the type is sold in needs its family's vCPU quota (facts.EC2_VCPU_QUOTAS)."""
+        return [
+            f"EC2_VCPU_QUOTAS: no {market} vCPU quota for {itype.name}'s family"
+            for market in facts.quota_markets(itype.purchase_options)
+            if facts.vcpu_quota(itype.name, market) is None
+        ]
 
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
         from tritonfleet.clouds.aws.plan_notes import plan_notes
@@ -77,4 +86,7 @@ CLOUD = Aws(
     prod_acknowledgements=aws_resources.PROD_ACKNOWLEDGEMENT,
     offline_calls=aws_resources.OFFLINE_CALLS,
     offline_absent_calls=aws_resources.ABSENT_CALLS,
+    # GPU facts (issue #35)
+    machine_types_name_their_accelerator=facts.MACHINE_TYPES_NAME_THEIR_ACCELERATOR,
+    gpu_node_architectures=facts.GPU_NODE_ARCHITECTURES,
 )

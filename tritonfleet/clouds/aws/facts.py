@@ -277,6 +277,17 @@ def kubernetes_support(version: str, on: date) -> dict[str, Any]:
     }
 
 
+# ---- GPU facts: per-type answers (tritonfleet/core/cloud.py) ----
+# An EC2 instance type carries its GPUs: the catalog's `accelerator` names nothing EKS needs. Source: Amazon EC2
+# accelerated computing instances, https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (read 2026-12-05).
+MACHINE_TYPES_NAME_THEIR_ACCELERATOR = False
+# The CPU architectures of the GPU node images tritonfleet plans with: the x86_64 NVIDIA variants of AL2023 and
+# Bottlerocket (AL2023_NVIDIA_AMI_PARAMETER and BOTTLEROCKET_NVIDIA_AMI_PARAMETER below, pins.py EKS_AMI_RELEASES;
+# https://docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html, read 2026-12-05). An arm64 GPU type
+# (p6e-gb200, Grace) would need the arm64 variants and arm64 images of every node agent: tritonfleet's choice is to
+# refuse it until those are pinned and verified.
+GPU_NODE_ARCHITECTURES = ("x86_64",)
+
 # EC2 vCPU quotas (Service Quotas, service code ec2) per instance family and market. On-demand quotas group families
 # by letter (every P family shares "Running On-Demand P instances"); spot quotas split P5 from P4/P3/P2.
 # Source: "Amazon EC2 instance type quotas", https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html
@@ -313,6 +324,11 @@ EC2_VCPU_QUOTAS: dict[str, dict[str, VcpuQuota]] = {
 def vcpu_quota(instance_type: str, market: str) -> VcpuQuota | None:
     """The vCPU quota an instance of this type draws on in this market; None when no row says (never a guess)."""
     return EC2_VCPU_QUOTAS.get(instance_type.split(".")[0], {}).get(market)
+
+
+def quota_markets(purchase_options: tuple[str, ...]) -> list[str]:
+    """The markets whose vCPU quota a type sold these ways draws on (reserved capacity draws on its reservation)."""
+    return [market for market in ("on-demand", "spot") if market in purchase_options]
 
 
 # NAT gateway data processing is priced in the catalog (servicePrices, item nat-processing, with its regions and
@@ -363,28 +379,8 @@ KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
 # read 2026-12-03.
 AMI_ALIAS_FAMILY = {"al2023": "al2023", "bottlerocket": "bottlerocket"}
 
-# Instance-store NVMe per GPU type, GB (decimal) in total: what the EC2NodeClass's instanceStorePolicy RAID0 turns into
-# the node's ephemeral storage (kubelet, containerd, and Triton's model copy under /tmp). Source: moto 5.2.5
-# ec2/resources/instance_types.json.gz, InstanceStorageInfo.TotalSizeInGB (its copy of EC2 DescribeInstanceTypes,
-# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstanceTypes.html), read 2026-12-03 (catalog
-# source MOTO). VERIFY on the account: `aws ec2 describe-instance-types`.
-INSTANCE_STORE_GB: dict[str, int] = {
-    "g6e.xlarge": 250,
-    "g6e.2xlarge": 450,
-    "g6e.4xlarge": 600,
-    "g6e.8xlarge": 900,
-    "g6e.12xlarge": 3800,
-    "g6e.24xlarge": 3800,
-    "g6e.48xlarge": 7600,
-    "g6.xlarge": 250,
-    "g6.2xlarge": 450,
-    "g6.12xlarge": 3760,
-    "g6.48xlarge": 7520,
-    "p5.48xlarge": 30400,
-    "p5en.48xlarge": 30400,
-    "p5e.48xlarge": 30400,
-    "p6-b200.48xlarge": 30400,
-}
+# Instance-store NVMe per GPU type (what the EC2NodeClass's instanceStorePolicy RAID0 turns into the node's ephemeral
+# storage) is a catalog column: tritonfleet/core/catalog.yaml `host.localSsd` (source MOTOHOST, DescribeInstanceTypes).
 
 # The AWS Load Balancer Controller's Ingress annotation that picks an ALB's scheme: internet-facing, or internal (private
 # addresses only, reachable from the VPC and networks routed to it; placed in the subnets tagged

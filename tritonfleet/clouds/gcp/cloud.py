@@ -12,6 +12,7 @@ from tritonfleet.clouds.gcp import resources as gcp_resources
 from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
+    from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
@@ -23,6 +24,24 @@ class Gcp(Cloud):
         from tritonfleet.clouds.gcp.accelerators import accelerator
 
         return accelerator(instance_type)
+
+    def type_facts_missing(self, itype: InstanceType) -> list[str]:
+        """A boot disk type, a row in every region of MACHINE_TYPE_ZONES (None: not known offline), and the GPU
+        quota metric of every quota kind its purchase options draw on (facts.py)."""
+        kinds = sorted({facts.QUOTA_KIND_BY_OPTION[o] for o in itype.purchase_options if o in facts.QUOTA_KIND_BY_OPTION})
+        return [
+            *([] if itype.name in facts.BOOT_DISK_TYPES else [f"BOOT_DISK_TYPES: no row for {itype.name}"]),
+            *(
+                f"MACHINE_TYPE_ZONES[{region!r}]: no row for {itype.name}"
+                for region, types in facts.MACHINE_TYPE_ZONES.items()
+                if itype.name not in types
+            ),
+            *(
+                f"GPU_QUOTA_METRICS: no {kind} metric for {itype.gpu}"
+                for kind in kinds
+                if kind not in facts.GPU_QUOTA_METRICS.get(itype.gpu, {})
+            ),
+        ]
 
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
         from tritonfleet.clouds.gcp.plan_notes import plan_notes
@@ -77,4 +96,7 @@ CLOUD = Gcp(
     prod_acknowledgements=gcp_resources.PROD_ACKNOWLEDGEMENT,
     offline_calls=gcp_resources.OFFLINE_CALLS,
     offline_absent_calls=gcp_resources.ABSENT_CALLS,
+    # GPU facts (issue #35)
+    machine_types_name_their_accelerator=facts.MACHINE_TYPES_NAME_THEIR_ACCELERATOR,
+    gpu_node_architectures=facts.GPU_NODE_ARCHITECTURES,
 )

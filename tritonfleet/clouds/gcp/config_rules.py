@@ -14,7 +14,6 @@ from typing import Any
 
 from tritonfleet.clouds.gcp.facts import (
     ACCESS_TOKEN_LIFETIME_S,
-    BUNDLED_LOCAL_SSDS,
     COMPUTE_CLASS_MIN_VERSION,
     DNS_ENDPOINT_PERMISSION,
     EXTENDED_CHANNEL,
@@ -323,10 +322,13 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
 
 
 def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
-    """The machine's bundled local SSDs back its ephemeral storage (the GPU node pools ask GKE for that); the same
-    in every region."""
-    bundled = BUNDLED_LOCAL_SSDS.get(instance_type)
-    return bundled[1] if bundled else None
+    """The machine's bundled local SSDs (the catalog's host.localSsd) back its ephemeral storage (the GPU node pools
+    ask GKE for that); the same in every region."""
+    from tritonfleet.core.catalog import load_catalog
+
+    itype = load_catalog().find("gcp", instance_type)
+    local = itype.host.local_ssd if itype else None
+    return int(local.total_gib) if local else None
 
 
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:

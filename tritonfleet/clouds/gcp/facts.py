@@ -264,18 +264,34 @@ SERVICE_ACCOUNT_ID_PATTERN = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 # read 2026-12-03).
 SERVICE_ACCOUNT_ID_MAX = 30
 
-# Machine type -> (local SSD disks of 375 GB it comes with, their total GiB as Google lists it). GKE backs a node's
-# ephemeral storage (emptyDir, writable layers: Triton's model copy) with them through
-# ephemeral_storage_local_ssd_config(local_ssd_count=N). Sources: https://cloud.google.com/compute/docs/accelerator-
-# optimized-machines (A3 High/Mega/Ultra, A4 "attached Local SSD") and https://cloud.google.com/kubernetes-engine/docs/
-# how-to/persistent-volumes/local-ssd, written down on 2026-12-03 without network access to those pages: VERIFY the
-# counts on the machine-type pages.
-BUNDLED_LOCAL_SSDS: dict[str, tuple[int, int]] = {
-    "a3-highgpu-8g": (16, 6000),
-    "a3-megagpu-8g": (16, 6000),
-    "a3-ultragpu-8g": (32, 12000),
-    "a4-highgpu-8g": (32, 12000),
+# The local SSDs a machine type comes with (GKE backs a node's ephemeral storage with them through
+# ephemeral_storage_local_ssd_config(local_ssd_count=N)) are a catalog column: tritonfleet/core/catalog.yaml
+# `host.localSsd` (source GCPAOM).
+
+# ---- GPU facts: per-type answers (tritonfleet/core/cloud.py) ----
+# A GKE node pool attaches GPUs by accelerator type (node_config.guest_accelerator.type), so every catalog row names
+# it. Source: https://cloud.google.com/kubernetes-engine/docs/how-to/gpus ("--accelerator type=..."), read 2026-12-03.
+MACHINE_TYPES_NAME_THEIR_ACCELERATOR = True
+# The CPU architectures tritonfleet's GPU nodes are set up for: its driver setups (Google's driver installer on COS,
+# the GPU Operator's driver on Ubuntu) and pinned images are used on x86_64 machine types only. GKE would boot an
+# arm64 image on an arm64 type (A4X, NVIDIA Grace: https://cloud.google.com/compute/docs/accelerator-optimized-machines,
+# 2026), but tritonfleet's choice is to refuse it until that setup is verified there.
+GPU_NODE_ARCHITECTURES = ("x86_64",)
+# The boot disk type of every catalog machine type: A3 Ultra and A4 boot only from Hyperdisk (no Persistent Disk);
+# the others take pd-balanced. Source: https://cloud.google.com/compute/docs/disks/disks-and-machine-series ("Disk
+# support by machine series"), written down 2026-12-03 without network access: VERIFY. A row per catalog type
+# (tests/test_catalog_facts.py); other machine types (system nodes) boot from DEFAULT_BOOT_DISK_TYPE.
+BOOT_DISK_TYPES: dict[str, str] = {
+    "g2-standard-8": "pd-balanced",
+    "g2-standard-16": "pd-balanced",
+    "g2-standard-48": "pd-balanced",
+    "a3-highgpu-8g": "pd-balanced",
+    "a3-ultragpu-8g": "hyperdisk-balanced",
+    "a4-highgpu-8g": "hyperdisk-balanced",
 }
+# E2 and the other general-purpose series the system nodes use take Persistent Disk (same source,
+# https://cloud.google.com/compute/docs/disks/disks-and-machine-series, 2026-12-03).
+DEFAULT_BOOT_DISK_TYPE = "pd-balanced"
 
 # A regional cluster (or node pool) without node locations gets nodes in GKE's default zones of the region: three.
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters, read 2026-12-03; VERIFY for
@@ -346,14 +362,16 @@ QUOTA_KIND_BY_OPTION = {"on-demand": "on-demand", "spot": "preemptible", "flex-s
 # Zones that offer each GPU machine type, for regions we ship stacks in; a config naming other zones for a pool is
 # refused before anything is planned. Regions or machine types not listed are not checked offline (`tritonfleet
 # preflight` asks Compute Engine). Source: https://github.com/skypilot-org/skypilot-catalog catalogs/v7/gcp/vms.csv
-# @017e2502 (one row per offering zone), read 2026-12-03; zones are added over time (VERIFY with preflight).
-MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...]]] = {
+# @017e2502 (one row per offering zone), read 2026-12-03; zones are added over time (VERIFY with preflight). Every
+# listed region has a row for every catalog machine type (None: not known offline), tests/test_catalog_facts.py.
+MACHINE_TYPE_ZONES: dict[str, dict[str, tuple[str, ...] | None]] = {
     "us-central1": {
         "g2-standard-8": ("us-central1-a", "us-central1-b", "us-central1-c"),
         "g2-standard-16": ("us-central1-a", "us-central1-b", "us-central1-c"),
         "g2-standard-48": ("us-central1-a", "us-central1-b", "us-central1-c"),
         "a3-highgpu-8g": ("us-central1-a", "us-central1-b", "us-central1-c"),
         "a3-ultragpu-8g": ("us-central1-b",),
+        "a4-highgpu-8g": None,  # no a4 row in that snapshot: not checked offline (preflight asks Compute Engine)
     },
 }
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel, to_snake
+from pydantic_core import PydanticCustomError
 
 from tritonfleet.core import pins
-from tritonfleet.core.catalog import Cloud, InstanceType, load_catalog
+from tritonfleet.core.catalog import InstanceType, load_catalog
 from tritonfleet.core.cloud import cloud_names
 from tritonfleet.core.conventions import default_bucket_name
 from tritonfleet.core.exposure import exposure_mode
@@ -784,9 +785,17 @@ class Sizing(_Section):
     )
 
 
+def _registered_cloud(name: str) -> str:
+    """A cloud of the registry (tritonfleet/core/cloud.py), refused as pydantic refuses a Literal outside its values."""
+    if name not in cloud_names():
+        expected = " or ".join(f"'{n}'" for n in cloud_names())
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return name
+
+
 class StackConfig(_Section):
     environment: Literal["dev", "staging", "prod"] = Field(description="dev, staging or prod")
-    cloud: Cloud = Field(description=" or ".join(cloud_names()))
+    cloud: Annotated[str, AfterValidator(_registered_cloud)] = Field(description=" or ".join(cloud_names()))
     region: str = Field(pattern=r"^[a-z]+(-[a-z]+)+-?\d+$", description="a region such as us-east-1 or us-central1")
     gcp_project: str | None = Field(None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$", description="a GCP project id")
     aws_account_id: str | None = Field(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from tritonfleet.core.catalog import InstanceType
+from tritonfleet.core.cloud import cloud as registered_cloud
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.context import RuleContext, listed, validate_section
 from tritonfleet.core.config.schema import GpuPool, is_label_key
@@ -153,6 +154,8 @@ def _check_type_and_capacity(ctx: RuleContext, pool: GpuPool, at: str) -> Instan
     itype = _resolve_instance_type(ctx, pool, at)
     if itype is None:
         return None
+    if not _check_architecture(ctx, pool, itype, at):
+        return None
     if pool.capacity == "mixed":
         _check_mixed_capacity(ctx, pool, itype, at)
     else:
@@ -203,6 +206,27 @@ def _resolve_instance_type(ctx: RuleContext, pool: GpuPool, at: str) -> Instance
         ctx.add(f"{at}.instanceType", pool.instance_type, allowed, nearest(pool.instance_type, offered) or default)
         return None
     return itype
+
+
+def _check_architecture(ctx: RuleContext, pool: GpuPool, itype: InstanceType, at: str) -> bool:
+    """A type whose CPU architecture the cloud's GPU node images are not built for (an arm64 GB200 host where they are
+    x86_64) is refused, never planned with those images. True when the type's architecture is supported."""
+    cloud = str(ctx.cloud)
+    supported = registered_cloud(cloud).gpu_node_architectures
+    if itype.host.arch in supported:
+        return True
+    why = f"{itype.name} is {itype.host.arch}; tritonfleet's GPU nodes on {cloud} are {', '.join(supported)}"
+    same_gpu = [t.name for t in ctx.catalog.types_for(cloud, itype.gpu) if t.host.arch in supported]
+    if same_gpu:
+        value = pool.instance_type or f"unset ({itype.name}, the catalog's default for {itype.gpu})"
+        allowed = f"an instance type carrying {itype.gpu} that is {', '.join(supported)} ({why}): " + ", ".join(same_gpu)
+        ctx.add(f"{at}.instanceType", value, allowed, nearest(itype.name, same_gpu) or same_gpu[0])
+        return False
+    gpus = sorted({t.gpu for t in ctx.catalog.instance_types if t.cloud == cloud and t.host.arch in supported})
+    alternatives = [g for g in ctx.catalog.alternatives_for(cloud, itype.gpu) if g in gpus] or gpus
+    allowed = f"a GPU with a {', '.join(supported)} instance type on {cloud} ({why}): " + ", ".join(alternatives)
+    ctx.add(f"{at}.gpu", pool.gpu, allowed, alternatives[0] if alternatives else "<gpu>")
+    return False
 
 
 def _check_mixed_capacity(ctx: RuleContext, pool: GpuPool, itype: InstanceType, at: str) -> None:
