@@ -2,9 +2,10 @@
 stack end to end — config rules, GPU pools and node counts, the bill priced from its own catalog rows, the policy
 pack's verdicts on its resources, a diff of two plans — with nothing outside its folder naming it.
 
-Two plans of the stack (base, and maxNodes 3 -> 4 with bigger node disks), each made once in a child of the fork
-server (the registration is made there, where the plan runs); the diff, the bad-input refusal and the readers are
-checked in this process, under the same registration.
+Two plans of the stack, each made once in a child of the fork server (the registration is made there, where the plan
+runs): the base by `tritonfleet plan --json` as a user runs it, the head (maxNodes 3 -> 4, bigger node disks) by
+build_plan with an edit. A bad stack is refused by `tritonfleet plan` too. The diff and the readers are checked in
+this process, under the same registration.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import subprocess
 
 import pytest
-from conftest import ROOT, forked
+from conftest import ROOT, forked, one_line
 
 from tests.toy_cloud.catalog import GPU_TYPE, ON_DEMAND_USD, REGION, SPOT_USD, SYSTEM_TYPE
 from tests.toy_cloud.planning import STACK, STACK_CONFIG, PoolEdit, make_project, toy_cloud
@@ -28,11 +29,24 @@ def project(tmp_path_factory):
     return make_project(tmp_path_factory.mktemp("toy-project"))
 
 
+def plan_command(project, *more):
+    policy = project / "toy-policy.json"
+    args = ["plan", "--stack", STACK, "--project-dir", str(project), "--policy-config", str(policy), *more]
+    return forked("tests.toy_cloud.planning:cli", args)
+
+
 @pytest.fixture(scope="module")
-def plans(project):
-    base = forked("tests.toy_cloud.planning:plan", project)
+def planned(project):
+    """(base, head, what `tritonfleet plan` printed for the base)."""
+    code, printed, errors = plan_command(project, "--json", str(project / "base.json"))
+    assert code == 0, errors
     head = forked("tests.toy_cloud.planning:plan", project, edit=PoolEdit(maxNodes=4, diskGi=300))
-    return base, head
+    return json.loads((project / "base.json").read_text()), head, printed
+
+
+@pytest.fixture(scope="module")
+def plans(planned):
+    return planned[:2]
 
 
 def toy_resources(plan, typ):
@@ -91,10 +105,14 @@ def test_cost_is_priced_from_the_toy_catalog_rows(plans):
     totals = base["cost"]["totals"]
     assert totals["totalCeilingUsd"] == round(totals["gpuCeilingUsd"] + totals["otherCeilingUsd"], 2)
     assert base["cloudNotes"] == {"toy": f"a test-only cloud: nothing of {STACK} is deployable"}
-    from tritonfleet.plan.text import plan_lines
 
-    text = "\n".join(line.text for line in plan_lines(base, 100))
-    assert f"stack {STACK} (dev, toy {REGION})" in text and GPU_TYPE in text
+
+def test_the_plan_command_prints_the_toy_stack(planned):
+    printed = one_line(planned[2])
+    assert f"tritonfleet plan: stack {STACK} (dev, toy {REGION})" in printed
+    assert "cluster tf-toy-cluster: enforced (the toy cluster's built-in NetworkPolicy engine)" in printed
+    assert f"l40s: on-demand 1..1 at ${ON_DEMAND_USD:.2f}/h, spot 0..2 at ${SPOT_USD:.2f}/h" in printed
+    assert "Policies: 0 mandatory violation(s), 5 advisory finding(s)." in printed
 
 
 def test_policies_read_the_toy_resources(plans):
@@ -141,24 +159,16 @@ def test_diff_of_two_toy_plans(plans):
     assert "tf-toy-l40s-spot" in comment and "cost-stack-enforce-monthly-budget" in comment
 
 
-def test_a_bad_toy_stack_gets_one_message(project):
-    from tritonfleet.core.config import ConfigError, load_stack_config
-    from tritonfleet.plan.project import load_project, stack_config
-
-    raw, _ = stack_config(load_project(project), STACK)
-    raw = {
-        **raw,
-        "tritonfleet:cluster": json.dumps({"zones": [f"{REGION}a", f"{REGION}z"]}),
-        "tritonfleet:gpuPools": json.dumps([{**STACK_CONFIG["tritonfleet:gpuPools"][0], "maxNodes": 12}]),
-    }
-    with toy_cloud(), pytest.raises(ConfigError) as refused:
-        load_stack_config(raw, STACK)
-    message = str(refused.value)
-    assert message.startswith(f"stack '{STACK}' has ")
-    keys = {p.key for p in refused.value.problems}
-    assert {"cluster.zones[1]", "gpuPools[0].maxNodes"} <= keys
-    assert f"pulumi config set --path 'tritonfleet:cluster.zones[1]' {REGION}b --stack {STACK}" in message
-    assert "Toy Kubernetes runs at most 10 nodes in a node pool" in message
+def test_a_bad_toy_stack_gets_one_message(tmp_path):
+    pool = {**STACK_CONFIG["tritonfleet:gpuPools"][0], "maxNodes": 12}
+    bad = {**STACK_CONFIG, "tritonfleet:cluster": {"zones": [f"{REGION}a", f"{REGION}z"]}, "tritonfleet:gpuPools": [pool]}
+    code, printed, errors = plan_command(make_project(tmp_path, bad))
+    message = one_line(errors)
+    assert code == 1 and printed == ""
+    assert message.startswith(f"error: stack '{STACK}' has 2 configuration problems: 1. tritonfleet:cluster.zones[1] = ")
+    assert f"fix: pulumi config set --path 'tritonfleet:cluster.zones[1]' {REGION}b --stack {STACK}" in message
+    assert "allowed: at most 10: Toy Kubernetes runs at most 10 nodes in a node pool" in message
+    assert f"fix: pulumi config set --path 'tritonfleet:gpuPools[0].maxNodes' 10 --stack {STACK}" in message
     assert "Traceback" not in message
 
 

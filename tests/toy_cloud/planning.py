@@ -7,9 +7,13 @@ policies/) and a stacks/ folder of its own, so no toy stack file or policy confi
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import runpy
+import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +87,33 @@ def plan(project: Path, edit: Callable[[dict[str, str]], dict[str, str]] | None 
 
     with toy_cloud():
         return build_plan(project, STACK, with_policy=True, policy_config=project / "toy-policy.json", edit=edit)
+
+
+class _Exited(Exception):
+    def __init__(self, code: int):
+        self.code = code
+
+
+def cli(args: list[str]) -> tuple[int, str, str]:
+    """`python -m tritonfleet ARGS` in this process with the toy cloud registered: (exit status, stdout, stderr).
+
+    The CLI leaves through os._exit (tritonfleet.cli.main); here that exit is caught, so the outcome comes back."""
+
+    def leave(code: int) -> None:
+        raise _Exited(code)
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    real_exit, sys.argv = os._exit, ["tritonfleet", *args]
+    os._exit = leave  # type: ignore[assignment]
+    try:
+        with toy_cloud(), redirect_stdout(stdout), redirect_stderr(stderr):
+            runpy.run_module("tritonfleet", run_name="__main__", alter_sys=True)
+        code = 0
+    except _Exited as exited:
+        code = exited.code
+    finally:
+        os._exit = real_exit
+    return code, stdout.getvalue(), stderr.getvalue()
 
 
 class PoolEdit:
