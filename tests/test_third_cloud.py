@@ -159,6 +159,12 @@ def test_diff_of_two_toy_plans(plans):
     assert "tf-toy-l40s-spot" in comment and "cost-stack-enforce-monthly-budget" in comment
 
 
+def test_preflight_asks_the_toy_cloud(project):
+    code, printed, errors = forked("tests.toy_cloud.planning:cli", ["preflight", "--stack", STACK, "--project-dir", str(project)])
+    assert code == 0, errors
+    assert "the toy cloud has no API to ask" in one_line(printed) and "1 check(s) could not be answered" in printed
+
+
 def test_a_bad_toy_stack_gets_one_message(tmp_path):
     pool = {**STACK_CONFIG["tritonfleet:gpuPools"][0], "maxNodes": 12}
     bad = {**STACK_CONFIG, "tritonfleet:cluster": {"zones": [f"{REGION}a", f"{REGION}z"]}, "tritonfleet:gpuPools": [pool]}
