@@ -20,7 +20,7 @@ from __future__ import annotations
 # Sources (read 2026-12-03):
 #  - cluster-autoscaler FAQ, "--max-node-provision-time ... default 15 minutes" (kubernetes/autoscaler
 #    cluster-autoscaler/FAQ.md, "What are the parameters to CA?"), also the value tritonfleet set
-#    (components/aws/layout.py MAX_NODE_PROVISION_TIME = "15m") while it ran cluster-autoscaler.
+#    (tritonfleet/clouds/aws/layout.py MAX_NODE_PROVISION_TIME = "15m") while it ran cluster-autoscaler.
 #  - Karpenter: karpenter.sh/docs/concepts/nodepools/ (capacity-type fallback), chart 1.14.1 values batchMaxDuration.
 CA_PROVISION_TIMEOUT_S = 15 * 60
 KARPENTER_BATCH_MAX_S = 10

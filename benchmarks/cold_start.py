@@ -32,8 +32,9 @@ from tests.counting_s3 import counting_s3  # noqa: E402
 from tests.local_servers import stop  # noqa: E402
 from tests.test_models_triton import MODEL, SAMPLE, Triton, http  # noqa: E402
 from tests.triton_wheel import pytriton_dir  # noqa: E402
+from tritonfleet.clouds.aws.storage import S3Store  # noqa: E402
+from tritonfleet.core.object_store import RepositoryUri  # noqa: E402
 from tritonfleet.models.node_cache import prepare  # noqa: E402
-from tritonfleet.models.storage import RepositoryUri, S3Store  # noqa: E402
 from tritonfleet.models.sync import execute, plan_sync  # noqa: E402
 from tritonfleet.models.validate import validate_repository  # noqa: E402
 

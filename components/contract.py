@@ -4,7 +4,8 @@ A cloud adapter is a `CloudAdapter` subclass in `components/<cloud>/cloud.py`, r
 `components/platform.py`. Its constructor (written once, below) builds every cloud the same way:
 
 1. `build_cluster`: the cloud's own floor (network, cluster, GPU capacity, cluster add-ons);
-2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here);
+2. `model_bucket`: one private model bucket per `BucketRequest` (sliced from the config once, here), named and
+   parented the same way for every cloud; the cloud gives its bucket component (`bucket`);
 3. `triton_identities`: one keyless read identity per `IdentityRequest` (one per Triton deployment, sliced here);
 4. `cluster_facts`: the `ClusterFacts` the Kubernetes layer reads. Nothing above this contract says aws or gcp.
 
@@ -15,8 +16,8 @@ the later steps receive it, so nothing passes between them through hidden state.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -92,6 +93,8 @@ class ClusterFacts:
         operator pod is rejected and the release times out). The consumer adds metadata (name, namespace).
     exports: stack outputs the adapter wants users to see (pool names, identity bindings), exported as given.
     exposure: how the cloud's load balancers expose a Service (annotations, ingress class, traffic sources).
+    triton_image_repository: where the Triton releases pull the Triton image from instead of nvcr.io (the cloud's
+        mirror, cluster.imageMirror; the tag stays the pinned one); None: nvcr.io itself.
     triton_depends_on: resources every Triton release must wait for (AWS: the Load Balancer Controller, whose webhook
         admits the Services and Ingresses that `exposure` annotates; GKE: the compute classes its pods select).
     """
@@ -111,6 +114,7 @@ class ClusterFacts:
     # what the managed cluster hides from an in-cluster Prometheus, and where its logs go
     monitoring: ClusterMonitoringFacts = field(default_factory=ClusterMonitoringFacts)
     triton_depends_on: list[pulumi.Resource] = field(default_factory=list)
+    triton_image_repository: pulumi.Input[str] | None = None
 
 
 def bucket_requests(config: StackConfig) -> list[BucketRequest]:
@@ -151,7 +155,29 @@ def after_grants(value: pulumi.Input[str], grants: list[pulumi.CustomResource]) 
     return pulumi.Output.all(value, *(grant.id for grant in grants)).apply(lambda args: args[0])
 
 
-Floor = TypeVar("Floor")
+class AdapterFloor(Protocol):
+    """What the contract reads of every adapter's floor."""
+
+    children: pulumi.ResourceOptions  # parent: the adapter; provider: the cloud's provider of the stack
+
+
+class BucketComponent(Protocol):
+    """A cloud's model bucket component (components/<cloud>/bucket.py), as the contract reads it."""
+
+    uri: pulumi.Output[str]
+    grant_target: pulumi.Output[str]
+
+
+Floor = TypeVar("Floor", bound=AdapterFloor)
+
+
+@dataclass(frozen=True)
+class ImageMirror:
+    """The cloud's registry mirror of the Triton images (cluster.imageMirror): the image repository the releases
+    pull from, and the stack outputs that say how it is filled."""
+
+    image_repository: pulumi.Output[str]
+    exports: dict[str, pulumi.Input[Any]] = field(default_factory=dict)
 
 
 class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
@@ -168,7 +194,11 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         floor = self.build_cluster(name, config)
         stores = {request.name: self.model_bucket(name, floor, request) for request in bucket_requests(config)}
         identities = self.triton_identities(name, floor, identity_requests(config), stores)
-        self.facts = self.cluster_facts(config, floor, stores, identities)
+        facts = self.cluster_facts(config, floor, stores, identities)
+        if config.cluster.image_mirror:
+            mirror = self.image_mirror(name, config, floor)
+            facts = replace(facts, triton_image_repository=mirror.image_repository, exports={**facts.exports, **mirror.exports})
+        self.facts = facts
         self.register_outputs(
             {
                 "cluster_name": self.facts.cluster_name,
@@ -182,9 +212,15 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         """The cloud's network, cluster, GPU capacity and cluster add-ons, as children of this component; returns
         what the later steps need (the cluster, its Kubernetes provider, config slices)."""
 
-    @abstractmethod
     def model_bucket(self, name: str, floor: Floor, request: BucketRequest) -> ModelStore:
-        """One private, versioned model bucket."""
+        """One private, versioned model bucket, `<name>-<bucket>`, a child of this adapter with the cloud's provider;
+        the store it gives is its URI and what the identities' grants name."""
+        bucket = self.bucket(f"{name}-{request.name}", floor, request)
+        return ModelStore(uri=bucket.uri, grant_target=bucket.grant_target)
+
+    @abstractmethod
+    def bucket(self, name: str, floor: Floor, request: BucketRequest) -> BucketComponent:
+        """The cloud's model bucket component `name` for one request, a child of this adapter (`floor.children`)."""
 
     @abstractmethod
     def triton_identities(
@@ -197,6 +233,10 @@ class CloudAdapter(pulumi.ComponentResource, ABC, Generic[Floor]):
         self, config: StackConfig, floor: Floor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]
     ) -> ClusterFacts:
         """The facts for the Kubernetes layer; `shared_facts(stores, identities)` fills the fields all clouds share."""
+
+    @abstractmethod
+    def image_mirror(self, name: str, config: StackConfig, floor: Floor) -> ImageMirror:
+        """The registry in the stack's cloud and region the Triton images are pulled from (cluster.imageMirror on)."""
 
 
 def shared_facts(stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]) -> dict[str, Any]:

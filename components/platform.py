@@ -70,6 +70,12 @@ class Platform(pulumi.ComponentResource):
             # Its CRDs (Rollout, AnalysisTemplate) come before the Triton releases that render them.
             rollouts = ArgoRollouts(f"{name}-argo-rollouts", provider=facts.provider, depends_on=crd_providers, opts=child)
             crd_providers.append(rollouts.release)
+        if any(d.scale_to_zero for d in config.triton_deployments):
+            from components.k8s.keda import Keda
+
+            # Its CRDs (ScaledObject, InterceptorRoute) come before the Triton releases that render them.
+            keda = Keda(f"{name}-keda", provider=facts.provider, depends_on=crd_providers, opts=child)
+            crd_providers.extend(keda.releases)
         if monitoring:
             PrometheusAdapter(f"{name}-prometheus-adapter", provider=facts.provider, depends_on=crd_providers, opts=child)
         triton_prerequisites = [
@@ -104,6 +110,7 @@ class Platform(pulumi.ComponentResource):
                 monitoring=monitoring,
                 exposure=facts.exposure,
                 hostname=hostname_spread(config, d),
+                image_repository=facts.triton_image_repository,
                 provider=facts.provider,
                 depends_on=[*triton_prerequisites, namespaces[d.namespace], *filter(None, [access_keys[d.name].secret])],
                 opts=child,

@@ -18,6 +18,11 @@ KARPENTER=1.14.1
 AWS_LOAD_BALANCER_CONTROLLER=3.5.0
 # Argo Rollouts: the controller version of chart argo-rollouts (pins.ARGO_ROLLOUTS_CHART), whose tag holds the CRDs.
 ARGO_ROLLOUTS=v1.9.1
+# KEDA and its HTTP add-on (pins.KEDA_CHART, pins.KEDA_HTTP_ADD_ON_CHART: chart version = app version), CRDs from the tags.
+KEDA=2.20.2
+KEDA_ADD_ONS_HTTP=0.15.0
+# Gateway API: the standard-channel CRDs of the version GKE installs (tritonfleet/clouds/gcp/facts.py).
+GATEWAY_API=v1.4.0
 
 dest=tests/upstream
 work=$(mktemp -d)
@@ -78,6 +83,20 @@ for crd in rollout analysis-template; do
   curl -fsSL "https://raw.githubusercontent.com/argoproj/argo-rollouts/$ARGO_ROLLOUTS/manifests/crds/$crd-crd.yaml" \
     -o "$work/$crd-crd.yaml"
   copy "$work/$crd-crd.yaml" "argo-rollouts-$ARGO_ROLLOUTS/crds/$crd-crd.yaml"
+done
+
+# KEDA's ScaledObject and the HTTP add-on's InterceptorRoute CRDs, from the projects' tags (the charts template the same).
+curl -fsSL "https://raw.githubusercontent.com/kedacore/keda/v$KEDA/config/crd/bases/keda.sh_scaledobjects.yaml" \
+  -o "$work/keda.sh_scaledobjects.yaml"
+copy "$work/keda.sh_scaledobjects.yaml" "keda-$KEDA/crds/keda.sh_scaledobjects.yaml"
+curl -fsSL "https://raw.githubusercontent.com/kedacore/http-add-on/v$KEDA_ADD_ONS_HTTP/config/crd/bases/http.keda.sh_interceptorroutes.yaml" \
+  -o "$work/http.keda.sh_interceptorroutes.yaml"
+copy "$work/http.keda.sh_interceptorroutes.yaml" "keda-add-ons-http-$KEDA_ADD_ONS_HTTP/crds/http.keda.sh_interceptorroutes.yaml"
+# The Gateway API's Gateway and HTTPRoute CRDs (standard channel), from the release tag.
+for crd in gateways httproutes; do
+  curl -fsSL "https://raw.githubusercontent.com/kubernetes-sigs/gateway-api/$GATEWAY_API/config/crd/standard/gateway.networking.k8s.io_$crd.yaml" \
+    -o "$work/$crd.yaml"
+  copy "$work/$crd.yaml" "gateway-api-$GATEWAY_API/crds/gateway.networking.k8s.io_$crd.yaml"
 done
 
 pull https://aws.github.io/eks-charts aws-load-balancer-controller "$AWS_LOAD_BALANCER_CONTROLLER"

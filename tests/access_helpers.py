@@ -16,11 +16,12 @@ from components.k8s.access_matrix import cloud_facts
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.exposure import ExposureFacts
 
-# AWS: the public /24s of the VPC this stack creates in two zones (components/aws/layout.py).
+# AWS: the public /24s of the VPC this stack creates in two zones (tritonfleet/clouds/aws/layout.py).
 FACTS: dict[str, ExposureFacts] = {"aws": cloud_facts("aws"), "gcp": cloud_facts("gcp")}
 ACM_ARN = "arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
 
-# (label, cloud, access config) for every exposure mode and TLS source.
+# (label, cloud, access config) for every exposure mode and TLS source; on GCP an Application mode carries gRPC through a
+# GKE Gateway unless loadBalancerGrpc is false (REST only, a GKE Ingress).
 ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("aws-cluster-default", "aws", {}),
     ("aws-cluster-open-model-control", "aws", {"restrictModelControl": False, "clientNamespaces": ["apps", "batch"]}),
@@ -51,6 +52,11 @@ ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
         "gcp",
         {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True, "loadBalancerGrpc": False},
     ),
+    (
+        "gcp-internal-application-gateway",
+        "gcp",
+        {"exposure": "internal", "loadBalancer": "application", "hostname": "vision.internal.example.com", "tls": {"preSharedCert": "vision-regional"}},
+    ),
     ("gcp-internal", "gcp", {"exposure": "internal", "clientCidrs": ["10.128.0.0/9"], "clientNamespaces": ["apps"]}),
     (
         "gcp-public-cert-manager",
@@ -61,6 +67,11 @@ ACCESS_CASES: list[tuple[str, str, dict[str, Any]]] = [
         "gcp-public-pre-shared",
         "gcp",
         {"exposure": "public", "hostname": "vision.example.com", "tls": {"preSharedCert": "vision-cert"}, "restrictInference": True, "loadBalancerGrpc": False},
+    ),
+    (
+        "gcp-public-gateway",
+        "gcp",
+        {"exposure": "public", "hostname": "vision.example.com", "tls": {"secretName": "vision-tls"}, "restrictInference": True},
     ),
     (
         "gcp-public-secret",

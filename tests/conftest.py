@@ -84,6 +84,15 @@ def engine_config(stack: str) -> dict[str, str]:
     return raw
 
 
+def config_problems(raw: dict[str, str], stack: str) -> dict[str, tuple[object, str, str]]:
+    """An engine config that must fail to load: each problem's key -> (value, allowed, fix)."""
+    from tritonfleet.core.config import ConfigError, load_stack_config
+
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, stack)
+    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+
+
 @pytest.fixture
 def stack_config():
     from tritonfleet.core.config import load_stack_config

@@ -6,7 +6,11 @@ import importlib
 import json
 from typing import Any
 
+import pytest
+
 from tests.conftest import engine_config
+from tritonfleet.core.config import ConfigError, StackConfig, load_stack_config
+from tritonfleet.core.config.problems import Problem
 
 
 class _ImportedOnFirstUse:
@@ -41,6 +45,18 @@ def decoded(stack: str) -> dict[str, Any]:
 
 def encoded(data: dict[str, Any]) -> dict[str, str]:
     return {f"{NS}:{k}": (json.dumps(v) if isinstance(v, dict | list) else str(v)) for k, v in data.items()}
+
+
+def load(data: dict[str, Any], stack: str = "gcp-dev") -> StackConfig:
+    """The stack config of decoded data, as the engine hands it over."""
+    return load_stack_config(encoded(data), stack)
+
+
+def problems(data: dict[str, Any], stack: str = "gcp-dev") -> tuple[list[Problem], str]:
+    """The problems of decoded data that must fail to load, and the whole message."""
+    with pytest.raises(ConfigError) as caught:
+        load(data, stack)
+    return caught.value.problems, str(caught.value)
 
 
 def mixed_l4_stack(min_nodes: int, max_nodes: int, on_demand_base: int, spot_share: float) -> dict[str, Any]:

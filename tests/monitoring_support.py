@@ -46,9 +46,53 @@ def run(*args: str, timeout: int = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
 
 
+def matchers(labels: dict[str, str]) -> str:
+    """A label set as PromQL and promtool write it inside braces: k="v", ..."""
+    return ", ".join(f'{k}="{v}"' for k, v in labels.items())
+
+
 def series(metric: str, labels: dict[str, str], values: str) -> dict[str, str]:
-    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
-    return {"series": f"{metric}{{{inner}}}", "values": values}
+    return {"series": f"{metric}{{{matchers(labels)}}}", "values": values}
+
+
+# ---------------------------------------------------------------- promtool test expectations
+
+
+def firing(alertname: str, labels: dict[str, str], at: str) -> dict[str, Any]:
+    """A promql_expr_test: ALERTS says the alert fires at `at` with exactly these labels (annotations, with their
+    values, are not compared)."""
+    every = {"alertname": alertname, "alertstate": "firing", **labels}
+    return {
+        "expr": f'ALERTS{{alertname="{alertname}", alertstate="firing"}}',
+        "eval_time": at,
+        "exp_samples": [{"labels": f"ALERTS{{{matchers(every)}}}", "value": 1}],
+    }
+
+
+def silent(alertname: str, at: str) -> dict[str, Any]:
+    """An alert_rule_test: the alert does not fire at `at`."""
+    return {"eval_time": at, "alertname": alertname, "exp_alerts": []}
+
+
+def value_is(metric: str, labels: dict[str, str], value: float, at: str) -> dict[str, Any]:
+    """A promql_expr_test: `metric` has one series, with these labels and this value."""
+    inner = matchers(labels)
+    return {
+        "expr": metric,
+        "eval_time": at,
+        "exp_samples": [{"labels": f"{metric}{{{inner}}}" if inner else metric, "value": value}],
+    }
+
+
+def close_to(expr: str, labels: str, value: float, at: str, within: str = "1e-9") -> dict[str, Any]:
+    """A promql_expr_test: `expr` is within `within` of `value` (figures with floating-point noise); `labels` is the
+    result's label set as text ("{}" for an aggregate)."""
+    return {"expr": f"abs({expr} - {value!r}) < bool {within}", "eval_time": at, "exp_samples": [{"labels": labels, "value": 1}]}
+
+
+def absent(metric: str, at: str) -> dict[str, Any]:
+    """A promql_expr_test: `metric` has no series at `at`."""
+    return {"expr": metric, "eval_time": at, "exp_samples": []}
 
 
 def gpu_node(node: str, pool: str, capacity: str, values: str, gpu: str = "L40S") -> dict[str, str]:

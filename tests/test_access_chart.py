@@ -15,7 +15,7 @@ from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment, 
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
-from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC
+from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC, uses_gateway
 
 IDS = [c[0] for c in ACCESS_CASES]
 
@@ -34,11 +34,16 @@ def _container(objects: list[dict]) -> dict:
     return _kind(objects, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
 
 
+# Custom resources: the Prometheus Operator's (tests/test_triton_chart.py), the Gateway API's and GKE's
+# (tests/test_gcp_gateway.py).
+CUSTOM_RESOURCE_GROUPS = ("monitoring.coreos.com/", "gateway.networking.k8s.io/", "networking.gke.io/")
+
+
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
 def test_every_mode_passes_kubernetes_validate_strict(label, cloud, access):
     _, objects = _objects(cloud, access)
     for obj in objects:
-        if obj["apiVersion"].startswith("monitoring.coreos.com/"):
+        if obj["apiVersion"].startswith(CUSTOM_RESOURCE_GROUPS):  # validated against their CRDs elsewhere
             continue
         for version in KUBERNETES_VERSIONS:
             validate_strict(obj, version)
@@ -117,6 +122,11 @@ def test_service_and_ingress_follow_the_exposure(label, cloud, access):
     if mode not in (PUBLIC, INTERNAL_APPLICATION):
         assert ingresses == []
         return
+    gateways = _kind(objects, "Gateway")
+    if uses_gateway(deployment(access).access, facts):  # tests/test_gcp_gateway.py checks the Gateway itself
+        assert ingresses == [] and [g["spec"]["gatewayClassName"] for g in gateways] == [facts.gateway_classes[mode]]
+        return
+    assert gateways == []
     grpc_routed = access.get("loadBalancerGrpc", True)
     assert len(ingresses) == (2 if facts.ingress_per_protocol and grpc_routed else 1)
     routes = {}
@@ -158,8 +168,14 @@ def test_one_network_policy_selects_only_the_triton_pods(label, cloud, access):
     assert policy["metadata"]["name"] == "triton-llm"
     assert spec["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "triton-inference-server", "app.kubernetes.io/instance": "triton-llm"}}
     assert spec["policyTypes"] == ["Ingress", "Egress"]  # both: whatever is not allowed is denied to these pods
-    clients, metrics = spec["ingress"]
+    clients, *load_balancer_http, metrics = spec["ingress"]
     assert [p["port"] for p in clients["ports"]] == ["http", "grpc"]
+    # A load balancer that routes no gRPC (REST only) reaches the HTTP port alone, through a rule of its own.
+    values = chart_values(cloud, access)["networkPolicy"]
+    rest_only_balancer = values["loadBalancerCidrs"] and access.get("loadBalancerGrpc") is False
+    assert [r["ports"] for r in load_balancer_http] == ([[{"port": "http", "protocol": "TCP"}]] if rest_only_balancer else [])
+    sources = {p["ipBlock"]["cidr"] for rule in load_balancer_http for p in rule["from"]}
+    assert sources == (set(values["loadBalancerCidrs"]) if rest_only_balancer else set())
     # Prometheus scrapes Triton's metrics and the model-state exporter beside it; nothing else reaches either port.
     assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}, {"port": "model-state", "protocol": "TCP"}]
     pods = clients["from"][0]
@@ -175,8 +191,8 @@ def test_one_network_policy_selects_only_the_triton_pods(label, cloud, access):
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)
 def test_no_ip_block_admits_pod_addresses(label, cloud, access):
     """With the VPC CNI pods take VPC addresses, on GKE the pod range: an ipBlock over either admits every pod."""
-    from components.aws.layout import subnet_layout
-    from components.gcp.layout import POD_CIDR
+    from tritonfleet.clouds.aws.layout import subnet_layout
+    from tritonfleet.clouds.gcp.layout import POD_CIDR
 
     _, objects = _objects(cloud, access)
     (policy,) = _kind(objects, "NetworkPolicy")

@@ -80,19 +80,24 @@ BAD_ACCESS = [
     ("bad-cidr", "prod", {"exposure": "internal", "clientCidrs": ["10.0.0.1/8"]}, "clientCidrs[0]", "CIDR"),
     ("cidrs-in-cluster-mode", "prod", {"clientCidrs": ["10.0.0.0/8"]}, "clientCidrs", "only with exposure internal or public"),
     ("unknown-access-key", "prod", {"exposed": True}, "exposed", "pulumi config rm"),
-    # GKE Ingress speaks HTTP/2 to the pod only over TLS: gRPC through it is refused, with REST only as the fix
-    ("grpc-through-gke-ingress", "gcp-prod", {**PUBLIC, "tls": {"secretName": "llm-tls"}}, "loadBalancerGrpc", "only over TLS"),
-    ("grpc-through-gke-internal-ingress", "gcp-prod", {**INTERNAL_APP, "hostname": "llm.internal.example.com", "tls": {"secretName": "llm-tls"}, "loadBalancerGrpc": True}, "loadBalancerGrpc", "loadBalancer network"),
+    # gRPC through GKE's load balancer takes a Gateway, whose certificate cert-manager does not issue here: REST only
+    # (the Ingress) or another certificate source
+    ("grpc-with-cert-manager-on-gcp", "gcp-prod", {**PUBLIC, "tls": {"certManagerIssuer": "letsencrypt"}}, "loadBalancerGrpc", "GKE Gateway"),
+    ("grpc-true-with-cert-manager-on-gcp", "gcp-prod", {**PUBLIC, "tls": {"certManagerIssuer": "letsencrypt"}, "loadBalancerGrpc": True}, "loadBalancerGrpc", "preSharedCert or secretName"),
     ("grpc-choice-without-application-lb", "prod", {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"], "loadBalancerGrpc": False}, "loadBalancerGrpc", "only with an Application load balancer"),
 ]
 
 
-def test_gke_ingress_grpc_refusal_names_the_fix_and_rest_only_loads():
-    problems = _problems("gcp-prod", {**PUBLIC, "tls": {"secretName": "llm-tls"}})
-    assert problems["loadBalancerGrpc"][2] == (
+def test_grpc_through_gke_loads_and_cert_manager_is_refused_with_the_rest_only_fix():
+    gateway = load_stack_config(_with_access("gcp-prod", {**PUBLIC, "tls": {"secretName": "llm-tls"}}), "gcp-prod")
+    assert gateway.triton_deployments[0].access.load_balancer_grpc is None
+    internal = {**INTERNAL_APP, "hostname": "llm.internal.example.com", "tls": {"preSharedCert": "llm-regional"}, "loadBalancerGrpc": True}
+    assert load_stack_config(_with_access("gcp-prod", internal), "gcp-prod").triton_deployments[0].access.load_balancer_grpc
+    cert_manager = {**PUBLIC, "tls": {"certManagerIssuer": "letsencrypt"}}
+    assert _problems("gcp-prod", cert_manager)["loadBalancerGrpc"][2] == (
         "pulumi config set --path 'tritonfleet:tritonDeployments[0].access.loadBalancerGrpc' false --stack gcp-prod"
     )
-    config = load_stack_config(_with_access("gcp-prod", {**PUBLIC, "tls": {"secretName": "llm-tls"}, "loadBalancerGrpc": False}), "gcp-prod")
+    config = load_stack_config(_with_access("gcp-prod", {**cert_manager, "loadBalancerGrpc": False}), "gcp-prod")
     assert config.triton_deployments[0].access.load_balancer_grpc is False
     # AWS's ALB carries gRPC: unset means REST and gRPC there.
     aws = load_stack_config(_with_access("prod", {**PUBLIC, "tls": {"certificateArn": ACM_ARN}}), "prod")

@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.aws.layout import load_balancer_cidrs, subnet_layout
-from components.gcp.layout import NODE_CIDR, POD_CIDR
 from components.k8s.access import access_values, client_label
 from components.k8s.access_matrix import EGRESS_PEERS, INGRESS_PEERS, cloud_facts, egress, ingress
 from tests.conftest import ROOT, STACKS, engine_config
 from tests.plan_cache import shared_text, tool_stamp
 from tests.serving_helpers import planned_values, render, triton_cases
+from tritonfleet.clouds.aws.layout import load_balancer_cidrs, subnet_layout
 from tritonfleet.clouds.aws.zones import aws_zones
+from tritonfleet.clouds.gcp.layout import NODE_CIDR, POD_CIDR
 from tritonfleet.core.config import TritonDeployment, load_stack_config
 from tritonfleet.core.conventions import triton_release_name
 from tritonfleet.core.exposure import CLUSTER, INTERNAL, INTERNAL_APPLICATION, MODES, PUBLIC
@@ -74,6 +74,7 @@ class Case:
     prefix: str
     releases: dict[str, dict[str, Any]]  # release name -> chart values
     named_namespace: bool
+    rest_only: bool = False  # an Application load balancer with loadBalancerGrpc false
     objects: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -85,8 +86,10 @@ def _stack_config(stack: str):
     return load_stack_config(engine_config(stack), stack)
 
 
-def _exposed_access(case_prefix: str, cloud: str, mode: str) -> dict[str, Any]:
+def _exposed_access(case_prefix: str, cloud: str, mode: str, rest_only: bool = False) -> dict[str, Any]:
     access: dict[str, Any] = {"exposure": "internal" if mode == INTERNAL_APPLICATION else mode, "clientNamespaces": [f"{case_prefix}-apps"]}
+    if rest_only:
+        access["loadBalancerGrpc"] = False
     if mode == INTERNAL or (mode == INTERNAL_APPLICATION and cloud == "aws"):  # a GKE Ingress takes no clientCidrs
         access["clientCidrs"] = [CLIENT_NETWORK]
     if mode in (INTERNAL_APPLICATION, PUBLIC):
@@ -101,6 +104,11 @@ def _facts(stack: str, cloud: str):
     return cloud_facts(cloud, load_balancer_cidrs(_stack_config(stack))) if cloud == "aws" else cloud_facts(cloud)
 
 
+# Stacks whose Application modes are also checked REST only (loadBalancerGrpc false): one per cloud.
+REST_ONLY_STACKS = ("prod", "gcp-prod")
+REST_ONLY = "-rest-only"
+
+
 @cache
 def cases() -> tuple[Case, ...]:
     out = []
@@ -108,19 +116,22 @@ def cases() -> tuple[Case, ...]:
         config = _stack_config(stack)
         releases = [release for s, release in triton_cases() if s == stack]
         planned = {release: planned_values(stack, release) for release in releases}
-        for exposure in MODES:
+        variants = [(mode, False) for mode in MODES]
+        if stack in REST_ONLY_STACKS:
+            variants += [(INTERNAL_APPLICATION, True), (PUBLIC, True)]
+        for exposure, rest_only in variants:
             prefix = f"c{len(out)}"
             if exposure == CLUSTER:  # as the stack ships: no clients named
                 values = planned
             else:
                 values = {}
                 for deployment in config.triton_deployments:
-                    changed = TritonDeployment.model_validate(
-                        {**deployment.model_dump(by_alias=True), "access": _exposed_access(prefix, config.cloud, exposure)}
-                    )
+                    access = _exposed_access(prefix, config.cloud, exposure, rest_only)
+                    changed = TritonDeployment.model_validate({**deployment.model_dump(by_alias=True), "access": access})
                     release = triton_release_name(deployment.name)
                     values[release] = {**planned[release], **access_values(changed, _facts(stack, config.cloud))}
-            out.append(Case(f"{stack}-{exposure}", stack, config.cloud, exposure, prefix, values, exposure != CLUSTER))
+            label = f"{stack}-{exposure}" + (REST_ONLY if rest_only else "")
+            out.append(Case(label, stack, config.cloud, exposure, prefix, values, exposure != CLUSTER, rest_only))
     for case in out:
         case.objects = [o for release, v in case.releases.items() for o in render(v, name=release, namespace=case.namespace)]
     return tuple(out)
@@ -324,7 +335,8 @@ def destinations(case: Case) -> dict[str, list[str]]:
 
 
 def _case_ids() -> list[str]:
-    return [f"{stack}-{mode}" for stack in STACKS for mode in MODES]
+    rest_only = [f"{stack}-{mode}{REST_ONLY}" for stack in REST_ONLY_STACKS for mode in (INTERNAL_APPLICATION, PUBLIC)]
+    return [f"{stack}-{mode}" for stack in STACKS for mode in MODES] + rest_only
 
 
 def _case(label: str) -> Case:
@@ -338,7 +350,7 @@ def _triton_pods(case: Case) -> list[str]:
 @pytest.mark.parametrize("label", _case_ids())
 def test_who_reaches_triton(connectivity, label):
     case = _case(label)
-    expected = ingress(_facts(case.stack, case.cloud), case.exposure)
+    expected = ingress(_facts(case.stack, case.cloud), case.exposure, grpc_through_load_balancer=not case.rest_only)
     wrong = []
     for pod in _triton_pods(case):
         for peer in INGRESS_PEERS:

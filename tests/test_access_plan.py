@@ -86,11 +86,12 @@ def _plan_with_access(tmp_path, stack: str, access: dict, cluster: dict | None =
 
 
 def _exposed_values(plan: dict) -> dict:
-    """The chart values of the Triton release that has an Ingress."""
+    """The chart values of the Triton release that has an Ingress or a Gateway."""
     (values,) = [
         r["inputs"]["values"]
         for r in plan["resources"]
-        if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["values"].get("ingress", {}).get("enabled")
+        if r["type"] == "kubernetes:helm.sh/v3:Release"
+        and any(r["inputs"]["values"].get(kind, {}).get("enabled") for kind in ("ingress", "gateway"))
     ]
     return values
 
@@ -99,7 +100,7 @@ INTERNAL_APP = {"exposure": "internal", "loadBalancer": "application", "hostname
 
 
 def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subnet_and_its_firewall_rule(tmp_path, stock_plan):
-    from components.gcp.exposure import GOOGLE_FRONT_END_RANGES
+    from tritonfleet.clouds.gcp.exposure import GOOGLE_FRONT_END_RANGES
 
     access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}, "loadBalancerGrpc": False}
     plan = _plan_with_access(tmp_path, "gcp-prod", access, {"proxyOnlySubnetCidr": "10.30.0.0/23"})
@@ -111,6 +112,7 @@ def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subne
     assert ingress["grpcPaths"] == []  # REST only: a GKE Ingress cannot carry Triton's cleartext gRPC
     assert values["service"]["type"] == "ClusterIP"
     assert values["networkPolicy"]["loadBalancerCidrs"] == ["10.30.0.0/23", *GOOGLE_FRONT_END_RANGES]
+    assert values["networkPolicy"]["loadBalancerGrpc"] is False  # the load balancer reaches 8000 alone
     assert values["networkPolicy"]["clientCidrs"] == []  # the proxies hide client addresses
     (subnet,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/subnetwork:Subnetwork" and r["inputs"].get("purpose")]
     assert (subnet["inputs"]["purpose"], subnet["inputs"]["role"]) == ("REGIONAL_MANAGED_PROXY", "ACTIVE")
@@ -119,11 +121,27 @@ def test_gke_internal_application_plans_an_internal_ingress_the_proxy_only_subne
     assert subnet["inputs"]["region"] == nodes["inputs"]["region"] and subnet["inputs"]["network"] == nodes["inputs"]["network"]
     (rule,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/firewall:Firewall" and r["name"].endswith("proxy-only-to-triton")]
     assert rule["inputs"]["sourceRanges"] == ["10.30.0.0/23"] and rule["inputs"]["direction"] == "INGRESS"
-    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["8000", "8001"]}]
+    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["8000"]}]  # REST only: no gRPC, no metrics
+    (cluster,) = [r for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    assert "gatewayApiConfig" not in cluster["inputs"]  # an Ingress: no Gateway API
     # The stock stack (no internal Application load balancer) plans neither.
     stock = stock_plan("gcp-prod")["resources"]
     assert not [r for r in stock if r["type"] == "gcp:compute/subnetwork:Subnetwork" and r["inputs"].get("purpose")]
     assert not [r for r in stock if r["name"].endswith("proxy-only-to-triton")]
+
+
+def test_gke_grpc_through_the_internal_application_load_balancer_plans_a_gateway(tmp_path):
+    """gRPC through GKE's internal Application load balancer: a Gateway in the release, the Gateway API on the cluster,
+    and the proxies admitted to 8000 and 8001 (never the metrics port)."""
+    access = {**INTERNAL_APP, "tls": {"preSharedCert": "llm-regional"}}
+    plan = _plan_with_access(tmp_path, "gcp-prod", access)
+    values = _exposed_values(plan)
+    assert not values["ingress"]["enabled"] and values["gateway"]["enabled"]
+    assert values["gateway"]["className"] == "gke-l7-rilb" and values["networkPolicy"]["loadBalancerGrpc"] is True
+    (cluster,) = [r for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    assert cluster["inputs"]["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
+    (rule,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/firewall:Firewall" and r["name"].endswith("proxy-only-to-triton")]
+    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["8000", "8001"]}]
 
 
 def test_eks_internal_application_plans_an_internal_alb_ingress(tmp_path):

@@ -16,6 +16,7 @@ from components.k8s.triton import autoscaling_values
 from tests.hpa_model import Hpa, quantity
 from tests.serving_helpers import by_kind, render
 from tritonfleet.core.config import ConfigError, TritonDeployment, load_stack_config
+from tritonfleet.monitoring.autoscaling import WANTED, autoscaling_rules, hpa_target
 from tritonfleet.plan.project import engine_string
 
 
@@ -55,6 +56,15 @@ def test_targets_from_the_stated_capacity_and_the_guard():
     bare = TritonDeployment(name="a", pool="p", min_replicas=1, max_replicas=4, queue_time_target="20ms")
     assert autoscaling_values(bare, monitoring=True)["inferencesPerSecond"]["target"] == ""
     assert autoscaling_values(bare, monitoring=False)["enabled"] is False
+
+
+def test_the_hpa_and_its_wanted_replicas_rule_read_one_target():
+    config = load_stack_config(_dev_raw(throughputPerReplica=1234.5, targetUtilization=0.7), "dev")
+    deployment = config.triton_deployments[0]
+    target = hpa_target(1234.5, 0.7)
+    assert quantity(autoscaling_values(deployment, True)["inferencesPerSecond"]["target"]) == pytest.approx(target)
+    wanted = next(r for r in autoscaling_rules(config) if r.get("record") == WANTED)
+    assert wanted["expr"].endswith(f" / {target!r})"), "the rule divides by the HPA's own target"
 
 
 def test_rendered_hpa_scales_up_fast_and_down_stabilised():

@@ -14,29 +14,17 @@ stopped by its pid; every loop and run is bounded in count and time.
 from __future__ import annotations
 
 import math
-import subprocess
 import threading
 import time
 
 import pytest
-import yaml
 
 from components.k8s.autoscaling import LLM_SEQUENCES, LLM_TTFT_MS
 from components.k8s.triton import autoscaling_values
 from tests.hpa_model import Hpa
-from tests.local_servers import free_port, stop
-from tests.monitoring_support import tool
+from tests.live_stack import STARTUP_SECONDS, fail_if_any_exited, fleet, query_by_pod, wait_for_pods
 from tests.serving_helpers import by_kind, render, streaming_llm_config
-from tests.test_autoscaling_live import (
-    NAMESPACE,
-    _fail_if_any_exited,
-    _query,
-    _safe,
-    adapter_query,
-    backends_folder,
-    start_triton,
-    wait_until_ready,
-)
+from tests.test_autoscaling_live import NAMESPACE, adapter_query
 from tritonfleet import loadtest_llm
 from tritonfleet.core.config import TritonDeployment
 
@@ -45,7 +33,7 @@ PREFILL_S, TOKEN_S, TOKENS = 0.020, 0.050, 8
 SERVICE_S = PREFILL_S + (TOKENS - 1) * TOKEN_S  # one sequence's time in a slot
 LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)  # of the fleet's sequence capacity (SERVERS x SLOTS)
 WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_query's [4s] for the shipped [1m]
-STARTUP_SECONDS, RUN_MAX_SECONDS, JOIN_SECONDS = 120, 60, 15
+RUN_MAX_SECONDS, JOIN_SECONDS = 60, 15
 SEQUENCES, TTFT = LLM_SEQUENCES["vllm"], LLM_TTFT_MS["vllm"]
 
 MODEL_CONFIG = streaming_llm_config("svc")
@@ -192,85 +180,45 @@ class LlmLoad:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp("autoscale-llm")
-    backends = backends_folder(tmp)
-    http_ports = [free_port() for _ in range(SERVERS)]
-    metrics_ports = [free_port() for _ in range(SERVERS)]
-    pods = [f"triton-svc-{i}" for i in range(SERVERS)]
-    scrape = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{
-            "job_name": "serviceMonitor/triton/triton-svc/0",
-            "static_configs": [
-                {"targets": [f"127.0.0.1:{port}"],
-                 "labels": {"__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": pod}}
-                for port, pod in zip(metrics_ports, pods, strict=True)
-            ],
-            "relabel_configs": [
-                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
-            ],
-        }],
-    }  # fmt: skip
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
-    servers = [
-        start_triton(tmp, backends, None, http, metrics, i, models={"svc": (MODEL_CONFIG, MODEL_CODE)})
-        for i, (http, metrics) in enumerate(zip(http_ports, metrics_ports, strict=True))
-    ]
-    prometheus_log = (tmp / "prometheus.log").open("w")
-    prometheus = subprocess.Popen(
-        [prometheus_bin, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{(prom_port := free_port())}"],
-        stdout=prometheus_log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{prom_port}"
-    load = None
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        wait_until_ready(servers, http_ports, tmp, deadline)
+    with fleet(tmp, SERVERS, {"svc": (MODEL_CONFIG, MODEL_CODE)}, NAMESPACE, "triton-svc") as replicas:
+        url, pods, servers = replicas.prometheus, replicas.pods, replicas.servers
         queries = {m: adapter_query(m, pods) for m in (SEQUENCES, TTFT)}
-        while time.monotonic() < deadline and len(_safe(url, queries[SEQUENCES])) < SERVERS:
-            time.sleep(1)  # every pod's gauges exist (0 while idle) before the first sync
-        _fail_if_any_exited(servers, tmp)
-        if len(_safe(url, queries[SEQUENCES])) < SERVERS:
-            pytest.fail(f"Prometheus did not see all {SERVERS} tritonservers' sequence gauges in {STARTUP_SECONDS}s")
+        # every pod's gauges exist (0 while idle) before the first sync
+        wait_for_pods(url, queries[SEQUENCES], pods, time.monotonic() + STARTUP_SECONDS, servers)
         deployment = _deployment()
         spec = _hpa_spec(deployment)
         hpa = Hpa(spec)
-        load = LlmLoad(http_ports)
-        steps = []
-        for load.step, fraction in enumerate(LOAD_FRACTIONS):
-            sequences = fraction * SERVERS * SLOTS  # sequences the offered load keeps in flight (Little's law)
-            rate = sequences / SERVICE_S
-            before = hpa.current  # the replicas the step's load first meets
-            load.set(rate, hpa.current)
-            time.sleep(WINDOW_S)  # the window holds only this step's load
-            syncs = []
-            for _ in range(SYNCS_PER_STEP):
-                seen = _query(url, queries[SEQUENCES])
-                ttft = _query(url, queries[TTFT])
-                averages = {
-                    SEQUENCES: sum(seen.values()) / hpa.current,
-                    TTFT: sum(ttft.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
-                }
-                syncs.append({"averages": averages, "sequences": sum(seen.values()), "replicas": hpa.sync(averages)})
+        load = LlmLoad(replicas.http_ports)
+        try:
+            steps = []
+            for load.step, fraction in enumerate(LOAD_FRACTIONS):
+                sequences = fraction * SERVERS * SLOTS  # sequences the offered load keeps in flight (Little's law)
+                rate = sequences / SERVICE_S
+                before = hpa.current  # the replicas the step's load first meets
                 load.set(rate, hpa.current)
-                time.sleep(SYNC_REAL_SECONDS)
-            steps.append({"fraction": fraction, "sequences": sequences, "rate": rate, "before": before,
-                          "ideal": ideal_replicas(sequences, deployment), "syncs": syncs})  # fmt: skip
-        load.stop()
-        for index, step in enumerate(steps):
-            step["in_system_s"] = _time_in_system(load.results, index)
-        _fail_if_any_exited(servers, tmp)
-        yield {"steps": steps, "spec": spec, "load": load, "deployment": deployment}
-    finally:
-        if load is not None:
+                time.sleep(WINDOW_S)  # the window holds only this step's load
+                syncs = []
+                for index in range(SYNCS_PER_STEP):
+                    if index:  # the replicas the last sync set take the load a while
+                        load.set(rate, hpa.current)
+                        time.sleep(SYNC_REAL_SECONDS)
+                    seen = query_by_pod(url, queries[SEQUENCES])
+                    ttft = query_by_pod(url, queries[TTFT])
+                    averages = {
+                        SEQUENCES: sum(seen.values()) / hpa.current,
+                        TTFT: sum(ttft.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
+                    }
+                    syncs.append({"averages": averages, "sequences": sum(seen.values()), "replicas": hpa.sync(averages)})
+                steps.append({"fraction": fraction, "sequences": sequences, "rate": rate, "before": before,
+                              "ideal": ideal_replicas(sequences, deployment), "syncs": syncs})  # fmt: skip
             load.stop()
-        stop(prometheus)
-        for server in servers:
-            stop(server)
-        prometheus_log.close()
+            for index, step in enumerate(steps):
+                step["in_system_s"] = _time_in_system(load.results, index)
+            fail_if_any_exited(servers)
+            yield {"steps": steps, "spec": spec, "load": load, "deployment": deployment}
+        finally:
+            load.stop()
 
 
 def _time_in_system(results: list, step: int) -> float | None:

@@ -12,7 +12,7 @@ from components.k8s.autoscaling import INFERENCES_PER_SECOND
 from components.k8s.triton import autoscaling_values
 from tests.conftest import engine_config
 from tests.hpa_model import quantity
-from tests.monitoring_support import run, series, tool, write_rules
+from tests.monitoring_support import close_to, run, series, tool, write_rules
 from tests.serving_helpers import by_kind, render
 from tests.test_sizing_measurements import result
 from tritonfleet.core.config import ConfigError, load_stack_config
@@ -87,7 +87,7 @@ def test_an_ensemble_is_counted_once_not_with_its_step(tmp_path, stack_config):
             series("nv_inference_count", {**POD, "model": "resnet"}, "0+600x40"),
         ],
         "promql_expr_test": [
-            {"expr": f"abs({served} - 10) < bool 1e-6", "eval_time": "20m", "exp_samples": [{"labels": "{}", "value": 1}]},
+            close_to(served, "{}", 10, "20m", within="1e-6"),
             # 10/s against 10 × 0.8 per replica: 2 wanted (summing the step too would ask for 3)
             {"expr": f"{wanted} == bool 2", "eval_time": "20m", "exp_samples": [{"labels": "{}", "value": 1}]},
         ],

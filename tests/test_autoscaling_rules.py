@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.monitoring_support import run, series, tool, write_rules
+from tests.monitoring_support import close_to, firing, run, series, silent, tool, write_rules
 from tritonfleet.monitoring import autoscaling, rules
 
 POD = {"namespace": "triton", "pod": "triton-resnet-5d9c7b-x2x9k", "model": "resnet", "version": "1"}
@@ -25,20 +25,11 @@ def _running(count: int) -> dict[str, str]:
 
 
 def _value(expr: str, value: float, at: str = "20m") -> dict[str, Any]:
-    return {"expr": f"abs({expr} - {value!r}) < bool 1e-6", "eval_time": at, "exp_samples": [{"labels": "{}", "value": 1}]}
+    return close_to(expr, "{}", value, at, within="1e-6")
 
 
 def _fires(alert: str, at: str, **labels: str) -> dict[str, Any]:
-    inner = ", ".join(f'{k}="{v}"' for k, v in {"alertname": alert, "alertstate": "firing", **labels}.items())
-    return {
-        "expr": f'ALERTS{{alertname="{alert}", alertstate="firing"}}',
-        "eval_time": at,
-        "exp_samples": [{"labels": f"ALERTS{{{inner}}}", "value": 1}],
-    }
-
-
-def _silent(alert: str, at: str = "30m") -> dict[str, Any]:
-    return {"eval_time": at, "alertname": alert, "exp_alerts": []}
+    return firing(alert, labels, at)
 
 
 WANTED = f'sum({autoscaling.WANTED}{{deployment="triton-resnet"}})'
@@ -59,7 +50,7 @@ CASES = {
     "moderate load is silent": {
         "input_series": [_load(1000), _running(2)],
         "promql_expr_test": [_value(WANTED, 1), _value(HEADROOM, 0.75)],
-        "alert_rule_test": [_silent("TritonLoadAboveMaxReplicas"), _silent("TritonCapacityHeadroomLow")],
+        "alert_rule_test": [silent("TritonLoadAboveMaxReplicas", "30m"), silent("TritonCapacityHeadroomLow", "30m")],
     },
     "zero traffic wants nothing and has full headroom": {
         "input_series": [_load(0), _running(1)],
@@ -88,7 +79,7 @@ CASES = {
                 "0x40",
             )
         ],
-        "alert_rule_test": [_silent("TritonAutoscalingInactive")],
+        "alert_rule_test": [silent("TritonAutoscalingInactive", "30m")],
     },
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws.cluster_access import admin_entries, deployer_entry, iam_principal, support_type
+from tritonfleet.clouds.aws.cluster_access import admin_entries, deployer_entry, iam_principal, support_type
 
 ROLE = "arn:aws:iam::123456789012:role/deployer"
 

@@ -8,15 +8,21 @@ import pytest
 
 from tests.conftest import engine_config
 from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.core.config.problems import Problem
 
 
-def problems(stack: str, **overrides) -> dict[str, str]:
+def _refused(stack: str, **overrides) -> list[Problem]:
+    """The problems of a stack's config with `overrides` (top-level keys), which must fail to load."""
     raw = engine_config(stack)
     for key, value in overrides.items():
         raw[f"tritonfleet:{key}"] = value if isinstance(value, str) else json.dumps(value)
     with pytest.raises(ConfigError) as info:
         load_stack_config(raw, stack)
-    return {p.key: p.allowed for p in info.value.problems}
+    return info.value.problems
+
+
+def problems(stack: str, **overrides) -> dict[str, str]:
+    return {p.key: p.allowed for p in _refused(stack, **overrides)}
 
 
 def prod_pools(**changes_by_pool) -> list[dict]:
@@ -130,12 +136,7 @@ def test_problem_message_has_the_fix_command():
 
 
 def fixes(stack: str, **overrides) -> dict[str, str]:
-    raw = engine_config(stack)
-    for key, value in overrides.items():
-        raw[f"tritonfleet:{key}"] = value if isinstance(value, str) else json.dumps(value)
-    with pytest.raises(ConfigError) as info:
-        load_stack_config(raw, stack)
-    return {p.key: p.fix for p in info.value.problems}
+    return {p.key: p.fix for p in _refused(stack, **overrides)}
 
 
 def test_an_odcr_id_must_be_a_capacity_reservation_id():

@@ -14,7 +14,10 @@ import yaml
 from moto import mock_aws
 
 from components.aws.cluster import NODE_POLICIES
-from components.aws.karpenter_iam import (
+from tests.conftest import UPSTREAM_CHARTS
+from tests.serving_helpers import missing_keys
+from tests.test_aws_program import run
+from tritonfleet.clouds.aws.karpenter_iam import (
     CNI_POLICY,
     CONTROLLER_POLICIES,
     ClusterScope,
@@ -23,18 +26,15 @@ from components.aws.karpenter_iam import (
     node_role_policies,
     pod_identity_trust_policy,
 )
-from components.aws.karpenter_interruption import (
+from tritonfleet.clouds.aws.karpenter_interruption import (
     INTERRUPTION_RULES,
     MESSAGE_RETENTION_SECONDS,
     TARGET_ID,
     interruption_queue_name,
     interruption_queue_policy,
 )
-from components.aws.karpenter_values import NAMESPACE, SERVICE_ACCOUNT, controller_replicas, karpenter_values
-from components.aws.layout import SYSTEM_ROLE_LABEL
-from tests.conftest import UPSTREAM_CHARTS
-from tests.serving_helpers import missing_keys
-from tests.test_aws_program import run
+from tritonfleet.clouds.aws.karpenter_values import NAMESPACE, SERVICE_ACCOUNT, controller_replicas, karpenter_values
+from tritonfleet.clouds.aws.layout import SYSTEM_ROLE_LABEL
 from tritonfleet.core import pins
 
 KARPENTER = UPSTREAM_CHARTS / "karpenter-1.14.1"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 import json
 
-from components.aws.layout import (
+from tritonfleet.clouds.aws.iam_policies import irsa_trust_policy, model_read_policy
+from tritonfleet.clouds.aws.layout import (
     gpu_operator_values,
     subnet_layout,
 )
-from components.aws.policies import irsa_trust_policy, model_read_policy
 
 
 def test_subnets_are_disjoint_and_inside_the_vpc():

@@ -11,7 +11,10 @@ import jsonschema
 import pytest
 import yaml
 
-from components.aws.node_pools import (
+from components.k8s.triton import ON_DEMAND_SHUTDOWN_SECONDS
+from policies._pools import gpu_pool
+from tests.conftest import ROOT, engine_config
+from tritonfleet.clouds.aws.node_pools import (
     FLOOR_ANNOTATION,
     MIN_TERMINATION_GRACE_SECONDS,
     NODE_CLASS_API,
@@ -27,9 +30,6 @@ from components.aws.node_pools import (
     placeholder_deployment,
     placeholder_priority_class,
 )
-from components.k8s.triton import ON_DEMAND_SHUTDOWN_SECONDS
-from policies._pools import gpu_pool
-from tests.conftest import ROOT, engine_config
 from tritonfleet.clouds.aws.resources import KARPENTER_NODE_POOL
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.catalog import load_catalog
@@ -384,5 +384,5 @@ def test_spot_diversity_admits_a_type_priced_in_the_region(monkeypatch):
     )
     priced = sibling.model_copy(update={"regional_prices": regional})
     patched = real.model_copy(update={"instance_types": [priced if t is sibling else t for t in real.instance_types]})
-    monkeypatch.setattr("components.aws.node_pools.load_catalog", lambda: patched)
+    monkeypatch.setattr("tritonfleet.clouds.aws.node_pools.load_catalog", lambda: patched)
     assert burst_instance_types(config, config.gpu_pools[0]) == ["g6e.xlarge", "g6e.2xlarge"]

@@ -186,3 +186,88 @@ def test_each_cloud_reads_only_its_own_planned_resources(name):
             assert own.floor_nodes(typ, {"metadata": {"annotations": {"tritonfleet.io/floor-nodes": "1"}}}, "x") is None
             assert own.deletion_protection_off(typ, "x", {"deletionProtection": False}) is None
     assert all(key[0] in own.replacement_watched for key in [*own.replacement_explained, *own.prod_acknowledgements])
+def _first_party_imports(folder) -> dict[str, set[str]]:
+    """file -> the tritonfleet/components/policies modules it imports (at load or inside a function), read from the
+    source, so nothing is imported to find out."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+        found[path.relative_to(ROOT).as_posix()] = {n for n in names if n.split(".")[0] in ("tritonfleet", "components", "policies")}
+    return found
+
+
+def _outside(imports: dict[str, set[str]], allowed: tuple[str, ...]) -> list[str]:
+    return [f"{path}: {name}" for path, names in imports.items() for name in sorted(names)
+            if not any(name == a or name.startswith(f"{a}.") for a in allowed)]
+
+
+# The bounded-call helper the preflights share with the CLI (stdlib only).
+SHARED_WITH_CLOUDS = ("tritonfleet.deadline",)
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_a_cloud_package_imports_only_the_core_and_itself(name):
+    """All of a cloud's pure knowledge is in one package: it never reaches into components/ (the Pulumi side imports
+    it, never the reverse) nor into another cloud."""
+    imports = _first_party_imports(ROOT / "tritonfleet" / "clouds" / name)
+    assert not _outside(imports, ("tritonfleet.core", f"tritonfleet.clouds.{name}", *SHARED_WITH_CLOUDS))
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_a_cloud_adapter_imports_no_other_cloud(name):
+    others = tuple(p for other in CLOUDS if other != name for p in (f"tritonfleet.clouds.{other}", f"components.{other}"))
+    imports = _first_party_imports(ROOT / "components" / name)
+    assert [f"{path}: {n}" for path, names in imports.items() for n in names if n.startswith(others)] == []
+
+
+def test_the_kubernetes_layer_imports_no_cloud_package():
+    """components/k8s/ learns about a cloud from ClusterFacts or from the registry (core/cloud.py), never by name."""
+    clouds = ("tritonfleet.clouds", *(f"components.{name}" for name in CLOUDS))
+    imports = _first_party_imports(ROOT / "components" / "k8s")
+    assert [f"{path}: {n}" for path, names in imports.items() for n in names if n.startswith(clouds)] == []
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_a_clouds_exposure_answers_agree_with_its_facts(name):
+    """The access matrix's answers: the object store's planned addresses and the default load balancer subnets are
+    egress the cloud's exposure facts allow."""
+    found = cloud(name)
+    allowed = {rule.cidr for rule in found.exposure_facts().egress}
+    assert found.object_store_cidrs() and set(found.object_store_cidrs()) <= allowed
+    assert set(found.load_balancer_cidrs()) <= allowed
+
+
+def test_the_aws_planned_addresses_are_the_layouts_and_the_offline_plans():
+    from tritonfleet.clouds.aws.layout import subnet_layout
+    from tritonfleet.clouds.aws.resources import OFFLINE_CALLS
+
+    aws = cloud("aws")
+    assert aws.load_balancer_cidrs() == tuple(plan.public_cidr for plan in subnet_layout(["a", "b"]))
+    assert aws.object_store_cidrs() == tuple(OFFLINE_CALLS["aws:ec2/getPrefixList:getPrefixList"]["cidrBlocks"])
+    assert aws.exposure_facts(("10.9.0.0/24",)).load_balancer_sources["public"] == ("10.9.0.0/24",)
+
+
+def test_a_repository_uri_names_the_scheme_of_a_registered_cloud():
+    from tritonfleet.core.object_store import RepositoryUri, StoreError
+
+    for name in CLOUDS:
+        scheme = cloud(name).uri_scheme
+        assert str(RepositoryUri.parse(f"{scheme}://models-bucket/llm")) == f"{scheme}://models-bucket/llm/"
+    with pytest.raises(StoreError, match=r"is not a bucket URI: use s3://BUCKET\[/PREFIX\] or gs://BUCKET\[/PREFIX\]$"):
+        RepositoryUri.parse("az://models-bucket")
+
+
+@pytest.mark.parametrize("name", CLOUDS)
+def test_open_store_opens_the_store_of_the_cloud_whose_scheme_the_uri_has(name, monkeypatch):
+    """Each cloud's store lives in its own package (storage.py); the SDK is not asked here (a stand-in class)."""
+    from tritonfleet.core.object_store import RepositoryUri, open_store
+
+    store_class = {"aws": "S3Store", "gcp": "GcsStore"}[name]
+    monkeypatch.setattr(f"tritonfleet.clouds.{name}.storage.{store_class}", lambda uri: ("opened", uri))
+    uri = RepositoryUri(cloud(name).uri_scheme, "models-bucket", "llm/")
+    assert open_store(uri) == ("opened", uri)

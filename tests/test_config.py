@@ -233,6 +233,21 @@ def test_all_problems_are_reported_at_once():
     assert f"{len(caught.value.problems)} configuration problems" in str(caught.value)
 
 
+def test_every_list_refuses_a_name_used_twice_with_one_rule():
+    doc = _dev()
+    config = doc["config"]
+    config["tritonfleet:tritonDeployments"].append(copy.deepcopy(config["tritonfleet:tritonDeployments"][0]))
+    receiver = {"name": "ops", "kind": "webhook", "url": "https://hooks.example/a"}
+    config["tritonfleet:monitoring"] = {**config.get("tritonfleet:monitoring", {}), "alertReceivers": [receiver, receiver]}
+    with pytest.raises(ConfigError) as caught:
+        _load(doc)
+    found = {p.key: p for p in caught.value.problems}
+    name = config["tritonfleet:tritonDeployments"][0]["name"]
+    assert found["tritonDeployments[1].name"].allowed == "a deployment name not used by another deployment"
+    assert f"tritonDeployments[1].name' {name}-2" in found["tritonDeployments[1].name"].fix
+    assert found["monitoring.alertReceivers[1].name"].allowed == "a receiver name not used by another receiver"
+
+
 @pytest.mark.parametrize(
     ("edit", "key", "allowed", "fix"),
     [

@@ -75,14 +75,14 @@ def test_a_gpu_sold_only_on_arm64_hosts_is_refused_for_another_gpu(arm64_catalog
 
 def test_an_arm64_type_is_never_a_spot_diversity_type(arm64_catalog, monkeypatch):
     """Karpenter's burst NodePool takes other types of the pool's GPU: never one of another architecture."""
-    from components.aws.node_pools import diversified_types
+    from tritonfleet.clouds.aws.node_pools import diversified_types
 
     g6e = arm64_catalog.find("aws", "g6e.xlarge")
     assert "g6eg.xlarge" not in diversified_types(g6e, "us-east-1")
     # ... which it would be on price and size alone
     x86 = arm64_catalog.find("aws", "g6eg.xlarge").model_copy(update={"host": g6e.host})
     rows = tuple(x86 if t.name == x86.name else t for t in arm64_catalog.instance_types)
-    monkeypatch.setattr("components.aws.node_pools.load_catalog", lambda: arm64_catalog.model_copy(update={"instance_types": rows}))
+    monkeypatch.setattr("tritonfleet.clouds.aws.node_pools.load_catalog", lambda: arm64_catalog.model_copy(update={"instance_types": rows}))
     assert "g6eg.xlarge" in diversified_types(g6e, "us-east-1")
 
 

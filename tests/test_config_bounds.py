@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import engine_config
+from conftest import config_problems, engine_config
 
-from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.config.schema import INT32_MAX, QUANTITY_MAX
 
 D = "tritonDeployments[0]"
@@ -25,12 +25,6 @@ def _edited(stack: str, section: str, index: int | None = 0, **changes) -> dict[
         value = changes.get("value", value)
     raw[f"tritonfleet:{section}"] = json.dumps(value)
     return raw
-
-
-def _problems(raw: dict[str, str], stack: str) -> dict[str, tuple[object, str, str]]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(raw, stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
 
 
 @pytest.mark.parametrize(
@@ -53,19 +47,19 @@ def test_deployment_numbers_are_bounded_by_kubernetes(changes, key, allowed):
     """Replica counts are int32 in the Deployment, HPA and PDB APIs; a capacity becomes an HPA target, a Kubernetes
     quantity (at most 2^63-1, three decimals): throughputPerReplica 1e308 once ended in an OverflowError, 5e-324
     (subnormal) in a traceback from the sizing's division."""
-    found = _problems(_edited("dev", "tritonDeployments", **changes), "dev")
+    found = config_problems(_edited("dev", "tritonDeployments", **changes), "dev")
     assert allowed in found[f"{D}.{key}"][1]
 
 
 def test_the_boundary_values_themselves_plan_or_are_refused_cleanly():
     raw = _edited("dev", "tritonDeployments", throughputPerReplica=QUANTITY_MAX, maxReplicas=2)
     assert load_stack_config(raw, "dev").triton_deployments[0].throughput_per_replica == QUANTITY_MAX
-    found = _problems(_edited("dev", "tritonDeployments", maxReplicas=INT32_MAX), "dev")
+    found = config_problems(_edited("dev", "tritonDeployments", maxReplicas=INT32_MAX), "dev")
     assert found[f"{D}.maxReplicas"][1].startswith("at most 2: pool 'l40s' holds 2 replicas of 1 GPU(s) at its 2 nodes")
 
 
 def test_max_replicas_beyond_what_the_pool_holds_is_refused():
-    found = _problems(_edited("gcp-prod", "tritonDeployments", maxReplicas=100_000), "gcp-prod")
+    found = config_problems(_edited("gcp-prod", "tritonDeployments", maxReplicas=100_000), "gcp-prod")
     value, allowed, fix = found[f"{D}.maxReplicas"]
     assert value == 100_000 and "or raise that pool's maxNodes" in allowed
     assert fix.endswith(f"'tritonfleet:{D}.maxReplicas' {allowed.split()[2].rstrip(':').replace(',', '')} --stack gcp-prod")
@@ -80,7 +74,7 @@ def test_max_replicas_beyond_what_the_pool_holds_is_refused():
     ],
 )
 def test_max_nodes_within_the_clouds_node_limits(stack, max_nodes, allowed):
-    found = _problems(_edited(stack, "gpuPools", maxNodes=max_nodes), stack)
+    found = config_problems(_edited(stack, "gpuPools", maxNodes=max_nodes), stack)
     value, text, fix = found["gpuPools[0].maxNodes"]
     assert value == max_nodes and allowed in text
     assert len(found) == 1 or all("maxNodes" not in key or key == "gpuPools[0].maxNodes" for key in found)
@@ -89,7 +83,7 @@ def test_max_nodes_within_the_clouds_node_limits(stack, max_nodes, allowed):
 def test_a_gke_pool_may_have_a_thousand_nodes_per_zone():
     """gcp-dev's cluster has two zones: its pool (all of them) takes 2,000 nodes, a pool in one zone 1,000."""
     assert load_stack_config(_edited("gcp-dev", "gpuPools", maxNodes=2000), "gcp-dev").gpu_pools[0].max_nodes == 2000
-    found = _problems(_edited("gcp-dev", "gpuPools", maxNodes=1001, zones=["us-central1-a"]), "gcp-dev")
+    found = config_problems(_edited("gcp-dev", "gpuPools", maxNodes=1001, zones=["us-central1-a"]), "gcp-dev")
     assert found["gpuPools[0].maxNodes"][1].startswith("at most 1,000: GKE runs at most 1,000 nodes of a node pool per zone (1 zone(s) here)")
 
 
@@ -99,7 +93,7 @@ def test_all_pools_together_within_the_clusters_node_limit():
         pool["maxNodes"] = 60_000
     raw = engine_config("prod")
     raw["tritonfleet:gpuPools"] = json.dumps(pools)
-    found = _problems(raw, "prod")
+    found = config_problems(raw, "prod")
     [(key, (_, allowed, _))] = [(k, v) for k, v in found.items() if "adding up to" in v[1]]
     assert key.endswith(".maxNodes") and "at most 100,000 with the" in allowed and "EKS runs at most 100,000" in allowed
 
@@ -107,32 +101,26 @@ def test_all_pools_together_within_the_clusters_node_limit():
 @pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "kube-anything", "default",
                                        "monitoring", "gpu-operator", "tritonfleet-capacity"])
 def test_a_deployment_namespace_of_the_system_or_the_platform_is_refused(namespace):
-    value, allowed, fix = _problems(_edited("dev", "tritonDeployments", namespace=namespace), "dev")[f"{D}.namespace"]
+    value, allowed, fix = config_problems(_edited("dev", "tritonDeployments", namespace=namespace), "dev")[f"{D}.namespace"]
     assert value == namespace and "a namespace of its own" in allowed and fix.endswith(" triton --stack dev")
 
 
 def test_the_capacity_namespace_is_the_one_the_aws_placeholders_use():
-    """Read from the source: importing the component would load the provider SDKs into the test process."""
-    import ast
-
-    from conftest import ROOT
-
+    from tritonfleet.clouds.aws.node_pools import PLACEHOLDER_NAMESPACE
     from tritonfleet.core.conventions import CAPACITY_NAMESPACE
 
-    tree = ast.parse((ROOT / "components" / "aws" / "node_pools.py").read_text())
-    [value] = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "PLACEHOLDER_NAMESPACE"]
-    assert ast.literal_eval(value) == CAPACITY_NAMESPACE
+    assert PLACEHOLDER_NAMESPACE == CAPACITY_NAMESPACE
 
 
 @pytest.mark.parametrize("namespace", ["a" * 64, "Triton", "-x", "x" * 10_000])
 def test_namespace_names_are_dns_labels(namespace):
-    _, allowed, _ = _problems(_edited("dev", "tritonDeployments", namespace=namespace), "dev")[f"{D}.namespace"]
+    _, allowed, _ = config_problems(_edited("dev", "tritonDeployments", namespace=namespace), "dev")[f"{D}.namespace"]
     assert "at most 63 characters" in allowed
 
 
 @pytest.mark.parametrize("prefix", ["../" * 2, "../", "a/../", "./", "a/./b/", "/abs/", ".hidden/", "a//", "a" * 600 + "/"])
 def test_a_model_prefix_stays_inside_the_bucket_folder(prefix):
-    value, allowed, _ = _problems(_edited("dev", "tritonDeployments", modelPrefix=prefix), "dev")[f"{D}.modelPrefix"]
+    value, allowed, _ = config_problems(_edited("dev", "tritonDeployments", modelPrefix=prefix), "dev")[f"{D}.modelPrefix"]
     assert value == prefix and "none starting with '.' (no '..')" in allowed
 
 
@@ -151,11 +139,11 @@ def test_ordinary_model_prefixes_pass(prefix):
 def test_stack_numbers_are_bounded(section, value, key, allowed):
     raw = engine_config("dev")
     raw[f"tritonfleet:{section}"] = json.dumps(value)
-    assert allowed in _problems(raw, "dev")[key][1]
+    assert allowed in config_problems(raw, "dev")[key][1]
 
 
 def test_an_assumed_price_is_a_finite_amount():
-    found = _problems(_edited("dev", "gpuPools", assumedPrice={"usdPerHour": 1e308, "note": "quote Q-1"}), "dev")
+    found = config_problems(_edited("dev", "gpuPools", assumedPrice={"usdPerHour": 1e308, "note": "quote Q-1"}), "dev")
     assert "less than or equal to 9007199254740991" in found["gpuPools[0].assumedPrice.usdPerHour"][1]
 
 
@@ -167,7 +155,7 @@ def test_a_gcp_reservation_id_is_a_compute_engine_name(reservation):
     index = next(i for i, pool in enumerate(pools) if pool.get("reservationId"))
     pools[index]["reservationId"] = reservation
     raw["tritonfleet:gpuPools"] = json.dumps(pools)
-    value, allowed, _ = _problems(raw, "gcp-prod")[f"gpuPools[{index}].reservationId"]
+    value, allowed, _ = config_problems(raw, "gcp-prod")[f"gpuPools[{index}].reservationId"]
     assert value == reservation and "a GCP reservation" in allowed
 
 
@@ -183,18 +171,18 @@ def test_a_gcp_reservation_id_is_a_compute_engine_name(reservation):
 )
 def test_node_labels_are_kubernetes_labels(labels, key, allowed):
     """They go on every node of the pool: a label Kubernetes refuses would fail the deploy, not the plan."""
-    assert allowed in _problems(_edited("dev", "gpuPools", nodeLabels=labels), "dev")[key][1]
+    assert allowed in config_problems(_edited("dev", "gpuPools", nodeLabels=labels), "dev")[key][1]
 
 
 def test_a_storage_class_name_is_at_most_253_characters():
     raw = engine_config("dev")
     raw["tritonfleet:monitoring"] = json.dumps({**json.loads(raw["tritonfleet:monitoring"]), "storageClass": "a" * 254})
-    assert "at most 253 characters" in _problems(raw, "dev")["monitoring.storageClass"][1]
+    assert "at most 253 characters" in config_problems(raw, "dev")["monitoring.storageClass"][1]
 
 
 @pytest.mark.parametrize("path", ["../" * 2 + "etc/x.json", "/etc/x.json", "a/" + "../" * 2 + "x.json", ".hidden/x.json"])
 def test_a_loadtest_result_is_a_file_inside_the_project(path):
-    found = _problems(_edited("dev", "tritonDeployments", loadtestResult={"path": path, "model": "resnet"}), "dev")
+    found = config_problems(_edited("dev", "tritonDeployments", loadtestResult={"path": path, "model": "resnet"}), "dev")
     assert "inside it (no '..', no leading '/')" in found[f"{D}.loadtestResult.path"][1]
 
 

@@ -48,7 +48,7 @@ def test_eks_node_groups_keep_the_cluster_security_group(stack):
 
 @pytest.mark.parametrize("stack", [s for s in STACKS if _cloud(s) == "gcp"])
 def test_gke_plan_opens_the_adapter_port_from_the_control_plane(stack):
-    from components.gcp.layout import CONTROL_PLANE_CIDR
+    from tritonfleet.clouds.gcp.layout import CONTROL_PLANE_CIDR
 
     rules = [r for r in plan(stack)["resources"] if r["type"] == "gcp:compute/firewall:Firewall"]
     webhooks = [r["inputs"] for r in rules if r["inputs"].get("sourceRanges") == [CONTROL_PLANE_CIDR]]

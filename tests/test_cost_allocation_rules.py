@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from tests.conftest import engine_config
-from tests.monitoring_support import gpu_node, run, series, tool, write_rules
+from tests.monitoring_support import close_to, gpu_node, run, series, tool, write_rules
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.monitoring import rules
 
@@ -33,7 +33,7 @@ def _compute(pod: str, model: str, us_per_minute: float, inferences_per_minute: 
 
 
 def _check(expr: str, labels: str, value: float) -> dict:
-    return {"expr": f"abs({expr} - {value!r}) < bool 1e-9", "eval_time": "10m", "exp_samples": [{"labels": labels, "value": 1}]}
+    return close_to(expr, labels, value, "10m")
 
 
 def test_gpu_shares_idle_and_deployments_add_up_to_the_node(tmp_path):

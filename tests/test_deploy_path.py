@@ -9,12 +9,12 @@ import json
 import pulumi
 import pytest
 import yaml
-from conftest import ROOT, engine_config
+from conftest import ROOT, config_problems, engine_config
 from pulumi.runtime import mocks, settings
 
-from components.aws.exposure import api_ingress_cidrs
 from components.gcp.cluster import kubeconfig, provider_kubeconfig
 from tritonfleet.clouds.aws import config_rules as aws_rules
+from tritonfleet.clouds.aws.exposure import api_ingress_cidrs
 from tritonfleet.clouds.aws.facts import EKS_TOKEN_COMMAND
 from tritonfleet.clouds.gcp.facts import GKE_AUTH_PLUGIN
 from tritonfleet.core.config import ConfigError, load_stack_config
@@ -37,9 +37,7 @@ def _config(stack: str, cluster: dict) -> dict[str, str]:
 
 
 def _problems(stack: str, cluster: dict) -> dict[str, tuple]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(_config(stack, cluster), stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+    return config_problems(_config(stack, cluster), stack)
 
 
 # ---- the rule
@@ -264,7 +262,7 @@ def test_an_unreachable_deployer_fails_the_plan_with_exit_1_and_the_fix(tmp_path
 
 
 def test_the_gke_ip_endpoint_is_private_unless_cidrs_are_named():
-    from components.gcp.exposure import gke_ip_endpoint_access
+    from tritonfleet.clouds.gcp.exposure import gke_ip_endpoint_access
 
     assert gke_ip_endpoint_access(None, "dev").private_only and gke_ip_endpoint_access(None, "prod").private_only
     assert gke_ip_endpoint_access(["198.51.100.0/24"], "dev").public_cidrs == ("198.51.100.0/24",)

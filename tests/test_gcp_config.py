@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.gcp_helpers import decoded, encoded
-from tritonfleet.core.config import ConfigError, load_stack_config
-
-
-def load(data, stack="gcp-dev"):
-    return load_stack_config(encoded(data), stack)
-
-
-def problems(data, stack="gcp-dev"):
-    with pytest.raises(ConfigError) as caught:
-        load(data, stack)
-    return caught.value.problems, str(caught.value)
+from tests.gcp_helpers import decoded, load, problems
+from tritonfleet.core.config import load_stack_config
 
 
 def test_gcp_stacks_load_with_their_driver_modes():
@@ -158,7 +148,6 @@ def test_aws_keeps_its_own_tag_rules():
     import json
 
     from tests.conftest import engine_config
-    from tritonfleet.core.config import load_stack_config
 
     raw = engine_config("prod")
     raw["tritonfleet:tags"] = json.dumps({"team": "ml-platform", "cost-center": "ml-prod", "Owner": "ML Platform"})

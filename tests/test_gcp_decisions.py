@@ -7,20 +7,21 @@ import re
 import pytest
 import yaml
 
-from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.identity import workload_identity_principal
-from components.gcp.node_pools import gpu_node_pool_specs, system_pool_layout
 from tests.conftest import UPSTREAM_CHARTS
-from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
+from tests.gcp_helpers import decoded, encoded, load, mixed_l4_stack
+from tritonfleet.clouds.gcp.drivers import (
+    cos_driver_installer,
+    gke_gpu_operator_values,
+    gpu_driver_setup,
+    gpu_operator_resource_quota,
+)
+from tritonfleet.clouds.gcp.identity import workload_identity_principal
+from tritonfleet.clouds.gcp.node_pools import gpu_node_pool_specs, system_pool_layout
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.gpu_operator import chart_overrides
 
 UPSTREAM_OPERATOR_VALUES = UPSTREAM_CHARTS / "gpu-operator-v26.7.0" / "values.yaml"
-
-
-def load(data, stack="gcp-dev"):
-    return load_stack_config(encoded(data), stack)
 
 
 def one_pool_config(gpu, machine_type, capacity="mixed", **extra):
@@ -236,8 +237,15 @@ def test_the_gke_address_plan_does_not_overlap():
     import ipaddress
     import itertools
 
-    from components.gcp.layout import CONTROL_PLANE_CIDR, NODE_CIDR, PLANNED_RANGES, POD_CIDR, PROXY_ONLY_CIDR, SERVICE_CIDR
     from tritonfleet.clouds.gcp.facts import PROXY_ONLY_MAX_PREFIX
+    from tritonfleet.clouds.gcp.layout import (
+        CONTROL_PLANE_CIDR,
+        NODE_CIDR,
+        PLANNED_RANGES,
+        POD_CIDR,
+        PROXY_ONLY_CIDR,
+        SERVICE_CIDR,
+    )
 
     ranges = [ipaddress.ip_network(cidr) for cidr in (NODE_CIDR, POD_CIDR, SERVICE_CIDR, CONTROL_PLANE_CIDR, PROXY_ONLY_CIDR)]
     assert all(a.is_private for a in ranges)
@@ -248,7 +256,7 @@ def test_the_gke_address_plan_does_not_overlap():
 
 
 def test_only_an_internal_application_load_balancer_asks_for_the_proxy_only_subnet():
-    from components.gcp.layout import PROXY_ONLY_CIDR, needs_proxy_only_subnet, proxy_only_cidr
+    from tritonfleet.clouds.gcp.layout import PROXY_ONLY_CIDR, needs_proxy_only_subnet, proxy_only_cidr
 
     data = decoded("gcp-prod")
     stock = load_stack_config(encoded(data), "gcp-prod")
@@ -265,7 +273,7 @@ def test_only_an_internal_application_load_balancer_asks_for_the_proxy_only_subn
 
 
 def test_gke_exposure_facts_per_mode():
-    from components.gcp.exposure import GOOGLE_FRONT_END_RANGES, gcp_exposure_facts
+    from tritonfleet.clouds.gcp.exposure import GOOGLE_FRONT_END_RANGES, gcp_exposure_facts
 
     facts = gcp_exposure_facts("10.30.0.0/23")
     assert facts.ingress_classes == {"internal-application": "gce-internal", "public": "gce"}

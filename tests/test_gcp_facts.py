@@ -6,8 +6,8 @@ import pulumi
 import pytest
 from pulumi.runtime import mocks, settings
 
-from components.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from tests.gcp_helpers import decoded, encoded
+from tritonfleet.clouds.gcp.drivers import gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.plan.fake_state import fake_call, fake_outputs
 

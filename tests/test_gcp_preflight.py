@@ -12,7 +12,7 @@ from google.api_core.exceptions import Forbidden, NotFound
 
 from tests.conftest import ROOT, one_line
 from tests.gcp_helpers import compute_v1, decoded, encoded
-from tritonfleet.clouds.gcp.preflight import GcpClients, required_gpus, run_preflight
+from tritonfleet.clouds.gcp.preflight import GcpClients, check_gcs_bucket_names, required_gpus, run_preflight
 from tritonfleet.core.config import load_stack_config
 
 PROJECT = "acme-ml-prod"
@@ -131,6 +131,38 @@ def test_shipped_gcp_prod_passes_against_a_healthy_project():
     assert ("quota", "global GPUS_ALL_REGIONS") in by_status(report, "ok")
     assert ("offering", "pool h200: nvidia-h200-141gb") in by_status(report, "ok")
     assert report.document()["summary"]["blocker"] == 0
+
+
+class Buckets:
+    """storage.Client.get_bucket: a name that exists, one taken by another project, or none."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def get_bucket(self, name, timeout):
+        answer = self.answers.get(name, NotFound(f"bucket {name}"))
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "fragment"),
+    [
+        (None, "ok", "free: `pulumi up` creates it"),
+        (Forbidden("no storage.buckets.get"), "blocker", "taken by someone you cannot read; name yours: pulumi config set"),
+        ("a bucket", "warning", "exists and you can read it"),
+    ],
+    ids=["free", "taken", "ours-or-imported"],
+)
+def test_model_bucket_names_free_taken_or_already_there(answer, status, fragment):
+    config = prod()
+    name = config.physical_bucket_name(config.model_buckets[0])
+    [finding] = check_gcs_bucket_names(Buckets({} if answer is None else {name: answer}), config)[:1]
+    assert (finding.check, finding.subject, finding.status) == ("bucket", f"bucket models: {name}", status)
+    assert fragment in finding.detail
+    if status == "blocker":
+        assert "modelBuckets[0].bucketName" in finding.detail
 
 
 def test_a_machine_type_missing_in_a_pool_zone_is_a_blocker_naming_the_zones_that_offer_it(zones_unknown_offline):

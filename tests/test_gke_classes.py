@@ -9,18 +9,18 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from components.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
-from components.gcp.maintenance import maintenance_for
-from components.gcp.node_pools import gpu_node_pool_specs, local_ssd_count, spot_shutdown, upgrade_settings
 from components.k8s.triton import shutdown_budget
 from components.k8s.values import tolerates
 from tests.conftest import STACKS
 from tests.gcp_helpers import decoded, encoded
+from tritonfleet.clouds.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
 from tritonfleet.clouds.gcp.facts import (
     COMPUTE_CLASS_LABEL,
     SPOT_EXTENDED_SHUTDOWN_MIN_VERSION,
     gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.maintenance import maintenance_for
+from tritonfleet.clouds.gcp.node_pools import gpu_node_pool_specs, local_ssd_count, spot_shutdown, upgrade_settings
 from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.diff.compare import compare_stack
 

@@ -6,12 +6,11 @@ import datetime as dt
 
 import pytest
 
-from tests.gcp_helpers import decoded, encoded
+from tests.gcp_helpers import decoded, load, problems
 from tritonfleet.clouds.gcp import config_rules
 from tritonfleet.clouds.gcp.facts import KUBERNETES_SUPPORT
 from tritonfleet.clouds.gcp.plan_notes import plan_notes
 from tritonfleet.core import kubernetes_support, pins
-from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.kubernetes_support import minor_key
 from tritonfleet.plan.text import cloud_note_lines
 
@@ -21,16 +20,6 @@ REVIEWED_ON = dt.date(2026, 12, 3)
 @pytest.fixture
 def on_review_day(monkeypatch):
     monkeypatch.setattr(kubernetes_support, "today", lambda: REVIEWED_ON)
-
-
-def load(data, stack="gcp-prod"):
-    return load_stack_config(encoded(data), stack)
-
-
-def problems(data, stack="gcp-prod"):
-    with pytest.raises(ConfigError) as caught:
-        load(data, stack)
-    return caught.value.problems, str(caught.value)
 
 
 def test_the_table_is_ordered_dated_and_sourced():
@@ -65,14 +54,14 @@ def test_shipped_gcp_stacks_get_a_supported_version(on_review_day):
 def test_the_shared_default_is_in_gke_standard_support():
     data = decoded("gcp-prod")
     data["cluster"].pop("kubernetesVersion")
-    assert load(data).cluster.kubernetes_version == pins.KUBERNETES_VERSION == "1.35"
+    assert load(data, "gcp-prod").cluster.kubernetes_version == pins.KUBERNETES_VERSION == "1.35"
 
 
 def test_a_version_past_standard_support_is_refused_with_the_supported_list_and_the_extended_way(on_review_day):
     data = decoded("gcp-prod")
     data["cluster"]["kubernetesVersion"] = "1.33"
     data["cluster"].pop("gkeVersion", None)  # gcp-prod\'s build belongs to 1.35
-    found, message = problems(data)
+    found, message = problems(data, "gcp-prod")
     assert [p.key for p in found] == ["cluster.kubernetesVersion"]
     allowed = found[0].allowed
     assert "standard support on 2026-12-03: 1.35, 1.36" in allowed
@@ -85,7 +74,7 @@ def test_extended_channel_keeps_a_version_in_extended_support(on_review_day):
     data = decoded("gcp-prod")
     data["cluster"].update(kubernetesVersion="1.33", releaseChannel="EXTENDED")
     data["cluster"].pop("gkeVersion")  # gcp-prod's build belongs to 1.35
-    note = plan_notes(load(data), REVIEWED_ON)["kubernetes"]
+    note = plan_notes(load(data, "gcp-prod"), REVIEWED_ON)["kubernetes"]
     assert (note["support"], note["endOfStandardSupport"]) == ("extended", "2026-08-03")
     assert note["endOfExtendedSupport"] == "2027-06-03 (estimated, VERIFY)"  # derived, not stated
     assert note["source"].startswith("GKE EXTENDED channel; ")
@@ -102,19 +91,19 @@ def test_unknown_or_ended_versions_are_refused(on_review_day, version, channel, 
     data["cluster"].pop("gkeVersion", None)  # gcp-prod\'s build belongs to 1.35
     if channel:
         data["cluster"]["releaseChannel"] = channel
-    found, _ = problems(data)
+    found, _ = problems(data, "gcp-prod")
     assert {p.key for p in found} == {"cluster.kubernetesVersion"}  # 1.29 is also below the compute-class minimum
     assert any(why in p.allowed for p in found)
 
 
 def test_a_version_is_refused_once_the_table_says_its_support_ended(monkeypatch):
     monkeypatch.setattr(kubernetes_support, "today", lambda: dt.date(2027, 4, 12))
-    found, _ = problems(decoded("gcp-prod"))
+    found, _ = problems(decoded("gcp-prod"), "gcp-prod")
     assert found[0].key == "cluster.kubernetesVersion" and "ended 2027-04-11" in found[0].allowed
 
 
 def test_the_plan_prints_the_end_of_standard_support():
-    note = plan_notes(load(decoded("gcp-prod")), REVIEWED_ON)["kubernetes"]
+    note = plan_notes(load(decoded("gcp-prod"), "gcp-prod"), REVIEWED_ON)["kubernetes"]
     assert note["kubernetesVersion"] == "1.35" and note["support"] == "standard"
     assert note["endOfStandardSupport"] == "2027-04-11"
     assert note["endOfExtendedSupport"] == "2028-02-11 (estimated, VERIFY) (EXTENDED channel only)"
@@ -129,7 +118,7 @@ def test_the_plan_prints_the_end_of_standard_support():
 def test_a_machine_type_in_a_zone_that_does_not_offer_it_is_refused_with_the_zones_that_do():
     data = decoded("gcp-prod")
     data["gpuPools"][2]["zones"] = ["us-central1-a", "us-central1-b"]  # h200-spot: a3-ultragpu-8g is in -b only
-    found, message = problems(data)
+    found, message = problems(data, "gcp-prod")
     assert [p.key for p in found] == ["gpuPools[2].zones[0]"]
     assert "zones that offer a3-ultragpu-8g in us-central1: us-central1-b (us-central1-a does not" in found[0].allowed
     assert "pulumi config rm --path 'tritonfleet:gpuPools[2].zones[0]' --stack gcp-prod" in message
@@ -138,7 +127,7 @@ def test_a_machine_type_in_a_zone_that_does_not_offer_it_is_refused_with_the_zon
 def test_a_pool_spanning_the_cluster_zones_is_checked_too():
     data = decoded("gcp-prod")
     data["gpuPools"][1].pop("zones")  # the h200 reservation pool would span us-central1-a and -b
-    found, message = problems(data)
+    found, message = problems(data, "gcp-prod")
     assert [p.key for p in found] == ["gpuPools[1].zones[0]"]
     assert "pulumi config set --path 'tritonfleet:gpuPools[1].zones[0]' us-central1-b --stack gcp-prod" in message
 
@@ -149,4 +138,4 @@ def test_unknown_regions_are_left_to_preflight():
     data["cluster"]["zones"] = ["europe-west4-a", "europe-west4-b"]
     for pool in data["gpuPools"]:
         pool.pop("zones", None)
-    assert load(data).region == "europe-west4"
+    assert load(data, "gcp-prod").region == "europe-west4"

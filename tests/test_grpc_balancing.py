@@ -11,9 +11,10 @@ import pytest
 import requests
 
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment
-from tests.local_servers import free_port, stop
+from tests.live_stack import STARTUP_SECONDS, start_triton, stop_all, wait_until_ready
+from tests.local_servers import free_port
 from tests.serving_helpers import planned_values, render, triton_cases
-from tests.test_autoscaling_live import ONE_MS_BATCHED, backends_folder, start_triton, wait_until_ready
+from tests.test_autoscaling_live import MODEL_CODE, MODEL_CONFIG, ONE_MS_BATCHED
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PER_CONNECTION, PER_REQUEST, PUBLIC, mode_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
@@ -38,14 +39,17 @@ def test_docs_name_the_headless_service_and_round_robin():
 
 
 def _grpc_path(objects: list[dict]) -> str:
-    """What carries Triton's gRPC port to clients outside the cluster in this rendering: an Ingress (L7) or a
-    LoadBalancer Service (L4)."""
+    """What carries Triton's gRPC port to clients outside the cluster in this rendering: an Ingress or a Gateway's
+    HTTPRoute (L7), or a LoadBalancer Service (L4)."""
     ingresses = [o for o in objects if o["kind"] == "Ingress"]
     routed = {p["backend"]["service"]["port"]["name"] for i in ingresses for r in i["spec"]["rules"] for p in r["http"]["paths"]}
+    ports = {p["port"]: p["name"] for o in objects if o["kind"] == "Service" for p in o["spec"]["ports"]}
+    routes = [o for o in objects if o["kind"] == "HTTPRoute"]
+    routed |= {ports[b["port"]] for route in routes for rule in route["spec"]["rules"] for b in rule["backendRefs"]}
     balancers = [o for o in objects if o["kind"] == "Service" and o["spec"].get("type") == "LoadBalancer"]
     on_balancer = {p["name"] for s in balancers for p in s["spec"]["ports"]}
     assert not ("grpc" in routed and "grpc" in on_balancer), "gRPC on two paths"
-    return "ingress" if "grpc" in routed else "load balancer service" if "grpc" in on_balancer else "none"
+    return "l7 proxy" if "grpc" in routed else "load balancer service" if "grpc" in on_balancer else "none"
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=[c[0] for c in ACCESS_CASES])
@@ -59,18 +63,14 @@ def test_each_modes_grpc_balancing_fact_matches_what_the_chart_builds(label, clo
         assert path == "none"
         return
     fact = FACTS[cloud].grpc_balancing.get(mode)
-    expected = {"ingress": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
+    expected = {"l7 proxy": PER_REQUEST, "load balancer service": PER_CONNECTION, "none": None}[path]
     assert (fact.balances if fact else None) == expected, (mode, path, fact)
 
 
 def test_every_balancing_fact_has_a_dated_source():
-    """Every mode with a cloud load balancer has a fact, except the Application modes of a cloud whose Application load
-    balancer carries no gRPC (GKE Ingress: REST only, loadBalancerGrpc false)."""
-    from tritonfleet.core.cloud import cloud as cloud_named
-
+    """Every mode with a cloud load balancer has a fact (GCP's Application modes carry gRPC through a GKE Gateway)."""
     for cloud, facts in FACTS.items():
-        application = set() if cloud_named(cloud).rules.APPLICATION_LB_GRPC_REFUSAL else {INTERNAL_APPLICATION, PUBLIC}
-        assert set(facts.grpc_balancing) == {INTERNAL, *application}, cloud
+        assert set(facts.grpc_balancing) == {INTERNAL, INTERNAL_APPLICATION, PUBLIC}, cloud
         for fact in facts.grpc_balancing.values():
             assert fact.balances in (PER_REQUEST, PER_CONNECTION)
             assert re.match(r"https://\S+ \(read \d{4}-\d{2}-\d{2}\): \S", fact.source), fact.source
@@ -115,12 +115,11 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
     import numpy as np
     import tritonclient.grpc as grpcclient
 
-    case = ONE_MS_BATCHED
-    backends = backends_folder(tmp_path)
-    ports = [(free_port(), free_port(), free_port()) for _ in range(2)]
-    servers = [start_triton(tmp_path, backends, case, h, m, i, grpc_port=g) for i, (h, m, g) in enumerate(ports)]
+    models = {"svc": (MODEL_CONFIG, MODEL_CODE.format(service=ONE_MS_BATCHED.service_seconds))}
+    servers = [start_triton(tmp_path, str(i), models, grpc_port=free_port(), args=["--http-thread-count=8"]) for i in range(2)]
+    ports = [(s.http_port, s.metrics_port, s.grpc_port) for s in servers]
     try:
-        wait_until_ready(servers, [h for h, _, _ in ports], tmp_path, time.monotonic() + 120)
+        wait_until_ready(servers, time.monotonic() + STARTUP_SECONDS, "svc")
         target = "ipv4:" + ",".join(f"127.0.0.1:{g}" for _, _, g in ports)
         for policy in ("pick_first", "round_robin"):
             client = grpcclient.InferenceServerClient(target, channel_args=[("grpc.lb_policy_name", policy)])
@@ -146,5 +145,4 @@ def test_round_robin_spreads_one_channel_over_every_replica_and_pick_first_does_
             else:
                 assert sorted(counts) == [0, 20], counts
     finally:
-        for server in servers:
-            stop(server)
+        stop_all(server.process for server in servers)

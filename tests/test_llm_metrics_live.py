@@ -1,8 +1,8 @@
 """Live: the LLM metric path end to end. A real tritonserver (the nvidia-pytriton wheel, CPU) runs a decoupled
 Python-backend model that streams tokens and exports the vLLM backend's metric families (as
 triton-inference-server/vllm_backend does) and the TensorRT-LLM backend's through Triton's custom-metrics API; a real
-Prometheus scrapes it with gcp-prod's rules (its llm deployment runs vLLM), then with prod's (TensorRT-LLM), and every
-tritonfleet-llm record returns data.
+Prometheus scrapes it with gcp-prod's rules (its llm deployment runs vLLM), then a fresh one with prod's (TensorRT-LLM),
+and every tritonfleet-llm record returns data.
 
 Everything binds 127.0.0.1 on free ports, every loop is bounded in count and time, and every process started here is
 stopped by its pid.
@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import ExitStack
 
 import pytest
 import requests
 
 from tests.conftest import engine_config
-from tests.local_servers import free_port, stop
-from tests.monitoring_support import tool
-from tests.test_monitoring_live import _query, _start_triton, start_prometheus, wait_until_ready, write_prometheus_config
+from tests.live_stack import CHART_METRICS_FLAGS, prometheus, query, start_triton, triton_job, wait_until_ready
+from tests.local_servers import stop
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.monitoring import llm_rules, rules
 
 NAMESPACE, POD = "triton", "triton-llm-6f8d9c-q7x2m"  # a pod of the stacks' llm release, as the rules select them
 DEADLINE_SECONDS = 120
-MAX_REQUESTS = 2_000
+MAX_REQUESTS = 10_000  # over both stacks' checks
 TOKENS_PER_REQUEST = 8
 # TensorRT-LLM's time to first token is Triton's first-response histogram, which the wheel's Triton 2.51 does not
 # export (tests/test_monitoring_live.py); promtool checks that record (tests/test_llm_monitoring.py).
@@ -108,42 +108,42 @@ def _stream(http_port: int, finished: threading.Event, sent: list[int]) -> None:
             time.sleep(0.2)
 
 
-@pytest.fixture(scope="module", params=["gcp-prod", "prod"])
-def live(request, tmp_path_factory):
-    stack = request.param
-    prometheus_bin = tool("prometheus")
-    tmp = tmp_path_factory.mktemp("llm-live")
-    config = load_stack_config(engine_config(stack), stack)
-    http_port, metrics_port, prometheus_port = (free_port() for _ in range(3))
-    write_prometheus_config(tmp, rules.rule_groups(config), metrics_port, {"namespace": NAMESPACE, "pod": POD})
-    triton = _start_triton(tmp, http_port, metrics_port, {"llm": (MODEL_CONFIG, MODEL_CODE)})
-    prometheus_log = (tmp / "prometheus.log").open("w")
-    prometheus = start_prometheus(prometheus_bin, tmp, prometheus_port, prometheus_log)
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory):
+    """One tritonserver streaming tokens for both stacks' checks (each has a Prometheus of its own with its rules):
+    its series are the same whichever rules read them."""
     finished, sent = threading.Event(), [0, 0]
-    streamer = threading.Thread(target=_stream, args=(http_port, finished, sent), daemon=True)
-    url = f"http://127.0.0.1:{prometheus_port}"
-    records = sorted({r["record"] for r in llm_rules.llm_rules(config) if "record" in r} - NOT_EXPORTED_BY_2_51.get(stack, set()))
-    results: dict[str, list] = {}
-    try:
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        wait_until_ready(triton, http_port, deadline, tmp / "triton.log")
+    with ExitStack() as stack:
+        triton = start_triton(tmp_path_factory.mktemp("llm-triton"), "triton", {"llm": (MODEL_CONFIG, MODEL_CODE)},
+                              args=CHART_METRICS_FLAGS)  # fmt: skip
+        stack.callback(stop, triton.process)
+        wait_until_ready([triton], time.monotonic() + DEADLINE_SECONDS)
+        streamer = threading.Thread(target=_stream, args=(triton.http_port, finished, sent), daemon=True)
         streamer.start()
+        stack.callback(streamer.join, timeout=10)
+        stack.callback(finished.set)
+        yield triton, sent
+
+
+@pytest.fixture(scope="module", params=["gcp-prod", "prod"])
+def live(request, tmp_path_factory, streaming):
+    stack_name = request.param
+    triton, sent = streaming
+    config = load_stack_config(engine_config(stack_name), stack_name)
+    records = sorted({r["record"] for r in llm_rules.llm_rules(config) if "record" in r} - NOT_EXPORTED_BY_2_51.get(stack_name, set()))
+    results: dict[str, list] = {}
+    jobs = [triton_job(triton, {"namespace": NAMESPACE, "pod": POD})]
+    with prometheus(tmp_path_factory.mktemp("llm-live"), jobs, rules.rule_groups(config)) as url:
+        deadline = time.monotonic() + DEADLINE_SECONDS
         while time.monotonic() < deadline:
             try:
-                results = {record: _query(url, record) for record in records}
+                results = {record: query(url, record) for record in records}
             except requests.RequestException:
                 results = {}
             if results and all(results.values()):
                 break
-            time.sleep(2)
-        yield {"results": results, "sent": list(sent), "log": tmp / "triton.log"}
-    finally:
-        finished.set()
-        if streamer.is_alive():
-            streamer.join(timeout=10)
-        stop(prometheus)
-        stop(triton)
-        prometheus_log.close()
+            time.sleep(1)
+        yield {"results": results, "sent": list(sent), "log": triton.log}
 
 
 def test_the_model_streamed_tokens(live):

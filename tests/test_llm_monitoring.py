@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from monitoring_support import run, series, tool, write_rules
+from monitoring_support import firing, run, series, silent, tool, value_is, write_rules
 
 from tritonfleet.monitoring import llm_rules, rules
 
@@ -44,26 +44,18 @@ def _tensorrt_llm(healthy: bool) -> list[dict[str, str]]:
 
 
 def _firing(alertname: str, labels: dict[str, str]) -> dict[str, Any]:
-    """ALERTS says the alert fires with these labels (annotations, with their values, are not compared)."""
-    every = {"alertname": alertname, "alertstate": "firing", "deployment": "llm", **labels, "severity": "warning"}
-    inner = ", ".join(f'{k}="{v}"' for k, v in every.items())
-    return {
-        "expr": f'ALERTS{{alertname="{alertname}", alertstate="firing"}}',
-        "eval_time": "30m",
-        "exp_samples": [{"labels": f"ALERTS{{{inner}}}", "value": 1}],
-    }
+    return firing(alertname, {"deployment": "llm", **labels, "severity": "warning"}, "30m")
 
 
 def _value(metric: str, labels: dict[str, str], value: float) -> dict[str, Any]:
-    inner = ", ".join(f'{k}="{v}"' for k, v in {**labels, "deployment": "llm"}.items())
-    return {"expr": metric, "eval_time": "30m", "exp_samples": [{"labels": f"{metric}{{{inner}}}", "value": value}]}
+    return value_is(metric, {**labels, "deployment": "llm"}, value, "30m")
 
 
 def _test(input_series: list[dict[str, str]], healthy: bool) -> dict[str, Any]:
     model = {"namespace": "triton", "model": "llm"}
     pod = {"namespace": "triton", "pod": POD["pod"], "model": "llm"}
     if healthy:
-        quiet = [{"eval_time": "30m", "alertname": name, "exp_alerts": []} for name in ALERTS]
+        quiet = [silent(name, "30m") for name in ALERTS]
         values = [_value(llm_rules.OUTPUT_TOKENS, model, 100), _value(llm_rules.KV_CACHE, pod, 0.6)]
         # The release's GPU share at $36/hour over 100 output tokens/s: $100 per 1M output tokens.
         cost = series(rules.DEPLOYMENT_USD, {"namespace": "triton", "deployment": "triton-llm"}, "36x40")

@@ -4,21 +4,17 @@ with a fixed 20 ms service time and one instance: at most 50 requests/s. The res
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
+import re
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import one_line
+from tests.live_stack import STARTUP_SECONDS, start_triton, wait_until_ready
 from tests.local_servers import free_port, stop
-from tests.triton_wheel import pytriton_dir
 from tritonfleet.cli import app
 from tritonfleet.core.config import ConfigError
 from tritonfleet.core.loadtest_result import read_result
@@ -77,57 +73,18 @@ class TritonPythonModel:
 """
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{url}/v2/models/fixed/ready", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
-def triton(tmp_path_factory) -> dict[str, str]:
-    root = pytriton_dir() / "tritonserver"
-    work = tmp_path_factory.mktemp("loadtest")
-    model = work / "models" / "fixed"
-    (model / "1").mkdir(parents=True)
-    (model / "config.pbtxt").write_text(MODEL_CONFIG)
-    (model / "1" / "model.py").write_text(MODEL_PY)
-    shapes = work / "models" / "shapes"
-    (shapes / "1").mkdir(parents=True)
-    (shapes / "config.pbtxt").write_text(SHAPES_CONFIG)
-    (shapes / "1" / "model.py").write_text(SHAPES_PY)
-    backend = work / "backends" / "python"
-    shutil.copytree(root / "backends" / "python", backend)
-    stub = root / "python_backend_stubs" / f"{sys.version_info.major}.{sys.version_info.minor}" / "triton_python_backend_stub"
-    shutil.copy2(stub, backend)
-    http, grpc, metrics = free_port(), free_port(), free_port()
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "LD_LIBRARY_PATH": str(root.parent.parent / "nvidia_pytriton.libs"),
-    }
-    log = work / "tritonserver.log"
-    with log.open("w") as sink:
-        process = subprocess.Popen(
-            [str(root / "bin" / "tritonserver"), f"--model-repository={work / 'models'}",
-             f"--backend-directory={work / 'backends'}", f"--http-port={http}", f"--grpc-port={grpc}",
-             f"--metrics-port={metrics}", "--http-address=127.0.0.1", "--grpc-address=127.0.0.1",
-             "--metrics-address=127.0.0.1", "--exit-timeout-secs=5", "--model-control-mode=explicit",
-             "--load-model=*"],  # explicit: tune reloads models with candidate configurations
-            env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
+def triton(tmp_path_factory) -> dict:
+    models = {"fixed": (MODEL_CONFIG, MODEL_PY), "shapes": (SHAPES_CONFIG, SHAPES_PY)}
+    server = start_triton(
+        tmp_path_factory.mktemp("loadtest"), "triton", models, grpc_port=free_port(),
+        args=["--exit-timeout-secs=5", "--model-control-mode=explicit", "--load-model=*"],  # explicit: tune reloads
+    )  # fmt: skip
     try:
-        for _ in range(240):  # bounded: 120 s
-            if process.poll() is not None or _ready(urls["http"]):
-                break
-            time.sleep(0.5)
-        if process.poll() is not None or not _ready(urls["http"]):
-            pytest.fail("tritonserver did not become ready:\n" + log.read_text(errors="replace")[-3000:])
-        yield urls
+        wait_until_ready([server], time.monotonic() + STARTUP_SECONDS, "fixed")
+        yield {"http": server.http, "grpc": f"127.0.0.1:{server.grpc_port}", "log": server.log}
     finally:
-        stop(process)
+        stop(server.process)
 
 
 def test_fixed_concurrency_saturates_one_instance(triton, tmp_path):
@@ -290,18 +247,41 @@ def test_a_sweep_records_the_capacity_within_the_target_and_sizing_uses_it(trito
 
 
 def test_tune_keeps_the_configuration_with_the_most_capacity_and_restores_the_model(triton, tmp_path):
-    """One 20 ms instance carries at most 50/s, two carry twice that: tune finds it, writes the patch and the
-    result, and the server is back on the repository's configuration (one instance) afterwards."""
+    """tune reloads the model with each candidate (the server really starts a second instance), sweeps each, and keeps
+    the one whose measured capacity is the highest: its printed figures, the patch and the result agree. Then the
+    server is back on the repository's configuration (one instance).
+
+    Which candidate wins is read from the measurements, not assumed. Two 20 ms instances carry up to twice the 50/s
+    of one, and on a quiet host two win; on a loaded one (measured at load average 15 on 2 cores) the client falls
+    behind its Poisson schedule, those points are rightly judged saturated and both sweeps can stop near 30/s, where
+    one instance carries the load as well; and a scheduling stall of a few hundred ms in a first point of a handful of
+    requests misses a tight target (300 ms once did), ending that candidate's sweep at 0. The target here is loose (2 s; the sweep's own test
+    holds 300 ms) so that a stall does not decide the winner; the saturation checks still bound each candidate. What
+    holds whatever the load: one instance never measures above its 50/s ceiling."""
     patch, result_file = tmp_path / "fixed.pbtxt", tmp_path / "fixed.json"
+    second_instance = "TRITONBACKEND_ModelInstanceInitialize: fixed_0_1"
+    started_before = triton["log"].read_text(errors="replace").count(second_instance)
     outcome = CliRunner().invoke(
-        app, ["tune", "--model", "fixed", "--url", triton["http"], "--latency-target", "300ms", "--instances", "1,2",
+        app, ["tune", "--model", "fixed", "--url", triton["http"], "--latency-target", "2s", "--instances", "1,2",
               "--rate", "20", "--sweep-max", "60", "--duration", "0.5", "--warmup", "0.2", "--patch", str(patch),
               "--json", str(result_file)],
     )  # fmt: skip
+    print(outcome.output)  # shown with -rA: each candidate's measured capacity
     assert outcome.exit_code == 0, outcome.output
-    assert "Best: 2 instances" in outcome.output
-    assert "instance_group [ { count: 2 } ]" in patch.read_text()
-    best = read_result(result_file)
-    assert best.capacity is not None and best.arrivals == "poisson" and best.curve
+    # The server ran the two-instance candidate: Triton initialised a second instance of the model during the tune.
+    assert triton["log"].read_text(errors="replace").count(second_instance) == started_before + 1
+    capacities = {int(n): float(figure.replace(",", "")) for n, figure in TRIAL_LINE.findall(outcome.output)}
+    assert sorted(capacities) == [1, 2] and capacities[1] <= 1.1 * CEILING_PER_S, outcome.output
+    best = int(re.search(r"^Best: (\d) instances? \([\d,.]+ inferences/s\)$", outcome.output, re.M)[1])
+    assert capacities[best] == max(capacities.values()), outcome.output
+    text = patch.read_text()
+    assert f"instance_group [ {{ count: {best} }} ]" in text
+    assert all(f"{n} instance{'s' * (n > 1)}: {c:,.1f}/s" in text for n, c in capacities.items()), text
+    kept = read_result(result_file)
+    assert kept.capacity is not None and kept.arrivals == "poisson" and kept.curve
+    assert round(kept.capacity.achieved_inferences_per_second, 1) == capacities[best]
     with urllib.request.urlopen(f"http://{triton['http']}/v2/models/fixed/config", timeout=5) as response:
         assert json.load(response)["instance_group"][0]["count"] == 1  # the repository's configuration again
+
+
+TRIAL_LINE = re.compile(r"^  (\d) instances?: ([\d,.]+) inferences/s$", re.M)

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import one_line
+from tests.live_stack import CHART_METRICS_FLAGS, STARTUP_SECONDS, start_triton, wait_until_ready
 from tests.local_servers import free_port, stop
 from tests.serving_helpers import streaming_llm_config
-from tests.test_monitoring_live import _start_triton, wait_until_ready
 from tritonfleet.cli import app
 from tritonfleet.core.llm_loadtest_result import read_llm_result
 from tritonfleet.loadtest import LoadtestError, grpc_available
@@ -80,14 +80,13 @@ class TritonPythonModel:
 @pytest.fixture(scope="module")
 def triton(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("loadtest-llm")
-    http_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
     models = {"llm": (LLM_CONFIG, LLM_CODE), "plain": (PLAIN_CONFIG, PLAIN_CODE)}
-    process = _start_triton(tmp, http_port, metrics_port, models, grpc_port=grpc_port)
+    triton = start_triton(tmp, "triton", models, grpc_port=free_port(), args=CHART_METRICS_FLAGS)
     try:
-        wait_until_ready(process, http_port, time.monotonic() + 120, tmp / "triton.log")
-        yield {"http": f"127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}"}
+        wait_until_ready([triton], time.monotonic() + STARTUP_SECONDS)
+        yield {"http": triton.http, "grpc": f"127.0.0.1:{triton.grpc_port}"}
     finally:
-        stop(process)
+        stop(triton.process)
 
 
 def _protocols() -> list[str]:

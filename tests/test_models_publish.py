@@ -16,7 +16,8 @@ from tests.test_models_sync import cli_env as cli_env  # noqa: F401
 from tests.test_models_sync import moto_endpoint as moto_endpoint  # noqa: F401
 from tests.test_models_sync import repo as repo  # noqa: F401
 from tests.test_models_sync import s3 as s3  # noqa: F401
-from tritonfleet.models.storage import RepositoryUri, S3Store
+from tritonfleet.clouds.aws.storage import S3Store
+from tritonfleet.core.object_store import RepositoryUri
 from tritonfleet.models.sync import execute, plan_sync
 from tritonfleet.models.validate import validate_repository
 

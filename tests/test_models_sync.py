@@ -23,8 +23,10 @@ from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
 from tests.conftest import ROOT, one_line, run_cli
+from tritonfleet.clouds.aws.storage import S3Store
+from tritonfleet.clouds.gcp.storage import GcsStore
+from tritonfleet.core.object_store import RemoteObject, RepositoryUri, StoreError, join_prefix
 from tritonfleet.models.stack import TargetError, stack_repository
-from tritonfleet.models.storage import GcsStore, RemoteObject, RepositoryUri, S3Store, StoreError, join_prefix
 from tritonfleet.models.sync import SyncError, execute, plan_sync, published_config
 from tritonfleet.models.validate import parse_config, validate_repository
 

@@ -24,7 +24,8 @@ import pytest
 from tests.conftest import ROOT, run_cli
 from tests.local_servers import free_port, stop
 from tests.triton_wheel import pytriton_dir
-from tritonfleet.models.storage import RepositoryUri, S3Store, StoreError
+from tritonfleet.clouds.aws.storage import S3Store
+from tritonfleet.core.object_store import RepositoryUri, StoreError
 from tritonfleet.models.sync import SyncError, execute, plan_sync
 from tritonfleet.models.validate import validate_repository
 

@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import http.server
 import math
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import requests
-import yaml
 
 from tests.conftest import engine_config
+from tests.live_stack import CHART_METRICS_FLAGS, prometheus, query, start_triton, triton_job, wait_until_ready
 from tests.local_servers import free_port, stop
-from tests.monitoring_support import gpu_node, pod_on, series, tool, write_rules
-from tests.triton_wheel import pytriton_dir
+from tests.monitoring_support import gpu_node, pod_on, series
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.cost import cost_per_million
 from tritonfleet.monitoring import rules
@@ -62,95 +58,6 @@ class TritonPythonModel:
             out.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", x + np.float32(1))]))
         return out
 """
-
-
-def _start_triton(
-    tmp: Path, http_port: int, metrics_port: int, models: dict[str, tuple[str, str]] | None = None,
-    grpc_port: int | None = None,
-) -> subprocess.Popen:
-    """The wheel's tritonserver on CPU with Python-backend models: name -> (config.pbtxt, model.py); default `add`.
-    gRPC is off unless a port is given."""
-    wheel = pytriton_dir()
-    backends = tmp / "backends" / "python"
-    backends.mkdir(parents=True)
-    for item in (wheel / "tritonserver" / "backends" / "python").iterdir():
-        if item.is_file():
-            (backends / item.name).write_bytes(item.read_bytes())
-    stub = (
-        wheel
-        / "tritonserver"
-        / "python_backend_stubs"
-        / f"{sys.version_info.major}.{sys.version_info.minor}"
-        / "triton_python_backend_stub"
-    )
-    if not stub.is_file():
-        pytest.skip(f"the wheel has no Python backend stub for Python {sys.version_info.major}.{sys.version_info.minor}")
-    (backends / stub.name).write_bytes(stub.read_bytes())
-    (backends / stub.name).chmod(0o755)
-    for name, (config, code) in (models or {"add": (MODEL_CONFIG, MODEL_CODE)}).items():
-        model = tmp / "models" / name
-        (model / "1").mkdir(parents=True)
-        (model / "config.pbtxt").write_text(config)
-        (model / "1" / "model.py").write_text(code)
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",  # the stub finds numpy through python3
-        "LD_LIBRARY_PATH": str(wheel.parent / "nvidia_pytriton.libs"),
-    }
-    command = [
-        str(wheel / "tritonserver" / "bin" / "tritonserver"),
-        f"--model-repository={tmp / 'models'}",
-        f"--backend-directory={tmp / 'backends'}",
-        "--http-address=127.0.0.1",
-        f"--http-port={http_port}",
-        *(["--allow-grpc=false"] if grpc_port is None else ["--grpc-address=127.0.0.1", f"--grpc-port={grpc_port}"]),
-        "--metrics-address=127.0.0.1",
-        f"--metrics-port={metrics_port}",
-        "--metrics-config=summary_latencies=true",
-        "--metrics-config=histogram_latencies=true",
-    ]
-    log = (tmp / "triton.log").open("w")
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-
-def write_prometheus_config(
-    tmp: Path, groups: list[dict[str, Any]], metrics_port: int, pod: dict[str, str], jobs: list[dict[str, Any]] = ()
-) -> None:
-    """tmp/rules.yaml and tmp/prometheus.yml: scrape Triton every second with the namespace and pod labels Prometheus
-    Operator's ServiceMonitor relabelling gives a Triton target, plus `jobs`."""
-    write_rules(groups, tmp)
-    triton = {"job_name": "triton", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"], "labels": pod}]}
-    scrape = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(tmp / "rules.yaml")],
-        "scrape_configs": [triton, *jobs],
-    }
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape))
-
-
-def start_prometheus(binary: str, tmp: Path, port: int, log) -> subprocess.Popen:
-    """A real Prometheus on loopback with tmp/prometheus.yml, its data in tmp/tsdb."""
-    command = [
-        binary,
-        f"--config.file={tmp / 'prometheus.yml'}",
-        f"--storage.tsdb.path={tmp / 'tsdb'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-    ]
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-
-
-def wait_until_ready(triton: subprocess.Popen, http_port: int, deadline: float, log: Path) -> None:
-    """Until Triton answers ready (bounded by `deadline`, monotonic); fails with its log if it exits or never does."""
-    while time.monotonic() < deadline:
-        if triton.poll() is not None:
-            pytest.fail("tritonserver exited:\n" + log.read_text()[-3000:])
-        try:
-            if requests.get(f"http://127.0.0.1:{http_port}/v2/health/ready", timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(1)
-    pytest.fail("tritonserver did not become ready:\n" + log.read_text()[-3000:])
 
 
 def _kube_state_metrics(config) -> str:
@@ -203,13 +110,6 @@ def _load(http_port: int, stop: threading.Event, sent: list[int]) -> None:
             time.sleep(0.2)
 
 
-def _query(prometheus: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
-    params = {"query": expr, **({"time": f"{at:.3f}"} if at else {})}
-    response = requests.get(f"{prometheus}/api/v1/query", params=params, timeout=5)
-    response.raise_for_status()
-    return response.json()["data"]["result"]
-
-
 def _triton_queries() -> dict[str, str]:
     substitutions = {"$__rate_interval": "1m", "$namespace": ".*", "$model": ".*", "$deployment": ".*"}
     out = {}
@@ -224,49 +124,42 @@ def _triton_queries() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp("live")
     config = load_stack_config(engine_config(STACK), STACK)
-    http_port, metrics_port, ksm_port, prometheus_port = (free_port() for _ in range(4))
+    ksm_port = free_port()
     ksm_job = {"job_name": "kube-state-metrics", "honor_labels": True, "static_configs": [{"targets": [f"127.0.0.1:{ksm_port}"]}]}
-    write_prometheus_config(tmp, rules.rule_groups(config), metrics_port, {"namespace": NAMESPACE, "pod": POD}, [ksm_job])
-    ksm = _serve_text(_kube_state_metrics(config), ksm_port)
-    triton = _start_triton(tmp, http_port, metrics_port)
-    prometheus_log = (tmp / "prometheus.log").open("w")
-    prometheus = start_prometheus(prometheus_bin, tmp, prometheus_port, prometheus_log)
     finished, sent = threading.Event(), [0]
-    loader = threading.Thread(target=_load, args=(http_port, finished, sent), daemon=True)
-    url = f"http://127.0.0.1:{prometheus_port}"
     queries = _triton_queries()
     results: dict[str, list[dict[str, Any]]] = {}
-    try:
+    with ExitStack() as stack:
+        ksm = _serve_text(_kube_state_metrics(config), ksm_port)
+        stack.callback(ksm.shutdown)
+        triton = start_triton(tmp, "triton", {"add": (MODEL_CONFIG, MODEL_CODE)}, args=CHART_METRICS_FLAGS)
+        stack.callback(stop, triton.process)
+        jobs = [triton_job(triton, {"namespace": NAMESPACE, "pod": POD}), ksm_job]
+        url = stack.enter_context(prometheus(tmp, jobs, rules.rule_groups(config)))
         deadline = time.monotonic() + DEADLINE_SECONDS
-        wait_until_ready(triton, http_port, deadline, tmp / "triton.log")
+        wait_until_ready([triton], deadline)
+        loader = threading.Thread(target=_load, args=(triton.http_port, finished, sent), daemon=True)
         loader.start()
+        stack.callback(loader.join, timeout=10)
+        stack.callback(finished.set)
         wanted = [q for q in queries.values() if NEEDS_GPU not in q and NOT_EXPORTED_BY_2_51 not in q]
         cost = ["pool:tritonfleet_usd_per_1m_inferences:ratio", "stack:tritonfleet_usd_per_1m_inferences:ratio"]
         while time.monotonic() < deadline:
             try:
-                results = {q: _query(url, q) for q in [*queries.values(), *cost]}
+                results = {q: query(url, q) for q in [*queries.values(), *cost]}
             except requests.RequestException:
                 results = {}
             if results and all(results[q] for q in [*wanted, *cost]):
                 break
-            time.sleep(2)
+            time.sleep(1)
         at = time.time()
         paired = {
-            q: _query(url, q, at)
+            q: query(url, q, at)
             for q in ("pool:tritonfleet_usd_per_1m_inferences:ratio", "pool:tritonfleet_inferences_per_second:rate5m")
         }
         yield {"config": config, "queries": queries, "results": results, "paired": paired, "sent": sent[0]}
-    finally:
-        finished.set()
-        if loader.is_alive():
-            loader.join(timeout=10)
-        stop(prometheus)
-        stop(triton)
-        ksm.shutdown()
-        prometheus_log.close()
 
 
 def test_load_was_served(live):

@@ -12,7 +12,22 @@ import pytest
 import yaml
 
 from tests.conftest import STACKS, engine_config
-from tests.monitoring_support import KPS_CHART, gpu_node, pod_on, run, series, tool, upstream_chart, write_rules
+from tests.monitoring_support import (
+    KPS_CHART,
+    absent,
+    close_to,
+    firing,
+    gpu_node,
+    matchers,
+    pod_on,
+    run,
+    series,
+    silent,
+    tool,
+    upstream_chart,
+    value_is,
+    write_rules,
+)
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 from tritonfleet.core.cost import cost_per_million
@@ -103,40 +118,11 @@ GPU = {**DCGM_POD, "gpu": "0", "UUID": "GPU-0001", "Hostname": "node-a"}
 
 
 def _firing(alertname: str, labels: dict[str, str], severity: str, at: str) -> dict[str, Any]:
-    all_labels = {"alertname": alertname, "alertstate": "firing", **labels, "severity": severity}
-    inner = ", ".join(f'{k}="{v}"' for k, v in all_labels.items())
-    return {
-        "expr": f'ALERTS{{alertname="{alertname}", alertstate="firing"}}',
-        "eval_time": at,
-        "exp_samples": [{"labels": f"ALERTS{{{inner}}}", "value": 1}],
-    }
-
-
-def _silent(alertname: str, at: str) -> dict[str, Any]:
-    return {"eval_time": at, "alertname": alertname, "exp_alerts": []}
-
-
-def _value(metric: str, labels: dict[str, str], value: float, at: str) -> dict[str, Any]:
-    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
-    return {
-        "expr": metric,
-        "eval_time": at,
-        "exp_samples": [{"labels": f"{metric}{{{inner}}}" if inner else metric, "value": value}],
-    }
+    return firing(alertname, {**labels, "severity": severity}, at)
 
 
 def _close(metric: str, labels: dict[str, str], value: float, at: str) -> dict[str, Any]:
-    """The recorded value within 1e-9 of `value` (for figures with floating-point noise)."""
-    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
-    return {
-        "expr": f"abs({metric} - {value!r}) < bool 1e-9",
-        "eval_time": at,
-        "exp_samples": [{"labels": f"{{{inner}}}", "value": 1}],
-    }
-
-
-def _absent(metric: str, at: str) -> dict[str, Any]:
-    return {"expr": metric, "eval_time": at, "exp_samples": []}
+    return close_to(metric, f"{{{matchers(labels)}}}", value, at)
 
 
 def _triton(metric: str, per_minute: float, minutes: int = 40, **labels: str) -> dict[str, str]:
@@ -185,23 +171,23 @@ def _cases(config) -> dict[str, dict[str, Any]]:
         "cost per 1M inferences is the plan's formula": {
             "input_series": traffic,
             "promql_expr_test": [
-                _value("pool:tritonfleet_usd_per_hour:sum", {"pool": "l40s"}, price, "20m"),
-                _value("stack:tritonfleet_usd_per_month:run_rate", {}, price * HOURS_PER_MONTH, "20m"),
-                _value("pool:tritonfleet_inferences_per_second:rate5m", {"pool": "l40s"}, per_second, "20m"),
-                _value(
+                value_is("pool:tritonfleet_usd_per_hour:sum", {"pool": "l40s"}, price, "20m"),
+                value_is("stack:tritonfleet_usd_per_month:run_rate", {}, price * HOURS_PER_MONTH, "20m"),
+                value_is("pool:tritonfleet_inferences_per_second:rate5m", {"pool": "l40s"}, per_second, "20m"),
+                value_is(
                     "pool:tritonfleet_usd_per_1m_inferences:ratio", {"pool": "l40s"}, cost_per_million(price, per_second), "20m"
                 ),
-                _value("stack:tritonfleet_usd_per_1m_inferences:ratio", {}, cost_per_million(price, per_second), "20m"),
+                value_is("stack:tritonfleet_usd_per_1m_inferences:ratio", {}, cost_per_million(price, per_second), "20m"),
             ],
-            "alert_rule_test": [_silent("NodesWithoutPrice", "35m")],
+            "alert_rule_test": [silent("NodesWithoutPrice", "35m")],
         },
         "an unpriced node removes the pool's and the stack's cost instead of understating it": {
             "input_series": [*traffic, gpu_node("node-b", "l40s", "on-demand", "1x40")],
             "promql_expr_test": [
-                _absent("pool:tritonfleet_usd_per_hour:sum", "20m"),
-                _absent("stack:tritonfleet_usd_per_hour:sum", "20m"),
-                _absent("pool:tritonfleet_usd_per_1m_inferences:ratio", "20m"),
-                _value(
+                absent("pool:tritonfleet_usd_per_hour:sum", "20m"),
+                absent("stack:tritonfleet_usd_per_hour:sum", "20m"),
+                absent("pool:tritonfleet_usd_per_1m_inferences:ratio", "20m"),
+                value_is(
                     "pool_capacity:tritonfleet_nodes_without_price:count", {"pool": "l40s", "capacity": "on-demand"}, 1, "20m"
                 ),
                 _firing("NodesWithoutPrice", {"pool": "l40s", "capacity": "on-demand"}, "info", "35m"),
@@ -209,7 +195,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
         },
         "no GPU nodes cost nothing; no kube-state-metrics gives no figure": {
             "input_series": [series("kube_node_labels", {"node": "system-0"}, "1x20")],
-            "promql_expr_test": [_value("stack:tritonfleet_usd_per_hour:sum", {}, 0, "10m")],
+            "promql_expr_test": [value_is("stack:tritonfleet_usd_per_hour:sum", {}, 0, "10m")],
         },
         "batch size, latency, queue and compute per request": {
             "input_series": [
@@ -258,7 +244,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
                 _triton("nv_inference_request_success", 6000),
                 _triton("nv_inference_queue_duration_us", 6000 * 20_000),
             ],
-            "alert_rule_test": [_silent("TritonQueueTimeHigh", "25m")],
+            "alert_rule_test": [silent("TritonQueueTimeHigh", "25m")],
         },
         "TritonFailureRatioHigh fires": {
             "input_series": [
@@ -274,7 +260,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
                 _triton("nv_inference_request_success", 6000),
                 _triton("nv_inference_request_failure", 60, reason="BACKEND"),
             ],
-            "alert_rule_test": [_silent("TritonFailureRatioHigh", "25m")],
+            "alert_rule_test": [silent("TritonFailureRatioHigh", "25m")],
         },
         "TritonModelNotReady fires for a model that failed to load": {
             "input_series": [
@@ -292,7 +278,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
         },
         "TritonModelNotReady stays silent while every model is ready": {
             "input_series": [series("tritonfleet_triton_model_ready", {**pod_model, "model": "resnet", "state": "READY"}, "1x30")],
-            "alert_rule_test": [_silent("TritonModelNotReady", "15m")],
+            "alert_rule_test": [silent("TritonModelNotReady", "15m")],
         },
         "TritonReplicasNotReady fires": {
             "input_series": [
@@ -311,47 +297,47 @@ def _cases(config) -> dict[str, dict[str, Any]]:
                 series("kube_deployment_spec_replicas", {"namespace": "other", "deployment": "web"}, "2x60"),
                 series("kube_deployment_status_replicas_available", {"namespace": "other", "deployment": "web"}, "0x60"),
             ],
-            "alert_rule_test": [_silent("TritonReplicasNotReady", long_after)],
+            "alert_rule_test": [silent("TritonReplicasNotReady", long_after)],
         },
         "GpuUtilizationLow fires": {
             "input_series": gpu(util=3),
             "promql_expr_test": [
-                _value(
+                value_is(
                     "node_gpu_pool:DCGM_FI_DEV_GPU_UTIL:max",
                     {"node": "node-a", "pool": "l40s", "gpu": "0", "UUID": "GPU-0001"},
                     3,
                     "10m",
                 ),
                 _firing("GpuUtilizationLow", {"pool": "l40s"}, "warning", "4h"),
-                _value("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 1, "4h"),
+                value_is("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 1, "4h"),
             ],
         },
         "GpuUtilizationLow stays silent": {
             "input_series": gpu(util=60),
-            "promql_expr_test": [_value("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 0, "4h")],
-            "alert_rule_test": [_silent("GpuUtilizationLow", "4h")],
+            "promql_expr_test": [value_is("pool:tritonfleet_idle_gpus:count", {"pool": "l40s"}, 0, "4h")],
+            "alert_rule_test": [silent("GpuUtilizationLow", "4h")],
         },
         "GpuMemoryNearFull fires when nearly full memory keeps growing (a leak)": {
             "input_series": gpu(util=60, used="44700+1x240", free="2300-1x240", minutes=240),
             "promql_expr_test": [_firing("GpuMemoryNearFull", GPU, "warning", "200m")],
-            "alert_rule_test": [_silent("GpuMemoryNearFull", "150m")],  # growing, but not yet for the whole 2h
+            "alert_rule_test": [silent("GpuMemoryNearFull", "150m")],  # growing, but not yet for the whole 2h
         },
         "GpuMemoryNearFull stays silent on memory pre-allocated at load (a KV cache)": {
             "input_series": gpu(util=60, used="1000x10 46000x230", free="46000x10 1000x230", minutes=240),
-            "alert_rule_test": [_silent("GpuMemoryNearFull", "70m"), _silent("GpuMemoryNearFull", "200m")],
+            "alert_rule_test": [silent("GpuMemoryNearFull", "70m"), silent("GpuMemoryNearFull", "200m")],
         },
         "GpuMemoryNearFull stays silent on half-used memory": {
             "input_series": gpu(util=60, used=20_000, free=27_000, minutes=240),
-            "alert_rule_test": [_silent("GpuMemoryNearFull", "200m")],
+            "alert_rule_test": [silent("GpuMemoryNearFull", "200m")],
         },
         "GpuXidErrors fires on a new XID, then resolves although the gauge sticks": {
             "input_series": gpu(util=60, minutes=60, xid="0x5 79x55"),
             "promql_expr_test": [_firing("GpuXidErrors", GPU, "critical", "10m")],
-            "alert_rule_test": [_silent("GpuXidErrors", "40m")],
+            "alert_rule_test": [silent("GpuXidErrors", "40m")],
         },
         "GpuXidErrors stays silent": {
             "input_series": gpu(util=60, minutes=10, xid="0x10"),
-            "alert_rule_test": [_silent("GpuXidErrors", "5m")],
+            "alert_rule_test": [silent("GpuXidErrors", "5m")],
         },
         "SpotNodeChurn fires": {
             "input_series": [
@@ -367,7 +353,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
                 series("kube_node_created", {"node": "node-1"}, "6900x130"),
                 series("kube_node_created", {"node": "node-2"}, "100x130"),  # started long ago
             ],
-            "alert_rule_test": [_silent("SpotNodeChurn", "2h")],
+            "alert_rule_test": [silent("SpotNodeChurn", "2h")],
         },
         "Budget alerts fire above the budget": {
             "input_series": nodes(over_budget_nodes),
@@ -379,7 +365,7 @@ def _cases(config) -> dict[str, dict[str, Any]]:
         },
         "Budget alerts stay silent below the warning": {
             "input_series": nodes(under_warning_nodes),
-            "alert_rule_test": [_silent("BudgetRunRateHigh", "70m"), _silent("BudgetRunRateExceeded", "70m")],
+            "alert_rule_test": [silent("BudgetRunRateHigh", "70m"), silent("BudgetRunRateExceeded", "70m")],
         },
     }
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import engine_config
+from conftest import config_problems, engine_config
 
-from components.aws.exposure import eks_endpoint_access
-from components.gcp.exposure import gke_control_plane_access
-from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.clouds.aws.exposure import eks_endpoint_access
+from tritonfleet.clouds.gcp.exposure import gke_control_plane_access
+from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.exposure import ControlPlaneAccess, control_plane_access
 
 
@@ -28,9 +28,7 @@ def _config(stack: str, cluster: dict | None = None, access: dict | None = None)
 
 
 def _problems(stack: str, **changes) -> dict[str, tuple]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(_config(stack, **changes), stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+    return config_problems(_config(stack, **changes), stack)
 
 
 # ---- the control plane

@@ -15,9 +15,10 @@ from tests.counting_s3 import counting_s3
 from tests.local_servers import stop
 from tests.test_models_triton import MODEL, SAMPLE, Triton, answer, http, log_tail, wait_for
 from tests.triton_wheel import pytriton_dir
+from tritonfleet.clouds.aws.storage import S3Store
+from tritonfleet.core.object_store import RepositoryUri
 from tritonfleet.models import node_cache
 from tritonfleet.models.node_cache import CacheError, prepare
-from tritonfleet.models.storage import RepositoryUri, S3Store
 from tritonfleet.models.sync import execute, plan_sync
 from tritonfleet.models.validate import validate_repository
 

@@ -7,11 +7,11 @@ from datetime import date
 
 import pytest
 
-from components.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
-from components.gcp.node_pools import gpu_node_pool_specs
 from components.k8s.triton import node_affinity_values
 from tests.gcp_helpers import decoded, encoded, mixed_l4_stack
 from tritonfleet.clouds.aws.support import control_plane
+from tritonfleet.clouds.gcp.compute_classes import compute_class_manifest, compute_class_specs, gke_pool_facts
+from tritonfleet.clouds.gcp.node_pools import gpu_node_pool_specs
 from tritonfleet.core.config import ConfigError, load_stack_config
 
 

@@ -120,7 +120,7 @@ def test_a_replica_that_fills_a_node_gets_a_node_each(stack_config):
 
 def test_gke_node_pools_hold_the_floor_the_plan_counts(stack_config):
     """gcp-prod's llm floor needs a spot H200 node beside the reservation: the spot node pool's minimum is 1."""
-    from components.gcp.node_pools import gpu_node_pool_specs
+    from tritonfleet.clouds.gcp.node_pools import gpu_node_pool_specs
 
     config = stack_config("gcp-prod")
     mins = {s.name: s.autoscaling.total_min for p in config.enabled_pools for s in gpu_node_pool_specs(config, p)}

@@ -12,19 +12,24 @@ config rules ask 60 s of a stack: Prometheus scrapes every 30 s there, every sec
 from __future__ import annotations
 
 import math
-import subprocess
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 import requests
-import yaml
 
-from tests.local_servers import free_port, stop
-from tests.monitoring_support import tool
-from tests.test_autoscaling_live import backends_folder, wait_until_ready
-from tests.triton_wheel import pytriton_dir
+from tests.live_stack import (
+    CHART_METRICS_FLAGS,
+    STARTUP_SECONDS,
+    Triton,
+    prometheus,
+    service_monitor_job,
+    start_triton,
+    stop_all,
+    wait_until_ready,
+)
 from tritonfleet import loadtest
 from tritonfleet.core import rollout
 from tritonfleet.core.config import TritonDeployment
@@ -33,7 +38,6 @@ INTERVAL_S = 3
 STEPS = (25, 50)
 TOTAL_RATE = 20.0  # requests/s a scenario offers; the canary gets its step's weight of it
 STABLE_RATE = 15.0
-STARTUP_SECONDS = 90
 MODEL_CONFIG = """name: "svc"
 backend: "python"
 max_batch_size: 8
@@ -74,52 +78,23 @@ def deployment(namespace: str) -> TritonDeployment:
     )  # fmt: skip
 
 
-def start(tmp: Path, backends: Path, name: str, http_port: int, metrics_port: int) -> subprocess.Popen:
+def start(tmp: Path, name: str) -> Triton:
     version, seconds, fail = SERVERS[name]
-    models = tmp / f"models-{name}"
-    (models / "svc" / str(version)).mkdir(parents=True)
-    (models / "svc" / "config.pbtxt").write_text(MODEL_CONFIG)
-    (models / "svc" / str(version) / "model.py").write_text(MODEL_CODE.format(seconds=seconds, fail=fail))
-    wheel = pytriton_dir()
-    command = [
-        str(wheel / "tritonserver" / "bin" / "tritonserver"), f"--model-repository={models}",
-        f"--backend-directory={backends}", "--http-address=127.0.0.1", f"--http-port={http_port}",
-        "--allow-grpc=false", "--metrics-address=127.0.0.1", f"--metrics-port={metrics_port}",
-        "--metrics-config=summary_latencies=true",  # as the chart runs Triton
-        "--exit-timeout-secs=2",
-    ]  # fmt: skip
-    import os
-    import sys
-
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-        "LD_LIBRARY_PATH": str(wheel.parent / "nvidia_pytriton.libs"),
-    }
-    log = (tmp / f"triton-{name}.log").open("w")
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    models = {"svc": (MODEL_CONFIG, MODEL_CODE.format(seconds=seconds, fail=fail))}
+    return start_triton(tmp, name, models, version=version, args=[*CHART_METRICS_FLAGS, "--exit-timeout-secs=2"])
 
 
-def scrape_config(metrics_ports: dict[str, int]) -> dict:
+def scrape_jobs(metrics_ports: dict[str, int]) -> list[dict]:
     """Prometheus Operator's relabelling of a ServiceMonitor endpoint with podTargetLabels [tritonfleet.io/track]."""
-    jobs = []
-    for namespace in ("good", "erroring", "slow"):
-        targets = [("stable", "stable"), (namespace, "canary")]
-        jobs.append({
-            "job_name": f"serviceMonitor/{namespace}/triton-svc/0",
-            "static_configs": [
-                {"targets": [f"127.0.0.1:{metrics_ports[server]}"],
-                 "labels": {"__meta_kubernetes_namespace": namespace, "__meta_kubernetes_pod_name": f"svc-{track}",
-                            "__meta_kubernetes_pod_label_tritonfleet_io_track": track}}
-                for server, track in targets
-            ],
-            "relabel_configs": [
-                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
-                {"source_labels": ["__meta_kubernetes_pod_label_tritonfleet_io_track"], "target_label": rollout.TRACK_SERIES_LABEL},
-            ],
-        })  # fmt: skip
-    return {"global": {"scrape_interval": "1s", "evaluation_interval": "1s"}, "scrape_configs": jobs}
+    return [
+        service_monitor_job(
+            f"serviceMonitor/{namespace}/triton-svc/0",
+            [(metrics_ports[server], {"namespace": namespace, "pod_name": f"svc-{track}", "pod_label_tritonfleet_io_track": track})
+             for server, track in (("stable", "stable"), (namespace, "canary"))],
+            {"pod_label_tritonfleet_io_track": rollout.TRACK_SERIES_LABEL},
+        )  # fmt: skip
+        for namespace in ("good", "erroring", "slow")
+    ]
 
 
 def measure(prometheus: str, metric: rollout.Metric) -> list[float]:
@@ -155,29 +130,20 @@ class Traffic:
 
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory):
-    prometheus_bin = tool("prometheus")
     tmp = tmp_path_factory.mktemp("rollout-live")
-    backends = backends_folder(tmp)
-    http = {name: free_port() for name in SERVERS}
-    metrics = {name: free_port() for name in SERVERS}
-    servers = [start(tmp, backends, name, http[name], metrics[name]) for name in SERVERS]
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(scrape_config(metrics)))
-    port = free_port()
-    prometheus_log = (tmp / "prometheus.log").open("w")
-    prometheus = subprocess.Popen(
-        [prometheus_bin, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=prometheus_log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    servers = {name: start(tmp, name) for name in SERVERS}
+    http = {name: server.http_port for name, server in servers.items()}
     traffic = Traffic()
     found: dict[str, list[dict[str, str]]] = {"idle": []}
-    try:
-        wait_until_ready(servers, list(http.values()), tmp, time.monotonic() + STARTUP_SECONDS)
+    with ExitStack() as stack:
+        stack.callback(stop_all, [server.process for server in servers.values()])
+        url = stack.enter_context(prometheus(tmp, scrape_jobs({name: s.metrics_port for name, s in servers.items()})))
+        stack.callback(traffic.stop)
+        wait_until_ready(list(servers.values()), time.monotonic() + STARTUP_SECONDS, "svc")
         # Each new pod's first inferences (the Python backend's stub warming up), as a pod's warm-up before it turns
         # ready would; they leave the rate window during the idle steps.
         for name in ("good", "erroring", "slow"):
-            for _ in range(5):
+            for _ in range(5):  # not live_stack.warm_up: the erroring version answers its requests with an error
                 requests.post(f"http://127.0.0.1:{http[name]}/v2/models/svc/infer", json=WARM_UP, timeout=10)
         # The stable version serves; no canary has traffic: every step of an idle canary.
         traffic.send(http["stable"], STABLE_RATE)
@@ -193,14 +159,6 @@ def verdicts(tmp_path_factory):
             traffic.stop()
             traffic.send(http["stable"], STABLE_RATE)
         yield found
-    finally:
-        traffic.stop()
-        for process in (prometheus, *servers):  # all told at once, then each awaited (and killed if it lingers)
-            if process.poll() is None:
-                process.terminate()
-        for process in (prometheus, *servers):
-            stop(process)
-        prometheus_log.close()
 
 
 def outcome(step: dict[str, str]) -> str:

@@ -13,8 +13,9 @@ from tests.test_models_sync import s3 as s3  # noqa: F401
 from tests.test_models_triton import answer, http, log_tail, wait_for
 from tests.test_models_triton import triton as triton  # noqa: F401
 from tests.test_rollout import vision
+from tritonfleet.clouds.aws.storage import S3Store
+from tritonfleet.core.object_store import RepositoryUri
 from tritonfleet.core.rollout import pinned_config_name
-from tritonfleet.models.storage import RepositoryUri, S3Store
 from tritonfleet.models.sync import execute, pinned_config, plan_sync, published_config
 from tritonfleet.models.validate import parse_config, validate_repository
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import engine_config
+from conftest import config_problems, engine_config
 
-from tritonfleet.core.config import ConfigError, load_stack_config
+from tritonfleet.core.config import load_stack_config
 
 
 def _config(stack: str, edit) -> dict[str, str]:
@@ -19,9 +19,7 @@ def _config(stack: str, edit) -> dict[str, str]:
 
 
 def _problems(stack: str, edit) -> dict[str, tuple]:
-    with pytest.raises(ConfigError) as caught:
-        load_stack_config(_config(stack, edit), stack)
-    return {p.key: (p.value, p.allowed, p.fix) for p in caught.value.problems}
+    return config_problems(_config(stack, edit), stack)
 
 
 # ---- break-glass access to prod EKS
@@ -88,7 +86,7 @@ def test_every_container_insights_log_group_expires():
     ],
 )
 def test_a_gcp_reservation_may_be_shared_or_a_block_and_reaches_the_node_pool(reservation_id, project, name, block, shared):
-    from components.gcp.node_pools import gpu_node_pool_specs
+    from tritonfleet.clouds.gcp.node_pools import gpu_node_pool_specs
     from tritonfleet.clouds.gcp.reservations import parse_reservation
 
     def edit(data):
@@ -141,7 +139,7 @@ def test_a_cmek_key_outside_the_buckets_region_is_refused_with_the_same_key_in_t
 
 
 def test_gke_ranges_replace_the_defaults_in_the_subnet_the_cluster_and_the_webhook_rule():
-    from components.gcp.layout import PLANNED_RANGES, planned_ranges
+    from tritonfleet.clouds.gcp.layout import PLANNED_RANGES, planned_ranges
 
     ranges = {"nodes": "10.60.0.0/20", "pods": "10.64.0.0/14", "services": "10.68.0.0/20", "controlPlane": "10.255.255.0/28"}
     config = load_stack_config(_config("gcp-prod", lambda d: d["tritonfleet:cluster"].update(gkeRanges=ranges)), "gcp-prod")

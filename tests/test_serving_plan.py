@@ -102,7 +102,7 @@ GKE_PROGRAM = textwrap.dedent(
     from components.k8s.triton import TritonRelease
     from tritonfleet.core.catalog import load_catalog
     from tritonfleet.core.config import TritonDeployment
-    from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values
+    from tritonfleet.clouds.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values
     from tritonfleet.core.scheduling import PoolFacts
     from tritonfleet.core.conventions import gpu_taint
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from components.gcp.compute_classes import gke_pool_facts
-from components.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from components.k8s.autoscaling import prometheus_adapter_values
 from components.k8s.gpu_operator import gpu_operator_values, resource_quota
 from components.k8s.triton import (
@@ -16,11 +14,13 @@ from components.k8s.triton import (
     shutdown_budget,
     triton_values,
 )
-from components.k8s.values import deep_merge, key_tolerations, taint_toleration, tolerates
+from components.k8s.values import deep_merge, key_tolerations, pinned_chart, taint_toleration, tolerates
 from tests.conftest import STACKS
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import missing_keys, upstream_values
 from tritonfleet.clouds.aws.facts import GPU_OPERATOR_PROFILES as PROFILES
+from tritonfleet.clouds.gcp.compute_classes import gke_pool_facts
+from tritonfleet.clouds.gcp.drivers import GpuDriverSetup, gke_gpu_operator_values, gpu_operator_resource_quota
 from tritonfleet.clouds.gcp.facts import SPOT_POD_SHUTDOWN_SECONDS as GKE_SPOT_POD_SECONDS
 from tritonfleet.core import conventions, pins
 from tritonfleet.core.catalog import load_catalog
@@ -143,6 +143,16 @@ def test_taints_and_tolerations_agree_across_pools_operator_and_triton(stack_con
         assert all(conventions.gpu_taint(config.cloud) in p.taints for p in pools.values())
     # System workloads do not tolerate GPU nodes.
     assert "tolerations" not in prometheus_adapter_values()
+
+
+def test_a_release_takes_chart_version_and_repository_from_its_pin():
+    assert pinned_chart(pins.GPU_OPERATOR_CHART) == {
+        "chart": "gpu-operator",
+        "version": pins.GPU_OPERATOR_CHART["version"],
+        "repository_opts": {"repo": "https://helm.ngc.nvidia.com/nvidia"},
+    }
+    oci = pinned_chart(pins.KARPENTER_CHART)
+    assert oci == {"chart": "oci://public.ecr.aws/karpenter/karpenter", "version": pins.KARPENTER_CHART["version"]}
 
 
 def test_tolerates_follows_kubernetes_rules():

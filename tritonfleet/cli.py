@@ -582,8 +582,8 @@ def models_sync(
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
     from tritonfleet.core.config.problems import printable
+    from tritonfleet.core.object_store import RepositoryUri, StoreError, open_store
     from tritonfleet.models.stack import TargetError, stack_repository
-    from tritonfleet.models.storage import RepositoryUri, StoreError, open_store
     from tritonfleet.models.sync import SyncError, execute, plan_sync
     from tritonfleet.plan.project import ProjectError, find_project
 

@@ -301,35 +301,53 @@ class _OpenAiStreamer:
 
     def request(self, values: dict[str, Any], datatypes: dict[str, str], stream: _Stream) -> None:
         body = {"model": self.plan.model, "prompt": values["prompt"], "max_tokens": values["max_tokens"], "stream": True}
-        deadline = stream.sent + self.plan.timeout_s
-        connection = http.client.HTTPConnection(*self.address, timeout=self.plan.timeout_s)
-        try:
-            connection.request("POST", "/v1/completions", body=json.dumps(body),
-                               headers={"Content-Type": "application/json", "Accept": "text/event-stream"})  # fmt: skip
-            response = connection.getresponse()
-            if response.status != 200:
-                raise OSError(f"HTTP {response.status}: {response.read(300).decode(errors='replace')}")
-            while time.monotonic() < deadline:
-                line = response.readline()
-                if not line or line.strip() == b"data: [DONE]":
-                    stream.end = time.monotonic()
-                    return
-                if not line.startswith(b"data:"):
-                    continue
-                chunk = json.loads(line[5:])
-                if "error" in chunk:
-                    raise OSError(str(chunk["error"]))
-                if any(choice.get("text") for choice in chunk.get("choices") or []):
-                    stream.token(time.monotonic())
-                usage = chunk.get("usage") or {}
-                if isinstance(usage.get("completion_tokens"), int) and stream.tokens:
-                    stream.tokens = usage["completion_tokens"]
-            raise TimeoutError(f"no end of stream within {self.plan.timeout_s:g} s (--timeout)")
-        finally:
-            connection.close()
+
+        def on_chunk(chunk: dict[str, Any]) -> None:
+            if any(choice.get("text") for choice in chunk.get("choices") or []):
+                stream.token(time.monotonic())
+            usage = chunk.get("usage") or {}
+            if isinstance(usage.get("completion_tokens"), int) and stream.tokens:
+                stream.tokens = usage["completion_tokens"]
+
+        _read_events(self.plan, self.address, "/v1/completions", body, stream, on_chunk, {"Accept": "text/event-stream"})
 
     def close(self) -> None:
         return None
+
+
+def _read_events(
+    plan: LlmPlan,
+    address: tuple[str, int],
+    path: str,
+    body: dict[str, Any],
+    stream: _Stream,
+    on_event: Callable[[dict[str, Any]], None],
+    headers: dict[str, str] | None = None,
+) -> None:
+    """POST `body` as JSON and hand each server-sent event's JSON to `on_event` until the stream ends (the answer
+    ends, or OpenAI's `data: [DONE]`), which stamps `stream.end`. A non-200 answer or an event with an error raises
+    OSError; no end by the stream's send time + --timeout raises TimeoutError."""
+    deadline = stream.sent + plan.timeout_s
+    connection = http.client.HTTPConnection(*address, timeout=plan.timeout_s)
+    try:
+        connection.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json", **(headers or {})})
+        response = connection.getresponse()
+        if response.status != 200:
+            raise OSError(f"HTTP {response.status}: {response.read(300).decode(errors='replace')}")
+        while time.monotonic() < deadline:
+            line = response.readline()
+            if not line or line.strip() == b"data: [DONE]":
+                stream.end = time.monotonic()
+                return
+            if not line.startswith(b"data:"):
+                continue
+            event = json.loads(line[5:])
+            if "error" in event:
+                raise OSError(str(event["error"]))
+            on_event(event)
+        raise TimeoutError(f"no end of stream within {plan.timeout_s:g} s (--timeout)")
+    finally:
+        connection.close()
 
 
 def _address(url: str) -> tuple[str, int]:
@@ -367,27 +385,7 @@ class _HttpStreamer:
         self.path = f"/v2/models/{plan.model}{version}/generate_stream"
 
     def request(self, values: dict[str, Any], datatypes: dict[str, str], stream: _Stream) -> None:
-        deadline = stream.sent + self.plan.timeout_s
-        connection = http.client.HTTPConnection(*self.address, timeout=self.plan.timeout_s)
-        try:
-            connection.request("POST", self.path, body=json.dumps(values), headers={"Content-Type": "application/json"})
-            response = connection.getresponse()
-            if response.status != 200:
-                raise OSError(f"HTTP {response.status}: {response.read(300).decode(errors='replace')}")
-            while time.monotonic() < deadline:
-                line = response.readline()
-                if not line:
-                    stream.end = time.monotonic()
-                    return
-                if not line.startswith(b"data:"):
-                    continue
-                event = json.loads(line[5:])
-                if "error" in event:
-                    raise OSError(str(event["error"]))
-                stream.token(time.monotonic())
-            raise TimeoutError(f"no end of stream within {self.plan.timeout_s:g} s (--timeout)")
-        finally:
-            connection.close()
+        _read_events(self.plan, self.address, self.path, values, stream, lambda _event: stream.token(time.monotonic()))
 
     def close(self) -> None:
         return None

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
+
+from components.contract import BucketRequest
 
 # Multipart uploads that never completed (an interrupted `tritonfleet models sync`) are invisible but billed.
 ABORT_INCOMPLETE_UPLOADS_DAYS = 7
@@ -38,30 +39,15 @@ def encryption_default(kms_key_id: str | None) -> dict[str, str]:
     return {"sse_algorithm": "AES256"}
 
 
-@dataclass(frozen=True)
-class ModelBucketArgs:
-    """One S3 model bucket."""
-
-    bucket_name: str
-    """The physical (globally unique) name, deterministic per stack."""
-    noncurrent_version_days: int
-    """Days a replaced or deleted object version is kept."""
-    kms_key_id: str | None = None
-    """KMS key ARN for SSE-KMS; None: SSE-S3."""
-    protected: bool = False
-    """Protect and retain on delete (prod)."""
-    tags: dict[str, str] = field(default_factory=dict)
-    """The stack's tags."""
-
-
 class ModelBucket(pulumi.ComponentResource):
-    """The bucket plus its versioning, encryption, public access block, ownership, TLS-only policy and lifecycle."""
+    """The bucket plus its versioning, encryption, public access block, ownership, TLS-only policy and lifecycle
+    (`kms_key`: a KMS key ARN for SSE-KMS, else SSE-S3; `labels`: the bucket's tags)."""
 
-    def __init__(self, name: str, args: ModelBucketArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: BucketRequest, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:aws:ModelBucket", name, None, opts)
         keep = pulumi.ResourceOptions(parent=self, protect=args.protected, retain_on_delete=args.protected)
 
-        bucket = aws.s3.Bucket(name, bucket=args.bucket_name, force_destroy=False, tags=args.tags, opts=keep)
+        bucket = aws.s3.Bucket(name, bucket=args.physical_name, force_destroy=False, tags=args.labels, opts=keep)
         # The settings below name the bucket by `bucket.bucket` (its id on AWS), which the offline plan also knows.
         versioning = aws.s3.BucketVersioning(
             f"{name}-versioning",
@@ -76,10 +62,10 @@ class ModelBucket(pulumi.ComponentResource):
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
                         aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                            **encryption_default(args.kms_key_id)
+                            **encryption_default(args.kms_key)
                         )
                     ),
-                    bucket_key_enabled=bool(args.kms_key_id),
+                    bucket_key_enabled=bool(args.kms_key),
                 )
             ],
             opts=keep,
@@ -128,4 +114,5 @@ class ModelBucket(pulumi.ComponentResource):
         self.name = bucket.bucket
         self.arn = bucket.arn
         self.uri = bucket.bucket.apply(lambda b: f"s3://{b}")
+        self.grant_target = self.arn  # what an IAM grant on the bucket names
         self.register_outputs({"name": self.name, "arn": self.arn, "uri": self.uri})

@@ -13,15 +13,33 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.bucket import ModelBucket, ModelBucketArgs
+from components.aws.bucket import ModelBucket
 from components.aws.cluster import NODE_POLICIES, EksCluster, EksClusterArgs
-from components.aws.cluster_access import support_type
-from components.aws.exposure import api_ingress_cidrs, aws_exposure_facts
 from components.aws.gpu_node_pools import GpuNodePoolArgs, GpuNodePools, GpuNodePoolsArgs
 from components.aws.identity import TritonIdentities, TritonIdentitiesArgs
 from components.aws.karpenter import KarpenterController, KarpenterControllerArgs
-from components.aws.karpenter_iam import CNI_POLICY
-from components.aws.layout import (
+from components.aws.load_balancer_controller import (
+    LoadBalancerController,
+    LoadBalancerControllerArgs,
+    needs_load_balancer_controller,
+)
+from components.aws.network import Network, NetworkArgs, s3_gateway_service
+from components.aws.sts_endpoint import StsEndpoint
+from components.contract import (
+    BucketRequest,
+    CloudAdapter,
+    ClusterFacts,
+    IdentityRequest,
+    ImageMirror,
+    ModelStore,
+    TritonIdentity,
+    shared_facts,
+)
+from tritonfleet.clouds.aws.cluster_access import support_type
+from tritonfleet.clouds.aws.exposure import api_ingress_cidrs, aws_exposure_facts
+from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
+from tritonfleet.clouds.aws.karpenter_iam import CNI_POLICY
+from tritonfleet.clouds.aws.layout import (
     IMAGE_VOLUME_DEVICE,
     SYSTEM_AMI_TYPE,
     VPC_CIDR,
@@ -33,25 +51,8 @@ from components.aws.layout import (
     nat_zones,
     system_instance_type,
 )
-from components.aws.load_balancer_controller import (
-    LoadBalancerController,
-    LoadBalancerControllerArgs,
-    needs_load_balancer_controller,
-)
-from components.aws.network import Network, NetworkArgs, s3_gateway_service
-from components.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
-from components.aws.sts_endpoint import StsEndpoint
-from components.contract import (
-    BucketRequest,
-    CloudAdapter,
-    ClusterFacts,
-    IdentityRequest,
-    ModelStore,
-    TritonIdentity,
-    shared_facts,
-)
-from tritonfleet.clouds.aws.facts import KARPENTER_DISCOVERY_TAG
 from tritonfleet.clouds.aws.monitoring import aws_monitoring_facts
+from tritonfleet.clouds.aws.node_pools import node_class_spec, node_pool_specs, placeholder_deployment
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import CAPACITY_LABEL
@@ -281,19 +282,8 @@ class AwsCloud(CloudAdapter[EksFloor]):
             s3_cidrs=s3_cidrs(config.region, pulumi.InvokeOptions(parent=self, provider=provider)),
         )
 
-    def model_bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_id=request.kms_key,
-                protected=request.protected,
-                tags=request.labels,
-            ),
-            opts=floor.children,
-        )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.arn)
+    def bucket(self, name: str, floor: EksFloor, request: BucketRequest) -> ModelBucket:
+        return ModelBucket(name, request, opts=floor.children)
 
     def triton_identities(
         self, name: str, floor: EksFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
@@ -314,6 +304,17 @@ class AwsCloud(CloudAdapter[EksFloor]):
             deployment: TritonIdentity(annotations=identities.annotations[deployment], export=role_arn)
             for deployment, role_arn in identities.role_arns.items()
         }
+
+    def image_mirror(self, name: str, config: StackConfig, floor: EksFloor) -> ImageMirror:
+        from components.aws.image_mirror import create_image_mirror
+
+        tags = [d.image_tag for d in config.triton_deployments]
+        repository, commands = create_image_mirror(
+            name, config.cluster_name, tags, config.protected, floor.tags, floor.children
+        )
+        return ImageMirror(
+            repository.repository_url, {"tritonImageMirror": repository.repository_url, "tritonImageCopy": commands}
+        )
 
     def cluster_facts(
         self, config: StackConfig, floor: EksFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]

@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_entry, iam_principal
-from components.aws.exposure import eks_endpoint_access
-from components.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_DISK_GI, SYSTEM_ROLE_LABEL, system_node_range
-from components.aws.policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
+from tritonfleet.clouds.aws.cluster_access import CREATOR_TAG, admin_entries, deployer_entry, iam_principal
+from tritonfleet.clouds.aws.exposure import eks_endpoint_access
 from tritonfleet.clouds.aws.facts import (
     CLOUDWATCH_OBSERVABILITY_ADDON,
     CLOUDWATCH_OBSERVABILITY_CONFIGURATION,
@@ -28,6 +26,8 @@ from tritonfleet.clouds.aws.facts import (
     VPC_CNI_ADDON,
     VPC_CNI_NETWORK_POLICY_CONFIGURATION,
 )
+from tritonfleet.clouds.aws.iam_policies import STS_AUDIENCE, irsa_trust_policy, service_trust_policy
+from tritonfleet.clouds.aws.layout import CONTROL_PLANE_LOGS, GROUP_MARKER, SYSTEM_DISK_GI, SYSTEM_ROLE_LABEL, system_node_range
 from tritonfleet.core.exposure import ControlPlaneAccess
 from tritonfleet.core.pins import eks_addon_version
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.aws.node_pools import (
+from components.k8s.pod_security import CAPACITY_LEVEL, pod_security_labels
+from tritonfleet.clouds.aws.node_pools import (
     NODE_CLASS_API,
     NODE_POOL_API,
     PLACEHOLDER_NAMESPACE,
     NodePoolSpec,
     placeholder_priority_class,
 )
-from components.k8s.pod_security import CAPACITY_LEVEL, pod_security_labels
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.cluster import irsa_role
-from components.aws.policies import model_read_policy
 from components.contract import IdentityRequest, after_grants
+from tritonfleet.clouds.aws.iam_policies import model_read_policy
 
 ROLE_ARN_ANNOTATION = "eks.amazonaws.com/role-arn"
 

@@ -15,7 +15,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws.karpenter_iam import (
+from components.k8s.values import pinned_chart
+from tritonfleet.clouds.aws.iam_policies import service_trust_policy
+from tritonfleet.clouds.aws.karpenter_iam import (
     CONTROLLER_POLICIES,
     ClusterScope,
     controller_policies,
@@ -23,21 +25,20 @@ from components.aws.karpenter_iam import (
     node_role_policies,
     pod_identity_trust_policy,
 )
-from components.aws.karpenter_interruption import (
+from tritonfleet.clouds.aws.karpenter_interruption import (
     INTERRUPTION_RULES,
     MESSAGE_RETENTION_SECONDS,
     TARGET_ID,
     interruption_queue_name,
     interruption_queue_policy,
 )
-from components.aws.karpenter_values import (
+from tritonfleet.clouds.aws.karpenter_values import (
     CRD_RELEASE_NAME,
     NAMESPACE,
     RELEASE_NAME,
     SERVICE_ACCOUNT,
     karpenter_values,
 )
-from components.aws.policies import service_trust_policy
 from tritonfleet.core import pins
 
 
@@ -173,22 +174,18 @@ class KarpenterController(pulumi.ComponentResource):
 
         # The CRDs first, as their own release (pins.KARPENTER_CRD_CHART): Helm upgrades them with the version pin,
         # where the controller chart's crds/ folder is installed once and never upgraded.
-        crd_chart = pins.KARPENTER_CRD_CHART
         self.crd_release = k8s.helm.v3.Release(
             f"{name}-crd",
             name=CRD_RELEASE_NAME,
-            chart=crd_chart["chart"],
-            version=crd_chart["version"],
+            **pinned_chart(pins.KARPENTER_CRD_CHART),
             namespace=NAMESPACE,
             values={},  # the chart has none to set
             opts=pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=list(depends_on or [])),
         )
-        chart = pins.KARPENTER_CHART
         self.release = k8s.helm.v3.Release(
             name,
             name=RELEASE_NAME,
-            chart=chart["chart"],
-            version=chart["version"],
+            **pinned_chart(pins.KARPENTER_CHART),
             namespace=NAMESPACE,
             skip_crds=True,  # the karpenter-crd release owns them
             values=karpenter_values(

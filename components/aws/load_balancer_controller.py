@@ -1,5 +1,5 @@
 """The AWS Load Balancer Controller: what turns a Triton Service of exposure `internal` into an internal NLB and a
-`public` Ingress into an ALB (the annotations it reads come from components/aws/exposure.py). Installed only when a
+`public` Ingress into an ALB (the annotations it reads come from tritonfleet/clouds/aws/exposure.py). Installed only when a
 deployment asks for either; its IRSA role carries AWS's published policy for the pinned version, unmodified.
 
 It runs on the system nodes, whose IMDS (hop limit 1) pods cannot reach, so the region and VPC id are chart values
@@ -18,7 +18,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.cluster import irsa_role
-from components.aws.layout import SYSTEM_ROLE_LABEL
+from components.k8s.values import pinned_chart
+from tritonfleet.clouds.aws.layout import SYSTEM_ROLE_LABEL
 from tritonfleet.core import pins
 from tritonfleet.core.config import StackConfig
 
@@ -117,9 +118,7 @@ class LoadBalancerController(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             name,
             name="aws-load-balancer-controller",
-            chart=chart["chart"],
-            version=chart["version"],
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart["repo"]),
+            **pinned_chart(chart),
             namespace=NAMESPACE,
             # The role ARN resolves only once the policy is attached: the controller never starts without it.
             values=controller_values(

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.layout import VPC_CIDR, subnet_layout
 from components.aws.load_balancer_controller import INTERNAL_SUBNET_TAG, PUBLIC_SUBNET_TAG
 from tritonfleet.clouds.aws.facts import (
     AL2023_REPO_BUCKETS,
@@ -23,6 +22,7 @@ from tritonfleet.clouds.aws.facts import (
     KARPENTER_DISCOVERY_TAG,
     MODEL_READ_ACTIONS,
 )
+from tritonfleet.clouds.aws.layout import VPC_CIDR, subnet_layout
 
 
 def s3_gateway_service(region: str) -> str:

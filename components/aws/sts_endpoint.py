@@ -4,7 +4,7 @@ Triton's pods exchange their IRSA token at STS (sts.<region>.amazonaws.com, the 
 selects with AWS_STS_REGIONAL_ENDPOINTS=regional). STS publishes no address range of its own, so without this the
 NetworkPolicy would have to allow HTTPS to the whole internet. With private DNS the name resolves, inside the VPC, to
 the endpoint's interfaces, which live in the load balancer subnets: those hold no node and so no pod, and Triton's
-egress allows HTTPS to them (components/aws/exposure.py). Interface endpoints: https://docs.aws.amazon.com/vpc/latest/
+egress allows HTTPS to them (tritonfleet/clouds/aws/exposure.py). Interface endpoints: https://docs.aws.amazon.com/vpc/latest/
 privatelink/create-interface-endpoint.html and the STS endpoints in https://docs.aws.amazon.com/general/latest/gr/
 sts.html, read 2026-12-05. Hourly and per-GB charges apply per zone (https://aws.amazon.com/privatelink/pricing/).
 """

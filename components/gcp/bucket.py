@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pulumi
 import pulumi_gcp as gcp
+
+from components.contract import BucketRequest
 
 # GCS keeps deleted objects restorable this long (its default; allowed 7 to 90 days, or 0 to turn it off).
 SOFT_DELETE_SECONDS = 7 * 24 * 3600
@@ -14,36 +14,20 @@ SOFT_DELETE_SECONDS = 7 * 24 * 3600
 KMS_AGENT_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 
 
-@dataclass(frozen=True)
-class ModelBucketArgs:
-    """One GCS model bucket."""
-
-    bucket_name: str
-    """The physical (globally unique) name, deterministic per stack."""
-    location: str
-    """The GCS location (the stack's region, upper case)."""
-    noncurrent_version_days: int
-    """Days a replaced or deleted object version is kept."""
-    kms_key_name: str | None = None
-    """Default Cloud KMS key, projects/P/locations/L/keyRings/R/cryptoKeys/K; None: Google-managed encryption."""
-    protected: bool = False
-    """Protect and retain on delete (prod)."""
-    labels: dict[str, str] = field(default_factory=dict)
-    """The stack's tags, as bucket labels."""
-
-
 class ModelBucket(pulumi.ComponentResource):
-    """The bucket, and with a customer-managed key the key grant GCS needs first."""
+    """The bucket, and with a customer-managed key the key grant GCS needs first. `location`: the GCS location (the
+    stack's region, upper case); `kms_key`: a Cloud KMS key name, else Google-managed encryption; `labels`: the bucket's
+    labels."""
 
-    def __init__(self, name: str, args: ModelBucketArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, args: BucketRequest, location: str, opts: pulumi.ResourceOptions | None = None):
         super().__init__("tritonfleet:gcp:ModelBucket", name, None, opts)
         key_grants: list[pulumi.Resource] = []
-        if args.kms_key_name:
+        if args.kms_key:
             agent = gcp.storage.get_project_service_account_output(opts=pulumi.InvokeOutputOptions(parent=self))
             key_grants.append(
                 gcp.kms.CryptoKeyIAMMember(
                     f"{name}-kms-agent",
-                    crypto_key_id=args.kms_key_name,
+                    crypto_key_id=args.kms_key,
                     role=KMS_AGENT_ROLE,
                     member=agent.member,
                     opts=pulumi.ResourceOptions(parent=self),
@@ -51,8 +35,8 @@ class ModelBucket(pulumi.ComponentResource):
             )
         bucket = gcp.storage.Bucket(
             name,
-            name=args.bucket_name,
-            location=args.location,
+            name=args.physical_name,
+            location=location,
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             force_destroy=False,
@@ -66,7 +50,7 @@ class ModelBucket(pulumi.ComponentResource):
                     ),
                 )
             ],
-            encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key_name) if args.kms_key_name else None,
+            encryption=gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key) if args.kms_key else None,
             labels=args.labels,
             opts=pulumi.ResourceOptions(
                 parent=self, protect=args.protected, retain_on_delete=args.protected, depends_on=key_grants
@@ -74,4 +58,5 @@ class ModelBucket(pulumi.ComponentResource):
         )
         self.name = bucket.name
         self.uri = bucket.name.apply(lambda b: f"gs://{b}")
+        self.grant_target = self.name  # what an IAM binding on the bucket names
         self.register_outputs({"name": self.name, "uri": self.uri})

@@ -20,11 +20,12 @@ from components.contract import (
     CloudAdapter,
     ClusterFacts,
     IdentityRequest,
+    ImageMirror,
     ModelStore,
     TritonIdentity,
     shared_facts,
 )
-from components.gcp.bucket import ModelBucket, ModelBucketArgs
+from components.gcp.bucket import ModelBucket
 from components.gcp.cluster import (
     GkeClusterArgs,
     create_cluster,
@@ -34,17 +35,24 @@ from components.gcp.cluster import (
     kubeconfig,
     provider_kubeconfig,
 )
-from components.gcp.compute_classes import compute_class_specs, create_compute_class, gke_pool_facts
-from components.gcp.drivers import cos_driver_installer, gke_gpu_operator_values, gpu_driver_setup, gpu_operator_resource_quota
-from components.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access
+from components.gcp.compute_classes import create_compute_class
 from components.gcp.gpu_pools import GpuNodePoolArgs, create_gpu_node_pool
-from components.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
-from components.gcp.maintenance import maintenance_for
 from components.gcp.network import GkeNetworkArgs, create_network
-from components.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from components.gcp.workload_identity import TritonIdentityArgs, create_triton_identity
+from tritonfleet.clouds.gcp.compute_classes import compute_class_specs, gke_pool_facts
 from tritonfleet.clouds.gcp.config_rules import node_account_id
+from tritonfleet.clouds.gcp.drivers import (
+    cos_driver_installer,
+    gke_gpu_operator_values,
+    gpu_driver_setup,
+    gpu_operator_resource_quota,
+)
+from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts, gke_ip_endpoint_access, needs_gateway_api, proxy_only_ports
+from tritonfleet.clouds.gcp.image_mirror import streams
+from tritonfleet.clouds.gcp.layout import needs_proxy_only_subnet, planned_ranges, proxy_only_cidr
+from tritonfleet.clouds.gcp.maintenance import maintenance_for
 from tritonfleet.clouds.gcp.monitoring import gcp_monitoring_facts
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_MACHINE_TYPE, gpu_node_pool_specs, system_pool_layout
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.scheduling import PoolFacts
 
@@ -61,7 +69,8 @@ class GkeFloor:
     node_pool_names: dict[str, list[pulumi.Output[str]]]  # pool -> its GKE node pools' names
     compute_classes: list[pulumi.CustomResource]  # one per head pool; Triton releases wait for them
     project: str | None
-    bucket_location: str  # the region, as GCS spells a regional location
+    bucket_location: str
+    node_account_email: pulumi.Output[str]  # the nodes' service account: what pulls images  # the region, as GCS spells a regional location
 
 
 class GcpCloud(CloudAdapter[GkeFloor]):
@@ -97,6 +106,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 region=config.region,
                 protected=config.protected,
                 proxy_only_cidr=proxy_only_cidr(config) if needs_proxy_only_subnet(config) else None,
+                proxy_only_ports=proxy_only_ports(config.triton_deployments),
                 ranges=ranges,
             ),
             opts=child,
@@ -123,6 +133,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                 labels=config.tags,
                 control_plane=gke_ip_endpoint_access(config.cluster.control_plane_cidrs, config.environment),
                 control_plane_cidr=ranges["control-plane"],
+                gateway_api=needs_gateway_api(config.triton_deployments),
             ),
             network,
             opts=child,
@@ -143,6 +154,7 @@ class GcpCloud(CloudAdapter[GkeFloor]):
                         protected=config.protected,
                         labels=config.tags,
                         after=[node_account_binding],
+                        image_streaming=config.cluster.image_mirror and streams(spec.driver.image_type),
                     ),
                     opts=child,
                 )
@@ -195,22 +207,11 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             compute_classes=compute_classes,
             project=config.gcp_project,
             bucket_location=config.region.upper(),
+            node_account_email=node_account.email,
         )
 
-    def model_bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelStore:
-        bucket = ModelBucket(
-            f"{name}-{request.name}",
-            ModelBucketArgs(
-                bucket_name=request.physical_name,
-                location=floor.bucket_location,
-                noncurrent_version_days=request.noncurrent_version_days,
-                kms_key_name=request.kms_key,
-                protected=request.protected,
-                labels=request.labels,
-            ),
-            opts=floor.children,
-        )
-        return ModelStore(uri=bucket.uri, grant_target=bucket.name)
+    def bucket(self, name: str, floor: GkeFloor, request: BucketRequest) -> ModelBucket:
+        return ModelBucket(name, request, floor.bucket_location, opts=floor.children)
 
     def triton_identities(
         self, name: str, floor: GkeFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
@@ -232,6 +233,14 @@ class GcpCloud(CloudAdapter[GkeFloor]):
             )
             for request in requests
         }
+
+    def image_mirror(self, name: str, config: StackConfig, floor: GkeFloor) -> ImageMirror:
+        from components.gcp.image_mirror import create_image_mirror
+
+        repository, image = create_image_mirror(
+            name, floor.project, config.region, config.tags, floor.node_account_email, floor.children
+        )
+        return ImageMirror(image, {"tritonImageMirror": image})
 
     def cluster_facts(
         self, config: StackConfig, floor: GkeFloor, stores: dict[str, ModelStore], identities: dict[str, TritonIdentity]

@@ -8,12 +8,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.exposure import gke_control_plane_access
-from components.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
-from components.gcp.maintenance import Maintenance
 from components.gcp.network import GkeNetwork
-from components.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
-from tritonfleet.clouds.gcp.facts import ADVANCED_DATAPATH, GKE_AUTH_PLUGIN, GKE_MONITORING_COMPONENTS, project_apis
+from tritonfleet.clouds.gcp.exposure import gke_control_plane_access
+from tritonfleet.clouds.gcp.facts import (
+    ADVANCED_DATAPATH,
+    GKE_AUTH_PLUGIN,
+    GKE_GATEWAY_API_CHANNEL,
+    GKE_MONITORING_COMPONENTS,
+    project_apis,
+)
+from tritonfleet.clouds.gcp.layout import CONTROL_PLANE_CIDR, PODS_RANGE, SERVICES_RANGE
+from tritonfleet.clouds.gcp.maintenance import Maintenance
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_DISK_GB, SYSTEM_MACHINE_TYPE
 from tritonfleet.core.exposure import ControlPlaneAccess
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -98,6 +104,8 @@ class GkeClusterArgs:
     """Who reaches the API: the cluster's network always, from outside only these CIDRs (authorized networks)."""
     control_plane_cidr: str = CONTROL_PLANE_CIDR
     """The control plane's /28 (`layout.planned_ranges`)."""
+    gateway_api: bool = False
+    """Serve the Gateway API (a deployment's load balancer is a GKE Gateway: `exposure.needs_gateway_api`)."""
 
 
 def enable_project_apis(
@@ -201,6 +209,9 @@ def create_cluster(name: str, args: GkeClusterArgs, network: GkeNetwork, opts: p
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
             enable_components=list(GKE_MONITORING_COMPONENTS),
             managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=False),
+        ),
+        gateway_api_config=(
+            gcp.container.ClusterGatewayApiConfigArgs(channel=GKE_GATEWAY_API_CHANNEL) if args.gateway_api else None
         ),
         resource_labels=args.labels,
         deletion_protection=args.protected,

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import CLOUD_PLATFORM_SCOPE
-from components.gcp.node_pools import RESERVATION_KEY, GpuNodePoolSpec
+from tritonfleet.clouds.gcp.node_pools import RESERVATION_KEY, GpuNodePoolSpec
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class GpuNodePoolArgs:
     """The stack's tags, as resource labels."""
     after: list[pulumi.Resource] = field(default_factory=list)
     """What the pool waits for: the node account's role binding (nodes without it cannot pull images or log)."""
+    image_streaming: bool = False
+    """GKE image streaming (gcfs_config): with the image mirror, on COS nodes (tritonfleet/clouds/gcp/image_mirror.py)."""
 
 
 def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions) -> gcp.container.NodePool:
@@ -89,6 +91,7 @@ def create_gpu_node_pool(name: str, args: GpuNodePoolArgs, opts: pulumi.Resource
                 )
             ],
             gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
+            gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True) if args.image_streaming else None,
             service_account=args.node_service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),

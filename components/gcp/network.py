@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
 from tritonfleet.clouds.gcp.facts import (
     GOOGLE_APIS_DOMAIN,
     PRIVATE_GOOGLE_APIS_CIDR,
@@ -23,6 +22,7 @@ from tritonfleet.clouds.gcp.facts import (
     PROXY_ONLY_ROLE,
     control_plane_firewall_ports,
 )
+from tritonfleet.clouds.gcp.layout import PLANNED_RANGES, PODS_RANGE, SERVICES_RANGE
 from tritonfleet.core.conventions import CONTROL_PLANE_CALLED_PORTS, TRITON_INFERENCE_PORTS, resource_name
 
 
@@ -38,6 +38,8 @@ class GkeNetworkArgs:
     """Protect the VPC and subnet (deleting them takes the cluster with them)."""
     proxy_only_cidr: str | None = None
     """The proxy-only subnet's range when a deployment uses an internal Application Load Balancer; None: no subnet."""
+    proxy_only_ports: tuple[int, ...] = TRITON_INFERENCE_PORTS
+    """Triton's ports the proxies connect to (`exposure.proxy_only_ports`): never the metrics port."""
     ranges: Mapping[str, str] = field(default_factory=lambda: dict(PLANNED_RANGES))
     """The address plan (`layout.planned_ranges`): node, pod, service and control-plane CIDRs."""
 
@@ -151,7 +153,7 @@ def create_proxy_only_subnet(name: str, args: GkeNetworkArgs, network: gcp.compu
         role=PROXY_ONLY_ROLE,
         opts=opts,
     )
-    _allow_tcp_in(name, "proxy-only-to-triton", args, network, args.proxy_only_cidr, TRITON_INFERENCE_PORTS, opts)
+    _allow_tcp_in(name, "proxy-only-to-triton", args, network, args.proxy_only_cidr, args.proxy_only_ports, opts)
 
 
 def _allow_tcp_in(

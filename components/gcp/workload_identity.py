@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.contract import IdentityRequest, TritonIdentity, after_grants
-from components.gcp.identity import PRINCIPAL_ANNOTATION, TRITON_BUCKET_ROLES, workload_identity_principal
+from tritonfleet.clouds.gcp.identity import PRINCIPAL_ANNOTATION, TRITON_BUCKET_ROLES, workload_identity_principal
 
 
 @dataclass(frozen=True)

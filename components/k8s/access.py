@@ -12,7 +12,15 @@ from typing import Any
 
 from tritonfleet.core.config import Access, TritonDeployment
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, triton_release_name
-from tritonfleet.core.exposure import CLUSTER, INFERENCE_APIS, INTERNAL, MODEL_CONTROL_APIS, ExposureFacts
+from tritonfleet.core.exposure import (
+    CLUSTER,
+    INFERENCE_APIS,
+    INTERNAL,
+    MODEL_CONTROL_APIS,
+    ExposureFacts,
+    grpc_through_load_balancer,
+    uses_gateway,
+)
 
 # gRPC clients send a restricted group's header as metadata named GRPC_HEADER_PREFIX + header.
 GRPC_HEADER_PREFIX = "triton-grpc-protocol-"
@@ -94,9 +102,10 @@ def service_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
 
 
 def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[str, Any]:
-    """The Ingress of an Application load balancer mode (public, internal-application); disabled otherwise."""
+    """The Ingress of an Application load balancer mode (public, internal-application); disabled otherwise, and where
+    a Gateway serves the mode instead (`gateway_values`)."""
     mode = access.mode
-    if mode not in facts.ingress_classes:
+    if mode not in facts.ingress_classes or uses_gateway(access, facts):
         return {"enabled": False}
     tls = access.tls
     assert tls is not None and access.hostname is not None, "validated configs: an Ingress has a hostname and TLS"
@@ -130,9 +139,35 @@ def ingress_values(access: Access, facts: ExposureFacts, release: str) -> dict[s
         "grpcAnnotations": dict(facts.grpc_ingress_annotations),
         "httpPaths": list(HTTP_PATHS),
         # loadBalancerGrpc false: REST only (the config rules require it where the load balancer cannot carry gRPC)
-        "grpcPaths": list(GRPC_PATHS) if access.load_balancer_grpc is not False else [],
+        "grpcPaths": list(GRPC_PATHS) if grpc_through_load_balancer(access) else [],
         "tlsSecretName": tls_secret,
         "certificateAnnotation": certificate_annotation,
+    }
+
+
+def gateway_values(access: Access, facts: ExposureFacts) -> dict[str, Any]:
+    """A Gateway API Gateway (one HTTPS listener for the hostname) and an HTTPRoute: REST to the HTTP port, gRPC to the
+    gRPC port, whose appProtocol (`facts.grpc_app_protocol`) makes the load balancer speak cleartext HTTP/2 to the pod;
+    disabled unless `uses_gateway`. TLS from a Secret or a controller TLS option (`facts.gateway_tls_options`)."""
+    if not uses_gateway(access, facts):
+        return {"enabled": False}
+    tls = access.tls
+    assert tls is not None and access.hostname is not None, "validated configs: a Gateway has a hostname and TLS"
+    tls_secret, tls_options = "", {}
+    for source in tls.sources:
+        if source in facts.gateway_tls_options:
+            tls_options[facts.gateway_tls_options[source]] = tls.value_of(source)
+        elif source == "secretName":
+            tls_secret = tls.value_of(source)
+    return {
+        "enabled": True,
+        "className": facts.gateway_classes[access.mode],
+        "hostname": access.hostname,
+        "tlsSecretName": tls_secret,
+        "tlsOptions": tls_options,
+        "httpPaths": list(HTTP_PATHS),
+        "grpcPaths": list(GRPC_PATHS),
+        "healthCheckPolicy": dict(facts.gateway_health_check),
     }
 
 
@@ -147,9 +182,9 @@ def client_selector(access: Access, deployment: str) -> tuple[list[str], dict[st
 
 
 def network_policy_values(access: Access, facts: ExposureFacts, deployment: str) -> dict[str, Any]:
-    """Triton's pods only: clients to 8000/8001; the load balancer to them; Prometheus to 8002; egress to kube-dns
-    and to the cloud's endpoints Triton needs (`ExposureFacts.egress`: the object store and identity endpoints over
-    HTTPS, metadata servers), never to the internet at large."""
+    """Triton's pods only: clients to 8000/8001; the load balancer to them (8000 alone when it routes no gRPC);
+    Prometheus to 8002; egress to kube-dns and to the cloud's endpoints Triton needs (`ExposureFacts.egress`: the
+    object store and identity endpoints over HTTPS, metadata servers), never to the internet at large."""
     namespaces, labels = client_selector(access, deployment)
     mode = access.mode
     exposed = mode != CLUSTER
@@ -159,6 +194,7 @@ def network_policy_values(access: Access, facts: ExposureFacts, deployment: str)
         "clientNamespaces": namespaces,
         "clientPodLabels": labels,
         "loadBalancerCidrs": list(facts.load_balancer_sources.get(mode, ())) if exposed else [],
+        "loadBalancerGrpc": grpc_through_load_balancer(access),
         "clientCidrs": list(access.client_cidrs) if keeps_address else [],
         "metricsNamespace": MONITORING_NAMESPACE,
         "metricsPodLabels": dict(PROMETHEUS_POD_LABELS),
@@ -179,6 +215,7 @@ def access_values(deployment: TritonDeployment, facts: ExposureFacts) -> dict[st
         "restrictedApis": restricted_api_values(access, access_secret_name(deployment.name)),
         "service": service_values(access, facts),
         "ingress": ingress_values(access, facts, release),
+        "gateway": gateway_values(access, facts),
         "networkPolicy": network_policy_values(access, facts, deployment.name),
         "controlProxy": {"port": CONTROL_PROXY_PORT},
     }

@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.aws.exposure import aws_exposure_facts
-from components.gcp.exposure import gcp_exposure_facts
-from tritonfleet.clouds.gcp.facts import PRIVATE_GOOGLE_APIS_CIDR
+from tritonfleet.core.cloud import cloud, cloud_names
 from tritonfleet.core.exposure import CLUSTER, MODES, ExposureFacts, mode_label
 
 INFERENCE = frozenset({("TCP", 8000), ("TCP", 8001)})
+HTTP_ONLY = frozenset({("TCP", 8000)})
 METRICS = frozenset({("TCP", 8002), ("TCP", 8003)})  # Triton's metrics and the model-state exporter
 DNS = frozenset({("UDP", 53), ("TCP", 53)})
 HTTPS = frozenset({("TCP", 443)})
@@ -53,33 +52,31 @@ EGRESS_PEERS = (
     Peer("internet", "any other address (the internet, the VPC's other addresses)"),
     Peer("pod", "any other pod"),
 )
-# The S3 prefix list the offline plan answers with (tritonfleet/plan/fake_state.py): one of us-east-1's ranges.
-S3_CIDRS = ("52.216.0.0/15",)
 
 
-# The facts each cloud adapter hands up (AWS: given the load balancers' subnets and the region's S3 ranges).
-_FACTS = {"aws": lambda cidrs: aws_exposure_facts(cidrs, S3_CIDRS), "gcp": lambda _load_balancer_cidrs: gcp_exposure_facts()}
+def cloud_facts(name: str, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+    """The facts cloud `name`'s adapter hands up, for load balancers in `load_balancer_cidrs` (None: those of a stack
+    on the network tritonfleet creates)."""
+    return cloud(name).exposure_facts(load_balancer_cidrs)
 
 
-# The public /24s of the VPC tritonfleet creates on AWS, in two zones (components/aws/layout.py).
-DEFAULT_LOAD_BALANCER_CIDRS = ("10.0.224.0/24", "10.0.225.0/24")
+def _object_store_cidrs() -> tuple[str, ...]:
+    """Where each registered cloud's Triton pods reach their model bucket in the offline plan."""
+    return tuple(cidr for name in cloud_names() for cidr in cloud(name).object_store_cidrs())
 
 
-def cloud_facts(cloud: str, load_balancer_cidrs: tuple[str, ...] = DEFAULT_LOAD_BALANCER_CIDRS) -> ExposureFacts:
-    """The facts the cloud adapter hands up (AWS default: the public /24s of the VPC tritonfleet creates in two zones)."""
-    return _FACTS[cloud](load_balancer_cidrs)
-
-
-def ingress(facts: ExposureFacts, mode: str) -> dict[str, frozenset[tuple[str, int]]]:
-    """Source peer -> the (protocol, port) pairs it may open on a Triton pod in that exposure mode."""
+def ingress(facts: ExposureFacts, mode: str, grpc_through_load_balancer: bool = True) -> dict[str, frozenset[tuple[str, int]]]:
+    """Source peer -> the (protocol, port) pairs it may open on a Triton pod in that exposure mode; a load balancer that
+    routes no gRPC (an Application one with loadBalancerGrpc false) reaches the HTTP port alone."""
     exposed = mode != CLUSTER
+    load_balancer = INFERENCE if grpc_through_load_balancer else HTTP_ONLY
     return {
         "client": INFERENCE,
         "same-namespace": NOTHING,
         "other-namespace": NOTHING,
         "prometheus": METRICS,
         "monitoring-other": NOTHING,
-        "load-balancer": INFERENCE if exposed and facts.load_balancer_sources.get(mode) else NOTHING,
+        "load-balancer": load_balancer if exposed and facts.load_balancer_sources.get(mode) else NOTHING,
         "client-network": INFERENCE if mode in facts.keeps_client_address else NOTHING,
         "elsewhere": NOTHING,
     }
@@ -91,7 +88,7 @@ def egress(facts: ExposureFacts, load_balancer_cidrs: tuple[str, ...] = ()) -> d
     allowed = {r.cidr: frozenset({(r.protocol, r.port)}) for r in facts.egress}
     return {
         "kube-dns": DNS,
-        "object-store": HTTPS if any(c in allowed for c in (*S3_CIDRS, PRIVATE_GOOGLE_APIS_CIDR)) else NOTHING,
+        "object-store": HTTPS if any(c in allowed for c in _object_store_cidrs()) else NOTHING,
         "identity": HTTPS if load_balancer_cidrs and all(c in allowed for c in load_balancer_cidrs) else NOTHING,
         "metadata-252": allowed.get("169.254.169.252/32", NOTHING),
         "metadata-254": allowed.get("169.254.169.254/32", NOTHING),
@@ -113,16 +110,17 @@ def _cell(ports: frozenset[tuple[str, int]]) -> str:
 
 def markdown() -> str:
     """The two tables of docs/access.md: who reaches a Triton pod per cloud and mode, and what a Triton pod reaches."""
-    modes = [(cloud, mode) for cloud in ("aws", "gcp") for mode in MODES]
+    clouds = cloud_names()
+    modes = [(name, mode) for name in clouds for mode in MODES]
     cells = {pair: ingress(cloud_facts(pair[0]), pair[1]) for pair in modes}
     lines = [
-        "| reaches a Triton pod | " + " | ".join(f"{cloud.upper()} {mode_label(mode)}" for cloud, mode in modes) + " |",
+        "| reaches a Triton pod | " + " | ".join(f"{name.upper()} {mode_label(mode)}" for name, mode in modes) + " |",
         "|---|" + "---|" * len(modes),
     ]
     lines += [f"| {p.description} | " + " | ".join(_cell(cells[m][p.key]) for m in modes) + " |" for p in INGRESS_PEERS]
-    clouds = ("aws", "gcp")
-    out = {cloud: egress(cloud_facts(cloud), DEFAULT_LOAD_BALANCER_CIDRS) for cloud in clouds}
-    lines += ["", "| a Triton pod reaches | AWS | GCP |", "|---|---|---|"]
+    out = {name: egress(cloud_facts(name), cloud(name).load_balancer_cidrs()) for name in clouds}
+    lines += ["", "| a Triton pod reaches | " + " | ".join(name.upper() for name in clouds) + " |"]
+    lines += ["|---|" + "---|" * len(clouds)]
     lines += [f"| {p.description} | " + " | ".join(_cell(out[c][p.key]) for c in clouds) + " |" for p in EGRESS_PEERS]
     return "\n".join(lines) + "\n"
 

@@ -25,9 +25,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, PROMETHEUS_ADAPTER_RELEASE, PROMETHEUS_PORT, PROMETHEUS_SERVICE_URL
-from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW
+from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW, hpa_target
 
 INFERENCES_PER_SECOND = "triton_inferences_per_second"
 QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
@@ -109,15 +110,20 @@ def _llm_rules() -> list[dict[str, Any]]:
     ]
 
 
+def _milli_quantity(value: float) -> str:
+    """A Kubernetes quantity in milli-units, never rounded down to 0."""
+    return f"{max(1, math.floor(value * 1000))}m"
+
+
 def target_sequences(max_sequences: int, target_utilization: float) -> str:
     """The HPA's AverageValue for an LLM's sequences per pod: its batch capacity (llm.maxSequences) times
-    targetUtilization, as a quantity in milli-units."""
-    return f"{max(1, math.floor(max_sequences * target_utilization * 1000))}m"
+    targetUtilization."""
+    return _milli_quantity(hpa_target(max_sequences, target_utilization))
 
 
 def target_inferences_per_second(throughput_per_replica: float, target_utilization: float) -> str:
-    """The HPA's AverageValue for the primary signal, as a Kubernetes quantity (milli-units, never rounded up to 0)."""
-    return f"{max(1, math.floor(throughput_per_replica * target_utilization * 1000))}m"
+    """The HPA's AverageValue for the primary signal: the per-replica capacity times targetUtilization."""
+    return _milli_quantity(hpa_target(throughput_per_replica, target_utilization))
 
 
 def prometheus_adapter_values() -> dict[str, Any]:
@@ -146,9 +152,7 @@ class PrometheusAdapter(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             name,
             name=PROMETHEUS_ADAPTER_RELEASE,
-            chart=pins.PROMETHEUS_ADAPTER_CHART["chart"],
-            version=pins.PROMETHEUS_ADAPTER_CHART["version"],
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pins.PROMETHEUS_ADAPTER_CHART["repo"]),
+            **pinned_chart(pins.PROMETHEUS_ADAPTER_CHART),
             namespace=MONITORING_NAMESPACE,
             create_namespace=True,
             values=prometheus_adapter_values(),

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import GPU_OPERATOR_NAMESPACE, GPU_OPERATOR_RELEASE, MONITOR_SELECTOR_LABELS
 from tritonfleet.core.gpu_operator import chart_overrides, profile_options, standalone_dcgm_exporter
@@ -116,9 +117,7 @@ class GpuOperator(pulumi.ComponentResource):
         self.release = k8s.helm.v3.Release(
             name,
             name=GPU_OPERATOR_RELEASE,
-            chart=pins.GPU_OPERATOR_CHART["chart"],
-            version=pins.GPU_OPERATOR_CHART["version"],
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pins.GPU_OPERATOR_CHART["repo"]),
+            **pinned_chart(pins.GPU_OPERATOR_CHART),
             namespace=GPU_OPERATOR_NAMESPACE,
             values=gpu_operator_values(profile, gpu_taints, monitoring),
             timeout=RELEASE_TIMEOUT_SECONDS,

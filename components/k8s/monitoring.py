@@ -12,6 +12,7 @@ import pulumi_random as random
 import yaml
 
 from components.k8s.pod_security import MONITORING_LEVEL, NODE_EXPORTER_LEVEL, pod_security_labels
+from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import StackConfig
@@ -85,13 +86,10 @@ class Monitoring(pulumi.ComponentResource):
                 )
             )
 
-        chart = pins.KUBE_PROMETHEUS_STACK_CHART
         self.release = k8s.helm.v3.Release(
             name,
             name=KUBE_PROMETHEUS_STACK_RELEASE,
-            chart=chart["chart"],
-            version=chart["version"],
-            repository_opts={"repo": chart["repo"]},
+            **pinned_chart(pins.KUBE_PROMETHEUS_STACK_CHART),
             namespace=MONITORING_NAMESPACE,
             values=stack_values.kube_prometheus_stack_values(monitoring, cluster, prometheus_sizing(config)),
             timeout=RELEASE_TIMEOUT_SECONDS,

@@ -13,6 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core import rollout as decisions
 from tritonfleet.core.config import TritonDeployment
@@ -77,13 +78,10 @@ class ArgoRollouts(pulumi.ComponentResource):
             metadata={"name": ARGO_ROLLOUTS_NAMESPACE, "labels": pod_security_labels(ARGO_ROLLOUTS_LEVEL)},
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
-        chart = pins.ARGO_ROLLOUTS_CHART
         self.release = k8s.helm.v3.Release(
             name,
             name="argo-rollouts",
-            chart=chart["chart"],
-            version=chart["version"],
-            repository_opts={"repo": chart["repo"]},
+            **pinned_chart(pins.ARGO_ROLLOUTS_CHART),
             namespace=ARGO_ROLLOUTS_NAMESPACE,
             values={"installCRDs": True, "dashboard": {"enabled": False}},
             timeout=RELEASE_TIMEOUT_SECONDS,

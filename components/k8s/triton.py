@@ -230,7 +230,18 @@ def triton_values(
         # The HPA reads custom metrics that only prometheus-adapter (installed with monitoring) serves.
         "autoscaling": autoscaling_values(deployment, monitoring),
         "rollout": rollout_values(deployment, monitoring),
+        # Only where it scales to zero: every other deployment's values stay as they were (the chart's default is off).
+        **({"scaleToZero": _scale_to_zero(deployment, monitoring, instance_type)} if deployment.scale_to_zero else {}),
     }
+
+
+def _scale_to_zero(deployment: TritonDeployment, monitoring: bool, instance_type: InstanceType) -> dict[str, Any]:
+    from tritonfleet.core.startup import first_request_wait
+
+    from .keda import scale_to_zero_values
+
+    # The interceptor holds the first request for the longest start: on a new node.
+    return scale_to_zero_values(deployment, monitoring, first_request_wait(deployment, instance_type, new_node=True))
 
 
 def release_values(
@@ -243,9 +254,10 @@ def release_values(
     monitoring: bool,
     exposure: ExposureFacts,
     hostname: HostnameSpread | None = None,
+    image_repository: pulumi.Input[str] | None = None,
 ) -> dict[str, Any]:
     """The release's values, with the cloud's outputs only at their own leaves (modelRepository, the ServiceAccount
-    annotations). In a first preview the role ARN / service account email is unknown: wrapping the whole dict in one
+    annotations, the mirror's image repository where the cloud has one). In a first preview the role ARN / service account email is unknown: wrapping the whole dict in one
     apply would make every value unknown, so the policy pack could not check nodeSelector, tolerations or access."""
     values = {
         **triton_values(deployment, pool, instance_type, "", env, {}, monitoring, hostname),
@@ -257,6 +269,8 @@ def release_values(
         lambda uri: model_repository_path(uri, deployment.model_prefix)
     )
     values["serviceAccount"] = {"annotations": dict(service_account_annotations)}
+    if image_repository is not None:
+        values["image"] = {**values["image"], "repository": image_repository}
     return values
 
 
@@ -278,10 +292,12 @@ class TritonRelease(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         exposure: ExposureFacts = NO_LOAD_BALANCERS,
         hostname: HostnameSpread | None = None,
+        image_repository: pulumi.Input[str] | None = None,
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = release_values(
-            deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure, hostname
+            deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure, hostname,
+            image_repository,
         )
         self.release = k8s.helm.v3.Release(
             name,

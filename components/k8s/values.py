@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+
+def pinned_chart(pin: Mapping[str, str]) -> dict[str, Any]:
+    """A helm.v3.Release's chart, version and repository from its pin in tritonfleet/core/pins.py (an OCI chart names
+    its registry in `chart` and has no repository)."""
+    source: dict[str, Any] = {"chart": pin["chart"], "version": pin["version"]}
+    if "repo" in pin:
+        source["repository_opts"] = {"repo": pin["repo"]}
+    return source
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

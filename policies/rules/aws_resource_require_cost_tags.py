@@ -5,25 +5,13 @@ reach them: Karpenter, not Pulumi, launches them)."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import decoded, get, string_map
-from policies._settings import schema, settings
+from policies._cost_keys import check_cost_keys, cost_key_schema, provider_defaults
+from policies._match import decoded, get
+from policies._settings import settings
 from tritonfleet.clouds.aws.resources import EKS_CLUSTER, EKS_NODE_GROUP, KARPENTER_NODE_CLASS, S3_BUCKET
 from tritonfleet.clouds.aws.resources import PROVIDER as AWS_PROVIDER
 
-SCHEMA = schema(
-    requiredTags={
-        "type": "array",
-        "items": {"type": "string"},
-        "default": ["team", "cost-center"],
-        "description": "tag keys every covered resource carries",
-    },
-    resourceTypes={
-        "type": "array",
-        "items": {"type": "string"},
-        "default": [EKS_CLUSTER, EKS_NODE_GROUP, KARPENTER_NODE_CLASS, *S3_BUCKET],
-        "description": "AWS resource type tokens that must carry the tags",
-    },
-)
+SCHEMA = cost_key_schema("tag", "AWS", [EKS_CLUSTER, EKS_NODE_GROUP, KARPENTER_NODE_CLASS, *S3_BUCKET])
 
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -31,19 +19,12 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     if args.resource_type not in config["resourceTypes"]:
         return
     if args.resource_type == KARPENTER_NODE_CLASS:
-        tags = string_map(get(args.props, "spec.tags"))
+        own, defaults = get(args.props, "spec.tags"), None
+        fix = " (the program copies them into the EC2NodeClass's spec.tags)."
     else:
-        tags = string_map(get(args.props, "tags"))
-    if args.resource_type != KARPENTER_NODE_CLASS and args.provider is not None and args.provider.resource_type == AWS_PROVIDER:
-        tags = string_map(get(decoded(get(args.provider.props, "defaultTags")), "tags")) | tags
-    missing = [key for key in config["requiredTags"] if not tags.get(key)]
-    if missing:
-        report_violation(
-            f"'{args.name}' ({args.resource_type}) lacks cost-allocation tag(s) {', '.join(missing)} "
-            f"(has: {', '.join(sorted(tags)) or 'none'}). Set them in tritonfleet:tags"
-            + (" (the program copies them into the EC2NodeClass's spec.tags)." if args.resource_type == KARPENTER_NODE_CLASS else "."),
-            None,
-        )
+        own, fix = get(args.props, "tags"), "."
+        defaults = provider_defaults(args, AWS_PROVIDER, lambda props: get(decoded(get(props, "defaultTags")), "tags"))
+    check_cost_keys(args, report_violation, "tag", config["requiredTags"], own, defaults, fix=fix)
 
 
 POLICY = ResourceValidationPolicy(

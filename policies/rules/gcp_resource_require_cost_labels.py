@@ -2,28 +2,16 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity
 
-from policies._match import get, string_map
-from policies._settings import schema, settings
+from policies._cost_keys import check_cost_keys, cost_key_schema, provider_defaults
+from policies._match import get
+from policies._settings import settings
 from tritonfleet.clouds.gcp.resources import GCS_BUCKET, GKE_CLUSTER, GKE_NODE_POOL
 from tritonfleet.clouds.gcp.resources import PROVIDER as GCP_PROVIDER
 
 # Where each type keeps its billing labels (a node pool's nodeConfig.labels are Kubernetes node labels, not these).
 LABELS_AT = {GKE_CLUSTER: "resourceLabels", GKE_NODE_POOL: "nodeConfig.resourceLabels", GCS_BUCKET: "labels"}
 
-SCHEMA = schema(
-    requiredLabels={
-        "type": "array",
-        "items": {"type": "string"},
-        "default": ["team", "cost-center"],
-        "description": "label keys every covered resource carries",
-    },
-    resourceTypes={
-        "type": "array",
-        "items": {"type": "string", "enum": sorted(LABELS_AT)},
-        "default": sorted(LABELS_AT),
-        "description": "GCP resource type tokens that must carry the labels",
-    },
-)
+SCHEMA = cost_key_schema("label", "GCP", sorted(LABELS_AT), closed=True)
 
 
 def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -31,16 +19,11 @@ def validate(args: ResourceValidationArgs, report_violation: ReportViolation) ->
     if args.resource_type not in config["resourceTypes"]:
         return
     field = LABELS_AT[args.resource_type]
-    labels = string_map(get(args.props, field))
-    if args.provider is not None and args.provider.resource_type == GCP_PROVIDER:
-        labels = string_map(get(args.provider.props, "defaultLabels")) | labels
-    missing = [key for key in config["requiredLabels"] if not labels.get(key)]
-    if missing:
-        report_violation(
-            f"'{args.name}' ({args.resource_type}) lacks cost-allocation label(s) {', '.join(missing)} in {field} "
-            f"(has: {', '.join(sorted(labels)) or 'none'}). Set them in tritonfleet:tags and pass them as {field}.",
-            None,
-        )
+    defaults = provider_defaults(args, GCP_PROVIDER, lambda props: get(props, "defaultLabels"))
+    check_cost_keys(
+        args, report_violation, "label", config["requiredLabels"], get(args.props, field), defaults,
+        where=f" in {field}", fix=f" and pass them as {field}.",
+    )  # fmt: skip
 
 
 POLICY = ResourceValidationPolicy(

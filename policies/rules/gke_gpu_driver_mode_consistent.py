@@ -1,6 +1,6 @@
 """On GKE, the node pool's driver setting, node image, device-plugin label and GPU Operator values agree.
 
-The documented combinations (components/gcp/drivers.py cites them):
+The documented combinations (tritonfleet/clouds/gcp/drivers.py cites them):
   GKE-managed: gpuDriverVersion LATEST (COS only) or DEFAULT, no device-plugin label, and no GPU Operator driver or
                device plugin (GKE installs the driver and runs the plugin);
   operator on COS: gpuDriverVersion INSTALLATION_DISABLED, label gke-no-default-nvidia-gpu-device-plugin=true, Google's

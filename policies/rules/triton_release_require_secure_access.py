@@ -6,8 +6,9 @@ Read from the release's chart values (docs/access.md): `restrictedApis.groups` (
 controllers act on, never from the mere presence of annotations: a LoadBalancer Service is internal only with the AWS
 Load Balancer Controller's `aws-load-balancer-type: external` and `aws-load-balancer-scheme: internal`, or GKE's
 `networking.gke.io/load-balancer-type: Internal`; an Ingress only with the ALB scheme `internal` or GKE's class
-`gce-internal`; `internet-facing` is public; a NodePort Service opens a port on every node and counts as public; and
-`ingress.enabled` counts as Helm's `if` reads it (the text "true" is enabled). Mandatory in prod; the dev and staging
+`gce-internal`; a Gateway (`gateway`: TLS from `tlsSecretName` or `tlsOptions`) only with GKE's class `gke-l7-rilb`;
+`internet-facing` is public; a NodePort Service opens a port on every node and counts as public; and `ingress.enabled`
+and `gateway.enabled` count as Helm's `if` reads them (the text "true" is enabled). Mandatory in prod; the dev and staging
 configs make it advisory.
 """
 
@@ -25,6 +26,7 @@ from tritonfleet.clouds.aws.facts import (
 )
 from tritonfleet.clouds.gcp.facts import (
     GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_GATEWAY_CLASS,
     GKE_INTERNAL_INGRESS_CLASS,
     GKE_INTERNAL_LB_TYPE,
     GKE_LB_TYPE_ANNOTATION,
@@ -84,9 +86,13 @@ def _every_address(values, path: str) -> list[str]:
 
 def exposures(values) -> list[tuple[bool, str, list[str]]]:
     """How the release is reachable from outside the cluster: (internal, what, client sources open to every address)
-    for its Ingress and its Service."""
+    for its Ingress, its Gateway and its Service."""
     found = []
     open_policy = _every_address(values, "networkPolicy.clientCidrs")
+    if _helm_true(get(values, "gateway.enabled")):
+        hostname = get(values, "gateway.hostname", "") or "(no hostname)"
+        internal = get(values, "gateway.className") == GKE_INTERNAL_GATEWAY_CLASS
+        found.append((internal, f"a Gateway for {hostname}", open_policy))
     if _helm_true(get(values, "ingress.enabled")):
         annotations = _annotations(values, "ingress.annotations")
         inbound = annotations.get(ALB_INBOUND_CIDRS_ANNOTATION)
@@ -113,7 +119,10 @@ def _restricted_apis(values) -> set[str]:
     return {str(api) for group in items(get(values, "restrictedApis.groups")) for api in items(get(group, "apis"))}
 
 
-def _has_tls(values) -> bool:
+def _has_tls(values, what: str) -> bool:
+    if what.startswith("a Gateway"):
+        options = get(values, "gateway.tlsOptions", {})
+        return bool(get(values, "gateway.tlsSecretName", "")) or (is_mapping(options) and any(options.values()))
     if not _helm_true(get(values, "ingress.enabled")):
         return False  # a bare LoadBalancer or NodePort Service forwards TCP: nothing terminates TLS for Triton
     if get(values, "ingress.tlsSecretName", ""):
@@ -135,7 +144,7 @@ def violations(values, open_internal_acknowledged: bool = False) -> list[str]:
     unauthenticated = [api for api in INFERENCE_APIS if api not in restricted]
     for internal, what, open_sources in exposures(values):
         if not internal:
-            if not _has_tls(values):
+            if not _has_tls(values, what):
                 found.append(
                     f"it is public through {what} without TLS. Use access.exposure public with access.tls "
                     "(an ACM certificate ARN on AWS; a pre-shared certificate, a Secret or a cert-manager issuer on GCP)."

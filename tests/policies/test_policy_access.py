@@ -80,7 +80,7 @@ def test_mandatory_in_prod_advisory_elsewhere(stack, blocking):
             "alb.ingress.kubernetes.io/scheme",
             "internet-facing",
         ),
-        ("gcp", {"tls": {"secretName": "llm-tls"}}, "kubernetes.io/ingress.class", "gce"),
+        ("gcp", {"tls": {"secretName": "llm-tls"}, "loadBalancerGrpc": False}, "kubernetes.io/ingress.class", "gce"),
     ],
 )
 def test_an_internal_ingress_needs_no_inference_key_but_the_same_ingress_made_public_does(cloud, access, annotation, public_value):
@@ -90,6 +90,17 @@ def test_an_internal_ingress_needs_no_inference_key_but_the_same_ingress_made_pu
     values["ingress"]["annotations"][annotation] = public_value
     (found,) = rule.violations(values)
     assert "public through an Ingress for llm.internal.example.com" in found and "without authentication" in found
+
+
+def test_an_internal_gke_gateway_needs_no_inference_key_but_an_external_one_does_and_tls():
+    internal = {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.internal.example.com"}
+    values = chart_values("gcp", {**internal, "tls": {"preSharedCert": "llm-regional"}})
+    assert values["gateway"]["enabled"] and rule.violations(values) == []
+    values["gateway"]["className"] = "gke-l7-global-external-managed"
+    (found,) = rule.violations(values)
+    assert "public through a Gateway for llm.internal.example.com" in found and "without authentication" in found
+    values["gateway"]["tlsOptions"] = {}
+    assert any("a Gateway for llm.internal.example.com without TLS" in m for m in rule.violations(values))
 
 
 INTERNAL_NLB = chart_values("aws", {"exposure": "internal", "clientCidrs": ["10.0.0.0/8"]})

@@ -283,6 +283,22 @@ def test_node_classes_carry_the_cost_tags():
     assert "lacks cost-allocation tag(s) cost-center" in message and "EC2NodeClass's spec.tags" in message
 
 
+def test_gke_labels_count_the_provider_defaults_and_an_empty_value_is_missing():
+    from pulumi_policy import PolicyProviderResource
+
+    from policies.rules import gcp_resource_require_cost_labels
+
+    kind = "gcp:container/nodePool:NodePool"
+    provider = PolicyProviderResource("pulumi:providers:gcp", {"defaultLabels": '{"team": "ml"}'}, "urn:p", "gcp")
+    own = {"nodeConfig": {"resourceLabels": {"cost-center": "42"}}}
+    assert run_resource(gcp_resource_require_cost_labels.POLICY, kind, own, provider=provider) == []
+    [message] = run_resource(gcp_resource_require_cost_labels.POLICY, kind, {"nodeConfig": {"resourceLabels": {"team": ""}}})
+    assert message == (
+        "'r' (gcp:container/nodePool:NodePool) lacks cost-allocation label(s) team, cost-center in "
+        "nodeConfig.resourceLabels (has: team). Set them in tritonfleet:tags and pass them as nodeConfig.resourceLabels."
+    )
+
+
 def test_a_kept_gke_default_pool_is_a_node_group_like_any_other():
     """A cluster that keeps its default node pool runs its nodeConfig: accelerated, it is a GPU pool; removed, none."""
     cluster = {

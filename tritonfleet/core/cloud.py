@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
+    from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine, Watched
     from tritonfleet.core.preflight import PreflightReport
 
@@ -144,6 +146,25 @@ class Cloud(ABC):
         words with its fix; None where it is on or the resource has none."""
 
     # ---- end of planned resources ----
+    # --- cloud-pure (issue #35 point 1): how Triton is exposed (asked by the Kubernetes layer's access matrix) and the
+    # model bucket's store (core/object_store.py opens it by URI scheme) ---
+    @abstractmethod
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        """How Triton is exposed on the cloud (core/exposure.py), its object store at the offline plan's addresses,
+        for load balancers in `load_balancer_cidrs` (None: those of a stack on the network tritonfleet creates)."""
+
+    @abstractmethod
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        """Where a stack's load balancers live on the network tritonfleet creates, where they have subnets of their
+        own that Triton's pods may reach (AWS: STS's interface endpoint answers there); empty where they have none."""
+
+    @abstractmethod
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        """Where Triton's pods reach the model bucket, as the offline plan answers."""
+
+    @abstractmethod
+    def object_store(self, uri: RepositoryUri) -> Store:
+        """The store behind a model repository URI of this cloud's scheme (`uri_scheme`), its SDK imported now."""
 
 
 def cloud_names() -> tuple[str, ...]:

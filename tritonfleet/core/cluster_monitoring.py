@@ -24,6 +24,19 @@ class ScrapeFact:
     as_of: str
 
 
+# The control-plane components (chart key, process) a managed control plane keeps out of the nodes' reach.
+CONTROL_PLANE_COMPONENTS = (
+    ("kubeControllerManager", "kube-controller-manager"),
+    ("kubeScheduler", "kube-scheduler"),
+    ("kubeEtcd", "etcd"),
+)
+
+
+def managed_control_plane(why: str, source: str, as_of: str) -> tuple[ScrapeFact, ...]:
+    """The hidden fact for each control-plane component, `why` naming it at `{what}`."""
+    return tuple(ScrapeFact(key, why.format(what=what), source, as_of) for key, what in CONTROL_PLANE_COMPONENTS)
+
+
 @dataclass(frozen=True)
 class ClusterMonitoringFacts:
     # Components the managed cluster hides or serves on localhost only: their scraping and rules are switched off.

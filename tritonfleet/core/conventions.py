@@ -132,8 +132,14 @@ PROMETHEUS_ADAPTER_RELEASE = "prometheus-adapter"
 # kube-prometheus-stack's operator webhook on 10250 (its values.yaml: prometheusOperator.tls.internalPort).
 CONTROL_PLANE_CALLED_PORTS = {"prometheus-adapter": 6443, "prometheus-operator-webhook": 10250}
 GPU_OPERATOR_RELEASE = "gpu-operator"
+# KEDA and its HTTP add-on (docs/serving.md "Idle capacity to zero"): the add-on chart names its Services
+# <chart name>-<service> whatever the release is called (kedacore/charts http-add-on/templates, 0.15.0).
+KEDA_NAMESPACE = "keda"
+KEDA_RELEASE = "keda"
+KEDA_HTTP_ADD_ON_RELEASE = "keda-add-ons-http"
+KEDA_HTTP_SCALER_ADDRESS = f"keda-add-ons-http-external-scaler.{KEDA_NAMESPACE}:9090"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
-# Where the AWS stack's capacity placeholders run (components/aws/node_pools.py PLACEHOLDER_NAMESPACE).
+# Where the AWS stack's capacity placeholders run (tritonfleet/clouds/aws/node_pools.py PLACEHOLDER_NAMESPACE).
 CAPACITY_NAMESPACE = "tritonfleet-capacity"
 # Namespaces a Triton deployment may not take: Kubernetes reserves the kube- prefix for its system namespaces
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/, read 2026-12-05); the CIS Kubernetes

@@ -1,6 +1,6 @@
 """What the Kubernetes layer must know about a cloud's load balancers, in Kubernetes terms only.
 
-Each cloud adapter fills one `ExposureFacts` (components/aws/exposure.py, components/gcp/exposure.py); the Kubernetes
+Each cloud adapter fills one `ExposureFacts` (tritonfleet/clouds/aws/exposure.py, tritonfleet/clouds/gcp/exposure.py); the Kubernetes
 layer turns a deployment's `access` config and these facts into chart values without ever naming a cloud.
 """
 
@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tritonfleet.core.config import Access
 
 # Triton's API groups that control the server rather than serve it (names as --http-restricted-api accepts them):
 # tritonfleet puts them behind the admin key, and the policy pack checks they stay there.
@@ -73,6 +77,15 @@ class ExposureFacts:
     grpc_ingress_annotations: dict[str, str] = field(default_factory=dict)
     # Service port appProtocol of Triton's gRPC port (tells a controller to speak HTTP/2 to the pod).
     grpc_app_protocol: str = "grpc"
+    # Per Application mode whose Ingress cannot carry Triton's cleartext gRPC (GKE): the Gateway API GatewayClass of
+    # the same kind of load balancer. Unless access.loadBalancerGrpc is false, that mode gets a Gateway and an HTTPRoute
+    # (REST to 8000, gRPC to 8001 over cleartext HTTP/2, `grpc_app_protocol`) instead of the Ingress.
+    gateway_classes: dict[str, str] = field(default_factory=dict)
+    # TLS sources (config names) the Gateway's listener takes as a TLS option, and that option's key.
+    gateway_tls_options: dict[str, str] = field(default_factory=dict)
+    # The controller's health-check policy for the Gateway's backends (apiVersion, kind, and the policy's `default`);
+    # the chart points it at Triton's Service. Empty: the controller's default health check.
+    gateway_health_check: dict[str, Any] = field(default_factory=dict)
     # TLS sources (config names, camelCase) that the controller takes as an Ingress annotation, and that annotation.
     certificate_annotations: dict[str, str] = field(default_factory=dict)
     # Where the load balancer's data path and health checks come from as seen by the pod (NetworkPolicy ipBlocks), per
@@ -92,6 +105,18 @@ class ExposureFacts:
     # Per mode whose load balancer splits a canary's traffic by weight: the Argo Rollouts traffic router that drives
     # it (the cloud's ROLLOUT_TRAFFIC_ROUTERS fact); other modes run a replica-ratio canary.
     rollout_traffic_routers: dict[str, str] = field(default_factory=dict)
+
+
+def grpc_through_load_balancer(access: Access) -> bool:
+    """Whether the deployment's load balancer, if any, carries gRPC: every one does unless an Application load balancer
+    is set to REST only (loadBalancerGrpc false). Its sources then reach the HTTP port alone."""
+    return not (access.mode in (PUBLIC, INTERNAL_APPLICATION) and access.load_balancer_grpc is False)
+
+
+def uses_gateway(access: Access, facts: ExposureFacts) -> bool:
+    """Whether this deployment's Application load balancer comes from a Gateway API Gateway rather than an Ingress:
+    where the cloud's Ingress cannot carry Triton's cleartext gRPC and the deployment routes gRPC through it."""
+    return access.mode in facts.gateway_classes and grpc_through_load_balancer(access)
 
 
 ANYWHERE = "0.0.0.0/0"

@@ -7,7 +7,7 @@ layer removes before the values reach the chart:
            dcgm-exporter alone on the nodes carrying <label key> (the cloud's driver under <host path>), the way the
            cloud documents it, so DCGM metrics still reach Prometheus
 The EKS profiles are AWS facts (tritonfleet/clouds/aws/facts.py GPU_OPERATOR_PROFILES); GKE's depend on the stack's
-driver mode and Kubernetes version and are built by components/gcp/drivers.py.
+driver mode and Kubernetes version and are built by tritonfleet/clouds/gcp/drivers.py.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ KUBERNETES_VERSION = "1.35"
 
 TRITON_IMAGE_REPOSITORY = "nvcr.io/nvidia/tritonserver"
 TRITON_IMAGE_TAG = "26.07-py3"  # Triton 2.71.0
+# The registry and the path below it, for the cloud mirrors (docs/serving.md "Images"), which keep the path.
+TRITON_IMAGE_REGISTRY, TRITON_IMAGE_PATH = TRITON_IMAGE_REPOSITORY.split("/", 1)
 # The LLM images of the same NGC release, one per backend (tritonDeployments[].llm.backend): Triton with the
 # TensorRT-LLM backend, and with the vLLM backend, each with the Python backend
 # (https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tritonserver, tags <YY.MM>-trtllm-python-py3 and
@@ -22,7 +24,7 @@ TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.0
 # trtllm-python-py3 at "~18.5GB"). VERIFY the pinned tags' sizes on NGC; vllm has no published figure here (unknown).
 TRITON_IMAGE_GB = {"py3": 15.5, "trtllm-python-py3": 18.5}
 
-# The pause image of the warm-capacity placeholder pods (components/aws/node_pools.py): the one Kubernetes 1.33's
+# The pause image of the warm-capacity placeholder pods (tritonfleet/clouds/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 
@@ -60,6 +62,15 @@ AWS_LOAD_BALANCER_CONTROLLER_CHART = {
     "version": "3.5.0",  # appVersion v3.5.0 (kubernetes-sigs/aws-load-balancer-controller tag v3.5.0, 2026-08-03)
     "repo": "https://aws.github.io/eks-charts",
 }
+
+# KEDA scales a dev deployment to zero when idle and back on its first request (docs/serving.md "Idle capacity to
+# zero"). Chart keda 2.20.2 installs KEDA v2.20.2 (github.com/kedacore/keda tag v2.20.2, commit 68a5b5028f35,
+# 2026-07-31; kedacore/charts keda/Chart.yaml, read 2026-12-05); its ScaledObject CRD is vendored in tests/upstream.
+KEDA_CHART = {"chart": "keda", "version": "2.20.2", "repo": "https://kedacore.github.io/charts"}
+# The HTTP add-on: its interceptor holds a request while the deployment scales from zero and pushes the pending count
+# to KEDA. Chart keda-add-ons-http 0.15.0 = add-on v0.15.0 (github.com/kedacore/http-add-on tag v0.15.0, commit
+# 4ea8a863bd7c, 2026-06-15, read 2026-12-05; beta); its InterceptorRoute CRD is vendored in tests/upstream.
+KEDA_HTTP_ADD_ON_CHART = {"chart": "keda-add-ons-http", "version": "0.15.0", "repo": "https://kedacore.github.io/charts"}
 
 # EKS AMI release versions for managed node groups, per node image and Kubernetes minor version. Pinning one means
 # an unrelated `pulumi up` never rolls the nodes; bump it on purpose (it replaces nodes one batch at a time).
@@ -112,7 +123,13 @@ KARPENTER_CRD_CHART = {
 # that is (`aws eks describe-addon-versions`), and README's VERIFY list names it; pin it here once confirmed.
 # tests/test_eks_addon_pins.py checks that every Kubernetes version EKS supports has an entry for every add-on.
 EKS_ADDON_SOURCES: dict[str, str] = {
-    "vpc-cni": "not published for 1.32+ in a copy we could read (VERIFY: describe-addon-versions)",
+    # The newest copies of AWS's "Amazon VPC CNI versions" table found on 2026-12-05 stop at 1.33, all at
+    # v1.20.1-eksbuild.3 (https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/pod-networking.html; the archived
+    # github.com/awsdocs/amazon-eks-user-guide latest/ug/networking/managing-vpc-cni.adoc @057948d9), a mid-2025 state.
+    # Pinned, they would ask EKS to move an existing cluster's newer default back to that build: left to EKS until a
+    # current table or describe-addon-versions is read (preflight prints EKS's default).
+    "vpc-cni": "no current table for 1.32+ (newest copy: 1.27-1.33 at v1.20.1-eksbuild.3, mid-2025; "
+    "VERIFY: describe-addon-versions)",
     "kube-proxy": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-kube-proxy.md "
     "(table 'kube-proxy versions', AWS's Japanese edition of the user guide), read 2026-12-05",
     "coredns": "https://docs.aws.amazon.com/ja_jp/eks/latest/userguide/managing-coredns.md "

@@ -6,8 +6,14 @@ preflight` (exit 1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tritonfleet.core.config.problems import both_ways, set_command
+
+if TYPE_CHECKING:
+    from tritonfleet.core.config import StackConfig
 
 OK, BLOCKER, WARNING, UNKNOWN = "ok", "blocker", "warning", "unknown"
 
@@ -45,3 +51,17 @@ class PreflightReport:
             "summary": counts,
             "findings": [asdict(f) for f in self.findings],
         }
+
+
+BUCKET_FREE = "free: `pulumi up` creates it"
+
+
+def bucket_name_findings(config: StackConfig, probe: Callable[[str, str], tuple[str, str]]) -> list[Finding]:
+    """A finding for each model bucket's global name: `probe(name, fix)` asks the cloud and returns the status and
+    detail; `fix` is the command that gives the bucket another name (modelBuckets[i].bucketName)."""
+    findings = []
+    for i, bucket in enumerate(config.model_buckets):
+        name = config.physical_bucket_name(bucket)
+        status, detail = probe(name, both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack)))
+        findings.append(Finding("bucket", f"bucket {bucket.name}: {name}", status, detail))
+    return findings

@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 
 from tritonfleet.core import pins
-from tritonfleet.core.config import StackConfig, TritonDeployment
+from tritonfleet.core.catalog import InstanceType
+from tritonfleet.core.config.schema import StackConfig, TritonDeployment
 from tritonfleet.core.scheduling import pool_facts
 
 GIB_IN_GIGABITS = 8 * 2**30 / 1e9
@@ -141,7 +142,11 @@ def llm_weights_gb(deployment: TritonDeployment) -> float | None:
 
 
 def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[Step, ...]:
-    network = config.instance_type(config.pool(deployment.pool)).network
+    return _steps(deployment, config.instance_type(config.pool(deployment.pool)))
+
+
+def _steps(deployment: TritonDeployment, instance_type: InstanceType | None) -> tuple[Step, ...]:
+    network = instance_type.network if instance_type else None
     gbps, source = (network.gbps, network.source) if network else (None, None)
     size, size_source = image_gb(deployment)
     weights = llm_weights_gb(deployment)
@@ -206,6 +211,34 @@ def startup_budget(config: StackConfig, deployment: TritonDeployment) -> Startup
     )
 
 
+@dataclass(frozen=True)
+class FirstRequest:
+    """What the first request after idle waits for when a deployment scaled to zero (docs/serving.md "Idle
+    capacity to zero"): a replica's start, from a new node when the pool may have none left."""
+
+    seconds: int  # the known steps
+    complete: bool  # False: unknown steps come on top of `seconds`
+    new_node: bool  # the pool may be empty (minNodes 0), so the start includes the node's launch
+    steps: str  # the steps counted, for messages
+
+    @property
+    def text(self) -> str:
+        return f"{'' if self.complete else 'at least '}{self.seconds} s"
+
+
+def first_request_wait(deployment: TritonDeployment, instance_type: InstanceType | None, new_node: bool) -> FirstRequest:
+    """The cold start a request meets at zero replicas: every step of the startup budget when it needs a new node
+    (its pool may scale to none: minNodes 0, which KEDA's zero lets the node autoscaler do), else all but the node's
+    launch."""
+    steps = tuple(s for s in _steps(deployment, instance_type) if new_node or s.name != "node")
+    return FirstRequest(
+        seconds=_known(steps),
+        complete=all(s.seconds is not None for s in steps),
+        new_node=new_node,
+        steps=", ".join(f"{s.name} {s.seconds} s" if s.seconds is not None else f"{s.name} ?" for s in steps),
+    )
+
+
 def _fix(at: str, check: Check, deployment: TritonDeployment) -> str:
     if check.against.startswith("startup probe"):
         value = min(7200, math.ceil(check.needs_seconds * 2 / 60) * 60)
@@ -229,6 +262,7 @@ def startup_warnings(config: StackConfig) -> list[str]:
     for i, deployment in enumerate(config.triton_deployments):
         budget = startup_budget(config, deployment)
         at = f"tritonDeployments[{i}]"
+        warnings.extend(_idle_nodes_warning(config, deployment, at))
         weights = llm_weights_gb(deployment)
         if weights is not None and weights * 1e9 > deployment.repository_gi * 2**30:
             needed = math.ceil(weights * 1e9 / 2**30 * 1.1)
@@ -247,6 +281,20 @@ def startup_warnings(config: StackConfig) -> list[str]:
                 f"{budget.totals['both caches']} s). Fix: {_fix(at, check, deployment)}"
             )
     return warnings
+
+
+def _idle_nodes_warning(config: StackConfig, deployment: TritonDeployment, at: str) -> list[str]:
+    """Scale-to-zero stops the replicas; a pool with minNodes > 0 keeps its GPU nodes (and their bill) all the same."""
+    if deployment.scale_to_zero is None:
+        return []
+    index, pool = next((j, p) for j, p in enumerate(config.gpu_pools) if p.name == deployment.pool)
+    if pool.min_nodes == 0:
+        return []
+    return [
+        f"{at}.scaleToZero: idle, {deployment.name} runs no replica, but gpuPools[{index}] ({pool.name}) keeps "
+        f"minNodes {pool.min_nodes} GPU nodes running and billed. Fix: pulumi config set --path "
+        f"'tritonfleet:gpuPools[{index}].minNodes' 0 (the first request then waits for a new node too)"
+    ]
 
 
 def _steps_text(budget: StartupBudget) -> str:
@@ -269,6 +317,12 @@ def budget_lines(row: dict) -> list[str]:
             f"  a spike: HPA asks for {row['max_replicas']} replicas after {row['hpa_seconds_to_max']} s, "
             f"serving after {serving} s{floor}"
         )
+    if "scaleToZero" in row:  # only where the deployment scales to zero (shipped plans keep their rows)
+        idle = row["scaleToZero"]
+        floor_text = "" if idle["complete"] else " (at least)"
+        where = "a new node" if idle["newNode"] else "a running node"
+        lines.append(f"  scale to zero after {idle['idleMinutes']} min idle: the first request then waits")
+        lines.append(f"    {idle['seconds']} s{floor_text}, a replica's start on {where}")
     for check in row["checks"]:
         verdict = "misses" if check["short"] else "meets" if check["complete"] else "may miss (steps unknown)"
         lines.append(f"  {check['against']} {check['limit_seconds']} s: {verdict}")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonfleet.core.model_names import version_number
-from tritonfleet.models.storage import RepositoryUri, Store, StoreError, open_store
+from tritonfleet.core.object_store import RepositoryUri, Store, StoreError, open_store
 
 CONFIG_FILE = "config.pbtxt"
 MANIFEST = ".manifest.json"  # inside a complete entry: what it was verified against

@@ -12,7 +12,7 @@ from pathlib import Path
 from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig, TritonDeployment, load_stack_config
 from tritonfleet.core.config.problems import both_ways, nearest, set_command
-from tritonfleet.models.storage import RepositoryUri, join_prefix
+from tritonfleet.core.object_store import RepositoryUri, join_prefix
 from tritonfleet.plan.project import load_project, stack_config
 
 

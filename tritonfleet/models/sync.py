@@ -28,7 +28,7 @@ from google.protobuf import text_format
 
 from tritonfleet.core.config.problems import printable
 from tritonfleet.core.model_names import version_number
-from tritonfleet.models.storage import (
+from tritonfleet.core.object_store import (
     ConcurrentChange,
     ContentChanged,
     RemoteObject,
@@ -198,12 +198,12 @@ def plan_sync(
             if state == "unchanged":
                 unchanged += 1
                 continue
-            version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
+            version = _version_of(relative)
             if served_before and version in served_before:
                 conflicts.append(f"{relative}: {state} in version {version}, which the bucket serves")
             uploads.append(Upload(relative, size, digest, state, path=path, expect=_token(remote_object)))
         for relative in sorted(set(model_remote) - local_rels - {config_rel}):
-            version = version_number(relative.split("/")[1]) if relative.count("/") > 1 else None
+            version = _version_of(relative)
             shown = printable(relative)  # a key someone else may have written
             if served_before and version in served_before:
                 if version in model.versions:
@@ -218,25 +218,21 @@ def plan_sync(
         uploads.sort(key=lambda u: _publish_order(model, u.relative))
         if pins and pin_config and model.name in pins:
             relative = f"{model.name}/configs/{pin_config}.pbtxt"
-            data = pinned_config(model, pins[model.name])
-            digest = hashlib.sha256(data).hexdigest()
-            state = _state(store, uri.key(relative), model_remote.get(relative), len(data), digest)
-            if state == "unchanged":
+            pinned = _generated_upload(store, relative, pinned_config(model, pins[model.name]), model_remote)
+            if pinned is None:
                 unchanged += 1
             else:
-                uploads.append(Upload(relative, len(data), digest, state, data=data, expect=_token(model_remote.get(relative))))
+                uploads.append(pinned)
         held = sorted(remote_versions | {v for u in uploads if (v := _version_of(u.relative)) is not None})
         tokens = {relative: remote_object.token for relative, remote_object in model_remote.items()}
         if not live and served_before is not None:
             plans.append(ModelPlan(model.name, uploads, unchanged, served_before, served_before, tokens, held))
             continue
-        config = published_config(model)
-        digest = hashlib.sha256(config).hexdigest()
-        state = _state(store, uri.key(config_rel), model_remote.get(config_rel), len(config), digest)
-        if state == "unchanged":
+        config = _generated_upload(store, config_rel, published_config(model), model_remote)
+        if config is None:
             unchanged += 1
         else:
-            uploads.append(Upload(config_rel, len(config), digest, state, data=config, expect=_token(model_remote.get(config_rel))))
+            uploads.append(config)
         plans.append(ModelPlan(model.name, uploads, unchanged, served_before, model.served_versions, tokens, held))
 
     if conflicts:
@@ -253,6 +249,15 @@ def _version_of(relative: str) -> int | None:
     """The version folder of a repository path ('add/3/model.py' -> 3), None for a model-root file."""
     parts = relative.split("/")
     return version_number(parts[1]) if len(parts) > 2 else None
+
+
+def _generated_upload(store: Store, relative: str, data: bytes, remote: dict[str, RemoteObject]) -> Upload | None:
+    """The upload of a file sync writes itself (a config.pbtxt), or None when the bucket holds these bytes already."""
+    digest = hashlib.sha256(data).hexdigest()
+    state = _state(store, store.uri.key(relative), remote.get(relative), len(data), digest)
+    if state == "unchanged":
+        return None
+    return Upload(relative, len(data), digest, state, data=data, expect=_token(remote.get(relative)))
 
 
 def _token(remote: RemoteObject | None) -> str | None:

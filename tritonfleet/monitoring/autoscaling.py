@@ -28,6 +28,13 @@ HEADROOM_LOW_FOR = "10m"
 AT_MAXIMUM_FOR = "15m"
 
 
+def hpa_target(capacity: float, target_utilization: float) -> float:
+    """The load the HPA holds each replica at: its capacity (inferences/s, or an LLM's sequences) times
+    targetUtilization, so the HPA's `desired = ceil(load / target)` is offered load ÷ usable capacity per replica.
+    The HPA's own target (components/k8s/autoscaling.py) and these rules' wanted replicas both read it."""
+    return capacity * target_utilization
+
+
 def _pods_of(deployment: TritonDeployment) -> str:
     """The label matchers of a Deployment's pods (<release>-<replicaset hash>-<suffix>), narrowed to the models the
     HPA counts."""
@@ -54,7 +61,7 @@ def autoscaling_rules(config: StackConfig) -> list[dict[str, Any]]:
         if capacity is None:
             continue
         name = triton_release_name(d.name)
-        target = capacity * d.target_utilization
+        target = hpa_target(capacity, d.target_utilization)
         selector = f'namespace="{d.namespace}",deployment="{name}"'
         # One set per deployment under the same names: each rule's `deployment` label tells them apart (promtool
         # flags same-named rules without one).

@@ -92,6 +92,18 @@ class PackProcess:
         self.close()
 
 
+def _described(resource: PlanResource, by_urn: dict[str, PlanResource]) -> dict[str, Any]:
+    """What an AnalyzeRequest and an AnalyzerResource both say of a resource."""
+    return {
+        "type": resource.type,
+        "properties": _struct(resource.props),
+        "urn": resource.urn,
+        "name": resource.name,
+        "options": _options(resource),
+        "provider": _provider(resource, by_urn),
+    }
+
+
 def _options(resource: PlanResource) -> analyzer_pb2.AnalyzerResourceOptions:
     return analyzer_pb2.AnalyzerResourceOptions(
         protect=resource.protect,
@@ -155,28 +167,11 @@ def analyze(
     pack.stub.Configure(request, timeout=CALL_TIMEOUT_S)
     verdicts: list[Verdict] = []
     for resource in resources:
-        analyze_request = analyzer_pb2.AnalyzeRequest(
-            type=resource.type,
-            properties=_struct(resource.props),
-            urn=resource.urn,
-            name=resource.name,
-            options=_options(resource),
-            provider=_provider(resource, by_urn),
-        )
-        response = pack.stub.Analyze(analyze_request, timeout=CALL_TIMEOUT_S)
+        response = pack.stub.Analyze(analyzer_pb2.AnalyzeRequest(**_described(resource, by_urn)), timeout=CALL_TIMEOUT_S)
         verdicts.extend(_verdict(d, resource.urn) for d in response.diagnostics)
     stack = analyzer_pb2.AnalyzeStackRequest(
         resources=[
-            analyzer_pb2.AnalyzerResource(
-                type=r.type,
-                properties=_struct(r.props),
-                urn=r.urn,
-                name=r.name,
-                options=_options(r),
-                provider=_provider(r, by_urn),
-                parent=r.parent,
-                dependencies=list(r.dependencies),
-            )
+            analyzer_pb2.AnalyzerResource(**_described(r, by_urn), parent=r.parent, dependencies=list(r.dependencies))
             for r in resources
         ]
     )

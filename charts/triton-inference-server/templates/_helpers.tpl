@@ -45,6 +45,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $_ := set $seen . true -}}
 {{- end -}}
 {{- end -}}
+{{- if and .Values.scaleToZero.enabled .Values.rollout.enabled -}}
+{{- fail "scaleToZero.enabled and rollout.enabled exclude each other: a canary split needs running replicas" -}}
+{{- end -}}
 {{- $ingress := .Values.ingress -}}
 {{- if and $ingress.enabled (not $ingress.hostname) -}}
 {{- fail "ingress.enabled needs ingress.hostname" -}}
@@ -52,4 +55,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and $ingress.enabled (not $ingress.tlsSecretName) (not (and $ingress.certificateAnnotation (hasKey $ingress.annotations $ingress.certificateAnnotation))) -}}
 {{- fail "ingress.enabled needs TLS: ingress.tlsSecretName, or ingress.certificateAnnotation naming an annotation that is set" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The HPA's scaling behaviour: the chart's own HPA and KEDA's (scaledobject.yaml) scale alike. */}}
+{{- define "triton.hpaBehavior" -}}
+scaleUp:
+  # Fast: double or add scaleUp.pods per period, whichever is more, with no stabilisation window.
+  stabilizationWindowSeconds: 0
+  selectPolicy: Max
+  policies:
+    - type: Percent
+      value: {{ $.Values.autoscaling.scaleUp.percent }}
+      periodSeconds: {{ $.Values.autoscaling.scaleUp.periodSeconds }}
+    - type: Pods
+      value: {{ $.Values.autoscaling.scaleUp.pods }}
+      periodSeconds: {{ $.Values.autoscaling.scaleUp.periodSeconds }}
+scaleDown:
+  # Stabilised: the highest recommendation of the window wins, then at most scaleDown.percent per period.
+  stabilizationWindowSeconds: {{ $.Values.autoscaling.scaleDown.stabilizationSeconds }}
+  selectPolicy: Max
+  policies:
+    - type: Percent
+      value: {{ $.Values.autoscaling.scaleDown.percent }}
+      periodSeconds: {{ $.Values.autoscaling.scaleDown.periodSeconds }}
 {{- end -}}

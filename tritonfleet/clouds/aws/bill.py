@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from tritonfleet.clouds.aws import layout
 from tritonfleet.clouds.aws.support import control_plane
 from tritonfleet.clouds.aws.zones import aws_zones
 from tritonfleet.core.bill import BillLine, Nodes, charge, nat_assumption, nat_processing
@@ -19,22 +20,16 @@ CROSS_ZONE_BILLED_SIDES = 2
 RESOURCE_COUNTED_LINES = ("control-plane", "system-nodes", "nat-gateways")
 
 
-def _layout():  # noqa: ANN202 - the adapter's plain layout module (no Pulumi)
-    from components.aws import layout
-
-    return layout
-
-
 def system_disk_gi(config: StackConfig) -> int:
-    return _layout().SYSTEM_DISK_GI
+    return layout.SYSTEM_DISK_GI
 
 
 def system_node_range(config: StackConfig) -> tuple[int, int]:
-    return _layout().system_node_range(config.cluster.system_nodes.count)
+    return layout.system_node_range(config.cluster.system_nodes.count)
 
 
 def system_instance_type(config: StackConfig) -> str:
-    return _layout().system_instance_type(config)
+    return layout.system_instance_type(config)
 
 
 def zone_count(config: StackConfig) -> int:
@@ -47,8 +42,8 @@ def boot_volume_item(config: StackConfig, instance_type: str | None) -> str:
 
 def prometheus_volume_item(config: StackConfig) -> str:
     # The stack's default StorageClass is gp3 (layout.DEFAULT_STORAGE_CLASS); another class is priced unknown.
-    name = config.monitoring.storage_class or _layout().DEFAULT_STORAGE_CLASS
-    return "volume:gp3" if name == _layout().DEFAULT_STORAGE_CLASS else f"volume:storage-class:{name}"
+    name = config.monitoring.storage_class or layout.DEFAULT_STORAGE_CLASS
+    return "volume:gp3" if name == layout.DEFAULT_STORAGE_CLASS else f"volume:storage-class:{name}"
 
 
 def control_plane_line(config: StackConfig, today: date) -> BillLine:
@@ -82,7 +77,7 @@ def nat_lines(config: StackConfig, nodes: Nodes) -> list[BillLine]:
                 (),
             )
         ]
-    gateways = len(_layout().nat_zones(config))
+    gateways = len(layout.nat_zones(config))
     return [
         BillLine("nat-gateways", f"{gateways} NAT gateway(s)", (charge(config, "nat-gateway", Nodes.fixed(gateways * HOURS_PER_MONTH)),)),
         BillLine(

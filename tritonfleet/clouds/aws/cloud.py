@@ -14,6 +14,8 @@ from tritonfleet.core.cloud import Cloud
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
 
@@ -63,6 +65,27 @@ class Aws(Cloud):
 
     def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
         return aws_resources.deletion_protection_off(resource_type, name, props)
+    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS, aws_exposure_facts
+
+        cidrs = self.load_balancer_cidrs() if load_balancer_cidrs is None else load_balancer_cidrs
+        return aws_exposure_facts(cidrs, PLANNED_S3_CIDRS)
+
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        from tritonfleet.clouds.aws.exposure import PLANNED_LOAD_BALANCER_CIDRS
+
+        return PLANNED_LOAD_BALANCER_CIDRS
+
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS
+
+        return PLANNED_S3_CIDRS
+
+    def object_store(self, uri: RepositoryUri) -> Store:
+        from tritonfleet.clouds.aws.storage import S3Store
+
+        return S3Store(uri)
 
 
 CLOUD = Aws(

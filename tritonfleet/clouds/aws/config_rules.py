@@ -55,7 +55,8 @@ NODE_IMAGES = ("al2023", "bottlerocket")
 TLS_SOURCES = ("certificateArn",)
 TLS_EXAMPLES = {"certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/<id>"}
 INGRESS_CLIENT_CIDRS = "the ALB's inbound-cidrs"
-APPLICATION_LB_GRPC_REFUSAL = ""  # the ALB speaks gRPC to the pod over cleartext HTTP/2 (protocol version GRPC)
+# The ALB carries gRPC (backend protocol version GRPC) whatever its certificate.
+APPLICATION_LB_GRPC_TLS_REFUSALS: dict[str, str] = {}
 RESERVATION_EXAMPLE = "cr-0123456789abcdef0"
 # fallbackPool: EKS has no compute classes; a mixed pool (onDemandBase + spotShare) is one node group set
 POOL_FALLBACK = False
@@ -314,7 +315,7 @@ def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:
     array of it (instanceStorePolicy RAID0) for the kubelet, containerd and pods' ephemeral storage. Counted on the
     smallest array the pool's NodePools may launch (the type and its spot-diversity types in `region`), less the kubelet's
     eviction threshold and Triton's image; None for a type without instance store (the root volume then)."""
-    from components.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
+    from tritonfleet.clouds.aws.node_pools import NODE_IMAGES_GI, diversified_types, nvme_room_gi
     from tritonfleet.core.catalog import load_catalog
 
     itype = load_catalog().find("aws", instance_type)

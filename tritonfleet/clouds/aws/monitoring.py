@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tritonfleet.clouds.aws.facts import NODE_CAPACITY_TYPE_LABEL
-from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts, ScrapeFact
+from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts, ScrapeFact, managed_control_plane
 
 _CONTROL_PLANE = (
     "EKS runs the control plane in an AWS-managed account: no {what} endpoint is reachable from the nodes (EKS offers "
@@ -15,9 +15,7 @@ _RAW_METRICS = "https://docs.aws.amazon.com/eks/latest/userguide/view-raw-metric
 def aws_monitoring_facts() -> ClusterMonitoringFacts:
     return ClusterMonitoringFacts(
         hidden=(
-            ScrapeFact("kubeControllerManager", _CONTROL_PLANE.format(what="kube-controller-manager"), _RAW_METRICS, "2026-12-03"),
-            ScrapeFact("kubeScheduler", _CONTROL_PLANE.format(what="kube-scheduler"), _RAW_METRICS, "2026-12-03"),
-            ScrapeFact("kubeEtcd", _CONTROL_PLANE.format(what="etcd"), _RAW_METRICS, "2026-12-03"),
+            *managed_control_plane(_CONTROL_PLANE, _RAW_METRICS, "2026-12-03"),
             ScrapeFact(
                 "kubeProxy",
                 "the EKS kube-proxy add-on binds its metrics to 127.0.0.1:10249 (kube-proxy's default), so Prometheus "

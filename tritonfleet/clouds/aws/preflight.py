@@ -7,9 +7,8 @@ for their instance type and zone, in their window.
 Uses boto3 with the standard credential chain and endpoint settings (AWS_ENDPOINT_URL points it at a local
 emulator). No Pulumi here. A check the API cannot answer is reported as unknown with the reason, never as passed.
 
-It checks the capacity the AWS adapter would ask for: the Karpenter NodePools' instance types come from the adapter's
-pure decisions (components/aws/node_pools.py: burst_instance_types; layout.py: system_instance_type), imported at call
-time so this package never loads components at module load.
+It checks the capacity the AWS adapter would ask for: the Karpenter NodePools' instance types come from the same
+pure decisions the adapter uses (node_pools.py: burst_instance_types; layout.py: system_instance_type).
 """
 
 from __future__ import annotations
@@ -33,6 +32,8 @@ from tritonfleet.clouds.aws.facts import (
     VcpuQuota,
     vcpu_quota,
 )
+from tritonfleet.clouds.aws.layout import ami_release_version, system_instance_type
+from tritonfleet.clouds.aws.node_pools import burst_instance_types
 from tritonfleet.clouds.aws.zones import aws_zones, pool_zones
 from tritonfleet.core.capacity import capacity_tiers
 from tritonfleet.core.catalog import load_catalog
@@ -40,7 +41,7 @@ from tritonfleet.core.config import StackConfig
 from tritonfleet.core.config.problems import both_ways, set_command
 from tritonfleet.core.exposure import PRIVATE_NETWORK, uncovered
 from tritonfleet.core.pins import EKS_ADDON_VERSIONS, eks_addon_version
-from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
+from tritonfleet.core.preflight import BLOCKER, BUCKET_FREE, OK, UNKNOWN, WARNING, Finding, PreflightReport, bucket_name_findings
 
 
 def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]:
@@ -53,9 +54,6 @@ def required_vcpus(config: StackConfig) -> dict[VcpuQuota | str, dict[str, int]]
     Reserved tiers (capacity blocks, ODCRs) draw on their reservation and are not counted against these quotas. A type
     whose family has no row in the table is keyed "<type> <market>" (its quota is unknown).
     """
-    from components.aws.node_pools import burst_instance_types
-    from tritonfleet.core.catalog import load_catalog
-
     catalog = load_catalog()
     needed: dict[VcpuQuota | str, dict[str, int]] = defaultdict(dict)
     for pool in config.enabled_pools:
@@ -106,9 +104,6 @@ def offered_zones(ec2, instance_types: list[str]) -> dict[str, set[str]]:
 def check_offerings(ec2, config: StackConfig) -> list[Finding]:
     """Every type in every zone its NodePools span. The pool's own type (and the system type) missing in a zone
     is a blocker: its nodes could not launch there. A spot-diversity type missing is a warning."""
-    from components.aws.layout import system_instance_type
-    from components.aws.node_pools import burst_instance_types
-
     wanted: list[tuple[str, str, list[str], bool]] = [
         ("system nodes", system_instance_type(config), aws_zones(config.region, config.cluster), True)
     ]
@@ -219,9 +214,6 @@ def check_quotas(quotas, config: StackConfig, used: dict[VcpuQuota, int] | None 
 def check_spot_prices(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:
     """Current spot prices per type and zone for the spot NodePools, next to the catalog's price in the stack's region
     ("unknown" where the catalog has none there: never another region's figure). Information only."""
-    from components.aws.node_pools import burst_instance_types
-    from tritonfleet.core.catalog import load_catalog
-
     catalog = load_catalog()
     findings = []
     for pool in config.enabled_pools:
@@ -293,8 +285,6 @@ def check_s3_endpoint(ec2, config: StackConfig) -> list[Finding]:
 
 def ami_parameters(config: StackConfig) -> tuple[str, str]:
     """The SSM parameter of the stack's pinned GPU AMI release, and the one naming the recommended release."""
-    from components.aws.layout import ami_release_version
-
     k8s, release = config.cluster.kubernetes_version, ami_release_version(config)
     if config.cluster.eks_gpu_node_image == "al2023":
         return (
@@ -310,8 +300,6 @@ def ami_parameters(config: StackConfig) -> tuple[str, str]:
 def check_ami_release(ssm, config: StackConfig) -> list[Finding]:
     """The pinned AMI release is published in the region: the system node group and every EC2NodeClass alias name it,
     and neither launches a node when it is not."""
-    from components.aws.layout import ami_release_version
-
     release = ami_release_version(config)
     parameter, recommended = ami_parameters(config)
     subject = f"{config.cluster.eks_gpu_node_image} {release}"
@@ -366,33 +354,27 @@ def check_addon_versions(eks, config: StackConfig) -> list[Finding]:
 def check_bucket_names(s3, config: StackConfig) -> list[Finding]:
     """Each model bucket's name is free or already ours: S3 names are global, and a name another account holds
     fails the first `up` (BucketAlreadyExists) after the cluster exists."""
-    findings = []
-    for i, bucket in enumerate(config.model_buckets):
-        name = config.physical_bucket_name(bucket)
-        subject = f"bucket {bucket.name}: {name}"
-        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
+
+    def probe(name: str, fix: str) -> tuple[str, str]:
         try:
             s3.head_bucket(Bucket=name)
         except ClientError as error:
             code = str(error.response.get("Error", {}).get("Code", ""))
             if code in HEAD_BUCKET_FREE:
-                findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
-            elif code in HEAD_BUCKET_FOREIGN:
-                findings.append(Finding("bucket", subject, BLOCKER, f"taken by another account; name yours: {fix}"))
-            elif code in HEAD_BUCKET_ELSEWHERE:
-                findings.append(Finding("bucket", subject, BLOCKER, f"exists in another region; name yours: {fix}"))
-            else:
-                findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
-            continue
+                return OK, BUCKET_FREE
+            if code in HEAD_BUCKET_FOREIGN:
+                return BLOCKER, f"taken by another account; name yours: {fix}"
+            if code in HEAD_BUCKET_ELSEWHERE:
+                return BLOCKER, f"exists in another region; name yours: {fix}"
+            return UNKNOWN, f"unknown (not checked: {_error_text(error)})"
         except BotoCoreError as error:
-            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_error_text(error)})"))
-            continue
-        detail = (
+            return UNKNOWN, f"unknown (not checked: {_error_text(error)})"
+        return WARNING, (
             "exists and you can read it: right if this stack created it; otherwise `pulumi up` fails with "
             f"BucketAlreadyOwnedByYou (pulumi import it, or {fix})"
         )
-        findings.append(Finding("bucket", subject, WARNING, detail))
-    return findings
+
+    return bucket_name_findings(config, probe)
 
 
 def check_capacity_reservations(ec2, config: StackConfig, now: dt.datetime | None = None) -> list[Finding]:

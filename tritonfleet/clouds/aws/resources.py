@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any
 
 from tritonfleet.clouds.aws.accelerators import accelerator
+from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS
 from tritonfleet.clouds.aws.facts import (
     EKS_CAPACITY_TYPE,
     EKS_TAINT_EFFECT,
@@ -79,7 +80,7 @@ OFFLINE_CALLS: dict[str, dict[str, Any]] = {
     # The region's S3 managed prefix list (components/aws/cloud.py s3_cidrs): a stand-in of one range, 52.216.0.0/15,
     # which us-east-1's list holds; a real preview reads the region's own list.
     "aws:ec2/getPrefixList:getPrefixList": {
-        "cidrBlocks": ["52.216.0.0/15"],
+        "cidrBlocks": list(PLANNED_S3_CIDRS),
         "id": "pl-0offline0s3",
         "name": "com.amazonaws.us-east-1.s3",
         "filters": [],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from tritonfleet.clouds.gcp import node_pools
 from tritonfleet.clouds.gcp.facts import GKE_DEFAULT_REGION_ZONES
 from tritonfleet.core.bill import BillLine, Nodes, charge, nat_assumption, nat_processing
 from tritonfleet.core.config import StackConfig
@@ -22,24 +23,18 @@ RESOURCE_COUNTED_LINES = ("control-plane", "system-nodes")
 DEFAULT_STORAGE_CLASS_DISK = "pd-balanced"
 
 
-def _node_pools():  # noqa: ANN202 - the adapter's plain node pool module (no Pulumi)
-    from components.gcp import node_pools
-
-    return node_pools
-
-
 def system_disk_gi(config: StackConfig) -> int:
-    return _node_pools().SYSTEM_DISK_GB
+    return node_pools.SYSTEM_DISK_GB
 
 
 def system_node_range(config: StackConfig) -> tuple[int, int]:
     """The system pool's total bounds hold the planned count (components/gcp/cluster.py)."""
-    total = _node_pools().system_pool_layout(config).total
+    total = node_pools.system_pool_layout(config).total
     return total, total
 
 
 def system_instance_type(config: StackConfig) -> str:
-    return config.cluster.system_nodes.instance_type or _node_pools().SYSTEM_MACHINE_TYPE
+    return config.cluster.system_nodes.instance_type or node_pools.SYSTEM_MACHINE_TYPE
 
 
 def zone_count(config: StackConfig) -> int:
@@ -47,7 +42,7 @@ def zone_count(config: StackConfig) -> int:
 
 
 def boot_volume_item(config: StackConfig, machine_type: str | None) -> str:
-    return f"volume:{_node_pools().boot_disk_type(machine_type or system_instance_type(config))}"
+    return f"volume:{node_pools.boot_disk_type(machine_type or system_instance_type(config))}"
 
 
 def prometheus_volume_item(config: StackConfig) -> str:

@@ -14,6 +14,8 @@ from tritonfleet.core.cloud import Cloud
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.exposure import ExposureFacts
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
 
@@ -73,6 +75,23 @@ class Gcp(Cloud):
 
     def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
         return gcp_resources.deletion_protection_off(resource_type, name, props)
+    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        """GKE's load balancers have no subnets of their own: `load_balancer_cidrs` changes nothing here."""
+        from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts
+
+        return gcp_exposure_facts()
+
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        return ()
+
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        return (facts.PRIVATE_GOOGLE_APIS_CIDR,)
+
+    def object_store(self, uri: RepositoryUri) -> Store:
+        from tritonfleet.clouds.gcp.storage import GcsStore
+
+        return GcsStore(uri)
 
 
 CLOUD = Gcp(

@@ -30,6 +30,7 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_ACCOUNT_ID_PATTERN,
     gke_version_at_least,
 )
+from tritonfleet.clouds.gcp.layout import PLANNED_RANGES, PROXY_ONLY_CIDR, RANGE_KEYS, planned_ranges
 from tritonfleet.clouds.gcp.reservations import RESERVATION_FORMS, parse_reservation, reservation_fix
 from tritonfleet.core import kubernetes_support, pins
 from tritonfleet.core.config.problems import MISSING
@@ -54,15 +55,17 @@ CLOUD_ONLY_CLUSTER_KEYS = {
 NODE_IMAGES = ("COS_CONTAINERD", "UBUNTU_CONTAINERD")
 TLS_SOURCES = ("preSharedCert", "secretName", "certManagerIssuer")
 TLS_EXAMPLES = {"certManagerIssuer": "letsencrypt"}
-INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress limits sources only through Cloud Armor or a firewall policy
-# GKE Ingress speaks HTTP/2 to a backend only over TLS (Service annotation cloud.google.com/app-protocols HTTP2, the pod
-# serving TLS), and Triton's gRPC port is cleartext: gRPC through it would fail at the load balancer. Source:
-# https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2 (read 2026-12-05). docs/access.md has the paths
-# that do carry gRPC.
-APPLICATION_LB_GRPC_REFUSAL = (
-    "a GKE Ingress speaks HTTP/2 to the pod only over TLS, and Triton's gRPC port is cleartext, so gRPC through it "
-    "would fail at the load balancer"
-)
+INGRESS_CLIENT_CIDRS = ""  # a GKE Ingress or Gateway limits sources only through Cloud Armor or a firewall policy
+# gRPC through an Application load balancer takes a GKE Gateway (components/gcp/exposure.py): its listener takes a
+# pre-shared certificate or a Secret. cert-manager issues for a Gateway only with its Gateway API support turned on and
+# an HTTP-01 solver routed through the Gateway (https://cert-manager.io/docs/usage/gateway/, read 2026-12-05), which
+# tritonfleet does not set up; the REST-only GKE Ingress keeps cert-manager's ingress-shim.
+APPLICATION_LB_GRPC_TLS_REFUSALS = {
+    "certManagerIssuer": (
+        "gRPC through the load balancer takes a GKE Gateway, and cert-manager issues for a Gateway only with its "
+        "Gateway API support and an HTTP-01 solver on the Gateway, which tritonfleet does not set up"
+    ),
+}
 RESERVATION_EXAMPLE = "my-reservation"
 # fallbackPool: a pool's GKE compute class lists the fallback pool's node pools after its own
 POOL_FALLBACK = True
@@ -143,8 +146,6 @@ def check_cluster(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_ranges(ctx: RuleContext, cluster: Cluster) -> None:
     """cluster.gkeRanges: IPv4 networks, the control plane a private /28 (GKE's rule), no two overlapping."""
-    from components.gcp.layout import PLANNED_RANGES, RANGE_KEYS, planned_ranges  # a plain module, no Pulumi
-
     if cluster.gke_ranges is None:
         return
     networks: dict[str, ipaddress.IPv4Network] = {}
@@ -177,8 +178,6 @@ def _check_gke_build(ctx: RuleContext, cluster: Cluster) -> None:
 
 def _check_proxy_only_cidr(ctx: RuleContext, cluster: Cluster) -> None:
     """A proxy-only subnet of at least 64 addresses, apart from every range of the stack's address plan."""
-    from components.gcp.layout import PROXY_ONLY_CIDR, planned_ranges  # the adapter's plan (a plain module)
-
     cidr, key = cluster.proxy_only_subnet_cidr, "cluster.proxyOnlySubnetCidr"
     if cidr is None:
         return

@@ -168,6 +168,35 @@ GKE_INGRESS_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
 GKE_EXTERNAL_INGRESS_CLASS = "gce"
 # Source: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress (read 2026-12-03).
 GKE_INTERNAL_INGRESS_CLASS = "gce-internal"
+# GKE Gateway (gRPC through an Application load balancer, docs/access.md "Public, GCP"). A GKE Ingress speaks HTTP/2
+# to a backend only over TLS (https://cloud.google.com/kubernetes-engine/docs/how-to/ingress-http2, read 2026-12-05);
+# the GKE Gateway controller also speaks cleartext HTTP/2 to a Service port whose appProtocol is kubernetes.io/h2c
+# ("The supported fields for appProtocol are: HTTP, HTTPS, HTTP2, and kubernetes.io/h2c":
+# https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway#load-balancer-tls, read 2026-12-05 as quoted
+# in github.com/openbao/openbao-helm/issues/151; VERIFY on a cluster), which is what Triton's gRPC port speaks.
+# GatewayClasses: gke-l7-global-external-managed (global external Application Load Balancer) and gke-l7-rilb (regional
+# internal Application Load Balancer, proxies in the proxy-only subnet); both single-cluster, GA. Source:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/gatewayclass-capabilities (read 2026-12-05).
+GKE_EXTERNAL_GATEWAY_CLASS = "gke-l7-global-external-managed"
+# Same source: https://cloud.google.com/kubernetes-engine/docs/how-to/gatewayclass-capabilities (read 2026-12-05).
+GKE_INTERNAL_GATEWAY_CLASS = "gke-l7-rilb"
+# Same source as the appProtocol values above: https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway
+# (read 2026-12-05; VERIFY on a cluster).
+GKE_H2C_APP_PROTOCOL = "kubernetes.io/h2c"
+# A GKE Standard cluster serves the Gateway API CRDs once gatewayApiConfig.channel is CHANNEL_STANDARD (Autopilot by
+# default). Source: https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways ("Enable Gateway API"),
+# read 2026-12-05. GKE 1.34.1-gke.1822000 and later install Gateway API v1.4.0, 1.35.2-gke.1842000 and later v1.5.0
+# (gatewayclass-capabilities, read 2026-12-05): the tests validate against v1.4.0's CRDs (tests/upstream).
+GKE_GATEWAY_API_CHANNEL = "CHANNEL_STANDARD"
+# A Gateway listener takes Compute Engine SSL certificates by name through this TLS option (global ones for the
+# external class, regional ones in the cluster's region for gke-l7-rilb). Source:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway ("pre-shared-certs"), read 2026-12-05.
+GKE_GATEWAY_PRE_SHARED_CERT_OPTION = "networking.gke.io/pre-shared-certs"
+# HealthCheckPolicy (networking.gke.io/v1) sets the health check of the backend services made from the Service it
+# targets (same namespace; a Service for a single-cluster Gateway). Source:
+# https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources ("Configure health check"),
+# read 2026-12-05.
+GKE_HEALTH_CHECK_POLICY = {"apiVersion": "networking.gke.io/v1", "kind": "HealthCheckPolicy"}
 # A LoadBalancer Service gets GKE's internal passthrough Network Load Balancer only with this annotation and value
 # (without it, an external one). Source: https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters
 # and .../how-to/internal-load-balancing (read 2026-12-05). The policy pack tells internal Services by it.

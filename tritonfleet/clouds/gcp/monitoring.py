@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts, ScrapeFact
+from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts, ScrapeFact, managed_control_plane
 
 _CONTROL_PLANE = (
     "GKE manages the control plane outside the cluster's nodes: {what} cannot be scraped from inside (GKE sends "
@@ -14,11 +14,7 @@ _CONTROL_PLANE_METRICS = "https://cloud.google.com/kubernetes-engine/docs/how-to
 def gcp_monitoring_facts() -> ClusterMonitoringFacts:
     return ClusterMonitoringFacts(
         hidden=(
-            ScrapeFact(
-                "kubeControllerManager", _CONTROL_PLANE.format(what="kube-controller-manager"), _CONTROL_PLANE_METRICS, "2026-12-03"
-            ),
-            ScrapeFact("kubeScheduler", _CONTROL_PLANE.format(what="kube-scheduler"), _CONTROL_PLANE_METRICS, "2026-12-03"),
-            ScrapeFact("kubeEtcd", _CONTROL_PLANE.format(what="etcd"), _CONTROL_PLANE_METRICS, "2026-12-03"),
+            *managed_control_plane(_CONTROL_PLANE, _CONTROL_PLANE_METRICS, "2026-12-03"),
             ScrapeFact(
                 "kubeProxy",
                 "GKE runs kube-proxy as a static pod whose metrics listen on 127.0.0.1:10249 (none at all with Dataplane "

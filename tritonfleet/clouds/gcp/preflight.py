@@ -23,11 +23,11 @@ from tritonfleet.clouds.gcp.facts import (
     SERVICE_USAGE_API,
     project_apis,
 )
+from tritonfleet.clouds.gcp.node_pools import SYSTEM_MACHINE_TYPE
 from tritonfleet.clouds.gcp.reservations import parse_reservation
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import GpuPool, StackConfig
-from tritonfleet.core.config.problems import both_ways, set_command
-from tritonfleet.core.preflight import BLOCKER, OK, UNKNOWN, WARNING, Finding, PreflightReport
+from tritonfleet.core.preflight import BLOCKER, BUCKET_FREE, OK, UNKNOWN, WARNING, Finding, PreflightReport, bucket_name_findings
 
 
 @dataclass(frozen=True)
@@ -175,8 +175,6 @@ def offered_zones(client: Any, project: str, name: str, field_name: str) -> set[
 
 def check_offerings(clients: GcpClients, config: StackConfig, region_zones: list[str]) -> list[Finding]:
     """Each pool's machine type and accelerator in every zone its node pool spans; missing is a blocker."""
-    from components.gcp.node_pools import SYSTEM_MACHINE_TYPE  # the adapter's default (a plain module, no Pulumi)
-
     project = config.gcp_project or ""
     wanted: list[tuple[str, str, str, list[str]]] = [
         ("system nodes", "machine type", config.cluster.system_nodes.instance_type or SYSTEM_MACHINE_TYPE,
@@ -392,25 +390,19 @@ def check_deployer_permissions(permissions: Any, config: StackConfig) -> list[Fi
 
 def check_gcs_bucket_names(storage: Any, config: StackConfig) -> list[Finding]:
     """Each model bucket's name is free or already ours: GCS names are global (409 on create when taken)."""
-    findings = []
-    for i, bucket in enumerate(config.model_buckets):
-        name = config.physical_bucket_name(bucket)
-        subject = f"bucket {bucket.name}: {name}"
-        fix = both_ways(set_command(f"modelBuckets[{i}].bucketName", "<name>", config.stack))
+
+    def probe(name: str, fix: str) -> tuple[str, str]:
         try:
             storage.get_bucket(name, timeout=CALL_TIMEOUT_S)
         except NotFound:
-            findings.append(Finding("bucket", subject, OK, "free: `pulumi up` creates it"))
-            continue
+            return OK, BUCKET_FREE
         except Forbidden:
-            findings.append(Finding("bucket", subject, BLOCKER, f"taken by someone you cannot read; name yours: {fix}"))
-            continue
+            return BLOCKER, f"taken by someone you cannot read; name yours: {fix}"
         except GoogleAPICallError as error:
-            findings.append(Finding("bucket", subject, UNKNOWN, f"unknown (not checked: {_reason(error)})"))
-            continue
-        detail = f"exists and you can read it: right if this stack created it; otherwise pulumi import it, or {fix}"
-        findings.append(Finding("bucket", subject, WARNING, detail))
-    return findings
+            return UNKNOWN, f"unknown (not checked: {_reason(error)})"
+        return WARNING, f"exists and you can read it: right if this stack created it; otherwise pulumi import it, or {fix}"
+
+    return bucket_name_findings(config, probe)
 
 
 def run_preflight(config: StackConfig, clients: GcpClients) -> PreflightReport:

@@ -164,6 +164,13 @@ class Cluster(_Section):
         "the GPU Operator installs the driver too). Default gke-managed",
     )
 
+    image_mirror: bool = Field(
+        False,
+        description="pull the Triton images from a registry in the stack's cloud and region: AWS an ECR repository the "
+        "pinned images are copied into (the stack's tritonImageCopy output), GCP an Artifact Registry remote "
+        "repository for nvcr.io with image streaming on COS GPU nodes (docs/serving.md \"Images\")",
+    )
+
     @property
     def eks_gpu_node_image(self) -> str:
         """The AWS node image (a GKE value, reported as a Problem on AWS, falls back to the default here)."""
@@ -326,9 +333,9 @@ class Access(_Section):
     )
     load_balancer_grpc: bool | None = Field(
         None,
-        description="with an application load balancer: route Triton's gRPC through it as well as REST (true; the "
-        "default on AWS) or REST only (false; required on GCP, whose Ingress speaks HTTP/2 to a backend only over TLS "
-        "and Triton's gRPC port is cleartext)",
+        description="with an application load balancer: route Triton's gRPC through it as well as REST (true, the "
+        "default; on GCP through a GKE Gateway, since a GKE Ingress speaks HTTP/2 to a backend only over TLS) or REST "
+        "only (false; on GCP the GKE Ingress, required with tls.certManagerIssuer)",
     )
     hostname: str | None = Field(
         None,
@@ -586,6 +593,20 @@ class Startup(_Section):
     )
 
 
+class ScaleToZero(_Section):
+    """KEDA scales the deployment to zero replicas when it has had no request for idleMinutes and back to
+    minReplicas on the first request, which waits for the cold start (docs/serving.md "Idle capacity to zero")."""
+
+    idle_minutes: int = Field(
+        30, ge=5, le=1440, description="minutes without a request before every replica stops, 5..1440"
+    )
+    accepted_first_request_seconds: int | None = Field(
+        None, ge=1, le=86400,
+        description="the wait you accept for the first request after idle, in seconds: at least the cold start "
+        "the plan shows (required in prod)",
+    )
+
+
 class TritonDeployment(_Section):
     name: str = Field(pattern=NAME_PATTERN, description=NAME_RULE)
     pool: str = Field(description="the name of a GPU pool of this stack")
@@ -687,6 +708,11 @@ class TritonDeployment(_Section):
         default_factory=dict,
         description="the version each model serves, model: version (a Triton version folder: 0, 1, 2, ...); changing one is a "
         "rollout. Empty: every version the repository's version policy loads",
+    )
+    scale_to_zero: ScaleToZero | None = Field(
+        None,
+        description="scale to zero replicas when idle and back on the first request (KEDA): {idleMinutes, "
+        "acceptedFirstRequestSeconds} (an object); unset: minReplicas always run",
     )
     rollout: Rollout | None = Field(
         None,

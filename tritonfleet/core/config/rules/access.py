@@ -1,5 +1,6 @@
 """A deployment's `access` rules: an Application load balancer (public, or internal with loadBalancer application)
-needs a hostname and TLS, public both keys too, and carries gRPC only where the cloud's can; other modes take none; a load balancer kind that fits the exposure;
+needs a hostname and TLS, public both keys too, and carries gRPC only with a TLS source the cloud's takes then; other
+modes take none; a load balancer kind that fits the exposure;
 one TLS source this cloud supports; client selectors that select someone; valid CIDRs."""
 
 from __future__ import annotations
@@ -96,18 +97,20 @@ def _check_application(
     if access.client_cidrs and filters == "":
         alternative = "loadBalancer network" if access.mode == INTERNAL_APPLICATION else "exposure internal"
         allowed = (
-            f"unset on {ctx.cloud} with an Application load balancer: its Ingress limits client networks only through "
+            f"unset on {ctx.cloud} with an Application load balancer: it limits client networks only through "
             f"a Cloud Armor or firewall policy, which tritonfleet does not create (use {alternative} to limit clients "
             "by CIDR)"
         )
         ctx.remove(f"{at}.clientCidrs", access.client_cidrs, allowed)
     if access.mode == INTERNAL_APPLICATION and not access.client_cidrs and filters:
         _require_client_cidrs(ctx, at, f"{filters}; without them every network routed to the VPC gets through")
-    refusal = ctx.rules.APPLICATION_LB_GRPC_REFUSAL if ctx.rules is not None else ""
-    if refusal and access.load_balancer_grpc is not False:
+    refusals = ctx.rules.APPLICATION_LB_GRPC_TLS_REFUSALS if ctx.rules is not None else {}
+    refused = [s for s in (access.tls.sources if access.tls else ()) if s in refusals and s in tls_sources]
+    if refused and access.load_balancer_grpc is not False:
+        others = " or ".join(s for s in tls_sources if s not in refusals)
         allowed = (
-            f"false on {ctx.cloud} ({refusal}): {endpoint} then carries REST (/v2) only; for gRPC from outside the "
-            f"cluster use exposure {INTERNAL} with loadBalancer {NETWORK} (docs/access.md)"
+            f"false with tls.{refused[0]} on {ctx.cloud} ({refusals[refused[0]]}): {endpoint} then carries REST (/v2) "
+            f"only. For gRPC through it, use tls {others} instead (docs/access.md)"
         )
         shown = MISSING if access.load_balancer_grpc is None else access.load_balancer_grpc
         ctx.add(f"{at}.loadBalancerGrpc", shown, allowed, False)

@@ -19,8 +19,7 @@ def check_buckets(ctx: RuleContext) -> list[str]:
         if bucket is None:
             continue
         at = f"modelBuckets[{i}]"
-        if bucket.name in names:
-            ctx.add(f"{at}.name", bucket.name, "a bucket name not used by another bucket", f"{bucket.name}-2")
+        ctx.new_name(bucket.name, names, at, "bucket")
         names.append(bucket.name)
         _check_physical_name(ctx, bucket, at)
         if ctx.rules:

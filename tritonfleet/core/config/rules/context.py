@@ -6,7 +6,7 @@ loader finds that module through the registry in tritonfleet/clouds, by cloud na
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,8 +28,8 @@ class CloudConfigRules(Protocol):
     TLS_SOURCES: tuple[str, ...]  # access.tls sources (camelCase) this cloud supports, the suggested one last
     TLS_EXAMPLES: Mapping[str, str]  # an example value per TLS source, where one helps
     INGRESS_CLIENT_CIDRS: str  # how an Application load balancer's Ingress limits client networks ("" where it cannot)
-    # Why this cloud's Application load balancer cannot carry Triton's cleartext gRPC ("" where it can)
-    APPLICATION_LB_GRPC_REFUSAL: str
+    # TLS sources this cloud's Application load balancer cannot take while it carries gRPC (source -> why)
+    APPLICATION_LB_GRPC_TLS_REFUSALS: Mapping[str, str]
     RESERVATION_EXAMPLE: str  # an example reservationId
     POOL_FALLBACK: bool  # whether a pool's pods may fall back to another pool (gpuPools[].fallbackPool)
     BUCKET_OWNER_KEY: str  # the config key naming the account or project default bucket names carry
@@ -93,6 +93,13 @@ class RuleContext:
     def remove(self, key: str, value: Any, allowed: str, fix_key: str | None = None) -> None:
         """A problem fixed by removing `fix_key` (default: `key`)."""
         self.problems.append(Problem(key, value, allowed, rm_command(fix_key or key, self.stack)))
+
+    def new_name(self, name: str, seen: Collection[str], at: str, noun: str) -> bool:
+        """Whether an item's `name` is new in its list (`seen`: the names before it); a repeat is a problem."""
+        if name in seen:
+            self.add(f"{at}.name", name, f"a {noun} name not used by another {noun}", f"{name}-2")
+            return False
+        return True
 
 
 def with_meant_keys(model: type[BaseModel], item: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from tritonfleet.core.config.rules.context import RuleContext, listed, validate_
 from tritonfleet.core.config.rules.llm import check_llm
 from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.rules.rollout import check_rollout
+from tritonfleet.core.config.rules.scale_to_zero import check_scale_to_zero
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
 from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
 
@@ -26,8 +27,7 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         deployment = validate_section(TritonDeployment, raw_deployment)
         if deployment is None:
             continue
-        if deployment.name in seen:
-            ctx.add(f"{at}.name", deployment.name, "a deployment name not used by another deployment", f"{deployment.name}-2")
+        ctx.new_name(deployment.name, seen, at, "deployment")
         seen.add(deployment.name)
         if deployment.min_replicas > deployment.max_replicas:
             ctx.add(
@@ -52,6 +52,8 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         _check_models(ctx, deployment, at)
         _check_disruption_budget(ctx, deployment, at)
         check_rollout(ctx, deployment, at)
+        if deployment.pool in pools:
+            check_scale_to_zero(ctx, deployment, *pools[deployment.pool], at)
 
 
 # Besides the repository copy, a node's disk holds Triton's image (10-16 GB), the other images and the system.

@@ -29,8 +29,7 @@ def check_pools(ctx: RuleContext) -> ValidPools:
         pool = validate_section(GpuPool, raw_pool)
         if pool is None:
             continue
-        if pool.name in pools:
-            ctx.add(f"{at}.name", pool.name, "a pool name not used by another pool", f"{pool.name}-2")
+        if not ctx.new_name(pool.name, pools, at, "pool"):
             continue
         _check_sizes(ctx, pool, at)
         itype = _check_type_and_capacity(ctx, pool, at) if ctx.rules else None

@@ -39,8 +39,7 @@ def check_receivers(ctx: RuleContext, secret_keys: Collection[str]) -> None:
         if receiver is None:
             continue
         at = f"monitoring.alertReceivers[{i}]"
-        if receiver.name in names:
-            ctx.add(f"{at}.name", receiver.name, "a receiver name not used by another receiver", f"{receiver.name}-2")
+        ctx.new_name(receiver.name, names, at, "receiver")
         names.add(receiver.name)
         _check_credentials(ctx, receiver, is_secret, at)
         if receiver.channel is not None and receiver.kind != "slack":

@@ -1,4 +1,5 @@
-"""Workload Identity for Triton: names and IAM members (plain data, no Pulumi; workload_identity.py creates the bindings).
+"""Workload Identity for Triton: names and IAM members (plain data, no Pulumi;
+components/gcp/workload_identity.py creates the bindings).
 
 Each Triton deployment's Kubernetes ServiceAccount `<namespace>/triton-<deployment>` is itself the IAM principal that
 reads its one bucket (roles on that bucket only): Workload Identity Federation for GKE's direct principal, with no

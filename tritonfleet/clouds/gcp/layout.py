@@ -1,6 +1,6 @@
 """The address plan of the VPC a GKE stack creates (plain data, no Pulumi): the defaults below, each replaceable by
-cluster.gkeRanges. network.py and cluster.py build it, the config rules check the user's ranges against each other
-and the proxy-only range, and the exposure facts admit that range in Triton's NetworkPolicy."""
+cluster.gkeRanges. components/gcp/network.py and cluster.py build it, the config rules check the user's ranges
+against each other and the proxy-only range, and the exposure facts admit that range in Triton's NetworkPolicy."""
 
 from __future__ import annotations
 

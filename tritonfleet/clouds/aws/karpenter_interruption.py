@@ -1,7 +1,7 @@
 """Karpenter's interruption handling: the SQS queue EventBridge feeds with the events that end or threaten an
 instance, so the controller cordons and drains the node (and launches its replacement) before EC2 takes it away.
 
-From AWS's getting-started CloudFormation for Karpenter 1.14.1 (see components/aws/karpenter_iam.py for the source):
+From AWS's getting-started CloudFormation for Karpenter 1.14.1 (see tritonfleet/clouds/aws/karpenter_iam.py for the source):
 queue `KarpenterInterruptionQueue`, its policy, and one EventBridge rule per event type below, each targeting the queue.
 A spot interruption warning comes two minutes before the instance is reclaimed; the messages are useless after that,
 hence the short retention.
@@ -9,7 +9,7 @@ hence the short retention.
 
 from __future__ import annotations
 
-from components.aws.policies import VERSION
+from tritonfleet.clouds.aws.iam_policies import VERSION
 
 MESSAGE_RETENTION_SECONDS = 300
 TARGET_ID = "KarpenterInterruptionQueueTarget"

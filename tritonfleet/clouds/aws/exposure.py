@@ -49,6 +49,11 @@ GRPC_BALANCING = {
     INTERNAL_APPLICATION: GrpcBalancing("internal ALB, HTTPS listener, target group protocol version GRPC", PER_REQUEST, ALB_GRPC_SOURCE),
     PUBLIC: GrpcBalancing("ALB, HTTPS listener, target group protocol version GRPC", PER_REQUEST, ALB_GRPC_SOURCE),
 }
+# What the offline plan answers (the access matrix, components/k8s/access_matrix.py, and docs/access.md read it): the
+# public /24s of the VPC tritonfleet creates, in two zones (layout.subnet_layout), and the region's S3 prefix list
+# as tritonfleet/plan/fake_state.py answers it (one of us-east-1's ranges).
+PLANNED_LOAD_BALANCER_CIDRS = ("10.0.224.0/24", "10.0.225.0/24")
+PLANNED_S3_CIDRS = ("52.216.0.0/15",)
 # Every ALB Ingress, whatever its scheme.
 ALB_ANNOTATIONS = {
     f"{ALB}/target-type": "ip",
@@ -60,7 +65,7 @@ ALB_ANNOTATIONS = {
 def aws_egress(load_balancer_cidrs: tuple[str, ...], s3_cidrs: tuple[str, ...]) -> tuple[EgressRule, ...]:
     """Where Triton's pods open connections besides DNS: HTTPS to S3 (the region's prefix list) for the model
     repository, and HTTPS to the load balancer subnets, where STS's interface endpoint answers the IRSA token exchange
-    (sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
+    (components/aws/sts_endpoint.py; an existing VPC brings its own there). IRSA needs no node-local endpoint; EKS Pod Identity's
     agent (169.254.170.23:80) is not used: Triton's aws-sdk-cpp predates it (components/aws/identity.py)."""
     return tuple(EgressRule(cidr, 443) for cidr in dict.fromkeys((*s3_cidrs, *load_balancer_cidrs)))
 

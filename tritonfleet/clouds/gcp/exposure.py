@@ -3,35 +3,46 @@
 `internal` is a passthrough internal load balancer (client addresses are kept, so the NetworkPolicy must allow the
 clients' own ranges: clientCidrs). `public` is a GKE Ingress of class gce (external Application Load Balancer) and
 `internal-application` one of class gce-internal (regional internal Application Load Balancer, whose proxies connect
-from the VPC's proxy-only subnet: components/gcp/network.py); both use container-native load balancing, and the
-Ingress routes REST only: GKE Ingress speaks HTTP/2 to a backend only over TLS, Triton's gRPC port is cleartext, so
-the config rules require `loadBalancerGrpc: false` there (tritonfleet/clouds/gcp/config_rules.py) and gRPC from outside
-the cluster takes the internal passthrough load balancer (docs/access.md).
+from the VPC's proxy-only subnet: components/gcp/network.py); both use container-native load balancing. A GKE Ingress
+speaks HTTP/2 to a backend only over TLS and Triton's gRPC port is cleartext, so the Ingress serves the REST-only case
+(`loadBalancerGrpc: false`); otherwise the same load balancer comes from a GKE Gateway (gke-l7-global-external-managed,
+gke-l7-rilb) whose HTTPRoute sends gRPC to the port with appProtocol kubernetes.io/h2c (docs/access.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from components.gcp.layout import PROXY_ONLY_CIDR
 from tritonfleet.clouds.gcp.facts import (
+    GKE_EXTERNAL_GATEWAY_CLASS,
     GKE_EXTERNAL_INGRESS_CLASS,
+    GKE_GATEWAY_PRE_SHARED_CERT_OPTION,
+    GKE_H2C_APP_PROTOCOL,
+    GKE_HEALTH_CHECK_POLICY,
     GKE_INGRESS_CLASS_ANNOTATION,
+    GKE_INTERNAL_GATEWAY_CLASS,
     GKE_INTERNAL_INGRESS_CLASS,
     GKE_INTERNAL_LB_TYPE,
     GKE_LB_TYPE_ANNOTATION,
     PRIVATE_GOOGLE_APIS_CIDR,
 )
+from tritonfleet.clouds.gcp.layout import PROXY_ONLY_CIDR
+from tritonfleet.core.config import TritonDeployment
+from tritonfleet.core.conventions import TRITON_INFERENCE_PORTS
 from tritonfleet.core.exposure import (
     INTERNAL,
     INTERNAL_APPLICATION,
     PER_CONNECTION,
+    PER_REQUEST,
     PUBLIC,
     ControlPlaneAccess,
     EgressRule,
     ExposureFacts,
     GrpcBalancing,
     control_plane_access,
+    grpc_through_load_balancer,
+    uses_gateway,
 )
 
 # Google Front Ends and health checkers reach NEG endpoints from these ranges (documented by Google Cloud; the internal
@@ -44,6 +55,13 @@ METADATA_EGRESS = (EgressRule("169.254.169.252/32", 988), EgressRule("169.254.16
 # Cloud Storage through Private Google Access: the VPC's private DNS zone for googleapis.com (components/gcp/network.py)
 # sends storage.googleapis.com to private.googleapis.com (tritonfleet/clouds/gcp/facts.py).
 GOOGLE_APIS_EGRESS = (EgressRule(PRIVATE_GOOGLE_APIS_CIDR, 443),)
+# The Application load balancers behind a GKE Gateway are Envoy-based proxies (load-balancing scheme INTERNAL_MANAGED
+# / EXTERNAL_MANAGED): they end the client's HTTP/2 and pick a backend per request.
+_PER_REQUEST_SOURCE = (
+    "https://cloud.google.com/ruby/docs/reference/google-cloud-compute-v1/latest/Google-Cloud-Compute-V1-BackendService-"
+    "LocalityLbPolicy (read 2026-12-05): the managed load balancers' backend services (HTTP, HTTPS or HTTP2) pick "
+    "each healthy backend in round robin order by default"
+)
 GRPC_BALANCING = {
     INTERNAL: GrpcBalancing(
         "internal passthrough Network Load Balancer",
@@ -51,8 +69,27 @@ GRPC_BALANCING = {
         "https://cloud.google.com/load-balancing/docs/internal/int-netlb-traffic-distribution (read 2026-12-03): a "
         "backend is chosen per connection by consistent hashing and kept in a connection tracking table",
     ),
+    INTERNAL_APPLICATION: GrpcBalancing(
+        "regional internal Application Load Balancer (GKE Gateway gke-l7-rilb)", PER_REQUEST, _PER_REQUEST_SOURCE
+    ),
+    PUBLIC: GrpcBalancing(
+        "global external Application Load Balancer (GKE Gateway gke-l7-global-external-managed)",
+        PER_REQUEST,
+        _PER_REQUEST_SOURCE,
+    ),
 }
-# The Application modes (GKE Ingress) carry no gRPC: no entry (config_rules.APPLICATION_LB_GRPC_REFUSAL).
+HTTP_PORT = TRITON_INFERENCE_PORTS[0]
+# The Gateway's backends are health-checked on Triton's readiness, /v2/health/ready on the HTTP port, the gRPC
+# backend too (a fixed port: the gRPC port answers no HTTP/1.1 GET).
+GATEWAY_HEALTH_CHECK = {
+    **GKE_HEALTH_CHECK_POLICY,
+    "default": {
+        "config": {
+            "type": "HTTP",
+            "httpHealthCheck": {"portSpecification": "USE_FIXED_PORT", "port": HTTP_PORT, "requestPath": "/v2/health/ready"},
+        }
+    },
+}
 
 
 def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
@@ -65,7 +102,10 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
         ingress_annotations={INTERNAL_APPLICATION: dict(https_only), PUBLIC: dict(https_only)},
         ingress_class_annotation=GKE_INGRESS_CLASS_ANNOTATION,
         ingress_per_protocol=False,
-        grpc_app_protocol="kubernetes.io/h2c",
+        grpc_app_protocol=GKE_H2C_APP_PROTOCOL,
+        gateway_classes={INTERNAL_APPLICATION: GKE_INTERNAL_GATEWAY_CLASS, PUBLIC: GKE_EXTERNAL_GATEWAY_CLASS},
+        gateway_tls_options={"preSharedCert": GKE_GATEWAY_PRE_SHARED_CERT_OPTION},
+        gateway_health_check=GATEWAY_HEALTH_CHECK,
         # The same annotation names a global certificate for gce and a regional one (the stack's region) for
         # gce-internal: https://cloud.google.com/kubernetes-engine/docs/concepts/ingress-ilb (read 2026-12-03).
         certificate_annotations={"preSharedCert": "ingress.gcp.kubernetes.io/pre-shared-cert"},
@@ -82,6 +122,20 @@ def gcp_exposure_facts(proxy_only_cidr: str = PROXY_ONLY_CIDR) -> ExposureFacts:
         egress=(*GOOGLE_APIS_EGRESS, *METADATA_EGRESS),
         grpc_balancing=GRPC_BALANCING,
     )
+
+
+def needs_gateway_api(deployments: Iterable[TritonDeployment]) -> bool:
+    """Whether the cluster must serve the Gateway API (gatewayApiConfig): a deployment's load balancer is a Gateway."""
+    facts = gcp_exposure_facts()
+    return any(uses_gateway(d.access, facts) for d in deployments)
+
+
+def proxy_only_ports(deployments: Iterable[TritonDeployment]) -> tuple[int, ...]:
+    """Triton's ports the internal Application Load Balancer's proxies connect to (the proxy-only firewall rule):
+    HTTP always, gRPC only when a deployment routes it through them (a GKE Gateway); never metrics."""
+    http, grpc = TRITON_INFERENCE_PORTS
+    internal = [d.access for d in deployments if d.access.mode == INTERNAL_APPLICATION]
+    return (http, grpc) if any(grpc_through_load_balancer(a) for a in internal) else (http,)
 
 
 def gke_control_plane_access(access: ControlPlaneAccess) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What each GKE node pool looks like, decided from the stack config (plain data, no Pulumi; gpu_pools.py builds them).
+"""What each GKE node pool looks like, decided from the stack config (plain data, no Pulumi;
+components/gcp/gpu_pools.py builds them).
 
 One configured GPU pool becomes one GKE node pool per purchase option (`class_bounds`, from the one cost model): a
 `mixed` pool becomes an on-demand pool whose minimum is the on-demand base and a spot pool whose maximum is the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.gcp.drivers import GpuDriverSetup, gpu_driver_setup
+from tritonfleet.clouds.gcp.drivers import GpuDriverSetup, gpu_driver_setup
 from tritonfleet.clouds.gcp.facts import (
     BOOT_DISK_TYPES,
     COMPUTE_CLASS_LABEL,

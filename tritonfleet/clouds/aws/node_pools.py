@@ -1,8 +1,8 @@
 """What each GPU pool becomes under Karpenter: its EC2NodeClass, its NodePools and its warm-capacity placeholders.
 
-Plain data, no Pulumi (gpu_node_pools.py creates them). One configured pool becomes, in the order Karpenter fills them
-(NodePool `weight`, highest first; every NodePool of a pool matches the same Triton pods, since they carry the same
-labels and taint):
+Plain data, no Pulumi (components/aws/gpu_node_pools.py creates them). One configured pool becomes, in the order
+Karpenter fills them (NodePool `weight`, highest first; every NodePool of a pool matches the same Triton pods, since
+they carry the same labels and taint):
 
 - `<pool>-reserved` (capacity-block / reservation pools): capacity type `reserved`, the reservation named in the
   EC2NodeClass's capacityReservationSelectorTerms, limit = maxNodes;
@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.aws.layout import IMAGE_VOLUME_DEVICE
 from tritonfleet.clouds.aws.facts import (
     AMI_ALIAS_FAMILY,
     KARPENTER_CAPACITY_TYPES,
     KARPENTER_DISCOVERY_TAG,
 )
+from tritonfleet.clouds.aws.layout import IMAGE_VOLUME_DEVICE
 from tritonfleet.clouds.aws.zones import pool_zones
 from tritonfleet.core import pins
 from tritonfleet.core.capacity import CapacityTier, capacity_tiers, split_nodes

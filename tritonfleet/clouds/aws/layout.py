@@ -1,7 +1,7 @@
 """Plain decisions for the AWS floor: subnets, the system node group. No Pulumi here; tested as data.
 GPU capacity (Karpenter NodePools and EC2NodeClasses) is decided in node_pools.py.
 
-The components in this package turn these plans into resources, so every size, name and label is decided once.
+The components in components/aws/ turn these plans into resources, so every size, name and label is decided once.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def subnet_layout(zones: list[str]) -> list[SubnetPlan]:
 
 
 def load_balancer_cidrs(config: StackConfig) -> tuple[str, ...]:
-    """The subnets the load balancers live in (network.py tags them for both schemes): the public /24s of the VPC
+    """The subnets the load balancers live in (components/aws/network.py tags them for both schemes): the public /24s of the VPC
     this stack creates. They hold no node, so no pod address: Triton's NetworkPolicies may admit them."""
     if config.cluster.existing_vpc_id:
         return tuple(config.cluster.existing_load_balancer_cidrs)

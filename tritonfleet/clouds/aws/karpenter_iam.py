@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.aws.policies import VERSION
+from tritonfleet.clouds.aws.iam_policies import VERSION
 
 # The Karpenter node role's AWS managed policies, as the CloudFormation's KarpenterNodeRole. The CNI's policy is on
 # the node role only while the VPC CNI add-on runs on the node's identity (see `node_role_policies`).

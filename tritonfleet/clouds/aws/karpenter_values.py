@@ -7,7 +7,7 @@ release `karpenter` in `kube-system`, settings.clusterName and settings.interrup
 
 from __future__ import annotations
 
-from components.aws.layout import SYSTEM_ROLE_LABEL
+from tritonfleet.clouds.aws.layout import SYSTEM_ROLE_LABEL
 
 RELEASE_NAME = "karpenter"
 CRD_RELEASE_NAME = "karpenter-crd"

@@ -1,4 +1,5 @@
-"""When GKE may upgrade a prod cluster (plain data, no Pulumi; cluster.py applies it). docs/gcp.md "Maintenance".
+"""When GKE may upgrade a prod cluster (plain data, no Pulumi; components/gcp/cluster.py applies it).
+docs/gcp.md "Maintenance".
 
 Prod gets, by default and without a config key:
 * a recurring maintenance window, Saturday and Sunday 00:00-08:00 UTC: automatic upgrades and node recreation happen
