@@ -3,8 +3,8 @@ stack end to end — config rules, GPU pools and node counts, the bill priced fr
 pack's verdicts on its resources, a diff of two plans — with nothing outside its folder naming it.
 
 Two plans of the stack, each made once in a child of the fork server (the registration is made there, where the plan
-runs): the base by `tritonfleet plan --json` as a user runs it, the head (maxNodes 3 -> 4, bigger node disks) by
-build_plan with an edit. A bad stack is refused by `tritonfleet plan` too. The diff and the readers are checked in
+runs): the base by `tritonfleet plan --json` as a user runs it, the head (maxNodes 3 -> 4, bigger node disks, the Triton image
+mirrored) by build_plan with an edit. A bad stack is refused by `tritonfleet plan` too. The diff and the readers are checked in
 this process, under the same registration.
 """
 
@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
 from conftest import ROOT, forked, one_line
 
 from tests.toy_cloud.catalog import GPU_TYPE, ON_DEMAND_USD, REGION, SPOT_USD, SYSTEM_TYPE
-from tests.toy_cloud.planning import STACK, STACK_CONFIG, PoolEdit, make_project, toy_cloud
+from tests.toy_cloud.cloud import MIRROR
+from tests.toy_cloud.planning import STACK, STACK_CONFIG, Edit, make_project, toy_cloud
+from tests.toy_cloud.storage import ROOT_ENV
 from tritonfleet.core.conventions import HOURS_PER_MONTH
 
 TOY_FILES = ("tests/toy_cloud/", "tests/test_third_cloud.py")
+SAMPLE_REPOSITORY = ROOT / "tests" / "fixtures" / "model_repository"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +44,8 @@ def planned(project):
     """(base, head, what `tritonfleet plan` printed for the base)."""
     code, printed, errors = plan_command(project, "--json", str(project / "base.json"))
     assert code == 0, errors
-    head = forked("tests.toy_cloud.planning:plan", project, edit=PoolEdit(maxNodes=4, diskGi=300))
+    edit = Edit(pool={"maxNodes": 4, "diskGi": 300}, cluster={"imageMirror": True})
+    head = forked("tests.toy_cloud.planning:plan", project, edit=edit)
     return json.loads((project / "base.json").read_text()), head, printed
 
 
@@ -87,6 +92,11 @@ def test_pools_and_node_counts(plans):
     assert triton["provider"].endswith("pulumi:providers:kubernetes::tf-toy-k8s")
     values = str(triton["inputs"]["values"])
     assert "'value': 'present'" in values and "toy.example/identity" in values
+    assert "192.0.2.0/24" in values  # its NetworkPolicy lets Triton reach the toy's object store (exposure_facts)
+    assert MIRROR not in values
+    # The head mirrors the Triton image in the toy's registry (CloudAdapter.image_mirror).
+    assert head["outputs"]["tritonImageMirror"] == MIRROR
+    assert MIRROR in str(next(r for r in head["resources"] if r["name"] == "tf-triton-resnet")["inputs"]["values"])
 
 
 def test_cost_is_priced_from_the_toy_catalog_rows(plans):
@@ -150,6 +160,7 @@ def test_diff_of_two_toy_plans(plans):
     spot = changes["tf-toy-l40s-spot"]
     assert spot.kind == "node pool" and {p.path: (p.before, p.after) for p in spot.paths}["maxNodes"] == (2, 3)
     assert spot.roll_reasons and "diskGi" in spot.roll_reasons[0] and not spot.replace_reasons
+    assert changes["tf-toy-registry"].action == "add"
     assert [(f.action, f.name) for f in diff.flags] == [("roll nodes", "tf-toy-l40s-on-demand"), ("roll nodes", "tf-toy-l40s-spot")]
     (pool,) = diff.pools
     assert (pool.max_gpus.before, pool.max_gpus.after) == (3, 4)
@@ -163,6 +174,20 @@ def test_preflight_asks_the_toy_cloud(project):
     code, printed, errors = forked("tests.toy_cloud.planning:cli", ["preflight", "--stack", STACK, "--project-dir", str(project)])
     assert code == 0, errors
     assert "the toy cloud has no API to ask" in one_line(printed) and "1 check(s) could not be answered" in printed
+
+
+def test_models_sync_publishes_to_the_toy_store(project, tmp_path, monkeypatch):
+    bucket = tmp_path / "store" / STACK_CONFIG["tritonfleet:modelBuckets"][0]["bucketName"]
+    bucket.mkdir(parents=True)
+    monkeypatch.setenv(ROOT_ENV, str(bucket.parent))  # the fork server's child takes this process's environment
+    repository = shutil.copytree(SAMPLE_REPOSITORY, tmp_path / "repository")
+    args = ["models", "sync", str(repository), "--stack", STACK, "--deployment", "resnet", "--project-dir", str(project)]
+    code, printed, errors = forked("tests.toy_cloud.planning:cli", args)
+    assert code == 0, errors
+    published = sorted(p.relative_to(bucket).as_posix() for p in bucket.rglob("*") if p.is_file() and p.name != ".index.json")
+    assert published == ["resnet/add_version/1/model.py", "resnet/add_version/config.pbtxt"]
+    code, printed, errors = forked("tests.toy_cloud.planning:cli", args)
+    assert code == 0 and "toy://toy-models-dev/resnet/ is up to date." in printed
 
 
 def test_a_bad_toy_stack_gets_one_message(tmp_path):

@@ -14,11 +14,13 @@ from components.contract import (
     CloudAdapter,
     ClusterFacts,
     IdentityRequest,
+    ImageMirror,
     ModelStore,
     TritonIdentity,
     shared_facts,
 )
 from tests.toy_cloud import bill, resources
+from tests.toy_cloud.cloud import CLOUD, MIRROR
 from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import gpu_taint
@@ -46,6 +48,19 @@ class ToyResource(pulumi.ComponentResource):
     def __init__(self, type_token: str, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions):
         super().__init__(type_token, name, props, opts)
         self.register_outputs({})
+
+
+class ToyBucket(ToyResource):
+    """A model bucket: its URI for Triton, and its name for the identities' grants."""
+
+    def __init__(self, name: str, request: BucketRequest, opts: pulumi.ResourceOptions):
+        props = {
+            "bucketName": request.physical_name, "versioning": True,
+            "noncurrentVersionDays": request.noncurrent_version_days, "tags": request.labels,
+        }
+        super().__init__(resources.BUCKET, name, props, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=request.protected)))
+        self.uri = pulumi.Output.from_input(f"{CLOUD.uri_scheme}://{request.physical_name}")
+        self.grant_target = pulumi.Output.from_input(request.physical_name)
 
 
 @dataclass(frozen=True)
@@ -98,16 +113,8 @@ class ToyCloud(CloudAdapter[ToyFloor]):
         pools = {pool.name: pool_facts(config, pool) for pool in config.enabled_pools}
         return ToyFloor(children=child, k8s_provider=provider, pools=pools, node_pools=node_pools)
 
-    def model_bucket(self, name: str, floor: ToyFloor, request: BucketRequest) -> ModelStore:
-        props = {
-            "bucketName": request.physical_name, "versioning": True,
-            "noncurrentVersionDays": request.noncurrent_version_days, "tags": request.labels,
-        }
-        ToyResource(resources.BUCKET, f"{name}-{request.name}", props, pulumi.ResourceOptions(parent=self, protect=request.protected))
-        return ModelStore(
-            uri=pulumi.Output.from_input(f"toy://{request.physical_name}"),
-            grant_target=pulumi.Output.from_input(request.physical_name),
-        )
+    def bucket(self, name: str, floor: ToyFloor, request: BucketRequest) -> ToyBucket:
+        return ToyBucket(name, request, floor.children)
 
     def triton_identities(
         self, name: str, floor: ToyFloor, requests: list[IdentityRequest], stores: dict[str, ModelStore]
@@ -132,5 +139,10 @@ class ToyCloud(CloudAdapter[ToyFloor]):
             kubeconfig=pulumi.Output.secret(KUBECONFIG),
             pools=floor.pools,
             **shared_facts(stores, identities),
+            exposure=CLOUD.exposure_facts(),
             exports={"toyNodePools": floor.node_pools},
         )
+
+    def image_mirror(self, name: str, config: StackConfig, floor: ToyFloor) -> ImageMirror:
+        ToyResource(resources.REGISTRY, f"{name}-registry", {"region": config.region, "mirrors": "nvcr.io"}, floor.children)
+        return ImageMirror(pulumi.Output.from_input(MIRROR), {"tritonImageMirror": MIRROR})

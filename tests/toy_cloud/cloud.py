@@ -10,14 +10,20 @@ from typing import TYPE_CHECKING, Any
 from tests.toy_cloud import resources
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.cloud import Cloud
+from tritonfleet.core.exposure import INTERNAL, EgressRule, ExposureFacts
 from tritonfleet.core.preflight import UNKNOWN, Finding, PreflightReport
 
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
     from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
 
 SPOT_NOTICE_SECONDS = 30
+OBJECT_STORE_CIDRS = ("192.0.2.0/24",)  # where the toy's buckets answer (TEST-NET-1)
+LOAD_BALANCER_CIDRS = ("198.51.100.0/24",)  # the toy load balancers' own subnet (TEST-NET-2)
+INTERNAL_ANNOTATION = "toy.example/internal-load-balancer"
+MIRROR = "registry.toy.invalid/nvidia/tritonserver"  # the toy registry's copy of the Triton image (cluster.imageMirror)
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,26 @@ class Toy(Cloud):
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
         finding = Finding("zones", config.region, UNKNOWN, "the toy cloud has no API to ask")
         return PreflightReport(config.stack, config.region, list(config.cluster.zones), [finding])
+
+    def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
+        """An internal load balancer by annotation, from its own subnet; Triton's pods reach only the object store."""
+        sources = self.load_balancer_cidrs() if load_balancer_cidrs is None else load_balancer_cidrs
+        return ExposureFacts(
+            internal_service_annotations={INTERNAL_ANNOTATION: "true"},
+            load_balancer_sources={INTERNAL: tuple(sources)},
+            egress=tuple(EgressRule(cidr, 443) for cidr in self.object_store_cidrs()),
+        )
+
+    def load_balancer_cidrs(self) -> tuple[str, ...]:
+        return LOAD_BALANCER_CIDRS
+
+    def object_store_cidrs(self) -> tuple[str, ...]:
+        return OBJECT_STORE_CIDRS
+
+    def object_store(self, uri: RepositoryUri) -> Store:
+        from tests.toy_cloud.storage import ToyStore
+
+        return ToyStore(uri)
 
     def offline_outputs(self, resource_type: str, name: str, inputs: dict[str, Any]) -> dict[str, Any] | None:
         return resources.offline_outputs(resource_type, name, inputs)

@@ -116,14 +116,15 @@ def cli(args: list[str]) -> tuple[int, str, str]:
     return code, stdout.getvalue(), stderr.getvalue()
 
 
-class PoolEdit:
-    """An edit of the engine's config: keys of the first GPU pool set to new values (a class, not a closure: it travels
-    pickled to the fork server's child)."""
+class Edit:
+    """An edit of the engine's config: keys of the first GPU pool and of the cluster set to new values (a class, not a
+    closure: it travels pickled to the fork server's child)."""
 
-    def __init__(self, **values: Any):
-        self.values = values
+    def __init__(self, pool: dict[str, Any], cluster: dict[str, Any]):
+        self.pool, self.cluster = pool, cluster
 
     def __call__(self, raw: dict[str, str]) -> dict[str, str]:
         pools = json.loads(raw["tritonfleet:gpuPools"])
-        pools[0].update(self.values)
-        return {**raw, "tritonfleet:gpuPools": json.dumps(pools)}
+        pools[0].update(self.pool)
+        cluster = {**json.loads(raw["tritonfleet:cluster"]), **self.cluster}
+        return {**raw, "tritonfleet:gpuPools": json.dumps(pools), "tritonfleet:cluster": json.dumps(cluster)}

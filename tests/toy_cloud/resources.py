@@ -19,7 +19,8 @@ CLUSTER = "tritonfleet:toy:Cluster"
 NODE_POOL = "tritonfleet:toy:NodePool"
 BUCKET = "tritonfleet:toy:Bucket"
 IDENTITY = "tritonfleet:toy:Identity"
-TYPES = (PROVIDER, CLUSTER, NODE_POOL, BUCKET, IDENTITY)
+REGISTRY = "tritonfleet:toy:Registry"  # the Triton image mirror (cluster.imageMirror)
+TYPES = (PROVIDER, CLUSTER, NODE_POOL, BUCKET, IDENTITY, REGISTRY)
 
 PROTECTED = (CLUSTER, BUCKET)
 WATCHED: dict[str, Watched] = {
