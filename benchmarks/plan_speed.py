@@ -83,7 +83,7 @@ def main() -> None:
     first = interleaved(
         args.rounds,
         {
-            # The CLI's plan runs without the cyclic GC (tritonfleet/cli.py); so do its imports here.
+            # The CLI's plan runs without the cyclic GC (tritonfleet/cli/output.py); so do its imports here.
             "floor": ([python, "-c", "import gc; gc.disable(); import " + ", ".join(modules)], ROOT),
             "plan": ([python, "-m", "tritonfleet", "plan", "--stack", "prod"], ROOT),
         },

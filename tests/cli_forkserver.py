@@ -3,7 +3,7 @@
 Starting a fresh interpreter and importing typer, pydantic, the Pulumi SDKs and our own modules costs about a second
 of CPU per command; the suite runs commands hundreds of times. This server imports those modules once, then forks one
 child per request. The child is what `python -m tritonfleet` would be from there on: it takes the request's
-environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI module fresh (its
+environment, working folder and argv, points fds 0/1/2 at /dev/null and two files, imports the CLI package fresh (its
 consoles read $COLUMNS at import) and runs the package as `-m` does, whose `tritonfleet.cli.main()` leaves by os._exit
 with the command's exit status. The provider SDKs load submodules during a plan; each child lists them and the server
 imports them too (LEARNED_PREFIXES), so that later children skip those 2–3 s of imports per cloud. An exception
@@ -48,15 +48,16 @@ from pathlib import Path
 # The provider SDKs load their submodules (pulumi_aws.ec2, ...) on first use, during a plan: each child tells the server
 # which it loaded, and the server imports them too, so later children find them loaded.
 LEARNED_PREFIXES = ("pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
-# Imported fresh in every child: the CLI module builds its consoles from the environment ($COLUMNS) at import.
+# Imported fresh in every child, with their submodules: the CLI package builds its consoles from the environment
+# ($COLUMNS) at import (tritonfleet/cli/output.py), and every command module takes them from there.
 FRESH_IN_EACH_CHILD = ("tritonfleet.cli", "tritonfleet.__main__")
 
 
 def _warm_up() -> None:
     """Import what every command imports (typer, pydantic, the Pulumi SDKs, our config, plan and program modules),
     whose import reads nothing from the environment or the working folder, and parse the packaged GPU catalog; then
-    forget the CLI module itself. Cloud clients (boto3, google-cloud) stay for the commands that need them, as in a
-    fresh interpreter."""
+    forget the CLI package itself (all its modules). Cloud clients (boto3, google-cloud) stay for the commands that
+    need them, as in a fresh interpreter."""
     import components.aws.cloud  # noqa: F401
     import components.gcp.cloud  # noqa: F401
     import components.platform  # noqa: F401
@@ -69,8 +70,9 @@ def _warm_up() -> None:
     from tritonfleet.core.catalog import load_catalog
 
     load_catalog()  # the packaged catalog, parsed once (cached): every command reads it
-    for name in FRESH_IN_EACH_CHILD:
-        sys.modules.pop(name, None)
+    submodules = tuple(f"{name}." for name in FRESH_IN_EACH_CHILD)
+    for name in [n for n in sys.modules if n in FRESH_IN_EACH_CHILD or n.startswith(submodules)]:
+        sys.modules.pop(name)
 
 
 def _call_child(request: dict) -> None:

@@ -415,7 +415,8 @@ def test_docs_show_the_matrix_these_tests_assert():
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_shipped_plan_enforces_its_network_policies(stack):
     from tests.serving_helpers import plan
-    from tritonfleet import cli
+    from tritonfleet.cli.output import out
+    from tritonfleet.cli.plan import print_plan
 
     document = plan(stack)
     resources = document["resources"]
@@ -441,6 +442,6 @@ def test_every_shipped_plan_enforces_its_network_policies(stack):
         assert cluster["inputs"]["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
     section = document["networkPolicy"]
     assert section["shippedBy"] and [c["enforced"] for c in section["clusters"]] == [True]
-    with cli.out.capture() as captured:
-        cli.print_plan(document)
+    with out.capture() as captured:
+        print_plan(document)
     assert "NetworkPolicy" in captured.get() and ": enforced (" in captured.get() and "NOT enforced" not in captured.get()

@@ -134,13 +134,14 @@ def test_uncovered_cidrs():
 @pytest.mark.parametrize(("stack", "endpoint"), [("prod", "EKS public endpoint"), ("gcp-prod", "GKE DNS-based endpoint")])
 def test_the_plan_says_where_the_stack_is_deployed_from(stack, endpoint):
     from tests.serving_helpers import plan
-    from tritonfleet import cli
+    from tritonfleet.cli.output import out
+    from tritonfleet.cli.plan import print_plan
 
     document = plan(stack)
     path = document["cloudNotes"]["deployPath"]
     assert path["deployFrom"] == "hosted-ci" and path["reachable"] and path["endpoint"].startswith(endpoint)
-    with cli.out.capture() as captured:
-        cli.print_plan(document)
+    with out.capture() as captured:
+        print_plan(document)
     text = " ".join(captured.get().split())
     assert f"Deployed from hosted CI runners (no fixed address): reaches the {endpoint}" in text
 

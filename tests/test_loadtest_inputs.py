@@ -161,7 +161,7 @@ def test_a_sweep_whose_first_point_misses_stops_and_records_no_capacity(monkeypa
 
 def test_a_deployment_gives_the_sweep_its_latency_target_and_result_path(tmp_path):
     from tests.test_models_deployment_checks import _project
-    from tritonfleet.sizing_cli import _deployment_defaults
+    from tritonfleet.cli.loadtest import _deployment_defaults
 
     base = ["loadtest", "--model", "m", "--url", f"127.0.0.1:{free_port()}", "--rate", "5", "--sweep"]
     outcome = CliRunner().invoke(app, [*base, "--stack", "dev", "--deployment", "resnet"])
@@ -175,7 +175,7 @@ def test_a_deployment_gives_the_sweep_its_latency_target_and_result_path(tmp_pat
 
 
 def test_the_verdict_lines_say_how_the_run_was_made_and_what_it_found():
-    from tritonfleet.sizing_cli import verdict_lines
+    from tritonfleet.cli.loadtest import verdict_lines
 
     single = LoadtestResult.model_validate(result_document(
         p99=80.0, latencyTargetMs=50, stable=False, stabilityPercent=10, windows=[], warmupS=2,

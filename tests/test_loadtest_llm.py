@@ -116,7 +116,7 @@ def test_a_deployment_gives_loadtest_llm_its_ttft_itl_targets_and_gpu(tmp_path):
     """`--stack prod --deployment llm`: the llm block's targets and the pool's GPU (H200), so the result is measured
     against what sizing holds it to and names the GPU sizing checks; options given win."""
     from tests.test_models_deployment_checks import _project
-    from tritonfleet.sizing_cli import _llm_defaults
+    from tritonfleet.cli.loadtest import _llm_defaults
 
     llm = {"backend": "tensorrtllm", "model": "Llama-3.3-70B", "precision": "fp8", "kvCachePrecision": "fp8",
            "maxContext": 8192, "maxSequences": 64, "ttftTarget": "800ms", "itlTarget": "40ms"}  # fmt: skip

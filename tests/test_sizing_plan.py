@@ -16,7 +16,7 @@ from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
 from tritonfleet.diff import compare_plans, report, to_json
 from tritonfleet.plan.sizing import plan_sizing
-from tritonfleet.sizing_cli import sizing_lines
+from tritonfleet.plan.text import sizing_lines
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -14,7 +14,7 @@ from tritonfleet.core.config import ConfigError, load_stack_config
 from tritonfleet.core.conventions import CONFIG_NAMESPACE
 from tritonfleet.core.sizing import TOKENS
 from tritonfleet.plan.sizing import deployment_capacities, plan_sizing, with_measured_capacities
-from tritonfleet.sizing_cli import sizing_lines
+from tritonfleet.plan.text import sizing_lines
 
 
 def llm_result(**changes) -> dict:

@@ -221,9 +221,7 @@ def cost_lines(cost: dict[str, Any], width: int) -> list[Line]:
 
 
 def deployment_lines(plan: dict[str, Any], width: int) -> list[Line]:
-    """The sizing lines ($/1M per deployment and pool at whole nodes, idle GPUs) from tritonfleet.sizing_cli."""
-    from tritonfleet.sizing_cli import sizing_lines
-
+    """The sizing lines ($/1M per deployment and pool at whole nodes, idle GPUs), the first in bold."""
     return [Line(text, "bold" if i == 0 else "") for i, text in enumerate(sizing_lines(plan, width))]
 
 
@@ -394,3 +392,58 @@ def policy_lines(section: dict[str, Any], width: int) -> list[Line]:
         lines += wrap(v["message"], width, INDENT * 2)
     lines.append(Line(f"Policies: {section['mandatory']} mandatory violation(s), {section['advisory']} advisory finding(s)."))
     return lines
+
+
+def sizing_lines(plan: dict, width: int = 80) -> list[str]:
+    """The plan's $/1M lines per deployment and per pool, each within `width` (80) columns."""
+    sizing = plan.get("sizing")
+    if not sizing:
+        return []
+    lines = [f"Sizing (headroom {sizing['headroom']:.0%}; $/1M at whole nodes, idle GPUs included):"]
+    for d in sizing["deployments"]:
+        capacity = d["capacity"]
+        tokens = d.get("outputTokensPerSecond")
+        if isinstance(capacity, dict):
+            per_second = capacity.get("outputTokensPerSecond", capacity.get("inferencesPerSecond"))
+            source = f"{capacity['kind']} {per_second:,.0f} {'output tokens' if tokens else 'inferences'}/s"
+        else:
+            source = capacity
+        lines += wrapped(f"  {d['deployment']} ({d['pool']}): {_replicas(d['replicas'])} replicas; capacity {source}", width)
+        per = "$/1M output tokens" if tokens else "$/1M"
+        lines += wrapped(f"    {per} peak {_per_million(d['usdPer1M']['peak'])}, average {_per_million(d['usdPer1M']['average'])}", width)
+        if tokens:
+            lines += wrapped(f"    output tokens/s at {tokens['minReplicas']:,.0f} (min replicas) to "
+                             f"{tokens['maxReplicas']:,.0f} (max replicas); peak {_count(tokens['peak'])}", width)  # fmt: skip
+            if d["maxReplicasCarryPeak"] is False:
+                lines += wrapped(f"    warning: maxReplicas cannot carry the peak of {_count(tokens['peak'])} output "
+                                 "tokens/s at the TTFT/ITL targets", width)  # fmt: skip
+    for p in sizing["pools"]:
+        peak, low = p["peak"], p["minimum"]
+        lines += wrapped(
+            f"  pool {p['pool']}: peak {peak['nodes']} nodes {peak['idleGpus']}/{peak['gpusPaid']} GPUs idle; "
+            f"min {low['nodes']} nodes {low['idleGpus']}/{low['gpusPaid']} idle",
+            width,
+        )
+        lines += wrapped(f"    $/1M peak {_per_million(peak['usdPer1M'])}, average {_per_million(p['average']['usdPer1M'])}", width)
+    for finding in sizing["findings"]:
+        text = f"warning: {finding['key']}: {finding['message']}"
+        lines += textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
+    return lines
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """A line that never loses text: wrapped between words within `width`, continued four spaces in."""
+    indent = text[: len(text) - len(text.lstrip())]
+    return textwrap.wrap(text.strip(), width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
+
+
+def _replicas(replicas: dict) -> str:
+    return f"{replicas['minimum']} min / {replicas['average']} avg / {replicas['peak']} peak"
+
+
+def _count(value: Any) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
+
+
+def _per_million(value: Any) -> str:
+    return f"${value:,.4f}" if isinstance(value, (int, float)) else str(value)
