@@ -292,7 +292,9 @@ def build_plan(
         "sizing": sizing,
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
         "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
-        "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources if r.custom]),
+        # Every resource, components included, as the policy cluster-require-network-policy-enforcement reads them:
+        # a cloud may model its cluster as a component resource.
+        "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources]),
         "cloudNotes": cloud_notes(config),
         "outputs": run.outputs,
         "resources": [r.document() for r in run.resources],
