@@ -12,7 +12,7 @@ import pytest
 
 from components.k8s.access import ADMIN, CONTROL_PROXY_PORT, GRPC_PATHS, INFERENCE, MODEL_CONTROL_APIS
 from tests.access_helpers import ACCESS_CASES, FACTS, chart_values, deployment, pod_containers
-from tests.kube_validate import validate_strict
+from tests.kube_validate import CUSTOM_RESOURCE_GROUPS, validate_strict
 from tests.serving_helpers import render
 from tests.test_triton_chart import KUBERNETES_VERSIONS
 from tritonfleet.core.exposure import INTERNAL, INTERNAL_APPLICATION, PUBLIC, uses_gateway
@@ -36,7 +36,6 @@ def _container(objects: list[dict]) -> dict:
 
 # Custom resources: the Prometheus Operator's (tests/test_triton_chart.py), the Gateway API's and GKE's
 # (tests/test_gcp_gateway.py).
-CUSTOM_RESOURCE_GROUPS = ("monitoring.coreos.com/", "gateway.networking.k8s.io/", "networking.gke.io/")
 
 
 @pytest.mark.parametrize(("label", "cloud", "access"), ACCESS_CASES, ids=IDS)

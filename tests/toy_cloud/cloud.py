@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,13 @@ class Toy(Cloud):
 
     def deletion_protection_off(self, resource_type: str, name: str, props: Any) -> str | None:
         return resources.deletion_protection_off(resource_type, name, props)
+
+    def release_internal(self, kind: str, annotations: Mapping[str, str], class_name: str) -> bool | None:
+        """The toy exposes a release only inside the cluster: its controllers read no annotation."""
+        return None
+
+    def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
+        return []
 
 
 CLOUD = Toy(
