@@ -265,3 +265,51 @@ def test_a_cloud_imports_no_other_cloud(name):
     mine = [m for m in modules() if cloud_of(modules()[m]) == name]
     assert mine
     assert [f"{m} imports {t}" for m in mine for t in graph()[m] if _cloud_package(t) not in (None, name)] == []
+
+
+# --- docs/architecture.md, checked against the code ----------------------------------------------------------------
+
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def _section(title: str) -> str:
+    """The text of the doc's section whose heading starts with `title`, up to the next heading of any level."""
+    text = DOC.read_text()
+    start = text.index(f"\n{title}")
+    following = re.search(r"\n#{2,3} ", text[start + 1 :])
+    return text[start : start + 1 + following.start()] if following else text[start:]
+
+
+def test_the_floors_table_is_the_one_the_code_keeps():
+    rows = re.findall(r"^\| (\d) \| ([^|]+) \|", _section("## The floors"), flags=re.M)
+    assert [(int(n), tuple(re.findall(r"`([^`]+)`", rooms))) for n, rooms in rows] == [
+        (i + 1, rooms) for i, rooms in enumerate(FLOORS)
+    ]
+
+
+def test_the_doc_lists_where_a_cloud_may_be_named():
+    text = _section("## Where a cloud's name appears")
+    assert set(re.findall(r"`([a-z0-9]+_)`", text)) == {p for prefixes in CLOUD_RULE_PREFIXES.values() for p in prefixes}
+    assert "`REGISTRY`" in text and "`tritonfleet/core/cloud.py`" in text
+
+
+def test_the_doc_names_every_part_of_the_cloud_contract():
+    import dataclasses
+
+    from tritonfleet.core.cloud import Cloud
+
+    parts = {f.name for f in dataclasses.fields(Cloud)} | set(Cloud.__abstractmethods__) | {"facts", "rules", "bill"}
+    named = set(re.findall(r"`([a-z_]+)(?:\([^`]*\))?`", _section("## The cloud contract")))
+    assert sorted(parts - named) == []
+
+
+@pytest.mark.parametrize("folder", ["tritonfleet/clouds", "components"])
+def test_the_module_maps_name_every_module_of_each_cloud(folder):
+    """Each cloud's modules in its folder appear in that cloud's block of the module map."""
+    text = _section(f"### Module map of `{folder}/")
+    for name in cloud_names():
+        block = re.search(rf"\n  {name}/\n(.*?)(?=\n  [a-z0-9]+/\n|\n```)", text, flags=re.S)
+        assert block, f"no {name}/ block in the module map of {folder}/"
+        listed = set(re.findall(r"\b([a-z0-9_]+\.py)\b", block.group(1)))
+        present = {p.name for p in (ROOT / folder / name).glob("*.py") if p.name != "__init__.py"}
+        assert sorted(present - listed) == [], f"{folder}/{name}/"
