@@ -482,3 +482,17 @@ def test_prod_refuses_a_datapath_replacement_without_the_acknowledgement(tmp_pat
     (tmp_path / "head.json").write_text(json.dumps(head))
     result = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"))
     assert result.returncode == 1 and "refused" in result.stderr and "acknowledgeDatapathReplacement" in result.stderr
+
+
+def test_the_plan_lists_the_acknowledgements_its_config_sets():
+    """The plan's `acknowledged` keys come from every cloud's prod acknowledgements, read from the stack's config."""
+    from conftest import engine_config
+
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.plan.document import acknowledged_keys
+
+    raw = engine_config("gcp-prod")
+    assert acknowledged_keys(load_stack_config(raw, "gcp-prod")) == []
+    raw["tritonfleet:cluster"] = json.dumps({**json.loads(raw["tritonfleet:cluster"]), "acknowledgeDatapathReplacement": True})
+    assert acknowledged_keys(load_stack_config(raw, "gcp-prod")) == ["cluster.acknowledgeDatapathReplacement"]
+    assert acknowledged_keys(load_stack_config(engine_config("prod"), "prod")) == []

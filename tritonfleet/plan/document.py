@@ -246,6 +246,27 @@ def _money(value: float | None, digits: int = 2) -> float | str:
     return "unknown" if value is None else round(value, digits)
 
 
+def _config_value(config: StackConfig, key: str) -> Any:
+    """The value of a dotted config key (camelCase, as in the stack file), or None where the path has none."""
+    value: Any = config
+    for part in key.split("."):
+        fields = getattr(type(value), "model_fields", {})
+        name = next((n for n, f in fields.items() if (f.alias or n) == part), None)
+        if name is None:
+            return None
+        value = getattr(value, name)
+    return value
+
+
+def acknowledged_keys(config: StackConfig) -> list[str]:
+    """The config keys set true that acknowledge a replacement a prod stack otherwise refuses (each cloud's
+    `prod_acknowledgements`), for tritonfleet diff."""
+    from tritonfleet.core.cloud import cloud, cloud_names
+
+    keys = sorted({key for name in cloud_names() for key in cloud(name).prod_acknowledgements.values()})
+    return [key for key in keys if _config_value(config, key) is True]
+
+
 def build_plan(
     project_dir: Path,
     stack: str,
@@ -291,7 +312,7 @@ def build_plan(
         "rollouts": rollout_section(config),
         "sizing": sizing,
         # Config keys that acknowledge a change a prod stack otherwise refuses (tritonfleet diff reads them).
-        "acknowledged": ["cluster.acknowledgeDatapathReplacement"] if config.cluster.acknowledge_datapath_replacement else [],
+        "acknowledged": acknowledged_keys(config),
         # Every resource, components included, as the policy cluster-require-network-policy-enforcement reads them:
         # a cloud may model its cluster as a component resource.
         "networkPolicy": network_policy_section([(r.type, r.name, r.inputs) for r in run.resources]),
