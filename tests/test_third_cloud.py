@@ -115,6 +115,9 @@ def test_cost_is_priced_from_the_toy_catalog_rows(plans):
     totals = base["cost"]["totals"]
     assert totals["totalCeilingUsd"] == round(totals["gpuCeilingUsd"] + totals["otherCeilingUsd"], 2)
     assert base["cloudNotes"] == {"toy": f"a test-only cloud: nothing of {STACK} is deployable"}
+    from tritonfleet.plan.text import cloud_note_lines
+
+    assert any("nothing of" in line.text for line in cloud_note_lines(base["cloudNotes"], 100))
 
 
 def test_the_plan_command_prints_the_toy_stack(planned):

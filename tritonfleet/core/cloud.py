@@ -98,7 +98,8 @@ class Cloud(ABC):
 
     @abstractmethod
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
-        """Notes the cloud adds to the offline plan (empty where it has none)."""
+        """Notes the cloud adds to the offline plan (empty where it has none): the plan's text prints a note that is
+        text as it is, and the structured notes it knows (tritonfleet/plan/text.py KNOWN_CLOUD_NOTES) in its words."""
 
     @abstractmethod
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:

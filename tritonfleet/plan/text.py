@@ -270,6 +270,10 @@ def rollout_lines(plan: dict[str, Any], width: int) -> list[Line]:
     return [Line("Rollouts", "bold"), *lines] if lines else []
 
 
+# The structured notes this page prints in its own words; any other note that is text is printed as it is.
+KNOWN_CLOUD_NOTES = ("deployPath", "kubernetes", "controlPlane", "spotShutdown", "modelPulls")
+
+
 def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
     """Where the stack is deployed from and the API endpoint that admits it, the cluster version's support dates and
     how model pulls reach the bucket (AWS), when the cloud adds notes."""
@@ -319,6 +323,9 @@ def cloud_note_lines(notes: dict[str, Any], width: int) -> list[Line]:
         else:
             text = f"Model pulls: {pulls['path']}, no NAT processing charge."
         lines += wrap(text, width, INDENT, INDENT)
+    for key, note in notes.items():  # a cloud's note in words, whatever its key (tritonfleet/core/cloud.py plan_notes)
+        if key not in KNOWN_CLOUD_NOTES and isinstance(note, str):
+            lines += wrap(note, width, INDENT, INDENT)
     return [Line("Cluster", "bold"), *lines] if lines else []
 
 
