@@ -59,7 +59,7 @@ class Cloud(ABC):
     preferred_spreads_add_nodes: bool  # whether a preferred topology spread makes the autoscaler add nodes
     hostname_spread_caps_new_nodes: bool  # whether a hostname spread caps how many pods a new node takes
     rollout_traffic_routers: Mapping[str, str]  # access mode -> what splits canary traffic there
-    # ---- GPU facts (issue #35, GPU facts in one place) ----
+    # ---- GPU facts ----
     # Whether its catalog rows must name their accelerator type (`accelerator`): GCP attaches GPUs to a node pool by
     # that name; an EC2 instance type carries its GPUs.
     machine_types_name_their_accelerator: bool
@@ -106,8 +106,7 @@ class Cloud(ABC):
         """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
         cannot be asked."""
 
-    # ---- Planned resources (issue #35, planned-resources): the cloud's resources as the offline plan, the diff and
-    # the policy pack see them. Data and readers live in tritonfleet/clouds/<name>/resources.py; the shapes they
+    # ---- Planned resources: the cloud's resources as the offline plan, the diff and the policy pack see them. Data and readers live in tritonfleet/clouds/<name>/resources.py; the shapes they
     # return (GpuPool, Enforcement, PlatformLine, Watched) in tritonfleet/core/planned.py. Every reader answers None
     # for a resource type that is not the cloud's, so neutral code asks each registered cloud in turn.
     protected_types: tuple[str, ...]  # types stateful-resource-require-protect protects by default
@@ -158,9 +157,8 @@ class Cloud(ABC):
         """The client sources of a release's Ingress open to every address, as this cloud's controller reads them
         from its annotations (each with the annotation named); empty where it reads none."""
 
-    # ---- end of planned resources ----
-    # --- cloud-pure (issue #35 point 1): how Triton is exposed (asked by the Kubernetes layer's access matrix) and the
-    # model bucket's store (core/object_store.py opens it by URI scheme) ---
+    # ---- Exposure and the object store: how Triton is exposed (asked by the Kubernetes layer's access matrix) and
+    # the model bucket's store (core/object_store.py opens it by URI scheme) ----
     @abstractmethod
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         """How Triton is exposed on the cloud (core/exposure.py), its object store at the offline plan's addresses,

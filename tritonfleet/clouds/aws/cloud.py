@@ -45,7 +45,7 @@ class Aws(Cloud):
 
         return preflight(config, deadline_s)
 
-    # ---- Planned resources (issue #35, planned-resources): resources.py's readers ----
+    # ---- Planned resources: resources.py's readers ----
     def offline_outputs(self, resource_type: str, name: str, inputs: dict[str, Any]) -> dict[str, Any] | None:
         return aws_resources.offline_outputs(resource_type, name, inputs)
 
@@ -72,7 +72,7 @@ class Aws(Cloud):
     def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
         return aws_resources.ingress_open_sources(annotations, every_address)
 
-    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
+    # ---- Exposure and the object store ----
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         from tritonfleet.clouds.aws.exposure import PLANNED_S3_CIDRS, aws_exposure_facts
 
@@ -109,14 +109,14 @@ CLOUD = Aws(
     preferred_spreads_add_nodes=facts.PREFERRED_SPREADS_ADD_NODES,
     hostname_spread_caps_new_nodes=facts.HOSTNAME_SPREAD_CAPS_NEW_NODES,
     rollout_traffic_routers=facts.ROLLOUT_TRAFFIC_ROUTERS,
-    # planned resources (issue #35, planned-resources)
+    # planned resources
     protected_types=aws_resources.PROTECTED,
     replacement_watched=aws_resources.WATCHED,
     replacement_explained=aws_resources.EXPLAINED,
     prod_acknowledgements=aws_resources.PROD_ACKNOWLEDGEMENT,
     offline_calls=aws_resources.OFFLINE_CALLS,
     offline_absent_calls=aws_resources.ABSENT_CALLS,
-    # GPU facts (issue #35)
+    # GPU facts
     machine_types_name_their_accelerator=facts.MACHINE_TYPES_NAME_THEIR_ACCELERATOR,
     gpu_node_architectures=facts.GPU_NODE_ARCHITECTURES,
 )

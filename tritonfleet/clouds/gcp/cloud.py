@@ -55,7 +55,7 @@ class Gcp(Cloud):
 
         return preflight(config, deadline_s)
 
-    # ---- Planned resources (issue #35, planned-resources): resources.py's readers ----
+    # ---- Planned resources: resources.py's readers ----
     def offline_outputs(self, resource_type: str, name: str, inputs: dict[str, Any]) -> dict[str, Any] | None:
         return gcp_resources.offline_outputs(resource_type, name, inputs)
 
@@ -82,7 +82,7 @@ class Gcp(Cloud):
     def ingress_open_sources(self, annotations: Mapping[str, str], every_address: tuple[str, ...]) -> list[str]:
         return gcp_resources.ingress_open_sources(annotations, every_address)
 
-    # --- cloud-pure (issue #35 point 1): exposure and the object store ---
+    # ---- Exposure and the object store ----
     def exposure_facts(self, load_balancer_cidrs: tuple[str, ...] | None = None) -> ExposureFacts:
         """GKE's load balancers have no subnets of their own: `load_balancer_cidrs` changes nothing here."""
         from tritonfleet.clouds.gcp.exposure import gcp_exposure_facts
@@ -115,14 +115,14 @@ CLOUD = Gcp(
     preferred_spreads_add_nodes=facts.PREFERRED_SPREADS_ADD_NODES,
     hostname_spread_caps_new_nodes=facts.HOSTNAME_SPREAD_CAPS_NEW_NODES,
     rollout_traffic_routers=facts.ROLLOUT_TRAFFIC_ROUTERS,
-    # planned resources (issue #35, planned-resources)
+    # planned resources
     protected_types=gcp_resources.PROTECTED,
     replacement_watched=gcp_resources.WATCHED,
     replacement_explained=gcp_resources.EXPLAINED,
     prod_acknowledgements=gcp_resources.PROD_ACKNOWLEDGEMENT,
     offline_calls=gcp_resources.OFFLINE_CALLS,
     offline_absent_calls=gcp_resources.ABSENT_CALLS,
-    # GPU facts (issue #35)
+    # GPU facts
     machine_types_name_their_accelerator=facts.MACHINE_TYPES_NAME_THEIR_ACCELERATOR,
     gpu_node_architectures=facts.GPU_NODE_ARCHITECTURES,
 )
