@@ -106,9 +106,10 @@ class Cloud(ABC):
         """Ask the cloud's APIs whether the stack can run (zones, offerings, quotas...); PreflightError where they
         cannot be asked."""
 
-    # ---- Planned resources: the cloud's resources as the offline plan, the diff and the policy pack see them. Data and readers live in tritonfleet/clouds/<name>/resources.py; the shapes they
-    # return (GpuPool, Enforcement, PlatformLine, Watched) in tritonfleet/core/planned.py. Every reader answers None
-    # for a resource type that is not the cloud's, so neutral code asks each registered cloud in turn.
+    # ---- Planned resources: the cloud's resources as the offline plan, the diff and the policy pack see them. Data
+    # and readers live in tritonfleet/clouds/<name>/resources.py; the shapes they return (GpuPool, Enforcement,
+    # PlatformLine, Watched) in tritonfleet/core/planned.py. Every reader answers None for a resource type that is not
+    # the cloud's, so neutral code asks each registered cloud in turn.
     protected_types: tuple[str, ...]  # types stateful-resource-require-protect protects by default
     replacement_watched: Mapping[str, Watched]  # type -> the inputs whose change replaces it or rolls its nodes
     replacement_explained: Mapping[tuple[str, str], str]  # (type, input) -> why changing it replaces, in words
