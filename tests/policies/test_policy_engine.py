@@ -8,6 +8,8 @@ import json
 
 import pytest
 from policy_cases import PACK_DIR, add, add_gpu_operator, compliant_plan, find, stack_policy_config, tls_only_policy
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy import ResourceValidationPolicy
 
 from tritonfleet.policycheck.direct import load_policies, policy_meta, run_direct
 from tritonfleet.policycheck.engine import PackProcess, analyze
@@ -26,16 +28,23 @@ class RememberingStub:
     Every case changes one or two resources of a compliant plan of about 140; the real pack's answer to the others is
     the one it gave to the same bytes before (its resource policies see only the request and the configured policy
     config, and keep no state between calls). So each case still sends every changed resource and the whole stack to
-    the real pack over gRPC, and the suite is spared ~130 identical calls per case (~0.5 s of the pack's CPU each)."""
+    the real pack over gRPC, and the suite is spared ~130 identical calls per case (~0.5 s of the pack's CPU each).
 
-    def __init__(self, stub):
+    An Analyze call runs the pack's resource policies only (the SDK's servicer skips the stack policies there), so its
+    answer is remembered under the configuration of those: a case that changes only a stack policy's config (a budget,
+    the GPU limit) still sends the whole stack, and not its ~150 unchanged resources again."""
+
+    def __init__(self, stub, resource_policies: set[str]):
         self._stub = stub
+        self._resource_policies = resource_policies
         self._configured: bytes | None = None
+        self._resource_configured: bytes | None = None  # the part of the configuration that Analyze calls see
         self._answers: dict[tuple[bytes | None, str, bytes], object] = {}
         self.sent: list[str] = []  # the methods of the calls that reached the pack, in order
 
     def _ask(self, method: str, request, timeout: float):
-        key = (self._configured, method, request.SerializeToString(deterministic=True))
+        configured = self._resource_configured if method == "Analyze" else self._configured
+        key = (configured, method, request.SerializeToString(deterministic=True))
         if key not in self._answers:
             self.sent.append(method)
             self._answers[key] = getattr(self._stub, method)(request, timeout=timeout)
@@ -50,6 +59,10 @@ class RememberingStub:
             self.sent.append("Configure")
             self._stub.Configure(request, timeout=timeout)
             self._configured = configuration
+            resource_part = analyzer_pb2.ConfigureAnalyzerRequest()
+            for name in sorted(set(request.policyConfig) & self._resource_policies):
+                resource_part.policyConfig[name].CopyFrom(request.policyConfig[name])
+            self._resource_configured = resource_part.SerializeToString(deterministic=True)
 
     def Analyze(self, request, timeout: float):  # noqa: N802
         return self._ask("Analyze", request, timeout)
@@ -61,7 +74,8 @@ class RememberingStub:
 @pytest.fixture(scope="module")
 def pack():
     process = PackProcess(PACK_DIR, "tritonfleet", "policy-tests")
-    process.stub = RememberingStub(process.stub)
+    resource_policies = {p.name for p in load_policies(PACK_DIR) if isinstance(p, ResourceValidationPolicy)}
+    process.stub = RememberingStub(process.stub, resource_policies)
     yield process
     process.close()
 
@@ -956,3 +970,15 @@ def test_a_changed_resource_and_the_stack_still_reach_the_pack(pack, bases, base
     analyze(pack, plan, stack_policy_config("prod"))
     analyses = [m for m in pack.stub.sent[before:] if m.startswith("Analyze")]  # Configure, GetAnalyzerInfo: as needed
     assert analyses == ["Analyze", "AnalyzeStack"]  # the changed NodePool, then the changed stack
+
+
+def test_a_stack_policy_config_change_resends_the_stack_and_not_the_resources(pack, bases, baseline):
+    """A changed budget reaches the pack's stack policies; the resource policies' answers stand, their config being
+    unchanged. (A changed resource policy's config is not answered from memory: the verdicts of
+    test_disabled_and_overridden_levels_are_applied_like_the_engine would keep their old levels.)"""
+    baseline("prod")
+    config = stack_policy_config("prod")
+    config_change("cost-stack-warn-monthly-budget", monthlyUsd=123457)(config)
+    before = len(pack.stub.sent)
+    analyze(pack, copy.deepcopy(bases["prod"]), config)
+    assert [m for m in pack.stub.sent[before:] if m.startswith("Analyze")] == ["AnalyzeStack"]
