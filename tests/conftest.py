@@ -100,7 +100,7 @@ def stack_config():
     return lambda stack: load_stack_config(engine_config(stack), stack)
 
 
-# ---- order: the modules that mostly wait on real servers first ----
+# ---- order: the modules that mostly wait on real servers first, then the longest busy ones ----
 
 # Their tests spend most of their time waiting (tritonserver, Prometheus, load at a fixed rate), so they run first, the
 # longest first: the CPU-bound modules then fill those waits, instead of the waits making the run's tail. pytest-xdist
@@ -127,10 +127,35 @@ WAITING_MODULES = (
 )
 
 
+# Then the modules that keep a CPU busy longest (the suite's --durations on 2 cores, 2026-12-05), longest first, so
+# that the many short modules fill the run's end instead of one long module starting last and making its tail.
+BUSY_MODULES = (
+    "test_policy_engine.py",
+    "test_policy_cli.py",
+    "test_access_connectivity.py",
+    "test_plan.py",
+    "test_rollout_chart.py",
+    "test_diff_base_ref.py",
+    "test_triton_chart_checkov.py",
+    "test_models_sync.py",
+    "test_config.py",
+    "test_aws_preflight.py",
+    "test_plan_reuse.py",
+    "test_cli_forkserver.py",
+    "test_monitoring_quiet.py",
+    "test_access_plan.py",
+    "test_aws_program.py",
+    "test_network_deadlines.py",
+    "test_diff.py",
+    "test_monitoring_rules.py",
+)
+ORDER = WAITING_MODULES + BUSY_MODULES
+
+
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
         name = item.path.name
-        return WAITING_MODULES.index(name) if name in WAITING_MODULES else len(WAITING_MODULES)
+        return ORDER.index(name) if name in ORDER else len(ORDER)
 
     items.sort(key=rank)  # stable: each module's tests and the other modules keep their order
 
