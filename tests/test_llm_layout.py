@@ -154,7 +154,7 @@ def test_engine_gpu_reads_trtllm_build_cluster_keys(key, gpu):
         ("NVIDIA-B200", "error: an engine built on B200 (cluster_key NVIDIA-B200, compute capability 10.0)"),
         ("A100-SXM-80GB", "error: an engine built on A100 (cluster_key A100-SXM-80GB), a GPU tritonfleet's catalog does "
          "not list, but deployment 'llm' runs on H200 (compute capability 9.0): TensorRT-LLM supports an engine only on "
-         "the GPU type it was built on."),
+         "the GPU type it was built on. Rebuild it with trtllm-build on H200"),
         (None, "warning: the engine's GPU architecture was not checked: config.json records no "
          "build_config.auto_parallel_config.cluster_key"),
         ("", "warning: the engine's GPU architecture was not checked"),

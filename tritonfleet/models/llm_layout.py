@@ -175,19 +175,20 @@ def _check_engine_gpu(build: dict[str, Any], path: Path, name: str, replica: Rep
     gpu = engine_gpu(key)
     if gpu == replica.gpu:
         return []
-    fix = f"Rebuild it with trtllm-build on {replica.gpu}, or move the deployment to a pool of {gpu}"
+    rebuild = f"Rebuild it with trtllm-build on {replica.gpu}"
     known = load_catalog().gpus.get(gpu)
     if known is None:
         return [Finding("error", path, f"an engine built on {gpu} (cluster_key {key}), a GPU tritonfleet's catalog "
                         f"does not list, but deployment '{name}' runs on {pool}: TensorRT-LLM supports an engine only "
-                        f"on the GPU type it was built on. {fix}")]
+                        f"on the GPU type it was built on. {rebuild}")]
     built = f"{gpu} (cluster_key {key}, compute capability {known.compute_capability})"
     if known.compute_capability == replica.compute_capability:
         return [Finding("warning", path, f"an engine built on {built}, but deployment '{name}' runs on {replica.gpu}: "
                         "the same architecture, so TensorRT loads it, warning that an engine used across device models "
                         f"may run slower or fail; rebuild it with trtllm-build on {replica.gpu}")]
     return [Finding("error", path, f"an engine built on {built}, but deployment '{name}' runs on {pool}: TensorRT "
-                    f"refuses an engine built for another GPU architecture. {fix}")]
+                    f"refuses an engine built for another GPU architecture. {rebuild}, or move the deployment to a "
+                    f"pool of {gpu}")]
 
 
 def _check_tokenizer(report: Report) -> list[Finding]:
