@@ -80,6 +80,24 @@ def test_mixtral_weights_match_hugging_face_figure():
     assert fit.weights_gb == pytest.approx(90, rel=0.05)
 
 
+# Qwen, "Qwen2.5 Speed Benchmark", Transformers tables, batch 1 generating 2048 tokens after an input of 1 token, BF16
+# on one A100 80GB: "GPU Memory(GB)" 14.38 for Qwen2.5-7B-Instruct and 28.08 for Qwen2.5-14B-Instruct
+# (https://github.com/QwenLM/Qwen2.5/blob/010c37c33b13a1ac59944b349620e13404efe97d/docs/source/benchmark/
+# speed_benchmark.rst, read 2026-12-05). Those are GiB: 14.7 B parameters x 2 B = 29.4 GB is above 28.08, so the unit
+# is 2^30 bytes. Weights + KV cache of the 2,049 tokens come to 14.28 and 27.76 GiB; the rest is what Transformers
+# allocates besides (activations, logits), which tritonfleet's runtime headroom covers.
+QWEN25_BF16_PEAK_GIB = {"Qwen2.5-7B": 14.38, "Qwen2.5-14B": 28.08}
+
+
+@pytest.mark.parametrize("model", list(QWEN25_BF16_PEAK_GIB))
+def test_weights_and_kv_cache_match_qwen25_speed_benchmark(model):
+    arch = llm_memory.load_llm_facts().models[model]
+    fit = llm_memory.memory_fit(_llm(model, precision="bf16", max_sequences=1), arch, "H200", 1)
+    computed = (fit.weights_gb * 1e9 + llm_memory.kv_cache_bytes_per_token(arch, "bf16", 1) * 2049) / GIB
+    assert computed <= QWEN25_BF16_PEAK_GIB[model]
+    assert computed == pytest.approx(QWEN25_BF16_PEAK_GIB[model], rel=0.02)
+
+
 def test_tensor_parallel_splits_weights_and_kv_heads():
     arch = llm_memory.load_llm_facts().models["Llama-3.1-70B"]
     one, two = (llm_memory.memory_fit(_llm(), arch, "H200", tp) for tp in (1, 2))

@@ -10,8 +10,10 @@ import pytest
 
 from tests.conftest import run_cli
 from tritonfleet.core.config import TritonDeployment
-from tritonfleet.models.llm_layout import check_llm_layout
-from tritonfleet.models.validate import validate_repository
+from tritonfleet.models.llm_layout import check_llm_layout, engine_gpu
+from tritonfleet.models.validate import Replica, validate_repository
+
+H200 = Replica(2, "H200", "9.0")  # the catalog's compute capability
 
 
 def _deployment(backend: str, gpus: int = 2) -> TritonDeployment:
@@ -33,8 +35,10 @@ def vllm_repository(root: Path, **engine_args) -> Path:
     return root
 
 
-def tensorrt_llm_repository(root: Path, tp: int = 2, tokenizer: str = "/tokenizer", engine: bool = True, **build) -> Path:
-    """The inflight_batcher_llm ensemble: preprocessing, tensorrt_llm, postprocessing (python models), ensemble."""
+def tensorrt_llm_repository(root: Path, tp: int = 2, tokenizer: str = "/tokenizer", engine: bool = True,
+                            cluster_key: str | None = "H200-SXM", **build) -> Path:
+    """The inflight_batcher_llm ensemble: preprocessing, tensorrt_llm, postprocessing (python models), ensemble. The
+    engine's config.json as trtllm-build writes it, built on `cluster_key`'s GPU (None: a release that records none)."""
     for name in ("preprocessing", "postprocessing"):
         _write(root / name / "config.pbtxt",
                f'backend: "python"\nparameters {{ key: "tokenizer_dir" value: {{ string_value: "{tokenizer}" }} }}\n')
@@ -44,8 +48,9 @@ def tensorrt_llm_repository(root: Path, tp: int = 2, tokenizer: str = "/tokenize
     folder = root / "tensorrt_llm" / "1"
     folder.mkdir(parents=True, exist_ok=True)
     if engine:
+        parallel = {"world_size": 1, "gpus_per_node": 8} | ({"cluster_key": cluster_key} if cluster_key is not None else {})
         config = {"pretrained_config": {"mapping": {"tp_size": tp, "pp_size": 1}},
-                  "build_config": {"max_seq_len": 16384, "max_batch_size": 64, **build}}
+                  "build_config": {"max_seq_len": 16384, "max_batch_size": 64, "auto_parallel_config": parallel, **build}}
         _write(folder / "config.json", json.dumps(config))
         for rank in range(tp):
             _write(folder / f"rank{rank}.engine", "")
@@ -56,10 +61,10 @@ def tensorrt_llm_repository(root: Path, tp: int = 2, tokenizer: str = "/tokenize
     return root
 
 
-def _messages(root: Path, deployment: TritonDeployment) -> list[str]:
+def _messages(root: Path, deployment: TritonDeployment, replica: Replica = H200) -> list[str]:
     report = validate_repository(root)
     assert report.ok, [f.render() for f in report.errors]
-    return [f"{f.severity}: {f.message}" for f in check_llm_layout(report, deployment)]
+    return [f"{f.severity}: {f.message}" for f in check_llm_layout(report, deployment, replica)]
 
 
 def test_matching_repositories_pass(tmp_path):
@@ -123,3 +128,61 @@ def test_cli_checks_the_layout_against_the_stack(tmp_path):
     stderr = " ".join(bad.stderr.split())
     assert "tensor_parallel_size 1, but a replica of 'llm' has gpusPerReplica 2" in stderr
     assert "the repository does not serve deployment 'llm' as its llm declares" in stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "gpu"),
+    [("H100-SXM", "H100"), ("H100-PCIe", "H100"), ("H200-NVL", "H200"), ("L40S", "L40S"), ("L40", "L40"),
+     ("L4", "L4"), ("A100-SXM-80GB", "A100"), ("H20", "H20"), ("NVIDIA-B200", "B200")],
+)
+def test_engine_gpu_reads_trtllm_build_cluster_keys(key, gpu):
+    """infer_cluster_key's keys (TensorRT-LLM tensorrt_llm/auto_parallel/cluster_info.py) and its fallback, the
+    device name with dashes (torch names a B200 "NVIDIA B200")."""
+    assert engine_gpu(key) == gpu
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("H200-SXM", None),
+        ("H200-NVL", None),
+        ("H100-SXM", "warning: an engine built on H100 (cluster_key H100-SXM, compute capability 9.0), but deployment "
+         "'llm' runs on H200: the same architecture, so TensorRT loads it"),
+        ("L40S", "error: an engine built on L40S (cluster_key L40S, compute capability 8.9), but deployment 'llm' runs "
+         "on H200 (compute capability 9.0): TensorRT refuses an engine built for another GPU architecture. Rebuild it "
+         "with trtllm-build on H200, or move the deployment to a pool of L40S"),
+        ("NVIDIA-B200", "error: an engine built on B200 (cluster_key NVIDIA-B200, compute capability 10.0)"),
+        ("A100-SXM-80GB", "error: an engine built on A100 (cluster_key A100-SXM-80GB), a GPU tritonfleet's catalog does "
+         "not list, but deployment 'llm' runs on H200 (compute capability 9.0): TensorRT-LLM supports an engine only on "
+         "the GPU type it was built on. Rebuild it with trtllm-build on H200"),
+        (None, "warning: the engine's GPU architecture was not checked: config.json records no "
+         "build_config.auto_parallel_config.cluster_key"),
+        ("", "warning: the engine's GPU architecture was not checked"),
+    ],
+)
+def test_tensorrt_llm_engine_gpu_against_the_pool(tmp_path, key, expected):
+    messages = _messages(tensorrt_llm_repository(tmp_path, cluster_key=key), _deployment("tensorrtllm"))
+    if expected is None:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and messages[0].startswith(expected), messages
+
+
+def test_an_engine_config_with_a_malformed_auto_parallel_config_is_not_checked(tmp_path):
+    root = tensorrt_llm_repository(tmp_path, auto_parallel_config="H200-SXM")
+    assert [m[:58] for m in _messages(root, _deployment("tensorrtllm"))] == [
+        "warning: the engine's GPU architecture was not checked: co"]
+
+
+def test_cli_refuses_an_engine_for_another_gpu(tmp_path):
+    """prod's llm: Llama-3.3-70B on TensorRT-LLM, H200 pool, 2 GPUs per replica, 8192 tokens, 64 sequences."""
+    args = ("--stack", "prod", "--deployment", "llm")
+    good = run_cli("models", "validate", str(tensorrt_llm_repository(tmp_path / "good", max_seq_len=8192)), *args)
+    assert good.returncode == 0, good.stderr
+    bad = run_cli("models", "validate", str(tensorrt_llm_repository(tmp_path / "bad", cluster_key="L40S",
+                                                                    max_seq_len=8192)), *args)
+    assert bad.returncode == 1
+    stderr = " ".join(bad.stderr.split())
+    assert "an engine built on L40S (cluster_key L40S, compute capability 8.9), but deployment 'llm' runs on H200 " \
+           "(compute capability 9.0)" in stderr
+    assert "Rebuild it with trtllm-build on H200, or move the deployment to a pool of L40S" in stderr

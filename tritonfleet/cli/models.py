@@ -67,7 +67,7 @@ def _check_declared(stack: str, deployment: str, available: set[str], project_di
         raise typer.Exit(EXIT_USER_ERROR)
 
 
-def _check_llm_layout(report, stack: str, deployment: str, project_dir: Path | None) -> None:
+def _check_llm_layout(report, replica, stack: str, deployment: str, project_dir: Path | None) -> None:
     """Exit 1 when the repository does not serve the deployment's LLM as its `llm` declares (models/llm_layout.py)."""
     from tritonfleet.core.config.problems import printable
     from tritonfleet.models.llm_layout import check_llm_layout
@@ -75,7 +75,7 @@ def _check_llm_layout(report, stack: str, deployment: str, project_dir: Path | N
     from tritonfleet.plan.project import find_project
 
     found = declared_deployment(project_dir or find_project(Path.cwd()), stack, deployment)
-    findings = check_llm_layout(report, found) if found is not None else []
+    findings = check_llm_layout(report, found, replica) if found is not None else []
     for finding in findings:
         colour = "red" if finding.severity == "error" else "yellow"
         print_labelled(err, f"{finding.severity}:", colour, printable(f"{finding.path}: {finding.message}"))
@@ -110,7 +110,7 @@ def models_validate(
     report = _validated(directory, replica=replica)
     if stack is not None and deployment is not None:
         _check_declared(stack, deployment, {m.name for m in report.models}, project_dir, ".")
-        _check_llm_layout(report, stack, deployment, project_dir)
+        _check_llm_layout(report, replica, stack, deployment, project_dir)
     versions = ", ".join(f"{m.name} {m.served_versions}" for m in report.models)
     out.print(f"{printable(str(directory))}: {len(report.models)} model(s) OK ({versions})")
 

@@ -9,6 +9,14 @@ and an optional `tensorrt_llm_bls` (tensorrtllm_backend all_models/inflight_batc
 trtllm-build writes `config.json` (pretrained_config.mapping.tp_size, build_config.max_seq_len, max_batch_size) and one
 `rank<N>.engine` per GPU. Parameters left as the templates' `${...}` placeholders (fill_template.py not run) are
 errors; the preprocessing model needs its tokenizer_dir.
+
+The engine's GPU: a TensorRT engine deserialises only on the compute capability it was built for, and TensorRT-LLM's
+builder sets no TensorRT hardware-compatibility level (tensorrt_llm/builder.py, create_builder_config). The only
+record of the build GPU in config.json is build_config.auto_parallel_config.cluster_key, which trtllm-build fills
+from the GPU it runs on (tensorrt_llm/auto_parallel/cluster_info.py infer_cluster_config: a known key such as
+"H100-SXM", "L40S", else the device name with dashes, "NVIDIA-B200") unless --cluster_key names one; releases after
+the auto_parallel module was removed (NVIDIA/TensorRT-LLM PR #8329, merged after review in October 2025) write none,
+and then the check says so. The rank<N>.engine plans are not read: TensorRT does not document their format.
 """
 
 from __future__ import annotations
@@ -17,16 +25,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.llm import load_llm_facts
-from tritonfleet.models.validate import CONFIG_FILE, Finding, Model, Report
+from tritonfleet.models.validate import CONFIG_FILE, Finding, Model, Replica, Report
 
 LLM_BACKENDS = ("vllm", "tensorrtllm")
 TOKENIZER_MODELS = ("preprocessing", "postprocessing")
 
 
-def check_llm_layout(report: Report, deployment: TritonDeployment) -> list[Finding]:
-    """Findings of a repository that does not serve the deployment's LLM as declared."""
+def check_llm_layout(report: Report, deployment: TritonDeployment, replica: Replica) -> list[Finding]:
+    """Findings of a repository that does not serve the deployment's LLM as declared on its replica's GPUs."""
     llm = deployment.llm
     if llm is None:
         return []
@@ -46,7 +55,7 @@ def check_llm_layout(report: Report, deployment: TritonDeployment) -> list[Findi
         elif model.backend == "vllm":
             findings += _check_vllm(model, deployment)
         else:
-            findings += _check_tensorrt_llm(model, deployment)
+            findings += _check_tensorrt_llm(model, deployment, replica)
     if llm.backend == "tensorrtllm":
         findings += _check_tokenizer(report)
     return findings
@@ -110,7 +119,7 @@ def _check_vllm(model: Model, deployment: TritonDeployment) -> list[Finding]:
     return findings
 
 
-def _check_tensorrt_llm(model: Model, deployment: TritonDeployment) -> list[Finding]:
+def _check_tensorrt_llm(model: Model, deployment: TritonDeployment, replica: Replica) -> list[Finding]:
     llm = deployment.llm
     assert llm is not None
     findings: list[Finding] = []
@@ -141,7 +150,45 @@ def _check_tensorrt_llm(model: Model, deployment: TritonDeployment) -> list[Find
         if isinstance(batch, int) and batch < llm.max_sequences:
             findings.append(Finding("warning", path, f"max_batch_size {batch} is below llm.maxSequences "
                                     f"{llm.max_sequences}: a replica serves at most {batch} sequences at once"))
+        findings += _check_engine_gpu(build, path, deployment.name, replica)
     return findings
+
+
+def engine_gpu(cluster_key: str) -> str:
+    """The GPU a TensorRT-LLM cluster_key names, as the catalog names GPUs: infer_cluster_key's keys are the product
+    and its variant ("H100-SXM", "A100-PCIe-80GB"), its fallback the device name ("NVIDIA-B200")."""
+    return cluster_key.removeprefix("NVIDIA-").split("-")[0]
+
+
+def _check_engine_gpu(build: dict[str, Any], path: Path, name: str, replica: Replica) -> list[Finding]:
+    """The engine's build GPU (its cluster_key) against the replica's GPU: another compute capability, or a GPU the
+    catalog does not know, is refused; the same capability on another GPU model is a warning (TensorRT loads it and
+    warns); no key is a warning that nothing was checked."""
+    pool = f"{replica.gpu} (compute capability {replica.compute_capability})"
+    parallel = build.get("auto_parallel_config")
+    key = parallel.get("cluster_key") if isinstance(parallel, dict) else None
+    if not isinstance(key, str) or not key:
+        return [Finding("warning", path, "the engine's GPU architecture was not checked: config.json records no "
+                        "build_config.auto_parallel_config.cluster_key (TensorRT-LLM releases without auto parallel "
+                        f"write none). TensorRT refuses an engine built for another architecture: build it on "
+                        f"{pool}, the GPU of deployment '{name}'")]
+    gpu = engine_gpu(key)
+    if gpu == replica.gpu:
+        return []
+    rebuild = f"Rebuild it with trtllm-build on {replica.gpu}"
+    known = load_catalog().gpus.get(gpu)
+    if known is None:
+        return [Finding("error", path, f"an engine built on {gpu} (cluster_key {key}), a GPU tritonfleet's catalog "
+                        f"does not list, but deployment '{name}' runs on {pool}: TensorRT-LLM supports an engine only "
+                        f"on the GPU type it was built on. {rebuild}")]
+    built = f"{gpu} (cluster_key {key}, compute capability {known.compute_capability})"
+    if known.compute_capability == replica.compute_capability:
+        return [Finding("warning", path, f"an engine built on {built}, but deployment '{name}' runs on {replica.gpu}: "
+                        "the same architecture, so TensorRT loads it, warning that an engine used across device models "
+                        f"may run slower or fail; rebuild it with trtllm-build on {replica.gpu}")]
+    return [Finding("error", path, f"an engine built on {built}, but deployment '{name}' runs on {pool}: TensorRT "
+                    f"refuses an engine built for another GPU architecture. {rebuild}, or move the deployment to a "
+                    f"pool of {gpu}")]
 
 
 def _check_tokenizer(report: Report) -> list[Finding]:
