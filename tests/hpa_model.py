@@ -5,6 +5,15 @@ AverageValue target, `ratio = average / target`; within the 10 % tolerance the p
 `ceil(ratio × current)`; the largest proposal of all metrics wins; then the behaviour: stabilisation windows (scale-up
 takes the lowest, scale-down the highest recommendation of its window), then the rate policies (period-start replicas ±
 policy, selectPolicy Max), then min/max. Timestamps are simulated seconds, so a 300 s window costs no wall-clock time.
+
+Replicas that are requested but not serving yet (`Fleet`, `Hpa.sync_pods`) follow the same file's calcPlainMetricReplicas
+and groupPods (the path for Pods metrics): a pending pod is "unready" and counts at 0 on a scale-up only; a running
+pod without a metric is "missing" and counts at 0 on a scale-up, at the target on a scale-down; a result that would
+turn the scaling direction round keeps the current count; readiness is checked for CPU metrics only. Read 2026-12-05
+in kubernetes/kubernetes pkg/controller/podautoscaler/replica_calculator.go as Kubernetes 1.28 has it (a copy of the
+release, kevinhehc/k8s-1.28 @f021286) and as the current main branch has it (adrianmoisey/kubernetes @786f7bb): the
+same but for 1.33's per-direction tolerances (default 10 % both ways). The upstream repository itself (1.9 GB) is over
+the size the search tool fetches, so no tag could be checked out.
 """
 
 from __future__ import annotations
@@ -20,6 +29,38 @@ SYNC_SECONDS = 15  # kube-controller-manager --horizontal-pod-autoscaler-sync-pe
 def quantity(text: str) -> float:
     """A Kubernetes quantity as the HPA targets use it ('1600', '1600m', '20')."""
     return float(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def pods_metric_proposal(
+    current: int, target: float, values: list[float], missing: int = 0, pending: int = 0, tolerance: float = TOLERANCE
+) -> int:
+    """One Pods metric's proposal as calcPlainMetricReplicas computes it when pods have no metric yet.
+
+    `values`: the metric of each running pod that has one; `missing`: running pods with none (Triton opens its metrics
+    port once its models are loaded, and the adapter's rate needs two scrapes); `pending`: pods not running yet (no
+    node, image pulling). Pending pods count only on a scale-up, at 0; missing pods count at 0 on a scale-up and at
+    the target on a scale-down; and a result that would turn the direction round keeps `current`. Readiness itself is
+    checked for CPU only, so a running pod that serves a metric counts with its value. Floats stand in for the
+    controller's milli-units.
+    """
+    if not values:
+        raise AssertionError("did not receive metrics for targeted pods: the HPA would not scale")
+    ratio = sum(values) / len(values) / target
+    scale_up_with_unready = pending > 0 and ratio > 1
+    if not scale_up_with_unready and missing == 0:
+        return current if abs(ratio - 1) <= tolerance else math.ceil(ratio * len(values))
+    counted = list(values)
+    if missing and ratio != 1:
+        counted += [target if ratio < 1 else 0.0] * missing
+    if scale_up_with_unready:
+        counted += [0.0] * pending
+    new_ratio = sum(counted) / len(counted) / target
+    if abs(new_ratio - 1) <= tolerance or (ratio < 1 < new_ratio) or (ratio > 1 > new_ratio):
+        return current
+    new = math.ceil(new_ratio * len(counted))
+    if (new_ratio < 1 and new > current) or (new_ratio > 1 and new < current):
+        return current
+    return new
 
 
 @dataclass
@@ -53,7 +94,28 @@ class Hpa:
     def sync(self, averages: dict[str, float], seconds: float = SYNC_SECONDS) -> int:
         """One controller sync `seconds` after the previous one; returns the new replica count."""
         self.now += seconds
-        desired = self.proposal(averages)
+        return self._behave(self.proposal(averages))
+
+    def pods_proposal(self, values: dict[str, list[float]], missing: int = 0, pending: int = 0) -> int:
+        """The largest per-metric proposal when some pods have no metric yet (`missing`: running, no metric served;
+        `pending`: not running yet), from each metric's values of the pods that have one (`pods_metric_proposal`)."""
+        proposals = [
+            pods_metric_proposal(self.current, self.targets[name], pod_values, missing, pending)
+            for name, pod_values in values.items()
+            if name in self.targets
+        ]
+        if not proposals:
+            raise AssertionError("no metric served: the HPA would stop scaling")
+        return max(proposals)
+
+    def sync_pods(self, values: dict[str, list[float]], missing: int = 0, pending: int = 0,
+                  seconds: float = SYNC_SECONDS) -> int:
+        """`sync` with per-pod values and pods that have no metric yet (see `pods_proposal`)."""
+        self.now += seconds
+        return self._behave(self.pods_proposal(values, missing, pending))
+
+    def _behave(self, desired: int) -> int:
+        """The behaviour applied to the metrics' proposal: stabilisation windows, rate policies, min/max."""
         behavior = self.spec["behavior"]
         up_window = behavior["scaleUp"]["stabilizationWindowSeconds"]
         down_window = behavior["scaleDown"]["stabilizationWindowSeconds"]
@@ -94,3 +156,32 @@ class Hpa:
         if policy["type"] == "Pods":
             return start - policy["value"]
         return int(start * (1 - policy["value"] / 100))
+
+
+@dataclass
+class Fleet:
+    """The scale target's replicas over time, for `Hpa.sync_pods`: a replica requested at t is pending until
+    t + pending_seconds (a node joins, the image is pulled), then running without a metric until t + start_seconds
+    (model fetch, load and warm-up: the startup budget's total), then ready: it takes load and serves its metric.
+    A scale-down deletes the newest replicas first (the ReplicaSet deletes pods that are not ready, then the youngest,
+    first). The replicas it starts with are ready."""
+
+    replicas: int
+    start_seconds: float
+    pending_seconds: float = 0.0
+    requested: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.requested = self.requested or [-math.inf] * self.replicas
+
+    def resize(self, replicas: int, now: float) -> None:
+        self.requested = sorted(self.requested)[:replicas] + [now] * max(0, replicas - len(self.requested))
+
+    def ready(self, now: float) -> int:
+        return sum(now >= t + self.start_seconds for t in self.requested)
+
+    def pending(self, now: float) -> int:
+        return sum(now < t + self.pending_seconds for t in self.requested)
+
+    def missing(self, now: float) -> int:
+        return len(self.requested) - self.ready(now) - self.pending(now)

@@ -30,6 +30,9 @@ GB_IN_GIGABITS = 8
 # The HPA's scale-up policy (the chart's autoscaling.scaleUp, set from here by components/k8s/triton.py): each period
 # it may add the larger of `percent` of the current replicas and `pods` replicas (selectPolicy Max, the default).
 # Source: https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#scaling-policies, read 2026-12-05.
+# Not paced by the start time: the HPA counts replicas still starting at 0 on a scale-up (kubernetes/kubernetes
+# pkg/controller/podautoscaler/replica_calculator.go), so this policy asks for the load's replicas and no more while
+# they start, and one step per start would only be slower (docs/serving.md "Autoscaling on Triton metrics").
 HPA_SCALE_UP = {"percent": 100, "pods": 4, "periodSeconds": 60}
 # The Helm release's timeout never goes below 15 minutes; above that it is the deployment's startup plus this margin.
 HELM_TIMEOUT_FLOOR_SECONDS = 900
