@@ -266,3 +266,64 @@ def test_bad_launcher_arguments_are_refused_before_anything_starts(capsys):
     with pytest.raises(SystemExit):
         launcher.parse_args(["--model-repository=s3://b/m", "--model-control-mode=poll"])
     assert "invalid choice: 'poll'" in one_line(capsys.readouterr().err)
+
+
+# The config: llm.openaiFrontend where it can serve, refused with the key, what is allowed and the fix elsewhere.
+
+
+def _gcp_prod(llm: dict | None = None, **changes):
+    import yaml
+
+    from tests.conftest import ROOT
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.plan.project import engine_string
+
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.gcp-prod.yaml").read_text())
+    deployment = doc["config"]["tritonfleet:tritonDeployments"][0]
+    deployment["llm"] = {**deployment["llm"], **(llm or {})}
+    deployment.update(changes)
+    return load_stack_config({k: engine_string(v) for k, v in doc["config"].items()}, "gcp-prod")
+
+
+def test_an_llm_deployment_asks_for_the_frontend_and_gets_it():
+    from components.k8s.triton import openai_frontend_values
+
+    config = _gcp_prod({"openaiFrontend": True, "tokenizer": "/models/qwen/tokenizer"})
+    llm = config.triton_deployments[0]
+    assert openai_frontend_values(llm) == {
+        "openaiFrontend": {"enabled": True, "backend": "vllm", "tokenizer": "/models/qwen/tokenizer"}
+    }
+    assert openai_frontend_values(config.triton_deployments[1]) == {}  # not an LLM: unchanged values
+    assert openai_frontend_values(_gcp_prod().triton_deployments[0]) == {}
+
+
+@pytest.mark.parametrize(
+    ("llm", "changes", "reason"),
+    [
+        ({"backend": "tensorrtllm"}, {"imageTag": "26.07-trtllm-python-py3"}, "backend tensorrtllm (its 26.07 image"),
+        ({}, {"modelControlMode": "poll"}, "modelControlMode poll (the frontend serves the models loaded at its start"),
+        ({}, {"access": {"exposure": "internal", "loadBalancer": "application", "hostname": "llm.example.com",
+                         "tls": {"preSharedCert": "llm"}}}, "access mode internal-application"),  # fmt: skip
+        ({}, {"modelVersions": {"qwen": 2}}, "modelVersions (the in-process server takes no --model-config-name)"),
+        ({}, {"tuning": {"rateLimit": "execution_count"}}, "tuning rateLimit (tritonserver flags"),
+    ],
+)
+def test_the_frontend_is_refused_where_it_cannot_serve(llm, changes, reason):
+    from tritonfleet.core.config import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        _gcp_prod({"openaiFrontend": True, **llm}, **changes)
+    text = one_line(str(err.value))
+    assert "tritonfleet:tritonDeployments[0].llm.openaiFrontend = true allowed: false with " in text
+    assert reason in text
+    assert "fix: pulumi config set --path 'tritonfleet:tritonDeployments[0].llm.openaiFrontend' false" in text
+
+
+def test_a_tokenizer_without_the_frontend_is_refused():
+    from tritonfleet.core.config import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        _gcp_prod({"tokenizer": "/models/qwen/tokenizer"})
+    text = one_line(str(err.value))
+    assert 'tritonDeployments[0].llm.tokenizer = "/models/qwen/tokenizer" allowed: a tokenizer only with ' in text
+    assert "pulumi config rm --path 'tritonfleet:tritonDeployments[0].llm.tokenizer'" in text
