@@ -232,7 +232,17 @@ def triton_values(
         "rollout": rollout_values(deployment, monitoring),
         # Only where it scales to zero: every other deployment's values stay as they were (the chart's default is off).
         **({"scaleToZero": _scale_to_zero(deployment, monitoring, instance_type)} if deployment.scale_to_zero else {}),
+        **openai_frontend_values(deployment),
     }
+
+
+def openai_frontend_values(deployment: TritonDeployment) -> dict[str, Any]:
+    """Triton's OpenAI-compatible frontend where an LLM deployment asks for it (docs/serving.md); {} elsewhere, so
+    every other release's values stay as they were."""
+    llm = deployment.llm
+    if llm is None or not llm.openai_frontend:
+        return {}
+    return {"openaiFrontend": {"enabled": True, "backend": llm.backend, "tokenizer": llm.tokenizer or ""}}
 
 
 def _scale_to_zero(deployment: TritonDeployment, monitoring: bool, instance_type: InstanceType) -> dict[str, Any]:

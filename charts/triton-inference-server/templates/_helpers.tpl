@@ -45,6 +45,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $_ := set $seen . true -}}
 {{- end -}}
 {{- end -}}
+{{- if .Values.openaiFrontend.enabled -}}
+{{- $o := .Values -}}
+{{- $conflicts := list -}}
+{{- if eq $o.modelControlMode "poll" }}{{ $conflicts = append $conflicts "modelControlMode poll (the frontend runs none or explicit)" }}{{ end -}}
+{{- if or $o.ingress.enabled $o.gateway.enabled $o.scaleToZero.enabled }}{{ $conflicts = append $conflicts "ingress, gateway or scaleToZero (they route to the KServe HTTP port, loopback-only here)" }}{{ end -}}
+{{- if or $o.modelConfigName $o.tuningArgs $o.extraArgs }}{{ $conflicts = append $conflicts "modelConfigName, tuningArgs or extraArgs (tritonserver flags the in-process server does not take)" }}{{ end -}}
+{{- if $conflicts -}}
+{{- fail (printf "openaiFrontend.enabled excludes %s" (join "; " $conflicts)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.scaleToZero.enabled .Values.rollout.enabled -}}
 {{- fail "scaleToZero.enabled and rollout.enabled exclude each other: a canary split needs running replicas" -}}
 {{- end -}}

@@ -508,6 +508,15 @@ class Llm(_Section):
         None, pattern=LATENCY_PATTERN,
         description="the inter-token latency target (time between output tokens) with its unit, such as 50ms, or unset",
     )
+    openai_frontend: bool = Field(
+        False, description="true: serve /v1/chat/completions, /v1/completions and /v1/models on port 9000 through "
+        "Triton's OpenAI-compatible frontend (vllm only), behind the inference key",
+    )
+    tokenizer: str | None = Field(
+        None, min_length=1, max_length=1000,
+        description="with openaiFrontend: the tokenizer for chat templates, a directory in the pod (or a Hugging "
+        "Face ID); unset: /v1/chat/completions is refused, /v1/completions works",
+    )
 
 
 DURATION_PATTERN = r"^\d{1,5}(s|m|h)$"  # Argo Rollouts' duration strings: 90s, 5m, 1h

@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from tritonfleet.core import llm as llm_memory
 from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, did_you_mean, nearest
 from tritonfleet.core.config.rules.context import RuleContext, listed
 from tritonfleet.core.config.schema import Llm, LlmArchitecture, TritonDeployment
+from tritonfleet.core.exposure import INTERNAL_APPLICATION, PUBLIC
 
 
 def check_llm(
@@ -23,6 +26,7 @@ def check_llm(
     if llm is None:
         return
     _check_image(ctx, llm, raw, f"{at}.imageTag")
+    _check_openai_frontend(ctx, deployment, llm, f"{at}.llm")
     arch = _architecture(ctx, llm, f"{at}.llm")
     if arch is None or itype is None:
         return
@@ -49,6 +53,34 @@ def _check_image(ctx: RuleContext, llm: Llm, raw: Mapping[str, Any], key: str) -
     tag = raw.get("imageTag")
     if isinstance(tag, str) and not tag.endswith(f"-{variant}"):
         ctx.add(key, tag, f"a {llm.backend} image tag, <YY.MM>-{variant} (unset: the pinned {pinned})", pinned)
+
+
+def _check_openai_frontend(ctx: RuleContext, deployment: TritonDeployment, llm: Llm, at: str) -> None:
+    """The OpenAI-compatible frontend only where it can serve (docs/serving.md "The OpenAI-compatible frontend")."""
+    if not llm.openai_frontend:
+        if llm.tokenizer is not None:
+            ctx.remove(f"{at}.tokenizer", llm.tokenizer, "a tokenizer only with openaiFrontend true (it is the "
+                       "frontend's, for chat templates)")  # fmt: skip
+        return
+    conflicts = []
+    if llm.backend == "tensorrtllm":
+        conflicts.append("backend tensorrtllm (its 26.07 image does not carry the frontend: NVIDIA's guide installs "
+                         "it by hand; the vllm image does)")  # fmt: skip
+    if deployment.model_control_mode == "poll":
+        conflicts.append("modelControlMode poll (the frontend serves the models loaded at its start: none or explicit)")
+    if deployment.access.mode in (INTERNAL_APPLICATION, PUBLIC):
+        conflicts.append(f"access mode {deployment.access.mode} (the Ingress and Gateway routes reach Triton's KServe "
+                         "port, on the pod's loopback here: exposure cluster, or internal with a network load "
+                         "balancer)")  # fmt: skip
+    if deployment.scale_to_zero is not None:
+        conflicts.append("scaleToZero (its interceptor forwards to the KServe port)")
+    if deployment.model_versions:
+        conflicts.append("modelVersions (the in-process server takes no --model-config-name)")
+    tuned = sorted(to_camel(f) for f in deployment.tuning.model_fields_set - {"shm_gi"})
+    if tuned:
+        conflicts.append(f"tuning {', '.join(tuned)} (tritonserver flags the in-process server does not take)")
+    if conflicts:
+        ctx.add(f"{at}.openaiFrontend", True, "false with " + "; ".join(conflicts), False)
 
 
 def _architecture(ctx: RuleContext, llm: Llm, at: str) -> LlmArchitecture | None:
