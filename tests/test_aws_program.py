@@ -91,6 +91,7 @@ def test_node_classes_imds_storage_discovery_and_node_role():
         assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20260903"}]  # pins: 1.35 -> 1.35.7-20260903
         assert spec["role"] == outputs["karpenterNodeRoleName"]  # the role the controller's access entry admits
         assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "tf-prod"}}]
+        assert "userData" not in spec  # SOCI parallel pull is opt-in per pool (parallelImagePull)
     (sg_tag,) = by_type["aws:ec2/tag:Tag"]
     assert (sg_tag.inputs["key"], sg_tag.inputs["value"]) == ("karpenter.sh/discovery", "tf-prod")
     private = [s for s in by_type["aws:ec2/subnet:Subnet"] if "-private-" in s.name]
@@ -114,10 +115,13 @@ def test_warm_capacity_placeholders_in_the_plan():
 
 
 def test_capacity_block_pool_when_enabled():
+    """The b200 capacity-block pool enabled; in the same run h200 turns on SOCI parallel pull (parallelImagePull)."""
     pools = pools_of("prod")
     for pool in pools:
         if pool["name"] == "b200":
             pool["enabled"] = True
+        if pool["name"] == "h200":
+            pool["parallelImagePull"] = True
     by_type, outputs = run("prod", gpuPools=pools, gpuLimit=64, budget={"monthlyUsd": 500000})
     reserved = node_pools(by_type)["b200-reserved"].inputs["spec"]
     requirements = {r["key"]: r["values"] for r in reserved["template"]["spec"]["requirements"]}
@@ -128,6 +132,9 @@ def test_capacity_block_pool_when_enabled():
     (node_class,) = [c for c in by_type[NODE_CLASS] if c.inputs["metadata"]["name"] == "b200"]
     assert node_class.inputs["spec"]["capacityReservationSelectorTerms"] == [{"id": "cr-0b200example0000"}]
     assert outputs["nodePools"]["b200"] == ["b200-reserved"]
+    user_data = {c.inputs["metadata"]["name"]: c.inputs["spec"].get("userData") for c in by_type[NODE_CLASS]}
+    assert json.loads(user_data["h200"])["spec"]["featureGates"] == {"FastImagePull": True}
+    assert user_data["l40s"] is None and user_data["b200"] is None
 
 
 def test_cluster_addons_identity_and_logging():

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from tritonfleet.clouds.gcp.image_mirror import MIRROR_APIS, READER_ROLE, REMOTE_REPOSITORY_ID, UPSTREAM_URI, mirrored_image
+from tritonfleet.clouds.gcp.image_mirror import (
+    MIRROR_APIS,
+    READER_ROLE,
+    REMOTE_REPOSITORY_ID,
+    REPOSITORY_MODE,
+    UPSTREAM_URI,
+    mirrored_image,
+)
 
 
 def create_image_mirror(
@@ -28,7 +35,7 @@ def create_image_mirror(
         location=region,
         repository_id=REMOTE_REPOSITORY_ID,
         format="DOCKER",
-        mode="REMOTE_REPOSITORY",
+        mode=REPOSITORY_MODE,
         description=f"nvcr.io, cached in {region} for the Triton images",
         remote_repository_config=gcp.artifactregistry.RepositoryRemoteRepositoryConfigArgs(
             docker_repository=gcp.artifactregistry.RepositoryRemoteRepositoryConfigDockerRepositoryArgs(

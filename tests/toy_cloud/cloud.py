@@ -15,9 +15,11 @@ from tritonfleet.core.preflight import UNKNOWN, Finding, PreflightReport
 
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
+    from tritonfleet.core.config import GpuPool as PoolConfig
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
+    from tritonfleet.core.startup import ImagePullPath
 
 SPOT_NOTICE_SECONDS = 30
 OBJECT_STORE_CIDRS = ("192.0.2.0/24",)  # where the toy's buckets answer (TEST-NET-1)
@@ -37,6 +39,9 @@ class Toy(Cloud):
 
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
         return {"toy": f"a test-only cloud: nothing of {config.stack} is deployable"}
+
+    def image_pull_path(self, config: StackConfig, pool: PoolConfig) -> ImagePullPath | None:
+        return None  # the toy cloud pulls whole images
 
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
         finding = Finding("zones", config.region, UNKNOWN, "the toy cloud has no API to ask")

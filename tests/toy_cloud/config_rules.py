@@ -61,6 +61,12 @@ def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """No rule on node labels beyond the neutral ones."""
 
 
+def check_pool_image_pull(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """The toy cloud has no faster image pull."""
+    if pool.parallel_image_pull:
+        ctx.remove(f"{at}.parallelImagePull", True, "unset: the toy cloud pulls images one way only")
+
+
 def check_pool_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """Pools run in the stack's zones."""
 

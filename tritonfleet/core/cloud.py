@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
+    from tritonfleet.core.config import GpuPool as PoolConfig
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.config.rules.context import CloudConfigRules
     from tritonfleet.core.exposure import ExposureFacts
     from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine, Watched
     from tritonfleet.core.preflight import PreflightReport
+    from tritonfleet.core.startup import ImagePullPath
 
 # cloud name -> the module that defines its CLOUD. The one place a cloud is registered.
 REGISTRY: dict[str, str] = {
@@ -100,6 +102,11 @@ class Cloud(ABC):
     def plan_notes(self, config: StackConfig, today: date) -> dict[str, Any]:
         """Notes the cloud adds to the offline plan (empty where it has none): the plan's text prints a note that is
         text as it is, and the structured notes it knows (tritonfleet/plan/text.py KNOWN_CLOUD_NOTES) in its words."""
+
+    @abstractmethod
+    def image_pull_path(self, config: StackConfig, pool: PoolConfig) -> ImagePullPath | None:
+        """How a new node of the pool gets the Triton image faster than a whole pull (parallel pull, streaming...),
+        for the startup budget's image step (tritonfleet/core/startup.py); None: a whole pull."""
 
     @abstractmethod
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:

@@ -53,6 +53,17 @@ _MEASURED_KEY = {
 
 
 @dataclass(frozen=True)
+class ImagePullPath:
+    """A cloud's faster way to a new node's Triton image (Cloud.image_pull_path): SOCI parallel pull on EKS, image
+    streaming on GKE. `seconds` is its sourced figure for the image step; None where the download floor still holds
+    (the whole image still crosses the network) and only the basis says what runs it."""
+
+    name: str  # short, for the plan's step line
+    seconds: int | None
+    basis: str  # where `seconds` comes from (with seconds), or "" (the floor's own basis is used)
+
+
+@dataclass(frozen=True)
 class Step:
     name: str
     seconds: int | None  # None: unknown (no measurement, no sourced figure)
@@ -145,10 +156,30 @@ def llm_weights_gb(deployment: TritonDeployment) -> float | None:
 
 
 def startup_steps(config: StackConfig, deployment: TritonDeployment) -> tuple[Step, ...]:
-    return _steps(deployment, config.instance_type(config.pool(deployment.pool)))
+    pool = config.pool(deployment.pool)
+    return _steps(deployment, config.instance_type(pool), image_pull_path(config, deployment))
 
 
-def _steps(deployment: TritonDeployment, instance_type: InstanceType | None) -> tuple[Step, ...]:
+def image_pull_path(config: StackConfig, deployment: TritonDeployment) -> ImagePullPath | None:
+    """The cloud's faster image pull on the deployment's pool, if it has one on."""
+    from tritonfleet.core.cloud import cloud
+
+    return cloud(config.cloud).image_pull_path(config, config.pool(deployment.pool))
+
+
+def _image_step(size: float | None, size_source: str, gbps: float | None, source: str | None,
+                path: ImagePullPath | None) -> tuple[int | None, str]:
+    """The image pull's estimate: the pool's faster path where it gives a figure, else the download floor."""
+    if path is not None and path.seconds is not None:
+        return path.seconds, path.basis
+    if path is not None and size and gbps is not None:  # the floor, shortened so the step's line fits 80 columns
+        return math.ceil(size * GB_IN_GIGABITS / gbps), f"{size:g} GB at {gbps:g} Gbps, {path.name}, a floor"
+    return _download(size * GB_IN_GIGABITS if size else None, gbps, f"{size:g} GB image ({size_source})" if size else "",
+                     source)
+
+
+def _steps(deployment: TritonDeployment, instance_type: InstanceType | None,
+           path: ImagePullPath | None = None) -> tuple[Step, ...]:
     network = instance_type.network if instance_type else None
     gbps, source = (network.gbps, network.source) if network else (None, None)
     size, size_source = image_gb(deployment)
@@ -158,9 +189,7 @@ def _steps(deployment: TritonDeployment, instance_type: InstanceType | None) -> 
     else:
         fetch = (deployment.repository_gi * GIB_IN_GIGABITS, f"{deployment.repository_gi} GiB repository")
     estimates = {
-        "image pull": _download(
-            size * GB_IN_GIGABITS if size else None, gbps, f"{size:g} GB image ({size_source})" if size else "", source
-        ),
+        "image pull": _image_step(size, size_source, gbps, source, path),
         "model fetch": _download(fetch[0], gbps, fetch[1], source),
     }
     measured = deployment.startup.measured.model_dump(by_alias=True)
@@ -229,11 +258,13 @@ class FirstRequest:
         return f"{'' if self.complete else 'at least '}{self.seconds} s"
 
 
-def first_request_wait(deployment: TritonDeployment, instance_type: InstanceType | None, new_node: bool) -> FirstRequest:
+def first_request_wait(deployment: TritonDeployment, instance_type: InstanceType | None, new_node: bool,
+                       path: ImagePullPath | None = None) -> FirstRequest:
     """The cold start a request meets at zero replicas: every step of the startup budget when it needs a new node
     (its pool may scale to none: minNodes 0, which KEDA's zero lets the node autoscaler do), else all but the node's
-    launch."""
-    steps = tuple(s for s in _steps(deployment, instance_type) if new_node or s.name != "node")
+    launch. `path`: the pool's faster image pull, where the caller knows the stack (config rules do not yet: their
+    wait is the whole pull's, never shorter than the plan's)."""
+    steps = tuple(s for s in _steps(deployment, instance_type, path) if new_node or s.name != "node")
     return FirstRequest(
         seconds=_known(steps),
         complete=all(s.seconds is not None for s in steps),

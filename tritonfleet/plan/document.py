@@ -160,7 +160,7 @@ def startup_section(config: StackConfig) -> dict[str, Any]:
     must pass (core/startup.py); warnings."""
     from dataclasses import asdict
 
-    from tritonfleet.core.startup import first_request_wait, startup_budget, startup_warnings
+    from tritonfleet.core.startup import first_request_wait, image_pull_path, startup_budget, startup_warnings
 
     deployments = []
     for deployment in config.triton_deployments:
@@ -169,7 +169,9 @@ def startup_section(config: StackConfig) -> dict[str, Any]:
         row["checks"] = [{**asdict(c), "short": c.short} for c in budget.checks]
         if deployment.scale_to_zero is not None:
             pool = config.pool(deployment.pool)
-            wait = first_request_wait(deployment, config.instance_type(pool), new_node=pool.min_nodes == 0)
+            wait = first_request_wait(
+                deployment, config.instance_type(pool), pool.min_nodes == 0, image_pull_path(config, deployment)
+            )
             row["scaleToZero"] = {"idleMinutes": deployment.scale_to_zero.idle_minutes, "seconds": wait.seconds,
                                   "complete": wait.complete, "newNode": wait.new_node}  # fmt: skip
         deployments.append(row)

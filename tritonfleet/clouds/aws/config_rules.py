@@ -18,6 +18,8 @@ from tritonfleet.clouds.aws.facts import (
     CAPACITY_RESERVATION_ID_PATTERN,
     EKS_PUBLIC_ACCESS_CIDRS_MAX,
     MAX_NODES_PER_CLUSTER,
+    SOCI_ON_RAID0_BOTTLEROCKET_SINCE,
+    SOCI_PARALLEL_PULL_SINCE,
     TAG_LIMITS,
     eks_version,
     standard_eks_versions,
@@ -308,6 +310,47 @@ def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:
 
 def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """No AWS rule on node labels beyond the neutral ones."""
+
+
+def parallel_pull_since(image: str) -> str:
+    """The oldest AMI release of `image` whose GPU nodes pull with SOCI parallel pull under our node classes: AL2023
+    from the release that ships it; Bottlerocket from the one whose instance-store bind puts SOCI's layers on NVMe."""
+    return SOCI_PARALLEL_PULL_SINCE["al2023"] if image == "al2023" else SOCI_ON_RAID0_BOTTLEROCKET_SINCE
+
+
+def release_at_least(image: str, release: str, since: str) -> bool:
+    """Whether an EKS AMI release (AL2023 `1.33.5-20251120`: its date; Bottlerocket `1.46.0-a1b2c3d4`: its version)
+    is `since` or later."""
+    head, _, tail = release.partition("-")
+    if image == "al2023":
+        return tail >= since
+    version = tuple(int(part) for part in head.split(".") if part.isdigit())
+    return version >= tuple(int(part) for part in since.split("."))
+
+
+def check_pool_image_pull(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """SOCI parallel pull (parallelImagePull) needs GPU nodes of an AMI release that has it."""
+    cluster = ctx.cluster
+    if not pool.parallel_image_pull or cluster is None:
+        return
+    image, version = cluster.eks_gpu_node_image, cluster.kubernetes_version
+    release = cluster.ami_release_version or pins.eks_ami_release(image, version)
+    if release is None or not re.fullmatch(pins.EKS_AMI_RELEASE_PATTERN[image].format(k8s=re.escape(version)), release):
+        return  # the cluster's rules report a missing or malformed release
+    since = parallel_pull_since(image)
+    if release_at_least(image, release, since):
+        return
+    allowed = (
+        f"unset, or GPU nodes of {image} release {since} or later (cluster.amiReleaseVersion is {release}): "
+        + ("SOCI parallel pull ships in AL2023 from v20250821"
+           if image == "al2023"
+           else "before 1.46.0 Karpenter's instance-store RAID0 leaves SOCI's layers on the EBS data volume")
+    )
+    pinned = pins.eks_ami_release(image, version)
+    if pinned is not None and release_at_least(image, pinned, since):
+        ctx.add("cluster.amiReleaseVersion", release, allowed, pinned)
+    else:
+        ctx.remove(f"{at}.parallelImagePull", True, allowed)
 
 
 def node_local_ssd_gi(instance_type: str, region: str | None) -> int | None:

@@ -18,11 +18,14 @@ the plan, the budget policy and preflight count each pool's maximum once.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tritonfleet.clouds.aws.facts import (
+    AL2023_FAST_IMAGE_PULL_GATE,
     AMI_ALIAS_FAMILY,
+    BOTTLEROCKET_SOCI_SETTINGS,
     KARPENTER_CAPACITY_TYPES,
     KARPENTER_DISCOVERY_TAG,
 )
@@ -35,6 +38,9 @@ from tritonfleet.core.config import GpuPool, StackConfig
 from tritonfleet.core.conventions import POOL_LABEL, gpu_taint, pool_node_labels
 from tritonfleet.core.disruption import consolidation_delay_seconds, drain_seconds
 from tritonfleet.core.placement import floor_placement
+
+if TYPE_CHECKING:
+    from tritonfleet.core.startup import ImagePullPath
 
 NODE_POOL_API = "karpenter.sh/v1"
 NODE_CLASS_API = "karpenter.k8s.aws/v1"
@@ -255,7 +261,46 @@ def node_class_spec(config: StackConfig, pool: GpuPool, cluster_name: str) -> di
     }
     if pool.capacity in ("capacity-block", "reservation"):
         spec["capacityReservationSelectorTerms"] = [{"id": pool.reservation_id}]
+    if pool.parallel_image_pull:
+        spec["userData"] = parallel_pull_user_data(image)
     return spec
+
+
+def image_pull_path(pool: GpuPool) -> ImagePullPath | None:
+    """SOCI parallel pull on the pool's nodes (parallelImagePull): the whole image still crosses the network, so the
+    budget keeps the download floor; AWS's measured speed-up is in the plan's note (plan_notes.image_pull)."""
+    from tritonfleet.core.startup import ImagePullPath
+
+    return ImagePullPath("SOCI parallel pull", None, "") if pool.parallel_image_pull else None
+
+
+# AL2023 user data may be a NodeConfig (YAML or JSON); Karpenter puts its own NodeConfig before it in a MIME archive and
+# nodeadm merges them. Bottlerocket user data is TOML settings, merged with Karpenter's. Source: karpenter-provider-aws
+# v1.14 concepts/nodeclasses.md ("spec.userData": AL2023, Bottlerocket), https://karpenter.sh/v1.14/concepts/
+# nodeclasses/, read 2026-12-05.
+NODE_CONFIG_API = "node.eks.aws/v1alpha1"
+
+
+def parallel_pull_user_data(image: str) -> str:
+    """The EC2NodeClass userData that turns SOCI parallel pull on: nodeadm's FastImagePull gate (AL2023), or the
+    snapshotter settings (Bottlerocket). With instanceStorePolicy RAID0 SOCI's layers land on the NVMe array."""
+    if image == "al2023":
+        node_config = {"apiVersion": NODE_CONFIG_API, "kind": "NodeConfig",
+                       "spec": {"featureGates": {AL2023_FAST_IMAGE_PULL_GATE: True}}}
+        return json.dumps(node_config, indent=2) + "\n"
+    return toml_tables({"settings": BOTTLEROCKET_SOCI_SETTINGS})
+
+
+def toml_tables(data: dict[str, Any], prefix: str = "") -> str:
+    """Nested mappings of strings, integers and booleans as TOML tables (what Bottlerocket settings need)."""
+    plain = {key: value for key, value in data.items() if not isinstance(value, dict)}
+    text = ""
+    if plain:
+        text += f"[{prefix}]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in plain.items())
+    for key, value in data.items():
+        if isinstance(value, dict):
+            text += ("\n" if text else "") + toml_tables(value, f"{prefix}.{key}" if prefix else key)
+    return text
 
 
 def warm_nodes(config: StackConfig, pool: GpuPool) -> int:

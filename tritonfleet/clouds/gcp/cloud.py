@@ -13,11 +13,13 @@ from tritonfleet.core.cloud import Cloud
 
 if TYPE_CHECKING:
     from tritonfleet.core.catalog import InstanceType
+    from tritonfleet.core.config import GpuPool as PoolConfig
     from tritonfleet.core.config import StackConfig
     from tritonfleet.core.exposure import ExposureFacts
     from tritonfleet.core.object_store import RepositoryUri, Store
     from tritonfleet.core.planned import Enforcement, GpuPool, PlatformLine
     from tritonfleet.core.preflight import PreflightReport
+    from tritonfleet.core.startup import ImagePullPath
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class Gcp(Cloud):
         from tritonfleet.clouds.gcp.plan_notes import plan_notes
 
         return plan_notes(config, today)
+
+    def image_pull_path(self, config: StackConfig, pool: PoolConfig) -> ImagePullPath | None:
+        from tritonfleet.clouds.gcp.image_mirror import image_pull_path
+
+        return image_pull_path(config)
 
     def preflight(self, config: StackConfig, deadline_s: float) -> PreflightReport:
         from tritonfleet.clouds.gcp.preflight import preflight

@@ -303,6 +303,17 @@ def check_mixed_pool(ctx: RuleContext, pool: GpuPool, at: str) -> None:
         )
 
 
+def check_pool_image_pull(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """GKE has no parallel-pull switch: its GPU pools stream the Triton image (cluster.imageMirror)."""
+    if pool.parallel_image_pull:
+        ctx.remove(
+            f"{at}.parallelImagePull",
+            True,
+            "unset: on GKE the GPU pools stream the image instead (image streaming, with cluster.imageMirror: true "
+            "and COS nodes)",
+        )
+
+
 def check_pool_labels(ctx: RuleContext, pool: GpuPool, at: str) -> None:
     """GKE's device-plugin switch may only be set by tritonfleet itself, in operator driver mode."""
     if GKE_NO_DEVICE_PLUGIN_LABEL not in pool.node_labels:

@@ -14,9 +14,17 @@ Artifact Registry. Whether images behind a remote repository are eligible is not
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from tritonfleet.clouds.gcp.facts import IMAGE_STREAMING_START_SECONDS
 from tritonfleet.core import pins
 
+if TYPE_CHECKING:
+    from tritonfleet.core.config import StackConfig
+    from tritonfleet.core.startup import ImagePullPath
+
 REMOTE_REPOSITORY_ID = "nvcr"
+REPOSITORY_MODE = "REMOTE_REPOSITORY"
 UPSTREAM_URI = f"https://{pins.TRITON_IMAGE_REGISTRY}"
 # The APIs the mirror needs besides the stack's own (facts.PROJECT_APIS): Artifact Registry, and the Container File
 # System API that image streaming requires.
@@ -37,3 +45,16 @@ def streams(image_type: str) -> bool:
 def mirrored_image(registry_uri: str) -> str:
     """The Triton image repository behind the remote repository (registry_uri: <region>-docker.pkg.dev/<project>/<id>)."""
     return f"{registry_uri}/{pins.TRITON_IMAGE_PATH}"
+
+
+def image_pull_path(config: StackConfig) -> ImagePullPath | None:
+    """Image streaming's figure for the startup budget's image step, on GPU pools that stream (the mirror on, COS
+    nodes; the remote repository is a mode streaming serves, facts.IMAGE_STREAMING_REPOSITORY_MODES); None where
+    they pull the whole image."""
+    from tritonfleet.clouds.gcp.drivers import gpu_driver_setup
+    from tritonfleet.core.startup import ImagePullPath
+
+    if not (config.cluster.image_mirror and streams(gpu_driver_setup(config).image_type)):
+        return None
+    basis = "streaming: 'a couple of seconds' (Google), files stream"
+    return ImagePullPath("image streaming", IMAGE_STREAMING_START_SECONDS, basis)

@@ -239,6 +239,11 @@ class GpuPool(_Section):
         "whose price the catalog does not know (required in prod for such a pool)",
     )
     disk_gi: int = Field(200, ge=100, le=16384, description="root disk GiB, at least 100 (Triton images are large)")
+    parallel_image_pull: bool = Field(
+        False,
+        description="true: the pool's nodes pull images in parallel chunks (EKS: SOCI parallel pull, AMI releases "
+        "from AL2023 v20250821 / Bottlerocket 1.46.0); GKE streams images with cluster.imageMirror instead",
+    )
     node_labels: dict[str, str] = Field(
         default_factory=dict,
         description="extra Kubernetes labels on the pool's nodes as key: value "

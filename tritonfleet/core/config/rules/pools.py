@@ -35,6 +35,7 @@ def check_pools(ctx: RuleContext) -> ValidPools:
         itype = _check_type_and_capacity(ctx, pool, at) if ctx.rules else None
         _check_labels(ctx, pool, at)
         _check_zones(ctx, pool, at)
+        _check_image_pull(ctx, pool, at)
         pools[pool.name] = (pool, itype)
         where[pool.name] = at
     for name, (pool, _) in pools.items():
@@ -291,3 +292,9 @@ def _check_zones(ctx: RuleContext, pool: GpuPool, at: str) -> None:
             ctx.add(f"{at}.zones[{i}]", zone, "one of the cluster's zones: " + ", ".join(ctx.stack_zones), ctx.stack_zones[0])
     if ctx.rules:
         ctx.rules.check_pool_zones(ctx, pool, at)
+
+
+def _check_image_pull(ctx: RuleContext, pool: GpuPool, at: str) -> None:
+    """How the pool's nodes pull images faster (parallelImagePull) is the cloud's to check."""
+    if ctx.rules:
+        ctx.rules.check_pool_image_pull(ctx, pool, at)
