@@ -297,6 +297,10 @@ def test_llmapi_decoupled_in_config_pbtxt_and_poll_mode(tmp_path):
     messages = _messages(llmapi_repository(tmp_path / "b"), poll)
     assert any(m.startswith("error: no model_transaction_policy: poll mode runs Triton with "
                             "--disable-auto-complete-config") for m in messages), messages
+    batched = _messages(llmapi_repository(tmp_path / "d", config=LLMAPI_CONFIG + "max_batch_size: 8\n"),
+                        _llmapi_deployment())
+    assert any(m.startswith("error: max_batch_size 8, above model.yaml's triton_config.max_batch_size 0: "
+                            "auto-complete refuses to lower it") for m in batched), batched
     both = LLMAPI_CONFIG + "model_transaction_policy { decoupled: true }\n"
     assert [m.split(":")[0] for m in _messages(llmapi_repository(tmp_path / "c", config=both), poll)] == ["warning"]
 

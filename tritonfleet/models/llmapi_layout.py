@@ -216,6 +216,12 @@ def _triton_config(args: dict[str, Any], model: Model, path: Path, deployment: T
         findings.append(Finding("error", config_path, "no model_transaction_policy: poll mode runs Triton with "
                                 "--disable-auto-complete-config, so triton_config.decoupled never reaches Triton; "
                                 "add model_transaction_policy { decoupled: true }"))
+    batch = model.config.max_batch_size
+    if deployment.model_control_mode != "poll" and isinstance(triton["max_batch_size"], int) and \
+            batch > triton["max_batch_size"]:
+        findings.append(Finding("error", config_path, f"max_batch_size {batch}, above model.yaml's "
+                                f"triton_config.max_batch_size {triton['max_batch_size']}: auto-complete refuses to "
+                                "lower it; leave it out of config.pbtxt, as upstream's template does"))
     if not decoupled:
         findings.append(Finding("warning", path, "triton_config.decoupled false: the model refuses streaming "
                                 "requests, and Triton's time to first token (the first-response histogram the "
