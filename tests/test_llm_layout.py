@@ -1,5 +1,5 @@
-"""`models validate --stack S --deployment D` knows both LLM repository layouts and checks them against the
-deployment's llm: vLLM's model.json, TensorRT-LLM's ensemble and engine config."""
+"""`models validate --stack S --deployment D` knows the LLM repository layouts and checks them against the
+deployment's llm: vLLM's model.json, TensorRT-LLM's LLM API model.yaml, and its deprecated ensemble and engine config."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import run_cli
+from tritonfleet.core import pins
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.models.llm_layout import check_llm_layout, engine_gpu
 from tritonfleet.models.validate import Replica, validate_repository
@@ -16,9 +18,10 @@ from tritonfleet.models.validate import Replica, validate_repository
 H200 = Replica(2, "H200", "9.0")  # the catalog's compute capability
 
 
-def _deployment(backend: str, gpus: int = 2) -> TritonDeployment:
+def _deployment(backend: str, gpus: int = 2, **settings) -> TritonDeployment:
     llm = {"backend": backend, "model": "Qwen2.5-72B", "precision": "fp8", "maxContext": 16384, "maxSequences": 32}
-    return TritonDeployment.model_validate({"name": "llm", "pool": "h200", "gpusPerReplica": gpus, "llm": llm})
+    return TritonDeployment.model_validate(
+        {"name": "llm", "pool": "h200", "gpusPerReplica": gpus, "llm": llm, **settings})
 
 
 def _write(path: Path, text: str) -> None:
@@ -61,10 +64,15 @@ def tensorrt_llm_repository(root: Path, tp: int = 2, tokenizer: str = "/tokenize
     return root
 
 
-def _messages(root: Path, deployment: TritonDeployment, replica: Replica = H200) -> list[str]:
+DEPRECATED = "warning: the TensorRT-engine layout (backend tensorrtllm) is deprecated"
+
+
+def _messages(root: Path, deployment: TritonDeployment, replica: Replica = H200, notice: bool = False) -> list[str]:
+    """The findings as "severity: message"; without `notice`, less the engine layout's deprecation warning."""
     report = validate_repository(root)
     assert report.ok, [f.render() for f in report.errors]
-    return [f"{f.severity}: {f.message}" for f in check_llm_layout(report, deployment, replica)]
+    messages = [f"{f.severity}: {f.message}" for f in check_llm_layout(report, deployment, replica)]
+    return messages if notice else [m for m in messages if not m.startswith(DEPRECATED)]
 
 
 def test_matching_repositories_pass(tmp_path):
@@ -186,3 +194,162 @@ def test_cli_refuses_an_engine_for_another_gpu(tmp_path):
     assert "an engine built on L40S (cluster_key L40S, compute capability 8.9), but deployment 'llm' runs on H200 " \
            "(compute capability 9.0)" in stderr
     assert "Rebuild it with trtllm-build on H200, or move the deployment to a pool of L40S" in stderr
+
+
+# The LLM API layout (NVIDIA/TensorRT-LLM triton_backend/all_models/llmapi): a Python model whose version folder holds
+# upstream's model.py and model.yaml; here the checkpoint sits in the version folder, as tritonfleet asks.
+RELATIVE = "warning: model checkpoint is relative: upstream's model.py passes it to LLM() unchanged"
+LLMAPI_CONFIG = ('name: "tensorrt_llm"\nbackend: "python"\ninstance_group [{ count: 1, kind: KIND_CPU }]\n'
+                 'input [{ name: "text_input" data_type: TYPE_STRING dims: [ -1 ] }]\n'
+                 'output [{ name: "text_output" data_type: TYPE_STRING dims: [ -1 ] }]\n')
+
+
+def llmapi_repository(root: Path, config: str = LLMAPI_CONFIG, checkpoint: tuple[str, ...] = ("config.json",
+                      "tokenizer.json"), **args) -> Path:
+    """model.yaml as upstream's template, filled for the deployment below (TP 2, 8192 tokens, 32 sequences); a key
+    given as None is left out."""
+    document = {"model": "checkpoint", "backend": "pytorch", "tensor_parallel_size": 2, "pipeline_parallel_size": 1,
+                "max_seq_len": 8192, "max_batch_size": 32, "kv_cache_config": {"free_gpu_memory_fraction": 0.85},
+                "triton_config": {"max_batch_size": 0, "decoupled": True}, **args}
+    folder = root / "tensorrt_llm" / "1"
+    _write(root / "tensorrt_llm" / "config.pbtxt", config)
+    _write(folder / "model.py", "")
+    _write(folder / "model.yaml", yaml.safe_dump({k: v for k, v in document.items() if v is not None}))
+    for name in checkpoint:
+        _write(folder / "checkpoint" / name, "{}")
+    return root
+
+
+def _llmapi_deployment(**settings) -> TritonDeployment:
+    """Qwen2.5-72B in FP8 on 2 H200s, 8192 tokens x 32 sequences: KV cache 42.9 GB of the 90.6 GB free after
+    weights (36.4) and headroom (14.1), a share of 0.47."""
+    llm = {"backend": "tensorrtllm", "model": "Qwen2.5-72B", "precision": "fp8", "maxContext": 8192, "maxSequences": 32}
+    return TritonDeployment.model_validate({"name": "llm", "pool": "h200", "gpusPerReplica": 2, "llm": llm, **settings})
+
+
+def test_a_matching_llmapi_repository_passes_with_the_working_directory_caveat(tmp_path):
+    """TensorRT-LLM's default KV share (0.9 of the memory free after the weights) is at the memory check's headroom."""
+    default = _messages(llmapi_repository(tmp_path / "default", kv_cache_config=None), _llmapi_deployment())
+    assert _messages(llmapi_repository(tmp_path / "set"), _llmapi_deployment()) == default == [
+        RELATIVE + ", which resolves it against tritonserver's working directory, not this folder (Triton copies the "
+        "repository to a temporary folder); unless your model.py joins it with pb_utils.get_model_dir(), the load fails"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"tensor_parallel_size": 4}, "error: a model on 4 GPUs (tensor_parallel_size 4 x pipeline_parallel_size 1), "
+         "but a replica of 'llm' has gpusPerReplica 2"),
+        ({"pipeline_parallel_size": 2}, "error: a model on 4 GPUs (tensor_parallel_size 2 x pipeline_parallel_size 2)"),
+        ({"tensor_parallel_size": "2"}, "error: tensor_parallel_size '2': a positive integer"),
+        ({"max_seq_len": None}, "error: no max_seq_len: TensorRT-LLM then takes the model's whole context (its "
+         "config.json), beyond llm.maxContext 8192 that the memory check assumed; set max_seq_len: 8192"),
+        ({"max_seq_len": 16384}, "error: max_seq_len 16384 is above llm.maxContext 8192"),
+        ({"max_seq_len": 4096}, "error: max_seq_len 4096 is below llm.maxContext 8192: TensorRT-LLM refuses"),
+        ({"max_batch_size": None}, "warning: no max_batch_size: the LLM API then schedules its default number of "
+         "sequences, not llm.maxSequences 32"),
+        ({"max_batch_size": 256}, "warning: max_batch_size 256 is above llm.maxSequences 32"),
+        ({"max_batch_size": 8}, "warning: max_batch_size 8 is below llm.maxSequences 32: a replica serves at most 8"),
+        ({"kv_cache_config": {"free_gpu_memory_fraction": 0.95}}, "warning: kv_cache_config.free_gpu_memory_fraction "
+         "0.95 leaves less than 10% of the memory free after the weights to the runtime"),
+        ({"kv_cache_config": {"free_gpu_memory_fraction": 0.3}}, "warning: kv_cache_config.free_gpu_memory_fraction "
+         "0.3 gives the KV cache about 27.2 GB per GPU (of the 90.6 GB one H200 has after weights 36.4 and headroom "
+         "14.1 GB), below the 42.9 GB that llm.maxContext x llm.maxSequences take: fewer sequences fit at full "
+         "length; raise it to 0.48"),
+        ({"kv_cache_config": {"free_gpu_memory_fraction": 1.5}}, "error: kv_cache_config.free_gpu_memory_fraction "
+         "1.5: a number in (0, 1]"),
+        ({"kv_cache_config": {"free_gpu_memory_fraction": 0.8, "max_tokens": 65536}}, "warning: "
+         "kv_cache_config.max_tokens 65536 caps the KV cache below llm.maxContext x llm.maxSequences (262144 tokens)"),
+        ({"model": "Qwen/Qwen2.5-72B-Instruct"}, "error: model Qwen/Qwen2.5-72B-Instruct is a Hugging Face id: LLM() "
+         "would download it at every start, and a replica's egress reaches only the object store"),
+        ({"model": "/models/qwen"}, "warning: model /models/qwen is outside the repository, so it was not checked"),
+        ({"model": "weights"}, "error: model weights: no such folder in"),
+        ({"model": None}, "error: no model: the Hugging Face checkpoint LLM() loads"),
+        ({"triton_config": {"decoupled": True}}, "error: triton_config needs decoupled and max_batch_size"),
+        ({"triton_config": {"max_batch_size": 0, "decoupled": False}}, "warning: triton_config.decoupled false: the "
+         "model refuses streaming requests"),
+        ({"triton_config": {"max_batch_size": 8, "decoupled": True}}, "warning: triton_config.max_batch_size 8: "
+         "model.py serves one prompt a request"),
+    ],
+)
+def test_llmapi_model_yaml_against_the_deployment(tmp_path, args, expected):
+    messages = _messages(llmapi_repository(tmp_path, **args), _llmapi_deployment())
+    assert any(m.startswith(expected) for m in messages), messages
+
+
+def test_llmapi_checkpoint_files(tmp_path):
+    messages = _messages(llmapi_repository(tmp_path / "a", checkpoint=("tokenizer.json",)), _llmapi_deployment())
+    assert "error: no config.json: not a Hugging Face checkpoint" in messages
+    messages = _messages(llmapi_repository(tmp_path / "b", checkpoint=("config.json",)), _llmapi_deployment())
+    assert any(m.startswith("error: no tokenizer (tokenizer.json, tokenizer.model") for m in messages), messages
+    named = llmapi_repository(tmp_path / "c", checkpoint=("config.json",), tokenizer="/tokenizer")
+    assert [m.split(":")[0] for m in _messages(named, _llmapi_deployment())] == ["warning"]
+
+
+def test_llmapi_decoupled_in_config_pbtxt_and_poll_mode(tmp_path):
+    """Auto-complete copies triton_config into Triton's config but refuses to change what config.pbtxt states; poll
+    mode turns auto-complete off (--disable-auto-complete-config), so config.pbtxt must state it."""
+    stated = LLMAPI_CONFIG + "model_transaction_policy { decoupled: false }\n"
+    messages = _messages(llmapi_repository(tmp_path / "a", config=stated), _llmapi_deployment())
+    assert "error: model_transaction_policy decoupled false, but model.yaml's triton_config.decoupled is true: set " \
+           "both alike" in messages
+    poll = _llmapi_deployment(modelControlMode="poll")
+    messages = _messages(llmapi_repository(tmp_path / "b"), poll)
+    assert any(m.startswith("error: no model_transaction_policy: poll mode runs Triton with "
+                            "--disable-auto-complete-config") for m in messages), messages
+    batched = _messages(llmapi_repository(tmp_path / "d", config=LLMAPI_CONFIG + "max_batch_size: 8\n"),
+                        _llmapi_deployment())
+    assert any(m.startswith("error: max_batch_size 8, above model.yaml's triton_config.max_batch_size 0: "
+                            "auto-complete refuses to lower it") for m in batched), batched
+    both = LLMAPI_CONFIG + "model_transaction_policy { decoupled: true }\n"
+    assert [m.split(":")[0] for m in _messages(llmapi_repository(tmp_path / "c", config=both), poll)] == ["warning"]
+
+
+def test_an_llmapi_repository_for_a_vllm_deployment_is_refused(tmp_path):
+    messages = _messages(llmapi_repository(tmp_path), _deployment("vllm"))
+    assert "error: backend tensorrtllm, but deployment 'llm' declares llm.backend vllm (and runs its image)" in messages
+
+
+def test_the_engine_layout_against_the_tensorrt_llm_of_the_image(tmp_path, monkeypatch):
+    """26.07's trtllm image carries TensorRT-LLM 1.2.1, which still loads engines: a deprecation warning; an image
+    whose TensorRT-LLM has no engine backend: an error; a release the table lacks: a warning that it is not known."""
+    root = tensorrt_llm_repository(tmp_path)
+    messages = _messages(root, _deployment("tensorrtllm"), notice=True)
+    assert [m for m in messages if m.startswith(DEPRECATED)] == [
+        DEPRECATED + ": Triton 26.07's image carries TensorRT-LLM 1.2.1, which still loads it, but TensorRT-LLM has "
+        "removed this backend since (NVIDIA/TensorRT-LLM PR #15907); move to the LLM API layout: one python model, "
+        "tensorrt_llm, with upstream's model.py and a model.yaml naming a Hugging Face checkpoint, no engine to build "
+        "(docs/serving.md)"]
+    later = _deployment("tensorrtllm", imageTag="27.01-trtllm-python-py3")
+    assert any(m.startswith("warning: the TensorRT-engine layout (backend tensorrtllm): whether Triton 27.01's image "
+                            "still loads it is not known here") for m in _messages(root, later, notice=True))
+    monkeypatch.setitem(pins.TRITON_TENSORRT_LLM_VERSIONS, "27.01", "1.4.0")
+    assert any(m.startswith("error: the TensorRT-engine layout (backend tensorrtllm): Triton 27.01's image carries "
+                            "TensorRT-LLM 1.4.0, which has no engine backend to load it") for m in
+               _messages(root, later, notice=True))
+
+
+def test_the_pinned_trtllm_image_has_its_tensorrt_llm_version():
+    """Moving the pin needs the new release's TensorRT-LLM (server docs/introduction/compatibility.md) in pins."""
+    release = pins.TRITON_LLM_IMAGE_TAGS["tensorrtllm"].split("-")[0]
+    assert pins.TRITON_TENSORRT_LLM_VERSIONS[release] == "1.2.1"
+
+
+def test_cli_checks_an_llmapi_repository_against_the_stack(tmp_path):
+    """prod's llm: Llama-3.3-70B FP8 (FP8 KV cache) on TensorRT-LLM, 2 H200s a replica, 8192 tokens, 64 sequences."""
+    args = ("--stack", "prod", "--deployment", "llm")
+    good = run_cli("models", "validate", str(llmapi_repository(tmp_path / "good", max_batch_size=64)), *args)
+    assert good.returncode == 0, good.stderr
+    assert "model checkpoint is relative" in " ".join(good.stderr.split())
+    bad = run_cli("models", "validate", str(llmapi_repository(tmp_path / "bad", max_batch_size=64,
+                                                              model="meta-llama/Llama-3.3-70B-Instruct")), *args)
+    assert bad.returncode == 1
+    stderr = " ".join(bad.stderr.split())
+    assert "model meta-llama/Llama-3.3-70B-Instruct is a Hugging Face id" in stderr
+    assert "the repository does not serve deployment 'llm' as its llm declares" in stderr
+
+
+def test_an_unreadable_model_yaml_is_an_error(tmp_path):
+    root = llmapi_repository(tmp_path)
+    (root / "tensorrt_llm" / "1" / "model.yaml").write_text("model: [checkpoint\n")
+    assert [m[:28] for m in _messages(root, _llmapi_deployment())] == ["error: not readable YAML: wh"]

@@ -17,6 +17,13 @@ TRITON_IMAGE_REGISTRY, TRITON_IMAGE_PATH = TRITON_IMAGE_REPOSITORY.split("/", 1)
 # (https://catalog.ngc.nvidia.com/orgs/nvidia/containers/tritonserver, tags <YY.MM>-trtllm-python-py3 and
 # <YY.MM>-vllm-python-py3, 2026-12-05). VERIFY each tag on NGC when the release moves.
 TRITON_LLM_IMAGE_TAGS = {"tensorrtllm": "26.07-trtllm-python-py3", "vllm": "26.07-vllm-python-py3"}
+# The TensorRT-LLM each Triton release's trtllm-python-py3 image carries (triton-inference-server/server
+# docs/introduction/compatibility.md, branch r26.07 at 819ee37, 2026-07-24, read 2026-12-05), and the TensorRT-LLM
+# releases whose image still has the legacy TensorRT-engine backend (libtriton_tensorrtllm, built by server's
+# build.py from TensorRT-LLM's triton_backend/inflight_batcher_llm on r26.07): TensorRT-LLM removed it on main in
+# July 2026 (NVIDIA/TensorRT-LLM PR #15907), after 1.2. Moving the pin needs its row here (tests/test_llm_layout.py).
+TRITON_TENSORRT_LLM_VERSIONS = {"26.05": "1.2.1", "26.06": "1.2.1", "26.07": "1.2.1"}
+TENSORRT_LLM_WITH_ENGINE_BACKEND = ("1.2.1",)
 
 # GB a Triton image takes once pulled (what a node downloads and unpacks before the container starts), per image
 # flavour (the tag's suffix after YY.MM-). Sources: triton-inference-server/server issue 7474 (2024-07-25: 24.06-py3

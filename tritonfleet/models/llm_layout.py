@@ -4,7 +4,10 @@ vLLM backend: a model with `backend: "vllm"` whose version folder holds `model.j
 (triton-inference-server/vllm_backend README): tensor_parallel_size must be gpusPerReplica, max_model_len and
 max_num_seqs must stay within what the memory check assumed (llm.maxContext, llm.maxSequences), and
 gpu_memory_utilization within the 10 % headroom it kept.
-TensorRT-LLM backend: the ensemble of `preprocessing`, `tensorrt_llm` (`backend: "tensorrtllm"`), `postprocessing`
+TensorRT-LLM backend, LLM API layout (upstream's quick start since April 2026): one Python model whose version
+folder holds model.py and model.yaml, checked by models/llmapi_layout.py.
+TensorRT-LLM backend, legacy TensorRT-engine layout (deprecated: the pinned image's TensorRT-LLM 1.2.1 still loads
+it, later TensorRT-LLM has no engine backend; pins.TRITON_TENSORRT_LLM_VERSIONS): the ensemble of `preprocessing`, `tensorrt_llm` (`backend: "tensorrtllm"`), `postprocessing`
 and an optional `tensorrt_llm_bls` (tensorrtllm_backend all_models/inflight_batcher_llm); the engine built with
 trtllm-build writes `config.json` (pretrained_config.mapping.tp_size, build_config.max_seq_len, max_batch_size) and one
 `rank<N>.engine` per GPU. Parameters left as the templates' `${...}` placeholders (fill_template.py not run) are
@@ -21,13 +24,14 @@ and then the check says so. The rank<N>.engine plans are not read: TensorRT does
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from tritonfleet.core import pins
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.llm import load_llm_facts
+from tritonfleet.models.llmapi_layout import check_llmapi, is_llmapi, read_mapping
 from tritonfleet.models.validate import CONFIG_FILE, Finding, Model, Replica, Report
 
 LLM_BACKENDS = ("vllm", "tensorrtllm")
@@ -40,25 +44,51 @@ def check_llm_layout(report: Report, deployment: TritonDeployment, replica: Repl
     if llm is None:
         return []
     findings = [f for m in report.models for f in _placeholders(m)]
-    engines = [m for m in report.models if m.backend in LLM_BACKENDS]
+    engines = [m for m in report.models if m.backend in LLM_BACKENDS or is_llmapi(m)]
     if not engines:
         expected = "backend: \"vllm\" with <version>/model.json" if llm.backend == "vllm" else (
-            "the ensemble preprocessing, tensorrt_llm (backend: \"tensorrtllm\"), postprocessing"
+            "TensorRT-LLM's LLM API model (backend: \"python\" with <version>/model.py and model.yaml)"
         )
         findings.append(Finding("error", report.root, f"no {llm.backend} model: deployment '{deployment.name}' "
                                 f"declares llm.backend {llm.backend}; expect {expected}"))
         return findings
     for model in engines:
-        if model.backend != llm.backend:
-            findings.append(Finding("error", model.directory / CONFIG_FILE, f"backend {model.backend}, but deployment "
+        backend = "tensorrtllm" if is_llmapi(model) else model.backend
+        if backend != llm.backend:
+            findings.append(Finding("error", model.directory / CONFIG_FILE, f"backend {backend}, but deployment "
                                     f"'{deployment.name}' declares llm.backend {llm.backend} (and runs its image)"))
         elif model.backend == "vllm":
             findings += _check_vllm(model, deployment)
+        elif is_llmapi(model):
+            findings += check_llmapi(model, deployment, replica)
         else:
+            findings.append(_engine_layout(model, deployment))
             findings += _check_tensorrt_llm(model, deployment, replica)
     if llm.backend == "tensorrtllm":
         findings += _check_tokenizer(report)
     return findings
+
+
+def _engine_layout(model: Model, deployment: TritonDeployment) -> Finding:
+    """The legacy TensorRT-engine layout against the TensorRT-LLM the deployment's image carries (pins)."""
+    tag = deployment.image_tag
+    if not tag.endswith("-trtllm-python-py3"):
+        tag = pins.TRITON_LLM_IMAGE_TAGS["tensorrtllm"]
+    release = tag.split("-")[0]
+    version = pins.TRITON_TENSORRT_LLM_VERSIONS.get(release)
+    move = ("move to the LLM API layout: one python model, tensorrt_llm, with upstream's model.py and a model.yaml "
+            "naming a Hugging Face checkpoint, no engine to build (docs/serving.md)")
+    path = model.directory / CONFIG_FILE
+    if version is None:
+        return Finding("warning", path, f"the TensorRT-engine layout (backend tensorrtllm): whether Triton {release}'s "
+                       "image still loads it is not known here (TensorRT-LLM removed this backend in July 2026); "
+                       f"{move}")
+    if version not in pins.TENSORRT_LLM_WITH_ENGINE_BACKEND:
+        return Finding("error", path, f"the TensorRT-engine layout (backend tensorrtllm): Triton {release}'s image "
+                       f"carries TensorRT-LLM {version}, which has no engine backend to load it; {move}")
+    return Finding("warning", path, f"the TensorRT-engine layout (backend tensorrtllm) is deprecated: Triton "
+                   f"{release}'s image carries TensorRT-LLM {version}, which still loads it, but TensorRT-LLM has "
+                   f"removed this backend since (NVIDIA/TensorRT-LLM PR #15907); {move}")
 
 
 def _parameters(model: Model) -> dict[str, str]:
@@ -74,18 +104,6 @@ def _placeholders(model: Model) -> list[Finding]:
     ]
 
 
-def _read_json(path: Path, findings: list[Finding]) -> dict[str, Any] | None:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        findings.append(Finding("error", path, f"not readable JSON: {error}"))
-        return None
-    if not isinstance(document, dict):
-        findings.append(Finding("error", path, "not a JSON object"))
-        return None
-    return document
-
-
 def _check_vllm(model: Model, deployment: TritonDeployment) -> list[Finding]:
     llm = deployment.llm
     assert llm is not None
@@ -93,7 +111,7 @@ def _check_vllm(model: Model, deployment: TritonDeployment) -> list[Finding]:
     findings: list[Finding] = []
     for version in model.served_versions:
         path = model.directory / str(version) / "model.json"
-        args = _read_json(path, findings)
+        args = read_mapping(path, findings, "JSON")
         if args is None:
             continue
         tp = args.get("tensor_parallel_size", 1)
@@ -130,7 +148,7 @@ def _check_tensorrt_llm(model: Model, deployment: TritonDeployment, replica: Rep
             findings.append(Finding("warning", folder, "no engine config.json here (the engine lives elsewhere): its "
                                     "tensor-parallel size and max_seq_len were not checked"))
             continue
-        engine = _read_json(path, findings)
+        engine = read_mapping(path, findings, "JSON")
         if engine is None:
             continue
         mapping = engine.get("pretrained_config", {}).get("mapping", {})
