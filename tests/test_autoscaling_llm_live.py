@@ -45,7 +45,6 @@ LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)  # of the fleet's sequence capacity 
 WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_query's [4s] for the shipped [1m]
 RUN_MAX_SECONDS, JOIN_SECONDS = 60, 15
 BACKENDS = ("vllm", "tensorrtllm")  # the first one's HPA sets the replicas the load goes to
-SEQUENCES, TTFT, KV_CACHE = LLM_SEQUENCES["vllm"], LLM_TTFT_MS["vllm"], LLM_KV_CACHE["vllm"]
 # per backend: its signals by kind; sequences and the KV cache are load (over every pod), TTFT a guard (running pods)
 SIGNALS = {b: {"sequences": LLM_SEQUENCES[b], "kv_cache": LLM_KV_CACHE[b], "ttft": LLM_TTFT_MS[b]} for b in BACKENDS}
 
@@ -216,12 +215,12 @@ class LlmLoad:
         self.rate, self.replicas = 0.0, 0
 
 
-def _averages(url: str, queries: dict[str, str], pods: list[str], replicas: int) -> dict[str, float]:
-    """One backend's signals as the HPA averages them over the `replicas` pods it runs: the load (sequences, KV
-    cache) of every pod, so requests still finishing on a pod just scaled away count; the guard (TTFT) of the
+def _averages(url: str, queries: dict[str, str], pods: list[str], replicas: int, at: float) -> dict[str, float]:
+    """One backend's signals at `at` as the HPA averages them over the `replicas` pods it runs: the load (sequences,
+    KV cache) of every pod, so requests still finishing on a pod just scaled away count; the guard (TTFT) of the
     running pods."""
-    load = {kind: query_by_pod(url, queries[kind]) for kind in ("sequences", "kv_cache")}
-    ttft = query_by_pod(url, queries["ttft"])
+    load = {kind: query_by_pod(url, queries[kind], at) for kind in ("sequences", "kv_cache")}
+    ttft = query_by_pod(url, queries["ttft"], at)
     averages = {kind: sum(values.values()) / replicas for kind, values in load.items()}
     return {**averages, "ttft": sum(ttft.get(p, 0.0) for p in pods[:replicas]) / replicas}
 
@@ -255,10 +254,10 @@ def run(tmp_path_factory):
                     if index:  # the replicas the last sync set take the load a while
                         load.set(rate, driver.current)
                         time.sleep(SYNC_REAL_SECONDS)
-                    running = driver.current
+                    running, now = driver.current, time.time()  # both backends' queries read the same instant
                     sync = {}
                     for backend, hpa in hpas.items():
-                        signals = _averages(url, queries[backend], pods, running)
+                        signals = _averages(url, queries[backend], pods, running, now)
                         averages = {SIGNALS[backend][kind]: value for kind, value in signals.items()}
                         # what the KV cache alone would have the HPA do (before behaviour, within min/max)
                         kv_alone = hpa.proposal({SIGNALS[backend]["kv_cache"]: signals["kv_cache"]})
