@@ -75,6 +75,13 @@ def test_the_kv_cache_signal_reads_each_backends_share_of_its_cache():
     assert len(rules) == len(triton_adapter_rules()), "one rule per served name"
 
 
+def test_tensorrt_llm_sequences_are_its_active_requests():
+    """Its "waiting" is active minus scheduled (tensorrtllm_backend model_instance_state.cc): adding it to "active"
+    would count a paused request twice."""
+    query = next(r for r in triton_adapter_rules() if r["name"]["as"] == LLM_SEQUENCES["tensorrtllm"])["metricsQuery"]
+    assert 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}' in query and "waiting" not in query
+
+
 @pytest.mark.parametrize("backend", ["vllm", "tensorrtllm"])
 def test_an_llm_hpa_scales_on_sequences_kv_cache_and_ttft(backend):
     deployment = TritonDeployment.model_validate({

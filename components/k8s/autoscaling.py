@@ -37,10 +37,13 @@ QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
 # (monitoring/llm_rules.py): vLLM's vllm:time_to_first_token_seconds (vllm_backend src/utils/metrics.py, r24.08 to
 # r26.01) and its scheduler gauges vllm:num_requests_running/_waiting and vllm:gpu_cache_usage_perc (0-1), which only
 # triton-inference-server/vllm_backend#92 adds (open as of r26.01: README VERIFY); TensorRT-LLM's
-# nv_trt_llm_request_metrics{request_type="active"|"waiting"} and nv_trt_llm_kv_cache_block_metrics
-# {kv_cache_block_type="used"|"max"} (blocks; tensorrtllm_backend r26.07 README, "Triton Metrics"; labels in
-# r25.05 inflight_batcher_llm/src/custom_metrics_reporter/custom_metrics_reporter.cc) and Triton's first-response
-# histogram of the decoupled model (ms).
+# nv_trt_llm_request_metrics{request_type="active"} and nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=
+# "used"|"max"} (blocks; tensorrtllm_backend r26.07 README, "Triton Metrics"; labels in r25.05
+# inflight_batcher_llm/src/custom_metrics_reporter/custom_metrics_reporter.cc) and Triton's first-response histogram
+# of the decoupled model (ms). TensorRT-LLM's "waiting" is active minus scheduled (r25.05 model_instance_state.cc),
+# so it is inside "active"; the requests its executor queues past its max sequences (TensorRT-LLM
+# cpp/tensorrt_llm/executor/executorImpl.cpp, mMaxNumActiveRequests) are not exported: that signal tops out at the
+# batch, and the TTFT guard sees the queue.
 LLM_SEQUENCES = {"vllm": "triton_vllm_sequences", "tensorrtllm": "triton_trtllm_sequences"}
 LLM_TTFT_MS = {"vllm": "triton_vllm_ttft_ms", "tensorrtllm": "triton_trtllm_ttft_ms"}
 LLM_KV_CACHE = {"vllm": "triton_vllm_kv_cache_usage", "tensorrtllm": "triton_trtllm_kv_cache_usage"}
@@ -90,7 +93,7 @@ def _llm_rules() -> list[dict[str, Any]]:
         series = f'nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type="{kind}",<<.LabelMatchers>>}}'
         return f"sum(avg_over_time({series}{window})) by (<<.GroupBy>>)"
 
-    trtllm_sequences = 'nv_trt_llm_request_metrics{request_type=~"active|waiting",<<.LabelMatchers>>}'
+    trtllm_sequences = 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}'
     vllm_kv_cache = "vllm:gpu_cache_usage_perc"
     vllm_ttft, trt_ttft = "vllm:time_to_first_token_seconds", "nv_inference_first_response_histogram_ms"
     return [
