@@ -44,6 +44,9 @@ SERVICE_S = PREFILL_S + (TOKENS - 1) * TOKEN_S  # one sequence's time in a slot
 LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)  # of the fleet's sequence capacity (SERVERS x SLOTS)
 WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_query's [4s] for the shipped [1m]
 RUN_MAX_SECONDS, JOIN_SECONDS = 60, 15
+# The model publishes one family after another, so a scrape may fall between two of them: a sequence that started or
+# ended then is in one family's sample and not the other's. Sequences a pod on average over a window, at most.
+MISMATCH = 0.5
 BACKENDS = ("vllm", "tensorrtllm")  # the first one's HPA sets the replicas the load goes to
 # per backend: its signals by kind; sequences and the KV cache are load (over every pod), TTFT a guard (running pods)
 SIGNALS = {b: {"sequences": LLM_SEQUENCES[b], "kv_cache": LLM_KV_CACHE[b], "ttft": LLM_TTFT_MS[b]} for b in BACKENDS}
@@ -265,13 +268,13 @@ def run(tmp_path_factory):
                     for backend, hpa in hpas.items():
                         signals = _averages(url, queries[backend], pods, running, now)
                         averages = {SIGNALS[backend][kind]: value for kind, value in signals.items()}
-                        hpa.current = running  # each HPA's desired count over the pods that run
-                        sync[backend] = {
-                            "signals": signals, "running": running, "sequences": signals["sequences"] * running,
-                            "desired": _within_bounds(hpa.proposal(averages)),
-                            # what the KV cache alone would have the HPA do
-                            "kv_alone": _within_bounds(hpa.proposal({SIGNALS[backend]["kv_cache"]: signals["kv_cache"]})),
-                        }  # fmt: skip
+                        # each backend's HPA watches the pods that run and the changes made to them: what it would
+                        # set now (its own recommendations, so its own stabilisation)
+                        hpa.current, hpa.events = running, list(driver.events)
+                        # what the KV cache alone would have the HPA want
+                        kv_alone = _within_bounds(hpa.proposal({SIGNALS[backend]["kv_cache"]: signals["kv_cache"]}))
+                        sync[backend] = {"signals": signals, "running": running, "sequences": signals["sequences"] * running,
+                                         "kv_alone": kv_alone, "desired": hpa.sync(averages)}  # fmt: skip
                     # the vLLM HPA's behaviour (stabilisation, rate policies) sets the replicas the load goes to
                     sync["replicas"] = driver.sync({SIGNALS[BACKENDS[0]][k]: v for k, v in sync[BACKENDS[0]]["signals"].items()})
                     syncs.append(sync)
@@ -357,8 +360,8 @@ def test_tensorrt_llm_counts_the_batch_not_its_queue(run):
         for sync in step["syncs"]:
             trtllm, vllm = sync["tensorrtllm"], sync["vllm"]
             holding_blocks = trtllm["signals"]["kv_cache"] * trtllm["running"] * SLOTS
-            assert abs(trtllm["sequences"] - holding_blocks) <= 0.1 * trtllm["running"], _describe(run)
-            assert trtllm["sequences"] <= vllm["sequences"] + 0.1 * trtllm["running"], _describe(run)
+            assert abs(trtllm["sequences"] - holding_blocks) <= MISMATCH * trtllm["running"], _describe(run)
+            assert trtllm["sequences"] <= vllm["sequences"] + MISMATCH * trtllm["running"], _describe(run)
         last = step["syncs"][-1]
         if _carried(step):
             assert abs(last["tensorrtllm"]["sequences"] - last["vllm"]["sequences"]) <= max(1.0, 0.35 * last["vllm"]["sequences"])
@@ -375,7 +378,7 @@ def test_the_kv_cache_signal_is_the_running_sequences_blocks(run, backend):
     for step in run["steps"]:
         for sync in (s[backend] for s in step["syncs"]):
             running_sequences = sync["signals"]["kv_cache"] * sync["running"] * SLOTS
-            assert 0 <= running_sequences <= sync["sequences"] + 0.25, _describe(run)
+            assert 0 <= running_sequences <= sync["sequences"] + MISMATCH * sync["running"], _describe(run)
         last = step["syncs"][-1][backend]
         if step["fraction"] == 0:
             assert last["signals"]["kv_cache"] == 0, _describe(run)
@@ -413,7 +416,7 @@ def test_both_backends_read_the_kv_cache_and_ttft_alike(run):
     for step in run["steps"]:
         for sync in step["syncs"]:
             a, b = sync[vllm]["signals"], sync[trtllm]["signals"]
-            assert abs(a["kv_cache"] - b["kv_cache"]) <= 0.05, _describe(run)
+            assert abs(a["kv_cache"] - b["kv_cache"]) <= MISMATCH / SLOTS, _describe(run)
             assert abs(a["ttft"] - b["ttft"]) <= max(1.0, 0.01 * a["ttft"]), _describe(run)
 
 
