@@ -224,9 +224,9 @@ def query(url: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
     return response.json()["data"]["result"]
 
 
-def query_by_pod(url: str, expr: str) -> dict[str, float]:
-    """An instant query's values by their pod label."""
-    return {r["metric"].get("pod", ""): float(r["value"][1]) for r in query(url, expr)}
+def query_by_pod(url: str, expr: str, at: float | None = None) -> dict[str, float]:
+    """An instant query's values (at `at`, else now) by their pod label."""
+    return {r["metric"].get("pod", ""): float(r["value"][1]) for r in query(url, expr, at)}
 
 
 def wait_for_pods(url: str, expr: str, pods: list[str], deadline: float, servers: list[Triton]) -> None:

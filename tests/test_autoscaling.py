@@ -8,8 +8,12 @@ from conftest import ROOT
 
 from components.k8s.autoscaling import (
     INFERENCES_PER_SECOND,
+    LLM_KV_CACHE,
+    LLM_SEQUENCES,
+    LLM_TTFT_MS,
     QUEUE_MS_PER_REQUEST,
     target_inferences_per_second,
+    target_kv_cache,
     triton_adapter_rules,
 )
 from components.k8s.triton import autoscaling_values
@@ -56,6 +60,54 @@ def test_targets_from_the_stated_capacity_and_the_guard():
     bare = TritonDeployment(name="a", pool="p", min_replicas=1, max_replicas=4, queue_time_target="20ms")
     assert autoscaling_values(bare, monitoring=True)["inferencesPerSecond"]["target"] == ""
     assert autoscaling_values(bare, monitoring=False)["enabled"] is False
+
+
+def test_the_kv_cache_signal_reads_each_backends_share_of_its_cache():
+    """vLLM reports the share itself (0-1); TensorRT-LLM reports blocks by kv_cache_block_type, of which the rule
+    reads only used over max (not free, tokens_per, reused or fraction, which older backends lack)."""
+    rules = {r["name"]["as"]: r for r in triton_adapter_rules()}
+    vllm, trtllm = rules[LLM_KV_CACHE["vllm"]], rules[LLM_KV_CACHE["tensorrtllm"]]
+    assert vllm["seriesQuery"].startswith("vllm:gpu_cache_usage_perc{")
+    assert vllm["metricsQuery"] == "max(avg_over_time(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)"
+    used, capacity = trtllm["metricsQuery"].split(" / ")
+    assert 'kv_cache_block_type="used",<<.LabelMatchers>>' in used
+    assert capacity.startswith("clamp_min(") and 'kv_cache_block_type="max",' in capacity, "no capacity reads 0, not NaN"
+    assert len(rules) == len(triton_adapter_rules()), "one rule per served name"
+
+
+def test_tensorrt_llm_sequences_are_its_active_requests():
+    """Its "waiting" is active minus scheduled (tensorrtllm_backend model_instance_state.cc): adding it to "active"
+    would count a paused request twice."""
+    query = next(r for r in triton_adapter_rules() if r["name"]["as"] == LLM_SEQUENCES["tensorrtllm"])["metricsQuery"]
+    assert 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}' in query and "waiting" not in query
+
+
+@pytest.mark.parametrize("backend", ["vllm", "tensorrtllm"])
+def test_an_llm_hpa_scales_on_sequences_kv_cache_and_ttft(backend):
+    deployment = TritonDeployment.model_validate({
+        "name": "llm", "pool": "h200", "minReplicas": 1, "maxReplicas": 4, "targetUtilization": 0.7,
+        "llm": {"backend": backend, "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096,
+                "maxSequences": 16, "ttftTarget": "1.5s"},
+    })  # fmt: skip
+    values = autoscaling_values(deployment, monitoring=True)
+    assert values["kvCache"] == {"metric": LLM_KV_CACHE[backend], "target": "700m"}  # the whole cache x 0.7
+    rendered = {"modelRepository": "s3://models", "replicas": {"min": 1, "max": 4}, "autoscaling": values}
+    spec = by_kind(render(rendered))["HorizontalPodAutoscaler"]["spec"]
+    metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"] for m in spec["metrics"]}
+    assert metrics == {
+        LLM_SEQUENCES[backend]: {"type": "AverageValue", "averageValue": "11200m"},
+        LLM_KV_CACHE[backend]: {"type": "AverageValue", "averageValue": "700m"},
+        LLM_TTFT_MS[backend]: {"type": "AverageValue", "averageValue": "1500"},
+    }
+    hpa = Hpa(spec, current=2)
+    busy = {LLM_SEQUENCES[backend]: 4.0, LLM_KV_CACHE[backend]: 0.98, LLM_TTFT_MS[backend]: 200.0}
+    assert hpa.proposal(busy) == 3, "long prompts: the cache fills (0.98 / 0.7 x 2) before the batch does"
+
+
+def test_kv_cache_target_is_the_share_at_target_utilization():
+    assert (target_kv_cache(0.8), target_kv_cache(0.9), target_kv_cache(0.0001)) == ("800m", "900m", "1m")
+    plain = TritonDeployment(name="a", pool="p", min_replicas=1, max_replicas=4, throughput_per_replica=10)
+    assert "kvCache" not in autoscaling_values(plain, monitoring=True), "a model that is not an LLM has no KV cache"
 
 
 def test_the_hpa_and_its_wanted_replicas_rule_read_one_target():

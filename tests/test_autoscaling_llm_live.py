@@ -1,10 +1,15 @@
 """The LLM autoscaling proof: three real tritonservers (CPU) each running a decoupled Python-backend "LLM" with a fixed
-batch of 4 sequence slots and a fixed per-token time, exporting vLLM's scheduler gauges (vllm:num_requests_running,
-vllm:num_requests_waiting) and its time-to-first-token histogram as the vLLM backend does; a real Prometheus scraping
-them with the ServiceMonitor's relabelling; streaming load from `tritonfleet loadtest --llm` at 0, ¼, ½, 1× and 2× of
-the fleet's sequence capacity, sent only to the replicas the HPA runs; the shipped prometheus-adapter queries
-templated as the adapter does; and the Kubernetes HPA algorithm (tests/hpa_model.py) over the HPA the chart renders
-for an llm deployment (sequences against maxSequences × targetUtilization, the TTFT guard).
+batch of 4 sequence slots, a fixed per-token time and a fixed KV cache (every sequence holds the same blocks), exporting
+what both LLM backends export through Triton's custom-metrics API: vLLM's scheduler gauges (vllm:num_requests_running,
+vllm:num_requests_waiting, vllm:gpu_cache_usage_perc) and its time-to-first-token histogram, and TensorRT-LLM's
+nv_trt_llm_request_metrics and nv_trt_llm_kv_cache_block_metrics (every request_type and kv_cache_block_type its
+backend reports, so the queries must pick theirs) with Triton's first-response histogram in ms (Triton 2.51 of the
+wheel exports none: the model exports one of that name, labels and unit from the same first-token times). A real
+Prometheus scrapes them with the ServiceMonitor's relabelling; streaming load from `tritonfleet loadtest --llm` at 0,
+¼, ½, 1× and 2× of the fleet's sequence capacity goes only to the replicas the HPA runs; the shipped
+prometheus-adapter queries of BOTH backends are templated as the adapter does, and the Kubernetes HPA algorithm
+(tests/hpa_model.py) runs over the HPA the chart renders for a vLLM and for a TensorRT-LLM deployment (sequences
+against maxSequences × targetUtilization, KV-cache use against targetUtilization, the TTFT guard) in the same steps.
 
 Time is compressed as in tests/test_autoscaling_live.py: the adapter's window `[1m]` becomes `[4s]` (Prometheus
 scrapes every second) and each HPA sync is 15 simulated seconds but ~1 s of real load. Every process started here is
@@ -19,7 +24,7 @@ import time
 
 import pytest
 
-from components.k8s.autoscaling import LLM_SEQUENCES, LLM_TTFT_MS
+from components.k8s.autoscaling import LLM_KV_CACHE, LLM_SEQUENCES, LLM_TTFT_MS
 from components.k8s.triton import autoscaling_values
 from tests.hpa_model import Hpa
 from tests.live_stack import STARTUP_SECONDS, fail_if_any_exited, fleet, query_by_pod, wait_for_pods
@@ -29,15 +34,28 @@ from tritonfleet import loadtest_llm
 from tritonfleet.core.config import TritonDeployment
 
 SERVERS, SLOTS = 3, 4
-PREFILL_S, TOKEN_S, TOKENS = 0.020, 0.050, 8
+PREFILL_S, TOKEN_S, INPUT_TOKENS, TOKENS = 0.020, 0.050, 8, 8
+# The KV cache: blocks of TOKENS_PER_BLOCK tokens; a sequence holds the blocks of its prompt and output from its
+# prefill to its last token, and the cache holds SLOTS such sequences (a known capacity, full when the batch is).
+TOKENS_PER_BLOCK = 4
+BLOCKS_PER_SEQUENCE = math.ceil((INPUT_TOKENS + TOKENS) / TOKENS_PER_BLOCK)
+KV_BLOCKS = SLOTS * BLOCKS_PER_SEQUENCE
 SERVICE_S = PREFILL_S + (TOKENS - 1) * TOKEN_S  # one sequence's time in a slot
 LOAD_FRACTIONS = (0.0, 0.25, 0.5, 1.0, 2.0)  # of the fleet's sequence capacity (SERVERS x SLOTS)
 WINDOW_S, SYNCS_PER_STEP, SYNC_REAL_SECONDS = 4, 3, 0.7  # WINDOW_S: adapter_query's [4s] for the shipped [1m]
 RUN_MAX_SECONDS, JOIN_SECONDS = 60, 15
-SEQUENCES, TTFT = LLM_SEQUENCES["vllm"], LLM_TTFT_MS["vllm"]
+# The model publishes one family after another, so a scrape may fall between two of them: a sequence that started or
+# ended then is in one family's sample and not the other's. Sequences a pod on average over a window, at most.
+MISMATCH = 0.5
+BACKENDS = ("vllm", "tensorrtllm")  # the first one's HPA sets the replicas the load goes to
+# per backend: its signals by kind; sequences and the KV cache are load (over every pod), TTFT a guard (running pods)
+SIGNALS = {b: {"sequences": LLM_SEQUENCES[b], "kv_cache": LLM_KV_CACHE[b], "ttft": LLM_TTFT_MS[b]} for b in BACKENDS}
 
 MODEL_CONFIG = streaming_llm_config("svc")
-# A batch of SLOTS sequences: a request waits for a slot (vllm:num_requests_waiting), then runs (…_running).
+# A batch of SLOTS sequences: a request waits for a slot (vllm:num_requests_waiting), then runs (…_running) holding
+# BLOCKS_PER_SEQUENCE blocks of the KV cache. TensorRT-LLM counts as it does: its executor admits at most its max
+# sequences ("max", the batch) as "active", all scheduled here (its "waiting" is active minus scheduled: 0), and the
+# requests it queues for a slot are in no family it exports.
 MODEL_CODE = f"""import threading
 import time
 
@@ -53,15 +71,30 @@ class TritonPythonModel:
             family(name="vllm:num_requests_running", description="running", kind=family.GAUGE),
             family(name="vllm:num_requests_waiting", description="waiting", kind=family.GAUGE),
             family(name="vllm:time_to_first_token_seconds", description="ttft", kind=family.HISTOGRAM),
+            family(name="vllm:gpu_cache_usage_perc", description="kv cache", kind=family.GAUGE),
+            family(name="nv_trt_llm_request_metrics", description="requests", kind=family.GAUGE),
+            family(name="nv_trt_llm_kv_cache_block_metrics", description="kv blocks", kind=family.GAUGE),
+            family(name="nv_inference_first_response_histogram_ms", description="first response", kind=family.HISTOGRAM),
         ]
         self.running = self.families[0].Metric(labels=labels)
         self.waiting = self.families[1].Metric(labels=labels)
         self.running.set(0)
         self.waiting.set(0)
         self.ttft = self.families[2].Metric(labels=labels, buckets=[0.01, 0.1, 1.0, 10.0])
+        self.kv_cache = self.families[3].Metric(labels=labels)
+        self.kv_cache.set(0)
+        requests = {{t: self.families[4].Metric(labels={{**labels, "request_type": t}})
+                    for t in ("active", "waiting", "scheduled", "context", "max")}}
+        blocks = {{t: self.families[5].Metric(labels={{**labels, "kv_cache_block_type": t}})
+                  for t in ("max", "free", "used", "tokens_per", "fraction")}}
+        requests["max"].set({SLOTS})
+        blocks["max"].set({KV_BLOCKS})
+        blocks["tokens_per"].set({TOKENS_PER_BLOCK})
+        self.trt_requests, self.trt_blocks = requests, blocks
+        self.first_response_ms = self.families[6].Metric(labels=labels, buckets=[10, 100, 1000, 10000])
         self.slots = threading.Semaphore({SLOTS})
         self.lock = threading.Lock()
-        self.counts = {{"running": 0, "waiting": 0}}
+        self.counts = {{"running": 0, "waiting": 0, "prefill": 0}}
         self.first_tokens = []
         # One thread publishes the metrics: the python backend's metric calls from many request threads at once
         # crashed Triton 2.51 (a boost::interprocess lock_exception in the stub, then SIGSEGV in the server).
@@ -70,12 +103,19 @@ class TritonPythonModel:
     def _publish(self):
         while True:
             with self.lock:
-                running, waiting = self.counts["running"], self.counts["waiting"]
+                running, waiting, prefill = self.counts["running"], self.counts["waiting"], self.counts["prefill"]
                 first_tokens, self.first_tokens = self.first_tokens, []
+            used = running * {BLOCKS_PER_SEQUENCE}
             self.running.set(running)
             self.waiting.set(waiting)
+            self.kv_cache.set(used / {KV_BLOCKS})
+            for kind, value in (("active", running), ("scheduled", running), ("waiting", 0), ("context", prefill)):
+                self.trt_requests[kind].set(value)
+            for kind, value in (("used", used), ("free", {KV_BLOCKS} - used), ("fraction", used / {KV_BLOCKS})):
+                self.trt_blocks[kind].set(value)
             for seconds in first_tokens:
                 self.ttft.observe(seconds)
+                self.first_response_ms.observe(seconds * 1000)
             time.sleep(0.05)
 
     def _count(self, state, change):
@@ -88,7 +128,9 @@ class TritonPythonModel:
         with self.slots:
             self._count("waiting", -1)
             self._count("running", 1)
+            self._count("prefill", 1)
             time.sleep({PREFILL_S})
+            self._count("prefill", -1)
             for i in range(count):
                 if i:
                     time.sleep({TOKEN_S})
@@ -108,10 +150,10 @@ class TritonPythonModel:
 """
 
 
-def _deployment() -> TritonDeployment:
+def _deployment(backend: str) -> TritonDeployment:
     return TritonDeployment.model_validate({
         "name": "svc", "pool": "cpu", "minReplicas": 1, "maxReplicas": SERVERS,
-        "llm": {"backend": "vllm", "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096,
+        "llm": {"backend": backend, "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096,
                 "maxSequences": SLOTS, "ttftTarget": "2s"},
     })  # fmt: skip
 
@@ -151,7 +193,7 @@ class LlmLoad:
         for url in self.urls[:replicas]:
             plan = loadtest_llm.LlmPlan(
                 url=url, model="svc", protocol="http", rate=rate / replicas, arrivals="uniform",
-                duration_s=RUN_MAX_SECONDS, max_requests=10_000, timeout_s=30, input_tokens=(8, 8),
+                duration_s=RUN_MAX_SECONDS, max_requests=10_000, timeout_s=30, input_tokens=(INPUT_TOKENS, INPUT_TOKENS),
                 output_tokens=(TOKENS, TOKENS),
             )  # fmt: skip
             thread = threading.Thread(target=self._run, args=(plan, self._stop, self.step), daemon=True)
@@ -178,45 +220,71 @@ class LlmLoad:
         self.rate, self.replicas = 0.0, 0
 
 
+def _within_bounds(desired: int) -> int:
+    return min(max(desired, 1), SERVERS)  # minReplicas, maxReplicas
+
+
+def _averages(url: str, queries: dict[str, str], pods: list[str], replicas: int, at: float) -> dict[str, float]:
+    """One backend's signals at `at` as the HPA averages them over the `replicas` pods it runs: the load (sequences,
+    KV cache) of every pod, so requests still finishing on a pod just scaled away count; the guard (TTFT) of the
+    running pods."""
+    load = {kind: query_by_pod(url, queries[kind], at) for kind in ("sequences", "kv_cache")}
+    ttft = query_by_pod(url, queries["ttft"], at)
+    averages = {kind: sum(values.values()) / replicas for kind, values in load.items()}
+    return {**averages, "ttft": sum(ttft.get(p, 0.0) for p in pods[:replicas]) / replicas}
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("autoscale-llm")
     with fleet(tmp, SERVERS, {"svc": (MODEL_CONFIG, MODEL_CODE)}, NAMESPACE, "triton-svc") as replicas:
         url, pods, servers = replicas.prometheus, replicas.pods, replicas.servers
-        queries = {m: adapter_query(m, pods) for m in (SEQUENCES, TTFT)}
-        # every pod's gauges exist (0 while idle) before the first sync
-        wait_for_pods(url, queries[SEQUENCES], pods, time.monotonic() + STARTUP_SECONDS, servers)
-        deployment = _deployment()
-        spec = _hpa_spec(deployment)
-        hpa = Hpa(spec)
+        queries = {b: {kind: adapter_query(metric, pods) for kind, metric in SIGNALS[b].items()} for b in BACKENDS}
+        # every pod's gauges of both backends exist (0 while idle) before the first sync
+        deadline = time.monotonic() + STARTUP_SECONDS
+        for backend in BACKENDS:
+            for kind in ("sequences", "kv_cache"):
+                wait_for_pods(url, queries[backend][kind], pods, deadline, servers)
+        deployments = {b: _deployment(b) for b in BACKENDS}
+        specs = {b: _hpa_spec(d) for b, d in deployments.items()}
+        hpas = {b: Hpa(spec) for b, spec in specs.items()}
+        driver = Hpa(specs[BACKENDS[0]])  # its replicas take the load; every HPA reads the pods that run
         load = LlmLoad(replicas.http_ports)
         try:
             steps = []
             for load.step, fraction in enumerate(LOAD_FRACTIONS):
                 sequences = fraction * SERVERS * SLOTS  # sequences the offered load keeps in flight (Little's law)
                 rate = sequences / SERVICE_S
-                before = hpa.current  # the replicas the step's load first meets
-                load.set(rate, hpa.current)
+                before = driver.current  # the replicas the step's load first meets
+                load.set(rate, driver.current)
                 time.sleep(WINDOW_S)  # the window holds only this step's load
                 syncs = []
                 for index in range(SYNCS_PER_STEP):
                     if index:  # the replicas the last sync set take the load a while
-                        load.set(rate, hpa.current)
+                        load.set(rate, driver.current)
                         time.sleep(SYNC_REAL_SECONDS)
-                    seen = query_by_pod(url, queries[SEQUENCES])
-                    ttft = query_by_pod(url, queries[TTFT])
-                    averages = {
-                        SEQUENCES: sum(seen.values()) / hpa.current,
-                        TTFT: sum(ttft.get(p, 0.0) for p in pods[: hpa.current]) / hpa.current,
-                    }
-                    syncs.append({"averages": averages, "sequences": sum(seen.values()), "replicas": hpa.sync(averages)})
+                    running, now = driver.current, time.time()  # both backends' queries read the same instant
+                    sync = {}
+                    for backend, hpa in hpas.items():
+                        signals = _averages(url, queries[backend], pods, running, now)
+                        averages = {SIGNALS[backend][kind]: value for kind, value in signals.items()}
+                        # each backend's HPA watches the pods that run and the changes made to them: what it would
+                        # set now (its own recommendations, so its own stabilisation)
+                        hpa.current, hpa.events = running, list(driver.events)
+                        # what the KV cache alone would have the HPA want
+                        kv_alone = _within_bounds(hpa.proposal({SIGNALS[backend]["kv_cache"]: signals["kv_cache"]}))
+                        sync[backend] = {"signals": signals, "running": running, "sequences": signals["sequences"] * running,
+                                         "kv_alone": kv_alone, "desired": hpa.sync(averages)}  # fmt: skip
+                    # the vLLM HPA's behaviour (stabilisation, rate policies) sets the replicas the load goes to
+                    sync["replicas"] = driver.sync({SIGNALS[BACKENDS[0]][k]: v for k, v in sync[BACKENDS[0]]["signals"].items()})
+                    syncs.append(sync)
                 steps.append({"fraction": fraction, "sequences": sequences, "rate": rate, "before": before,
-                              "ideal": ideal_replicas(sequences, deployment), "syncs": syncs})  # fmt: skip
+                              "ideal": ideal_replicas(sequences, deployments[BACKENDS[0]]), "syncs": syncs})  # fmt: skip
             load.stop()
             for index, step in enumerate(steps):
                 step["in_system_s"] = _time_in_system(load.results, index)
             fail_if_any_exited(servers)
-            yield {"steps": steps, "spec": spec, "load": load, "deployment": deployment}
+            yield {"steps": steps, "specs": specs, "load": load}
         finally:
             load.stop()
 
@@ -233,14 +301,26 @@ def _describe(run) -> str:
     return "\n".join(
         f"{s['fraction']}x {s['rate']:.1f} req/s, {s['sequences']:.0f} sequences, ideal {s['ideal']}, "
         f"in system {s.get('in_system_s') or 0:.2f} s: "
-        + ", ".join(f"seen {x['sequences']:.1f} ttft {x['averages'][TTFT]:.0f} ms → {x['replicas']}" for x in s["syncs"])
+        + "; ".join(
+            f"{b} "
+            + ", ".join(
+                f"seen {x[b]['sequences']:.1f} kv {x[b]['signals']['kv_cache']:.2f} (alone → {x[b]['kv_alone']}) "
+                f"ttft {x[b]['signals']['ttft']:.0f} ms → {x[b]['desired']}"
+                for x in s["syncs"]
+            )
+            for b in BACKENDS
+        )
+        + "; replicas " + ", ".join(str(x["replicas"]) for x in s["syncs"])
         for s in run["steps"]
     )
 
 
-def test_the_hpa_scales_an_llm_on_sequences_with_a_ttft_guard(run):
-    metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"]["averageValue"] for m in run["spec"]["metrics"]}
-    assert metrics == {SEQUENCES: "3200m", TTFT: "2000"}  # 4 slots x 0.8; llm.ttftTarget
+def test_the_hpa_scales_an_llm_on_sequences_and_kv_cache_with_a_ttft_guard(run):
+    for backend, spec in run["specs"].items():
+        metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"]["averageValue"] for m in spec["metrics"]}
+        names = SIGNALS[backend]
+        # 4 slots x 0.8; the whole cache x 0.8; llm.ttftTarget
+        assert metrics == {names["sequences"]: "3200m", names["kv_cache"]: "800m", names["ttft"]: "2000"}
 
 
 def test_the_streams_were_delivered(run):
@@ -251,37 +331,93 @@ def test_the_streams_were_delivered(run):
     assert all(r.output_tokens.mean == TOKENS for r in results if r.succeeded)
 
 
+def _carried(step) -> bool:
+    return step["fraction"] <= 1 and step["before"] >= step["ideal"]
+
+
 def test_the_sequence_signal_moves_with_offered_load(run):
     """Where the running replicas carry the load, the sequences in the fleet are rate × time in the system (Little's
     law); where they do not (a step that starts on too few replicas, or 2x the fleet), sequences wait and the signal
     reads more than the load, which is what makes the HPA add replicas."""
     for step in run["steps"]:
-        seen = step["syncs"][-1]["sequences"]
-        carried = step["fraction"] <= 1 and step["before"] >= step["ideal"]
-        if carried and step["rate"]:
+        seen = step["syncs"][-1]["vllm"]["sequences"]
+        if _carried(step) and step["rate"]:
             assert step["in_system_s"], _describe(run)
             expected = step["rate"] * step["in_system_s"]
             assert abs(seen - expected) <= max(1.0, 0.35 * expected), _describe(run)
-        elif carried:
+        elif _carried(step):
             assert seen == 0, _describe(run)
         else:
             assert seen >= 0.9 * step["sequences"], _describe(run)
-    assert any(s["fraction"] == 2.0 and s["syncs"][-1]["sequences"] > s["sequences"] for s in run["steps"])
+    assert any(s["fraction"] == 2.0 and s["syncs"][-1]["vllm"]["sequences"] > s["sequences"] for s in run["steps"])
 
 
-def test_desired_replicas_within_one_of_ideal_at_every_step(run):
+def test_tensorrt_llm_counts_the_batch_not_its_queue(run):
+    """TensorRT-LLM's sequences are its active requests: the running ones, as many as hold KV blocks, never the
+    requests queued for a slot. Where the replicas carry the load it reads as vLLM's running + waiting; at 2x the
+    fleet every batch is full (4 a pod) while vLLM's count also holds the queue."""
+    for step in run["steps"]:
+        for sync in step["syncs"]:
+            trtllm, vllm = sync["tensorrtllm"], sync["vllm"]
+            holding_blocks = trtllm["signals"]["kv_cache"] * trtllm["running"] * SLOTS
+            assert abs(trtllm["sequences"] - holding_blocks) <= MISMATCH * trtllm["running"], _describe(run)
+            assert trtllm["sequences"] <= vllm["sequences"] + MISMATCH * trtllm["running"], _describe(run)
+        last = step["syncs"][-1]
+        if _carried(step):
+            assert abs(last["tensorrtllm"]["sequences"] - last["vllm"]["sequences"]) <= max(1.0, 0.35 * last["vllm"]["sequences"])
+        if step["fraction"] == 2.0:
+            assert last["tensorrtllm"]["signals"]["sequences"] >= 0.9 * SLOTS, _describe(run)
+            assert last["vllm"]["signals"]["sequences"] > SLOTS, _describe(run)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_kv_cache_signal_is_the_running_sequences_blocks(run, backend):
+    """Every running sequence holds BLOCKS_PER_SEQUENCE of the pod's KV_BLOCKS, so the cache in use is the running
+    sequences over the slots: never more than the sequences signal (waiting ones hold none), about all of it where
+    the replicas carry the load, full at 2x the fleet, and 0 when idle."""
+    for step in run["steps"]:
+        for sync in (s[backend] for s in step["syncs"]):
+            running_sequences = sync["signals"]["kv_cache"] * sync["running"] * SLOTS
+            assert 0 <= running_sequences <= sync["sequences"] + MISMATCH * sync["running"], _describe(run)
+        last = step["syncs"][-1][backend]
+        if step["fraction"] == 0:
+            assert last["signals"]["kv_cache"] == 0, _describe(run)
+        elif step["fraction"] == 2.0:
+            assert last["signals"]["kv_cache"] >= 0.85, _describe(run)
+        elif _carried(step):
+            assert last["signals"]["kv_cache"] * last["running"] * SLOTS >= 0.65 * last["sequences"], _describe(run)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_desired_replicas_within_one_of_ideal_at_every_step(run, backend):
     print(_describe(run))
     for step in run["steps"]:
-        assert abs(step["syncs"][-1]["replicas"] - step["ideal"]) <= 1, _describe(run)
-    assert run["steps"][0]["syncs"][-1]["replicas"] == 1, "no traffic gives minReplicas"
-    assert run["steps"][-1]["syncs"][-1]["replicas"] == SERVERS, _describe(run)
+        last = step["syncs"][-1]
+        assert abs(last[backend]["desired"] - step["ideal"]) <= 1, _describe(run)
+        assert abs(last[backend]["kv_alone"] - step["ideal"]) <= 1, "the KV cache alone: " + _describe(run)
+        assert abs(last["replicas"] - step["ideal"]) <= 1, _describe(run)
+    assert run["steps"][0]["syncs"][-1][backend]["desired"] == 1, "no traffic gives minReplicas"
+    assert run["steps"][-1]["syncs"][-1][backend]["desired"] == SERVERS, _describe(run)
 
 
-def test_no_oscillation_at_steady_load(run):
+@pytest.mark.parametrize("backend", [*BACKENDS, "replicas"])
+def test_no_oscillation_at_steady_load(run, backend):
+    """Neither backend's desired count nor the replicas the HPA sets go up and down within a step."""
     for step in run["steps"]:
-        counts = [s["replicas"] for s in step["syncs"]]
+        counts = [s["replicas"] if backend == "replicas" else s[backend]["desired"] for s in step["syncs"]]
         changes = [b - a for a, b in zip(counts, counts[1:], strict=False) if b != a]
         assert all(c > 0 for c in changes) or all(c < 0 for c in changes), _describe(run)
+
+
+def test_both_backends_read_the_kv_cache_and_ttft_alike(run):
+    """One model exports both backends' families from one state, so their KV-cache and TTFT queries, as the adapter
+    templates them at the same instant, must read it alike."""
+    vllm, trtllm = BACKENDS
+    for step in run["steps"]:
+        for sync in step["syncs"]:
+            a, b = sync[vllm]["signals"], sync[trtllm]["signals"]
+            assert abs(a["kv_cache"] - b["kv_cache"]) <= MISMATCH / SLOTS, _describe(run)
+            assert abs(a["ttft"] - b["ttft"]) <= max(1.0, 0.01 * a["ttft"]), _describe(run)
 
 
 def test_long_outputs_scale_where_a_request_rate_would_not(run):
@@ -295,4 +431,5 @@ def test_long_outputs_scale_where_a_request_rate_would_not(run):
 
 
 def test_no_signal_is_nan_when_idle(run):
-    assert all(not math.isnan(v) for s in run["steps"][0]["syncs"] for v in s["averages"].values())
+    idle = run["steps"][0]["syncs"]
+    assert all(not math.isnan(v) for sync in idle for b in BACKENDS for v in sync[b]["signals"].values())

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from components.k8s.autoscaling import LLM_KV_CACHE, LLM_SEQUENCES, LLM_TTFT_MS
 from components.k8s.triton import llm_env
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import by_kind, planned_values, render
@@ -63,6 +64,9 @@ def test_shipped_llm_releases_render_and_validate_strict(stack, backend, gpus, e
     assert "--strict-readiness=true" in container["args"]
     startup = container["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= values["modelLoadSeconds"] == 1200
+    # The HPA scales on the backend's sequences and KV-cache use (targetUtilization of each), with its TTFT guard.
+    metrics = [m["pods"]["metric"]["name"] for m in by_kind(objects)["HorizontalPodAutoscaler"]["spec"]["metrics"]]
+    assert metrics[-3:] == [LLM_SEQUENCES[backend], LLM_KV_CACHE[backend], LLM_TTFT_MS[backend]]
 
 
 def _prod_with(**changes) -> dict:

@@ -249,8 +249,10 @@ def test_planned_deployment_shape(stack, name):
         wanted = {
             INFERENCES_PER_SECOND: auto.get("inferencesPerSecond", {}).get("target"),
             QUEUE_MS_PER_REQUEST: auto.get("queueTime", {}).get("targetMs"),
-            # an llm deployment: its sequences against its batch capacity, and its time-to-first-token guard
+            # an llm deployment: its sequences against its batch capacity, its KV cache against the whole cache, and
+            # its time-to-first-token guard
             auto.get("sequences", {}).get("metric"): auto.get("sequences", {}).get("target"),
+            auto.get("kvCache", {}).get("metric"): auto.get("kvCache", {}).get("target"),
             auto.get("ttft", {}).get("metric"): auto.get("ttft", {}).get("targetMs"),
         }
         assert metrics == {name: target for name, target in wanted.items() if target}
@@ -314,6 +316,7 @@ BAD_VALUES = [
     ("serviceMonitor.labels", {"release": "not a label value!"}),
     ("autoscaling.inferencesPerSecond.target", "lots"),
     ("autoscaling.queueTime.targetMs", "20ms"),
+    ("autoscaling.kvCache.target", "most"),
     ("autoscaling.scaleDown.percent", 0),
     ("extraArgs", ["rm -rf /"]),
     ("nodeSelecter", {"a": "b"}),

@@ -32,13 +32,21 @@ from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW, hp
 
 INFERENCES_PER_SECOND = "triton_inferences_per_second"
 QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
-# LLM deployments: what saturates a replica is its batch of sequences, and what users feel is the first token.
-# Per backend, from the gauges and histograms it exports through Triton's metrics port (monitoring/llm_rules.py):
-# vLLM's vllm:num_requests_running/_waiting and vllm:time_to_first_token_seconds (vllm_backend src/utils/metrics.py);
-# TensorRT-LLM's nv_trt_llm_request_metrics{request_type="active"|"waiting"} (tensorrtllm_backend README, "Triton
-# Metrics") and Triton's first-response histogram of the decoupled model (ms).
+# LLM deployments: what saturates a replica is its batch of sequences and its KV cache, and what users feel is the
+# first token. Per backend, from the gauges and histograms it exports through Triton's metrics port
+# (monitoring/llm_rules.py): vLLM's vllm:time_to_first_token_seconds (vllm_backend src/utils/metrics.py, r24.08 to
+# r26.01) and its scheduler gauges vllm:num_requests_running/_waiting and vllm:gpu_cache_usage_perc (0-1), which only
+# triton-inference-server/vllm_backend#92 adds (open as of r26.01: README VERIFY); TensorRT-LLM's
+# nv_trt_llm_request_metrics{request_type="active"} and nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=
+# "used"|"max"} (blocks; tensorrtllm_backend r26.07 README, "Triton Metrics"; labels in r25.05
+# inflight_batcher_llm/src/custom_metrics_reporter/custom_metrics_reporter.cc) and Triton's first-response histogram
+# of the decoupled model (ms). TensorRT-LLM's "waiting" is active minus scheduled (r25.05 model_instance_state.cc),
+# so it is inside "active"; the requests its executor queues past its max sequences (TensorRT-LLM
+# cpp/tensorrt_llm/executor/executorImpl.cpp, mMaxNumActiveRequests) are not exported: that signal tops out at the
+# batch, and the TTFT guard sees the queue.
 LLM_SEQUENCES = {"vllm": "triton_vllm_sequences", "tensorrtllm": "triton_trtllm_sequences"}
 LLM_TTFT_MS = {"vllm": "triton_vllm_ttft_ms", "tensorrtllm": "triton_trtllm_ttft_ms"}
+LLM_KV_CACHE = {"vllm": "triton_vllm_kv_cache_usage", "tensorrtllm": "triton_trtllm_kv_cache_usage"}
 RATE_WINDOW = SIGNAL_WINDOW
 # prometheus-adapter's own API server port (its chart's default); the control plane calls it for every HPA sync.
 ADAPTER_PORT = 6443
@@ -74,13 +82,19 @@ def triton_adapter_rules() -> list[dict[str, Any]]:
 
 def _llm_rules() -> list[dict[str, Any]]:
     """Sequences in a pod (running + waiting, averaged over the window: a gauge read once is one instant of a batch
-    that changes every token) and its mean time to first token in ms, per LLM backend."""
+    that changes every token), the share of its KV cache in use (0-1, averaged likewise) and its mean time to first
+    token in ms, per LLM backend."""
     window = f"[{RATE_WINDOW}]"
 
     def vllm_gauge(name: str) -> str:  # one sum per gauge: avg_over_time drops the name, so two would collide
         return f"sum(avg_over_time(vllm:num_requests_{name}{{<<.LabelMatchers>>}}{window})) by (<<.GroupBy>>)"
 
-    trtllm_sequences = 'nv_trt_llm_request_metrics{request_type=~"active|waiting",<<.LabelMatchers>>}'
+    def trtllm_blocks(kind: str) -> str:
+        series = f'nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type="{kind}",<<.LabelMatchers>>}}'
+        return f"sum(avg_over_time({series}{window})) by (<<.GroupBy>>)"
+
+    trtllm_sequences = 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}'
+    vllm_kv_cache = "vllm:gpu_cache_usage_perc"
     vllm_ttft, trt_ttft = "vllm:time_to_first_token_seconds", "nv_inference_first_response_histogram_ms"
     return [
         {
@@ -94,6 +108,20 @@ def _llm_rules() -> list[dict[str, Any]]:
             "resources": _POD_RESOURCES,
             "name": {"matches": "^nv_trt_llm_request_metrics$", "as": LLM_SEQUENCES["tensorrtllm"]},
             "metricsQuery": f"sum(avg_over_time({trtllm_sequences}{window})) by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": f"{vllm_kv_cache}{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": f"^{vllm_kv_cache}$", "as": LLM_KV_CACHE["vllm"]},
+            # one engine per model; a pod of several models is as full as its fullest cache
+            "metricsQuery": f"max(avg_over_time(<<.Series>>{{<<.LabelMatchers>>}}{window})) by (<<.GroupBy>>)",
+        },
+        {
+            "seriesQuery": f"nv_trt_llm_kv_cache_block_metrics{_POD_SERIES}",
+            "resources": _POD_RESOURCES,
+            "name": {"matches": "^nv_trt_llm_kv_cache_block_metrics$", "as": LLM_KV_CACHE["tensorrtllm"]},
+            # blocks in use over the cache's blocks (clamp_min: a pod that reports no capacity reads 0, never NaN)
+            "metricsQuery": f"{trtllm_blocks('used')} / clamp_min({trtllm_blocks('max')}, 1)",
         },
         {
             "seriesQuery": f"{vllm_ttft}_count{_POD_SERIES}",
@@ -119,6 +147,12 @@ def target_sequences(max_sequences: int, target_utilization: float) -> str:
     """The HPA's AverageValue for an LLM's sequences per pod: its batch capacity (llm.maxSequences) times
     targetUtilization."""
     return _milli_quantity(hpa_target(max_sequences, target_utilization))
+
+
+def target_kv_cache(target_utilization: float) -> str:
+    """The HPA's AverageValue for an LLM's KV-cache use per pod (a share, 0-1): the whole cache times
+    targetUtilization, as for its sequences."""
+    return _milli_quantity(hpa_target(1.0, target_utilization))
 
 
 def target_inferences_per_second(throughput_per_replica: float, target_utilization: float) -> str:

@@ -26,10 +26,12 @@ from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_l
 from .access import access_values
 from .autoscaling import (
     INFERENCES_PER_SECOND,
+    LLM_KV_CACHE,
     LLM_SEQUENCES,
     LLM_TTFT_MS,
     QUEUE_MS_PER_REQUEST,
     target_inferences_per_second,
+    target_kv_cache,
     target_sequences,
 )
 from .rollout import rollout_values
@@ -146,7 +148,8 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
 
 
 def _llm_autoscaling(deployment: TritonDeployment) -> dict[str, Any]:
-    """An LLM deployment also scales on its sequences (running + waiting) against its batch capacity, guarded by its
+    """An LLM deployment also scales on its sequences (running + waiting) against its batch capacity and on the share
+    of its KV cache in use (long prompts fill the cache before the batch), both at targetUtilization, guarded by its
     mean time to first token against llm.ttftTarget; the HPA takes the largest proposal of all its metrics."""
     llm = deployment.llm
     if llm is None:
@@ -154,6 +157,7 @@ def _llm_autoscaling(deployment: TritonDeployment) -> dict[str, Any]:
     return {
         "sequences": {"metric": LLM_SEQUENCES[llm.backend],
                       "target": target_sequences(llm.max_sequences, deployment.target_utilization)},
+        "kvCache": {"metric": LLM_KV_CACHE[llm.backend], "target": target_kv_cache(deployment.target_utilization)},
         "ttft": {"metric": LLM_TTFT_MS[llm.backend], "targetMs": f"{latency_ms(llm.ttft_target):g}"},
     }  # fmt: skip
 

@@ -2,8 +2,9 @@
 rules and alerts (docs/monitoring.md "LLM deployments").
 
 vLLM backend (triton-inference-server/vllm_backend src/utils/metrics.py, labels model and version):
-vllm:time_to_first_token_seconds and vllm:time_per_output_token_seconds (histograms), vllm:generation_tokens_total,
-vllm:num_requests_waiting, vllm:gpu_cache_usage_perc (0-1). TensorRT-LLM backend (its README, "Triton Metrics"):
+vllm:time_to_first_token_seconds and vllm:time_per_output_token_seconds (histograms), vllm:generation_tokens_total;
+vllm:num_requests_waiting and vllm:gpu_cache_usage_perc (0-1) only with vllm_backend#92 (open as of r26.01: README
+VERIFY). TensorRT-LLM backend (its README, "Triton Metrics"):
 nv_trt_llm_request_metrics{request_type="waiting"}, nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"},
 nv_llm_output_token_len (histogram); its time to first token is Triton's own first-response histogram of the
 decoupled model, nv_inference_first_response_histogram_ms (the chart turns on histogram_latencies).

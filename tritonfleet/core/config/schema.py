@@ -666,7 +666,8 @@ class TritonDeployment(_Section):
         0.8,
         gt=0,
         le=0.9,
-        description="share of throughputPerReplica the HPA fills before adding a replica, in (0, 0.9] (above 0.9 a "
+        description="share of throughputPerReplica (an llm: of maxSequences and of its KV cache) the HPA fills before "
+        "adding a replica, in (0, 0.9] (above 0.9 a "
         "saturated replica reads within the HPA's 10 % tolerance and it stops scaling up)",
     )
     queue_time_target: str | None = Field(
