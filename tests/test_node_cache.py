@@ -4,6 +4,7 @@ never served, a full disk fails with the fix."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -169,3 +170,37 @@ def test_a_real_tritonserver_serves_from_the_cache(bucket, tmp_path):
     finally:
         stop(process)
     assert counts.object_gets == [] and counts.bytes_sent == 0
+
+
+def test_the_daemonset_publishes_views_atomically_and_prunes_what_no_view_links(bucket, tmp_path):
+    store, counts, repo, _ = bucket
+    cache, key = tmp_path / "cache", "triton.triton-default"
+    config = repo / MODEL / "config.pbtxt"
+    node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=2)  # the second round changes nothing
+    current = cache / "views" / key / node_cache.CURRENT
+    assert os.readlink(current) == "v-1" and not (cache / "views" / key / node_cache.FILLING).exists()
+    assert (current / node_cache.COMPLETE).read_text() == f"{store.uri}\n" and len(counts.object_gets) == 2
+    # Mounted elsewhere (Triton's pods mount the cache read-only at their own path), the view still reads.
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(cache, moved, symlinks=True)
+    assert (moved / "views" / key / "current" / MODEL / "1" / "model.py").read_bytes() == (
+        SAMPLE / MODEL / "1" / "model.py"
+    ).read_bytes()
+    for version in (2, 3):  # each publish a new version; the config serves the latest only
+        shutil.copytree(repo / MODEL / "1", repo / MODEL / str(version))
+        config.write_text(config.read_text())
+        publish(repo, store)
+        node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=1)
+    assert os.readlink(current) == "v-3" and sorted(p.name for p in (cache / "views" / key).glob("v-*")) == ["v-2", "v-3"]
+    assert sorted(p.name.split("@")[0] for p in (cache / "entries" / MODEL).iterdir()) == ["2", "3", "root", "root"]
+    assert sorted(p.name for p in (current / MODEL).iterdir()) == ["3", "config.pbtxt"]
+
+
+def test_a_pinned_version_is_cached_besides_the_served_ones(bucket, tmp_path):
+    store, _, repo, _ = bucket
+    shutil.copytree(repo / MODEL / "1", repo / MODEL / "2")
+    publish(repo, store)
+    prepare(store, store.uri, tmp_path / "cache", tmp_path / "view", pinned={MODEL: 1})
+    assert sorted(p.name for p in (tmp_path / "view" / MODEL).iterdir()) == ["1", "2", "config.pbtxt"]
+    with pytest.raises(CacheError, match="is not MODEL=N"):
+        node_cache._pinned(["resnet"])
