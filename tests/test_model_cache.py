@@ -22,6 +22,7 @@ from components.contract import identity_requests
 from components.k8s.model_cache import (
     CACHE_MOUNT,
     image_reference,
+    network_policy,
     prefetch_daemonset,
     service_account,
     view_key,
@@ -120,7 +121,7 @@ def test_the_prefetch_daemonset_runs_on_every_node_of_the_pool(stack):
     config, deployment, pool, _ = _cached(stack, modelVersions={"llm": 3})
     host_path = cloud(config.cloud).model_cache_host_path
     daemonset = prefetch_daemonset(deployment, pool, REPOSITORY, host_path, image_reference(IMAGE), {"AWS_DEFAULT_REGION": "x"})
-    for obj in (daemonset, service_account(deployment)):
+    for obj in (daemonset, service_account(deployment), network_policy()):
         validate_strict(obj, pins.KUBERNETES_VERSION)
     spec = daemonset["spec"]["template"]["spec"]
     # The pool's own scheduling target: its nodes, minNodes and the warm placeholders' nodes alike.
@@ -131,6 +132,8 @@ def test_the_prefetch_daemonset_runs_on_every_node_of_the_pool(stack):
                                  "--every=60", "--version=llm=3"]  # fmt: skip
     assert container["env"][0] == {"name": "MODEL_REPOSITORY", "value": REPOSITORY}
     assert spec["volumes"][0]["hostPath"] == {"path": host_path, "type": "DirectoryOrCreate"}
+    # Ready once this node's view is published and fresh: the DaemonSet's ready count is the warm nodes.
+    assert f"{CACHE_MOUNT}/views/{view_key(deployment)}/current/COMPLETE" in container["readinessProbe"]["exec"]["command"][-1]
     # Pod Security: the hostPath needs privileged, and it is the only thing baseline refuses.
     assert violations(spec, "baseline") == ["volume cache: hostPath"] and violations(spec, "privileged") == []
     # The command's own parser takes what the DaemonSet passes.

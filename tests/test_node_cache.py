@@ -204,3 +204,12 @@ def test_a_pinned_version_is_cached_besides_the_served_ones(bucket, tmp_path):
     assert sorted(p.name for p in (tmp_path / "view" / MODEL).iterdir()) == ["1", "2", "config.pbtxt"]
     with pytest.raises(CacheError, match="is not MODEL=N"):
         node_cache._pinned(["resnet"])
+
+
+def test_pruning_waits_for_no_fill_on_the_node(tmp_path):
+    """Another deployment's fill holds the views lock shared for as long as it runs: pruning skips the round."""
+    cache = tmp_path / "cache"
+    with node_cache._views_locked(cache, exclusive=False):
+        assert node_cache.prune(cache) == []
+    (cache / "entries" / "m" / "1@0").mkdir(parents=True)
+    assert node_cache.prune(cache) == ["m/1@0"]  # no view links it

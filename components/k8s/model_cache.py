@@ -39,6 +39,15 @@ CHECK_EVERY_SECONDS = 60
 # A view the prefetch has not re-checked for this long is not used by a starting replica (five missed checks).
 STALE_SECONDS = 5 * CHECK_EVERY_SECONDS
 APP_LABEL = "tritonfleet-model-cache"
+# The prefetch is alive while it re-checks (COMPLETE touched each round) or fills (FILLING touched every 10 s).
+LIVE_SECONDS = 10 * CHECK_EVERY_SECONDS
+
+
+def _fresh(paths: list[str], seconds: int) -> list[str]:
+    """An exec probe: one of `paths` exists and was touched within `seconds` (the image's Python; no shell)."""
+    code = (f"import os, sys, time; sys.exit(0 if any(os.path.exists(p) and time.time() - os.stat(p).st_mtime < "
+            f"{seconds} for p in {paths!r}) else 1)")  # fmt: skip
+    return ["python", "-c", code]
 
 
 def view_key(deployment: TritonDeployment) -> str:
@@ -78,6 +87,7 @@ def prefetch_daemonset(
     (s3://bucket/prefix), read by the container from MODEL_REPOSITORY."""
     name = daemonset_name(deployment)
     labels = {"app.kubernetes.io/name": APP_LABEL, "app.kubernetes.io/instance": name}
+    view = f"{CACHE_MOUNT}/views/{view_key(deployment)}"
     versions = [f"--version={m}={v}" for m, v in sorted(deployment.model_versions.items())]
     container = {
         "name": "prefetch",
@@ -88,6 +98,11 @@ def prefetch_daemonset(
                  f"--every={CHECK_EVERY_SECONDS}", *versions],  # fmt: skip
         "env": [{"name": "MODEL_REPOSITORY", "value": repository},
                 *({"name": k, "value": v} for k, v in sorted(env.items()))],  # fmt: skip
+        # Ready: this node's view serves replicas (`kubectl get ds -n tritonfleet-model-cache` counts the warm nodes).
+        "readinessProbe": {"exec": {"command": _fresh([f"{view}/current/COMPLETE"], STALE_SECONDS)},
+                           "periodSeconds": 30, "timeoutSeconds": 10},
+        "livenessProbe": {"exec": {"command": _fresh([f"{view}/current/COMPLETE", f"{view}/FILLING"], LIVE_SECONDS)},
+                          "initialDelaySeconds": 60, "periodSeconds": 60, "timeoutSeconds": 10, "failureThreshold": 3},
         # Hashing and copying are I/O-bound; the CPU limit only keeps a fill from starving the node's agents.
         "resources": {
             "requests": {"cpu": "100m", "memory": "256Mi", "ephemeral-storage": "64Mi"},
@@ -104,7 +119,18 @@ def prefetch_daemonset(
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": MODEL_CACHE_NAMESPACE, "labels": labels},
+        "metadata": {
+            "name": name,
+            "namespace": MODEL_CACHE_NAMESPACE,
+            "labels": labels,
+            # Findings of checkov we accept, with the reason (docs/serving.md "Node-local model cache").
+            "annotations": {
+                "checkov.io/skip1": "CKV_K8S_23=Root writes the node's root-owned cache folder (a hostPath); every "
+                "capability is dropped, no privilege escalation, read-only root filesystem",
+                "checkov.io/skip2": "CKV_K8S_40=Root, see CKV_K8S_23: the hostPath folder the kubelet creates is "
+                "owned by root",
+            },
+        },
         "spec": {
             "selector": {"matchLabels": labels},
             # One node at a time: a new image or version never empties every node's view at once.
@@ -125,6 +151,17 @@ def prefetch_daemonset(
                 },
             },
         },
+    }
+
+
+def network_policy() -> dict[str, Any]:
+    """No traffic into the prefetch pods (they serve nothing); out, they reach the bucket, DNS and the cloud's token
+    endpoints, as Triton's pods do before their own policy narrows them."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "model-cache-no-ingress", "namespace": MODEL_CACHE_NAMESPACE},
+        "spec": {"podSelector": {"matchLabels": {"app.kubernetes.io/name": APP_LABEL}}, "policyTypes": ["Ingress"]},
     }
 
 
@@ -166,6 +203,8 @@ class ModelCache(pulumi.ComponentResource):
             opts=child,
         )
         after = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[self.namespace])
+        policy = network_policy()
+        k8s.networking.v1.NetworkPolicy(f"{name}-no-ingress", metadata=policy["metadata"], spec=policy["spec"], opts=after)
         self.daemonsets = []
         for deployment, pool, repository, account_annotations in deployments:
             account = service_account(deployment)

@@ -324,13 +324,18 @@ def _heartbeat(marker: Path) -> Iterator[None]:
 
 
 @contextmanager
-def _views_locked(cache: Path, exclusive: bool) -> Iterator[None]:
-    """Publishing holds it shared, pruning exclusive: no entry is removed between its fill and its view's link."""
+def _views_locked(cache: Path, exclusive: bool) -> Iterator[bool]:
+    """Publishing holds it shared, pruning exclusive: no entry is removed between its fill and its view's link.
+    Pruning does not wait (another deployment's fill on the node may hold it for long): it yields False when busy."""
     locks = cache / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     with open(locks / "views.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def _views(folder: Path) -> list[Path]:
@@ -394,9 +399,11 @@ def _same_view(a: Path, b: Path) -> bool:
 
 def prune(cache: Path) -> list[str]:
     """Remove every key's views but the newest KEPT_VIEWS, then the entries no remaining view links to; returns the
-    entries removed."""
+    entries removed (none while a publish on the node holds the lock: the next round prunes)."""
     removed: list[str] = []
-    with _views_locked(cache, exclusive=True):
+    with _views_locked(cache, exclusive=True) as locked:
+        if not locked:
+            return removed
         kept: set[Path] = set()
         for folder in (cache / "views").glob("*"):
             views = _views(folder)
