@@ -358,3 +358,14 @@ def _deps(name: str) -> set[str]:
         return set()
     return {re.split(r"[ ;<>=!\[(~]", r)[0].lower().replace("_", "-") for r in requires
             if "extra ==" not in r or 'extra == "http"' in r}  # fmt: skip
+
+
+def test_a_deployment_named_like_a_prefetch_identity_is_refused():
+    data = _raw("dev")
+    deployments = json.loads(data["tritonfleet:tritonDeployments"])
+    deployments.append({**deployments[0], "name": "resnet-model-cache", "modelCache": False})
+    data["tritonfleet:tritonDeployments"] = json.dumps(deployments)
+    with pytest.raises(ConfigError) as error:
+        load_stack_config(data, "dev")
+    [problem] = [p for p in error.value.problems if p.key == "tritonDeployments[1].name"]
+    assert "whose prefetch identity takes this one" in problem.allowed

@@ -162,8 +162,12 @@ def test_a_real_tritonserver_serves_from_the_cache(bucket, tmp_path):
     cache = tmp_path / "cache"
     replica(store, cache, tmp_path, "view-a")
     counts.reset()
-    replica(store, cache, tmp_path, "view-b")  # the second replica on the node
-    process, url, _, log = server.start(str(tmp_path / "view-b"))
+    # The node's prefetch publishes its view (the node holds the version: no object bytes); Triton's pod mounts the
+    # cache at another path and serves views/<key>/current, as the chart's start script hands it over.
+    node_cache.keep_published(store, store.uri, cache, "triton.triton-x", every=0, rounds=1)
+    mounted = tmp_path / "model-cache"
+    cache.rename(mounted)
+    process, url, _, log = server.start(str(mounted / "views" / "triton.triton-x" / node_cache.CURRENT))
     try:
         assert wait_for(lambda: http("GET", f"{url}/v2/health/ready")[0] == 200, 40, process), log_tail(log)
         assert answer(url) == ("1", [2.0, 3.0, 4.0, 5.0])

@@ -17,7 +17,7 @@ from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.rules.rollout import check_rollout
 from tritonfleet.core.config.rules.scale_to_zero import check_scale_to_zero
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
-from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
+from tritonfleet.core.conventions import PLATFORM_NAMESPACES, model_cache_identity, reserved_namespace
 
 
 def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[str]) -> None:
@@ -58,6 +58,12 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
             check_scale_to_zero(ctx, deployment, *pools[deployment.pool], at)
         if deployment.model_cache:
             cached.append(deployment.name)
+    for name in cached:  # its prefetch's read identity is named after it (conventions.model_cache_identity)
+        if model_cache_identity(name) in seen:
+            index = [d.get("name") for d in listed(ctx.data, "tritonDeployments")].index(model_cache_identity(name))
+            ctx.add(f"tritonDeployments[{index}].name", model_cache_identity(name),
+                    f"another name: deployment '{name}' has modelCache, whose prefetch identity takes this one",
+                    f"{name}-cached")  # fmt: skip
     if cached and ctx.cluster is not None and ctx.cluster.model_cache_image is None:
         ctx.add(
             "cluster.modelCacheImage",
