@@ -234,7 +234,7 @@ def _view(cache: Path, key: str = "k", repository: str = REPOSITORY, versions: t
 def _start(script: Path, cache: Path, models: str = "llm", wait: int = 0, stale: int = 300, command: tuple = ()) -> tuple[list[str], str]:
     env = {**os.environ, "MODEL_CACHE_VIEW": str(cache / "views" / "k"), "MODEL_CACHE_REPOSITORY": REPOSITORY,
            "MODEL_CACHE_MODELS": models, "MODEL_CACHE_WAIT_SECONDS": str(wait), "MODEL_CACHE_STALE_SECONDS": str(stale),
-           "MODEL_CACHE_POLL_SECONDS": "0.1"}  # fmt: skip
+           "MODEL_CACHE_POLL_SECONDS": "0.1", "MODEL_CACHE_STATUS": str(cache / "choice")}  # fmt: skip
     command = command or ("printf", "%s\\n")
     done = subprocess.run(["bash", str(script), *command, f"--model-repository={REPOSITORY}", "--strict-readiness=true"],
                           env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
@@ -246,7 +246,7 @@ def test_a_complete_view_serves_the_replica(start_script, tmp_path):
     _view(tmp_path, versions=("1", "2"))
     args, log = _start(start_script, tmp_path, models="llm:2")
     assert args == [f"--model-repository={tmp_path}/views/k/current", "--strict-readiness=true"]
-    assert "model cache: HIT" in log
+    assert "model cache: HIT" in log and (tmp_path / "choice").read_text() == "hit\n"
 
 
 @pytest.mark.parametrize(
@@ -266,6 +266,7 @@ def test_anything_short_of_a_complete_fresh_view_reads_the_bucket(start_script, 
     args, log = _start(start_script, tmp_path, models=models)
     assert args == [f"--model-repository={REPOSITORY}", "--strict-readiness=true"]
     assert f"model cache: MISS, Triton reads the bucket {REPOSITORY}: {reason}" in log
+    assert (tmp_path / "choice").read_text().startswith(f"miss {reason}")
 
 
 def test_a_fill_in_progress_is_waited_for_and_a_dead_one_is_not(start_script, tmp_path):
@@ -288,6 +289,22 @@ def test_the_rewrite_reaches_a_command_run_through_bash_c(start_script, tmp_path
     _view(tmp_path)
     args, _ = _start(start_script, tmp_path, command=("bash", "-c", 'printf "%s\\n" "$@"', "tritonserver"))
     assert args[0] == f"--model-repository={tmp_path}/views/k/current"
+
+
+def test_the_model_state_exporter_reports_the_choice_as_a_metric(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("model_state", ROOT / "charts/triton-inference-server/files/model_state.py")
+    model_state = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model_state)
+    monkeypatch.setattr(model_state, "repository_index", lambda: [])
+    assert "model_cache_hit" not in model_state.exposition()  # no cache (the chart sets no file)
+    monkeypatch.setattr(model_state, "CACHE_FILE", str(tmp_path / "choice"))
+    assert "model_cache_hit" not in model_state.exposition()  # the start has not chosen yet
+    (tmp_path / "choice").write_text('miss the view mirrors s3://"x", not s3://y\n')
+    assert 'tritonfleet_triton_model_cache_hit{reason="the view mirrors s3://\\"x\\", not s3://y"} 0\n' in model_state.exposition()
+    (tmp_path / "choice").write_text("hit\n")
+    assert 'tritonfleet_triton_model_cache_hit{reason=""} 1\n' in model_state.exposition()
 
 
 def test_the_script_reads_the_files_node_cache_writes():

@@ -4,7 +4,9 @@
 # MODEL_CACHE_VIEW: views/<key> under the read-only cache mount; MODEL_CACHE_REPOSITORY: the bucket URL the view must
 # mirror; MODEL_CACHE_MODELS: "model[:version] ..." the replica needs; MODEL_CACHE_WAIT_SECONDS: how long a fill in
 # progress on this node (a fresh FILLING) is waited for; MODEL_CACHE_STALE_SECONDS: a view the node's prefetch last
-# checked longer ago than this is not used (the DaemonSet is gone or cannot reach the bucket).
+# checked longer ago than this is not used (the DaemonSet is gone or cannot reach the bucket); MODEL_CACHE_STATUS
+# (optional): a file the choice is written to, "hit" or "miss <why>", which the model-state exporter turns into
+# tritonfleet_triton_model_cache_hit.
 set -u
 FILL_FRESH_SECONDS=30  # FILLING is touched every 10 s while a fill runs (tritonfleet/models/node_cache.py)
 POLL_SECONDS=${MODEL_CACHE_POLL_SECONDS:-5}
@@ -38,9 +40,11 @@ done
 
 if [ -n "$reason" ]; then
   echo "model cache: MISS, Triton reads the bucket $MODEL_CACHE_REPOSITORY: $reason" >&2
+  [ -z "${MODEL_CACHE_STATUS:-}" ] || echo "miss $reason" > "$MODEL_CACHE_STATUS"
   exec "$@"
 fi
 echo "model cache: HIT, Triton reads this node's view $MODEL_CACHE_VIEW/current" >&2
+[ -z "${MODEL_CACHE_STATUS:-}" ] || echo "hit" > "$MODEL_CACHE_STATUS"
 args=()
 for arg in "$@"; do
   case "$arg" in
