@@ -140,7 +140,7 @@ def test_the_prefetch_daemonset_runs_on_every_node_of_the_pool(stack):
     assert node_cache._pinned([a.removeprefix("--version=") for a in container["args"] if a.startswith("--version=")]) == {"llm": 3}
 
 
-def test_the_cloud_folders_are_absolute_and_distinct_from_the_kubelets_own():
+def test_each_cloud_names_an_absolute_folder_of_the_caches_own():
     for name in ("aws", "gcp"):
         path = cloud(name).model_cache_host_path
         assert path.startswith("/") and path.endswith("/tritonfleet-model-cache")
@@ -386,3 +386,21 @@ def test_a_deployment_named_like_a_prefetch_identity_is_refused():
         load_stack_config(data, "dev")
     [problem] = [p for p in error.value.problems if p.key == "tritonDeployments[1].name"]
     assert "whose prefetch identity takes this one" in problem.allowed
+
+
+def test_a_short_spike_ramp_suggests_the_model_cache_where_it_is_off():
+    from tritonfleet.core.startup import startup_warnings
+
+    def spike_warning(**changes: Any) -> str:
+        data = dict(engine_config("prod"))
+        deployments = json.loads(data["tritonfleet:tritonDeployments"])
+        deployments[0].update(startup={"spikeRampSeconds": 30}, **changes)
+        data["tritonfleet:tritonDeployments"] = json.dumps(deployments)
+        if changes:
+            data["tritonfleet:cluster"] = json.dumps({**json.loads(data["tritonfleet:cluster"]), "modelCacheImage": IMAGE})
+        config = load_stack_config(data, "prod")
+        return next(w for w in startup_warnings(config) if "spike ramp" in w)
+
+    assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelCache' true" in spike_warning()
+    cached = spike_warning(modelCache=True)
+    assert "spike ramp (maxReplicas serving, model cache)" in cached and "modelCache' true" not in cached
