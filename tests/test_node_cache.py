@@ -176,7 +176,7 @@ def test_a_real_tritonserver_serves_from_the_cache(bucket, tmp_path):
     assert counts.object_gets == [] and counts.bytes_sent == 0
 
 
-def test_the_daemonset_publishes_views_atomically_and_prunes_what_no_view_links(bucket, tmp_path):
+def test_the_daemonset_publishes_views_atomically_prunes_and_caches_pins(bucket, tmp_path):
     store, counts, repo, _ = bucket
     cache, key = tmp_path / "cache", "triton.triton-default"
     config = repo / MODEL / "config.pbtxt"
@@ -198,14 +198,9 @@ def test_the_daemonset_publishes_views_atomically_and_prunes_what_no_view_links(
     assert os.readlink(current) == "v-3" and sorted(p.name for p in (cache / "views" / key).glob("v-*")) == ["v-2", "v-3"]
     assert sorted(p.name.split("@")[0] for p in (cache / "entries" / MODEL).iterdir()) == ["2", "3", "root", "root"]
     assert sorted(p.name for p in (current / MODEL).iterdir()) == ["3", "config.pbtxt"]
-
-
-def test_a_pinned_version_is_cached_besides_the_served_ones(bucket, tmp_path):
-    store, _, repo, _ = bucket
-    shutil.copytree(repo / MODEL / "1", repo / MODEL / "2")
-    publish(repo, store)
-    prepare(store, store.uri, tmp_path / "cache", tmp_path / "view", pinned={MODEL: 1})
-    assert sorted(p.name for p in (tmp_path / "view" / MODEL).iterdir()) == ["1", "2", "config.pbtxt"]
+    # A version the deployment pins (modelVersions) is cached besides the served one.
+    prepare(store, store.uri, cache, tmp_path / "pinned", pinned={MODEL: 2})
+    assert sorted(p.name for p in (tmp_path / "pinned" / MODEL).iterdir()) == ["2", "3", "config.pbtxt"]
     with pytest.raises(CacheError, match="is not MODEL=N"):
         node_cache._pinned(["resnet"])
 
