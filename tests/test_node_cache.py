@@ -176,14 +176,18 @@ def test_a_real_tritonserver_serves_from_the_cache(bucket, tmp_path):
     assert counts.object_gets == [] and counts.bytes_sent == 0
 
 
-def test_the_daemonset_publishes_views_atomically_prunes_and_caches_pins(bucket, tmp_path):
+def test_the_daemonset_publishes_views_atomically_prunes_and_caches_pins(bucket, tmp_path, monkeypatch):
     store, counts, repo, _ = bucket
+    asked = []
+    monkeypatch.setattr(store, "sha256", lambda key, ask=store.sha256: asked.append(key) or ask(key))
     cache, key = tmp_path / "cache", "triton.triton-default"
     config = repo / MODEL / "config.pbtxt"
-    node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=2)  # the second round changes nothing
+    node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=3)  # rounds 2 and 3 change nothing
     current = cache / "views" / key / node_cache.CURRENT
     assert os.readlink(current) == "v-1" and not (cache / "views" / key / node_cache.FILLING).exists()
     assert (current / node_cache.COMPLETE).read_text() == f"{store.uri}\n" and len(counts.object_gets) == 2
+    # Each object's published checksum is asked once, not at every round: the later rounds only list.
+    assert len(asked) == len(set(asked)) == 2
     # Mounted elsewhere (Triton's pods mount the cache read-only at their own path), the view still reads.
     moved = tmp_path / "elsewhere"
     shutil.copytree(cache, moved, symlinks=True)

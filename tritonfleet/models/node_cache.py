@@ -108,8 +108,12 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _published(store: Store, uri: RepositoryUri) -> dict[str, dict[str, Published]]:
-    """model -> relative path -> its published size and SHA-256 (HEAD requests; no object bytes)."""
+def _published(
+    store: Store, uri: RepositoryUri, checksums: dict[tuple[str, str], str] | None = None
+) -> dict[str, dict[str, Published]]:
+    """model -> relative path -> its published size and SHA-256 (HEAD requests; no object bytes). `checksums`:
+    (key, ETag or generation) -> SHA-256 read in an earlier round; an object is immutable under its token, so a
+    repeated check asks the store only about objects written since."""
     models: dict[str, dict[str, Published]] = {}
     for key, remote in sorted(store.list(uri.prefix).items()):
         relative = key[len(uri.prefix) :]
@@ -121,7 +125,10 @@ def _published(store: Store, uri: RepositoryUri) -> dict[str, dict[str, Publishe
                 f"{uri}{relative} is no path inside the repository (an empty, '.' or '..' segment), so it cannot be "
                 "cached safely. Fix: remove it from the bucket and publish with `tritonfleet models sync`"
             )
-        sha = remote.sha256 or store.sha256(key)
+        remembered = (key, remote.token) if remote.token and checksums is not None else None
+        sha = remote.sha256 or (checksums.get(remembered) if remembered else None) or store.sha256(key)
+        if remembered and sha:
+            checksums[remembered] = sha
         if sha is None:
             raise CacheError(
                 f"{uri}{relative} carries no published SHA-256, so a cached copy could not be verified. Fix: publish "
@@ -285,12 +292,14 @@ def prepare(
     view: Path,
     pinned: Mapping[str, int] | None = None,
     trusted: set[str] | None = None,
+    checksums: dict[tuple[str, str], str] | None = None,
 ) -> Outcome:
     """Make `view` a repository of the bucket's published models, every file from a verified node-local entry.
     `pinned`: model -> a version the deployment pins (cached besides the served ones); `trusted`: entries this process
-    verified before (not hashed again), grown by this call."""
+    verified before (not hashed again) and `checksums` the objects' published SHA-256 it read before, both grown by
+    this call."""
     outcome = Outcome([], [], [])
-    for model, files in _published(store, uri).items():
+    for model, files in _published(store, uri, checksums).items():
         if CONFIG_FILE not in files:
             continue  # not a model folder Triton would load
         groups = _groups(model, files, [])
@@ -361,6 +370,7 @@ def publish(
     key: str,
     pinned: Mapping[str, int] | None = None,
     trusted: set[str] | None = None,
+    checksums: dict[tuple[str, str], str] | None = None,
 ) -> Outcome:
     """Bring views/<key>/current up to the bucket: a new view when an entry changed, else the current one touched as
     checked now. A view is complete (COMPLETE written last) before `current` points at it."""
@@ -372,7 +382,7 @@ def publish(
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         try:
-            outcome = prepare(store, uri, cache, staging, pinned, trusted)
+            outcome = prepare(store, uri, cache, staging, pinned, trusted, checksums)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -426,10 +436,11 @@ def keep_published(
     reported and retried at the next one: the view of the last good round stays (a replica falls back to the bucket
     only when it goes stale)."""
     trusted: set[str] = set()
+    checksums: dict[tuple[str, str], str] = {}
     done = 0
     while rounds is None or done < rounds:
         try:
-            outcome = publish(store, uri, cache, key, pinned, trusted)
+            outcome = publish(store, uri, cache, key, pinned, trusted, checksums)
             removed = prune(cache)
             trusted.difference_update(removed)
             print(json.dumps({"view": key, "fetched": outcome.fetched, "discarded": outcome.discarded,
