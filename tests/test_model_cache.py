@@ -131,7 +131,7 @@ def test_the_prefetch_daemonset_runs_on_every_node_of_the_pool(stack):
     assert container["args"] == ["$(MODEL_REPOSITORY)", f"--cache={CACHE_MOUNT}", f"--publish={view_key(deployment)}",
                                  "--every=60", "--version=llm=3"]  # fmt: skip
     assert container["env"][0] == {"name": "MODEL_REPOSITORY", "value": REPOSITORY}
-    assert spec["volumes"][0]["hostPath"] == {"path": host_path, "type": "DirectoryOrCreate"}
+    assert spec["volumes"][0]["hostPath"] == {"path": f"{host_path}/{view_key(deployment)}", "type": "DirectoryOrCreate"}
     # Ready once this node's view is published and fresh: the DaemonSet's ready count is the warm nodes.
     assert f"{CACHE_MOUNT}/views/{view_key(deployment)}/current/COMPLETE" in container["readinessProbe"]["exec"]["command"][-1]
     # Pod Security: the hostPath needs privileged, and it is the only thing baseline refuses.
@@ -177,7 +177,10 @@ def test_the_chart_mounts_the_node_folder_through_a_claim_under_restricted():
     volume, claim = objects["PersistentVolume"], objects["PersistentVolumeClaim"]
     assert volume["spec"]["claimRef"] == {"namespace": "triton", "name": claim["metadata"]["name"]}
     assert claim["spec"]["volumeName"] == volume["metadata"]["name"] and claim["spec"]["storageClassName"] == ""
-    assert volume["spec"]["hostPath"]["path"] == values["modelCache"]["hostPath"]
+    # The deployment's own subfolder, the one its prefetch DaemonSet fills.
+    config, deployment, pool, _ = _cached()
+    daemonset = prefetch_daemonset(deployment, pool, REPOSITORY, values["modelCache"]["hostPath"], "i", {})
+    assert volume["spec"]["hostPath"]["path"] == daemonset["spec"]["template"]["spec"]["volumes"][0]["hostPath"]["path"]
     assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadOnlyMany"]
     [term] = volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
     assert {e["key"]: e["values"] for e in term["matchExpressions"]} == {k: [v] for k, v in values["nodeSelector"].items()}

@@ -76,6 +76,12 @@ def model_cache_values(deployment: TritonDeployment, host_path: str, wait_second
     }
 
 
+def deployment_folder(deployment: TritonDeployment, host_path: str) -> str:
+    """The node folder of one deployment's cache: its own, so a replica never sees another deployment's models (and
+    one deployment's pruning never waits for another's fill)."""
+    return f"{host_path}/{view_key(deployment)}"
+
+
 def daemonset_name(deployment: TritonDeployment) -> str:
     return f"model-cache-{deployment.name}"
 
@@ -145,7 +151,9 @@ def prefetch_daemonset(
                     "tolerations": key_tolerations(pool.taints),
                     "containers": [container],
                     "volumes": [
-                        {"name": "cache", "hostPath": {"path": host_path, "type": "DirectoryOrCreate"}},
+                        # The deployment's own subfolder: the Triton chart's volume names the same one.
+                        {"name": "cache", "hostPath": {"path": deployment_folder(deployment, host_path),
+                                                       "type": "DirectoryOrCreate"}},  # fmt: skip
                         {"name": "tmp", "emptyDir": {"sizeLimit": "128Mi"}},
                     ],
                 },
