@@ -24,7 +24,12 @@ import pulumi_kubernetes as k8s
 
 from tritonfleet.core.cluster_monitoring import ClusterMonitoringFacts
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import triton_service_account
+from tritonfleet.core.conventions import (
+    MODEL_CACHE_NAMESPACE,
+    model_cache_identity,
+    model_cache_service_account,
+    triton_service_account,
+)
 from tritonfleet.core.exposure import ExposureFacts
 from tritonfleet.core.scheduling import PoolFacts
 
@@ -133,20 +138,27 @@ def bucket_requests(config: StackConfig) -> list[BucketRequest]:
 
 
 def identity_requests(config: StackConfig) -> list[IdentityRequest]:
-    """One read identity per Triton deployment, for the bucket it serves from."""
+    """One read identity per Triton deployment, for the bucket it serves from; and one for the prefetch DaemonSet of
+    each deployment with the node-local model cache (modelCache), which reads the same prefix (key
+    `conventions.model_cache_identity(name)`)."""
     requests = []
     for deployment in config.triton_deployments:
         bucket = config.bucket_for(deployment)
-        requests.append(
+        readers = [(deployment.name, deployment.namespace, triton_service_account(deployment.name))]
+        if deployment.model_cache:
+            readers.append((model_cache_identity(deployment.name), MODEL_CACHE_NAMESPACE,
+                            model_cache_service_account(deployment.name)))  # fmt: skip
+        requests += [
             IdentityRequest(
-                deployment=deployment.name,
-                namespace=deployment.namespace,
-                service_account=triton_service_account(deployment.name),
+                deployment=key,
+                namespace=namespace,
+                service_account=account,
                 bucket=bucket.name,
                 model_prefix=deployment.model_prefix,
                 kms_key=bucket.kms_key_id,
             )
-        )
+            for key, namespace, account in readers
+        ]
     return requests
 
 

@@ -10,8 +10,9 @@ import pulumi_kubernetes as k8s
 
 from components.contract import CloudAdapter
 from components.k8s.pod_security import TRITON_LEVEL, pod_security_labels
-from tritonfleet.core.cloud import cloud
+from tritonfleet.core.cloud import cloud as registered_cloud
 from tritonfleet.core.config import StackConfig
+from tritonfleet.core.conventions import model_cache_identity
 from tritonfleet.core.placement import hostname_spread
 
 
@@ -19,7 +20,7 @@ def adapter_class(name: str) -> type[CloudAdapter]:
     """The Pulumi adapter of cloud `name` (its Cloud's `adapter`), imported now. Only the stack's own adapter is
     imported, so a GCP plan never loads pulumi_aws and an AWS plan never loads pulumi_gcp (each costs seconds and
     hundreds of MB)."""
-    module, _, class_name = cloud(name).adapter.partition(":")
+    module, _, class_name = registered_cloud(name).adapter.partition(":")
     return getattr(importlib.import_module(module), class_name)
 
 
@@ -98,6 +99,27 @@ class Platform(pulumi.ComponentResource):
             for d in config.triton_deployments
         }
 
+        host_path = registered_cloud(config.cloud).model_cache_host_path
+        cached = [d for d in config.triton_deployments if d.model_cache]
+        if cached:
+            from components.k8s.model_cache import ModelCache
+            from components.k8s.triton import model_repository_path
+
+            def repository(d):
+                uri = facts.model_repositories[config.bucket_for(d).name]
+                return uri.apply(lambda u, prefix=d.model_prefix: model_repository_path(u, prefix))
+
+            # Before the releases: their replicas find the nodes' views already filling.
+            ModelCache(
+                f"{name}-model-cache",
+                [(d, facts.pools[d.pool], repository(d),
+                  facts.service_account_annotations.get(model_cache_identity(d.name), {})) for d in cached],
+                host_path=host_path,
+                image=config.cluster.model_cache_image or "",
+                env=facts.triton_env,
+                provider=facts.provider,
+                opts=child,
+            )  # fmt: skip
         self.triton = {
             d.name: TritonRelease(
                 f"{name}-triton-{d.name}",
@@ -111,6 +133,7 @@ class Platform(pulumi.ComponentResource):
                 exposure=facts.exposure,
                 hostname=hostname_spread(config, d),
                 image_repository=facts.triton_image_repository,
+                model_cache_host_path=host_path,
                 provider=facts.provider,
                 depends_on=[*triton_prerequisites, namespaces[d.namespace], *filter(None, [access_keys[d.name].secret])],
                 opts=child,

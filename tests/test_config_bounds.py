@@ -99,7 +99,8 @@ def test_all_pools_together_within_the_clusters_node_limit():
 
 
 @pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "kube-anything", "default",
-                                       "monitoring", "gpu-operator", "tritonfleet-capacity"])
+                                       "monitoring", "gpu-operator", "tritonfleet-capacity",
+                                       "tritonfleet-model-cache"])
 def test_a_deployment_namespace_of_the_system_or_the_platform_is_refused(namespace):
     value, allowed, fix = config_problems(_edited("dev", "tritonDeployments", namespace=namespace), "dev")[f"{D}.namespace"]
     assert value == namespace and "a namespace of its own" in allowed and fix.endswith(" triton --stack dev")

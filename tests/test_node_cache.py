@@ -4,6 +4,7 @@ never served, a full disk fails with the fix."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -161,11 +162,57 @@ def test_a_real_tritonserver_serves_from_the_cache(bucket, tmp_path):
     cache = tmp_path / "cache"
     replica(store, cache, tmp_path, "view-a")
     counts.reset()
-    replica(store, cache, tmp_path, "view-b")  # the second replica on the node
-    process, url, _, log = server.start(str(tmp_path / "view-b"))
+    # The node's prefetch publishes its view (the node holds the version: no object bytes); Triton's pod mounts the
+    # cache at another path and serves views/<key>/current, as the chart's start script hands it over.
+    node_cache.keep_published(store, store.uri, cache, "triton.triton-x", every=0, rounds=1)
+    mounted = tmp_path / "model-cache"
+    cache.rename(mounted)
+    process, url, _, log = server.start(str(mounted / "views" / "triton.triton-x" / node_cache.CURRENT))
     try:
         assert wait_for(lambda: http("GET", f"{url}/v2/health/ready")[0] == 200, 40, process), log_tail(log)
         assert answer(url) == ("1", [2.0, 3.0, 4.0, 5.0])
     finally:
         stop(process)
     assert counts.object_gets == [] and counts.bytes_sent == 0
+
+
+def test_the_daemonset_publishes_views_atomically_prunes_and_caches_pins(bucket, tmp_path, monkeypatch):
+    store, counts, repo, _ = bucket
+    asked = []
+    monkeypatch.setattr(store, "sha256", lambda key, ask=store.sha256: asked.append(key) or ask(key))
+    cache, key = tmp_path / "cache", "triton.triton-default"
+    config = repo / MODEL / "config.pbtxt"
+    node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=3)  # rounds 2 and 3 change nothing
+    current = cache / "views" / key / node_cache.CURRENT
+    assert os.readlink(current) == "v-1" and not (cache / "views" / key / node_cache.FILLING).exists()
+    assert (current / node_cache.COMPLETE).read_text() == f"{store.uri}\n" and len(counts.object_gets) == 2
+    # Each object's published checksum is asked once, not at every round: the later rounds only list.
+    assert len(asked) == len(set(asked)) == 2
+    # Mounted elsewhere (Triton's pods mount the cache read-only at their own path), the view still reads.
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(cache, moved, symlinks=True)
+    assert (moved / "views" / key / "current" / MODEL / "1" / "model.py").read_bytes() == (
+        SAMPLE / MODEL / "1" / "model.py"
+    ).read_bytes()
+    for version in (2, 3):  # each publish a new version; the config serves the latest only
+        shutil.copytree(repo / MODEL / "1", repo / MODEL / str(version))
+        config.write_text(config.read_text())
+        publish(repo, store)
+        node_cache.keep_published(store, store.uri, cache, key, every=0, rounds=1)
+    assert os.readlink(current) == "v-3" and sorted(p.name for p in (cache / "views" / key).glob("v-*")) == ["v-2", "v-3"]
+    assert sorted(p.name.split("@")[0] for p in (cache / "entries" / MODEL).iterdir()) == ["2", "3", "root", "root"]
+    assert sorted(p.name for p in (current / MODEL).iterdir()) == ["3", "config.pbtxt"]
+    # A version the deployment pins (modelVersions) is cached besides the served one.
+    prepare(store, store.uri, cache, tmp_path / "pinned", pinned={MODEL: 2})
+    assert sorted(p.name for p in (tmp_path / "pinned" / MODEL).iterdir()) == ["2", "3", "config.pbtxt"]
+    with pytest.raises(CacheError, match="is not MODEL=N"):
+        node_cache._pinned(["resnet"])
+
+
+def test_pruning_waits_for_no_fill_on_the_node(tmp_path):
+    """Another deployment's fill holds the views lock shared for as long as it runs: pruning skips the round."""
+    cache = tmp_path / "cache"
+    with node_cache._views_locked(cache, exclusive=False):
+        assert node_cache.prune(cache) == []
+    (cache / "entries" / "m" / "1@0").mkdir(parents=True)
+    assert node_cache.prune(cache) == ["m/1@0"]  # no view links it

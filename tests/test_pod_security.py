@@ -22,6 +22,7 @@ EXPECTED = {
     conventions.MONITORING_NAMESPACE: "baseline",
     conventions.NODE_EXPORTER_NAMESPACE: "privileged",
     "tritonfleet-capacity": "restricted",
+    conventions.MODEL_CACHE_NAMESPACE: "privileged",  # where a stack turns modelCache on
 }
 
 
@@ -74,6 +75,26 @@ def test_capacity_placeholders_meet_their_namespaces_level(stack):
     assert placeholders, f"{stack}: a capacity namespace with no placeholders"
     for deployment in placeholders:
         assert violations(deployment["inputs"]["spec"]["template"]["spec"], enforced(stack, "tritonfleet-capacity")) == []
+
+
+def test_the_node_local_model_cache_keeps_hostpath_out_of_tritons_namespace():
+    """With modelCache, Triton's pod reads the node folder through a claim (restricted admits it) and only the
+    prefetch DaemonSet, in its own namespace, mounts the hostPath (privileged: nothing else there needs it)."""
+    from components.k8s.model_cache import prefetch_daemonset
+    from components.k8s.pod_security import MODEL_CACHE_LEVEL
+    from tests.conftest import engine_config
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.scheduling import pool_facts
+
+    values = {"modelRepository": "s3://models", "modelCache": {"enabled": True, "hostPath": "/var/lib/x", "view": "t.r"}}
+    pod = by_kind(render(values))["Deployment"]["spec"]["template"]["spec"]
+    assert violations(pod, "restricted") == [] and any("persistentVolumeClaim" in v for v in pod["volumes"])
+    config = load_stack_config(engine_config("dev"), "dev")
+    deployment = config.triton_deployments[0]
+    daemonset = prefetch_daemonset(deployment, pool_facts(config, config.pool(deployment.pool)), "s3://m", "/x", "i:1", {})
+    spec = daemonset["spec"]["template"]["spec"]
+    assert violations(spec, "baseline") and violations(spec, MODEL_CACHE_LEVEL) == []
+    assert daemonset["metadata"]["namespace"] == conventions.MODEL_CACHE_NAMESPACE
 
 
 def test_the_node_exporter_leaves_the_baseline_namespace():

@@ -49,6 +49,12 @@ EDGE_VALUES: dict[str, dict[str, Any]] = {
         "securityContext": {"readOnlyRootFilesystem": False},
         "extraArgs": ["--log-verbose=1"],
     },
+    "model-cache": {
+        "modelRepository": "s3://models/llm",
+        "nodeSelector": {"tritonfleet.io/pool": "h200"},
+        "modelCache": {"enabled": True, "hostPath": "/var/lib/kubelet/tritonfleet-model-cache", "view": "triton.triton-edge",
+                       "models": ["llm:2", "embed"]},
+    },
 }
 # (label, stack or None, release name, edge values or None): planned values are read from the plan when the test runs.
 RENDERINGS = [(f"{stack}/{name}", stack, name, None) for stack, name in PLANNED] + [

@@ -22,7 +22,9 @@ from tests.test_triton_chart import EDGE_VALUES
 
 # checkov conflicts with pulumi's pins, so it lives in its own virtualenv (`make test` creates venv-checkov/).
 CHECKOV = os.environ.get("CHECKOV") or shutil.which("checkov") or str(ROOT / "venv-checkov" / "bin" / "checkov")
-ACCEPTED = {"CKV_K8S_43", "CKV_K8S_15", "CKV_K8S_40", "CKV_K8S_35"}  # explained in docs/serving.md, docs/access.md and the chart's annotations
+# Explained in docs/serving.md, docs/access.md and the chart's annotations (CKV_K8S_23: the model cache's prefetch
+# DaemonSet writes its root-owned hostPath as root, components/k8s/model_cache.py).
+ACCEPTED = {"CKV_K8S_43", "CKV_K8S_15", "CKV_K8S_40", "CKV_K8S_35", "CKV_K8S_23"}
 
 
 STACKS_AND_EDGES, EXPOSURE_MODES = "stacks-and-edges", "exposure-modes"
@@ -41,6 +43,7 @@ def scans(tmp_path_factory) -> dict[str, dict]:
     for group, label, values, name in renderings:
         (folder / group).mkdir(exist_ok=True)
         (folder / group / f"{label}.yaml").write_text(yaml.safe_dump_all(render(values, name=name)))
+    (folder / STACKS_AND_EDGES / "model-cache-prefetch.yaml").write_text(yaml.safe_dump_all(_prefetch()))
     results = json.loads(shared_text("checkov", _digest(folder), lambda: _checkov(folder)))["results"]
     checks = ("passed_checks", "failed_checks", "skipped_checks")
     return {
@@ -50,6 +53,21 @@ def scans(tmp_path_factory) -> dict[str, dict]:
         }
         for group in (STACKS_AND_EDGES, EXPOSURE_MODES)
     }
+
+
+def _prefetch() -> list[dict]:
+    """The node-local model cache's prefetch objects for dev's deployment (its image pinned by digest, as prod wants)."""
+    from components.k8s.model_cache import network_policy, prefetch_daemonset, service_account
+    from tests.conftest import engine_config
+    from tritonfleet.core.config import load_stack_config
+    from tritonfleet.core.scheduling import pool_facts
+
+    config = load_stack_config(engine_config("dev"), "dev")
+    deployment = config.triton_deployments[0]
+    pool = pool_facts(config, config.pool(deployment.pool))
+    image = f"registry.example/tritonfleet-model-cache@sha256:{'0' * 64}"
+    daemonset = prefetch_daemonset(deployment, pool, "s3://models/resnet", "/var/lib/x", image, {})
+    return [daemonset, service_account(deployment), network_policy()]
 
 
 def _digest(folder: Path) -> str:

@@ -29,6 +29,9 @@ NODE_EXPORTER_LEVEL = PRIVILEGED
 # The Argo Rollouts controller (components/k8s/rollout.py): no host access or privilege; baseline until its chart's
 # pods are checked against restricted (tests/test_pod_security.py does not render that chart: VERIFY in README).
 ARGO_ROLLOUTS_LEVEL = BASELINE
+# The node-local model cache's prefetch DaemonSets (components/k8s/model_cache.py): they write the node's cache
+# folder through a hostPath volume, which baseline and restricted forbid; otherwise unprivileged, no capabilities.
+MODEL_CACHE_LEVEL = PRIVILEGED
 # KEDA and its HTTP add-on (components/k8s/keda.py): no host access or privilege; baseline until their charts' pods
 # are checked against restricted (VERIFY in README).
 KEDA_LEVEL = BASELINE

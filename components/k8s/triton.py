@@ -190,9 +190,11 @@ def triton_values(
     service_account_annotations: Mapping[str, str],
     monitoring: bool,
     hostname: HostnameSpread | None = None,
+    model_cache_host_path: str = "",
 ) -> dict[str, Any]:
     """The chart values for one deployment (plain data; tested without Pulumi). `hostname` is the deployment's node
-    spread (`tritonfleet.core.placement.hostname_spread`); by default a soft one with maxSkew = replicas per node."""
+    spread (`tritonfleet.core.placement.hostname_spread`); by default a soft one with maxSkew = replicas per node.
+    `model_cache_host_path`: the cloud's node folder of the node-local model cache (Cloud.model_cache_host_path)."""
     budget = shutdown_budget(pool)
     if hostname is None:
         per_node = replicas_per_node(NodeShape.of(instance_type), replica_shape(instance_type, deployment.gpus_per_replica))
@@ -237,6 +239,8 @@ def triton_values(
         # Only where it scales to zero: every other deployment's values stay as they were (the chart's default is off).
         **({"scaleToZero": _scale_to_zero(deployment, monitoring, instance_type)} if deployment.scale_to_zero else {}),
         **openai_frontend_values(deployment),
+        # Likewise only where the deployment reads the node-local model cache.
+        **({"modelCache": _model_cache(deployment, instance_type, model_cache_host_path)} if deployment.model_cache else {}),
     }
 
 
@@ -247,6 +251,14 @@ def openai_frontend_values(deployment: TritonDeployment) -> dict[str, Any]:
     if llm is None or not llm.openai_frontend:
         return {}
     return {"openaiFrontend": {"enabled": True, "backend": llm.backend, "tokenizer": llm.tokenizer or ""}}
+
+
+def _model_cache(deployment: TritonDeployment, instance_type: InstanceType, host_path: str) -> dict[str, Any]:
+    from tritonfleet.core.startup import cache_wait_seconds
+
+    from .model_cache import model_cache_values
+
+    return model_cache_values(deployment, host_path, cache_wait_seconds(deployment, instance_type))
 
 
 def _scale_to_zero(deployment: TritonDeployment, monitoring: bool, instance_type: InstanceType) -> dict[str, Any]:
@@ -269,12 +281,13 @@ def release_values(
     exposure: ExposureFacts,
     hostname: HostnameSpread | None = None,
     image_repository: pulumi.Input[str] | None = None,
+    model_cache_host_path: str = "",
 ) -> dict[str, Any]:
     """The release's values, with the cloud's outputs only at their own leaves (modelRepository, the ServiceAccount
     annotations, the mirror's image repository where the cloud has one). In a first preview the role ARN / service account email is unknown: wrapping the whole dict in one
     apply would make every value unknown, so the policy pack could not check nodeSelector, tolerations or access."""
     values = {
-        **triton_values(deployment, pool, instance_type, "", env, {}, monitoring, hostname),
+        **triton_values(deployment, pool, instance_type, "", env, {}, monitoring, hostname, model_cache_host_path),
         **access_values(deployment, exposure),
         # Where the exposure mode's load balancer splits traffic by weight, the canary's steps are real weights.
         "rollout": rollout_values(deployment, monitoring, exposure.rollout_traffic_routers.get(deployment.access.mode)),
@@ -307,11 +320,12 @@ class TritonRelease(pulumi.ComponentResource):
         exposure: ExposureFacts = NO_LOAD_BALANCERS,
         hostname: HostnameSpread | None = None,
         image_repository: pulumi.Input[str] | None = None,
+        model_cache_host_path: str = "",
     ):
         super().__init__("tritonfleet:k8s:TritonRelease", name, None, opts)
         values = release_values(
             deployment, pool, instance_type, bucket_uri, env, service_account_annotations, monitoring, exposure, hostname,
-            image_repository,
+            image_repository, model_cache_host_path,
         )
         self.release = k8s.helm.v3.Release(
             name,

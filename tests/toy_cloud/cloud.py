@@ -111,6 +111,7 @@ CLOUD = Toy(
     rollout_traffic_routers={},
     machine_types_name_their_accelerator=False,
     gpu_node_architectures=("x86_64",),
+    model_cache_host_path="/var/lib/toy/model-cache",
     protected_types=resources.PROTECTED,
     replacement_watched=resources.WATCHED,
     replacement_explained=resources.EXPLAINED,

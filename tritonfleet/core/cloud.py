@@ -68,6 +68,9 @@ class Cloud(ABC):
     # The CPU architectures its GPU node images and node setup are built for: a catalog type of another architecture
     # is refused by config validation, never planned with these images.
     gpu_node_architectures: tuple[str, ...]
+    # The node directory the node-local model cache lives in (docs/serving.md "Node-local model cache"): on the local
+    # NVMe the cloud's GPU nodes back their ephemeral storage with (instance store, local SSD).
+    model_cache_host_path: str
 
     def module(self, name: str) -> ModuleType:
         """One of the cloud's own pure modules (tritonfleet/clouds/<name>/<module>.py), imported now."""

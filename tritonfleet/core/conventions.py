@@ -146,7 +146,11 @@ CAPACITY_NAMESPACE = "tritonfleet-capacity"
 # Benchmark (5.7.4) says workloads stay out of default; the platform's own namespaces hold its controllers, whose
 # NetworkPolicies, Pod Security labels and RBAC a Triton release would share or override.
 RESERVED_NAMESPACE_PREFIX = "kube-"
-PLATFORM_NAMESPACES = ("default", MONITORING_NAMESPACE, GPU_OPERATOR_NAMESPACE, CAPACITY_NAMESPACE)
+# The node-local model cache's prefetch DaemonSets (components/k8s/model_cache.py): Pod Security privileged, for hostPath.
+MODEL_CACHE_NAMESPACE = "tritonfleet-model-cache"
+PLATFORM_NAMESPACES = (
+    "default", MONITORING_NAMESPACE, GPU_OPERATOR_NAMESPACE, CAPACITY_NAMESPACE, MODEL_CACHE_NAMESPACE
+)
 
 
 def reserved_namespace(namespace: str) -> bool:
@@ -156,6 +160,16 @@ def reserved_namespace(namespace: str) -> bool:
 def triton_release_name(deployment: str) -> str:
     """The Helm release of a Triton deployment; its ServiceAccount, Service and Deployment carry the same name."""
     return f"triton-{deployment}"
+
+
+def model_cache_service_account(deployment: str) -> str:
+    """The ServiceAccount a deployment's prefetch DaemonSet runs as (in MODEL_CACHE_NAMESPACE); it reads the bucket."""
+    return f"model-cache-{deployment}"
+
+
+def model_cache_identity(deployment: str) -> str:
+    """The key of a deployment's prefetch identity among the adapter's read identities (ClusterFacts)."""
+    return f"{deployment}-model-cache"
 
 
 def triton_service_account(deployment: str) -> str:

@@ -31,6 +31,14 @@ TENSORRT_LLM_WITH_ENGINE_BACKEND = ("1.2.1",)
 # trtllm-python-py3 at "~18.5GB"). VERIFY the pinned tags' sizes on NGC; vllm has no published figure here (unknown).
 TRITON_IMAGE_GB = {"py3": 15.5, "trtllm-python-py3": 18.5}
 
+# The node-local model cache's prefetch image (docs/serving.md "Node-local model cache"): built from
+# images/model-cache/Dockerfile (FROM this base, with the project's SDK pins from constraints.txt) and pushed by the
+# operator to their registry under this tag (cluster.modelCacheImage). Bump the tag whenever
+# tritonfleet/models/node_cache.py or the SDK pins change. The base: Python 3.11, the version the project's tests run
+# on (pyproject requires-python >= 3.11), in Debian's slim variant (https://hub.docker.com/_/python, read 2026-12-05).
+MODEL_CACHE_IMAGE_TAG = "1"
+MODEL_CACHE_BASE_IMAGE = "python:3.11-slim-bookworm"
+
 # The pause image of the warm-capacity placeholder pods (tritonfleet/clouds/aws/node_pools.py): the one Kubernetes 1.33's
 # kubeadm pins (registry.k8s.io/pause:3.10, kubernetes/kubernetes cmd/kubeadm/app/constants PauseVersion).
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"

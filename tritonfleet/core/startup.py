@@ -37,6 +37,8 @@ HPA_SCALE_UP = {"percent": 100, "pods": 4, "periodSeconds": 60}
 # The Helm release's timeout never goes below 15 minutes; above that it is the deployment's startup plus this margin.
 HELM_TIMEOUT_FLOOR_SECONDS = 900
 HELM_TIMEOUT_MARGIN_SECONDS = 600
+# A replica's start waits at least this long for its node's model cache fill in progress (modelCache).
+CACHE_WAIT_MIN_SECONDS = 120
 
 STEPS = ("node", "image pull", "model fetch", "model load", "warm-up")
 # The caches and the step each one skips: a preloaded or streamed image (docs/serving.md "Images") and the node-local
@@ -208,6 +210,25 @@ def _known(steps: tuple[Step, ...], skip: tuple[str, ...] = ()) -> int:
     return sum(s.seconds or 0 for s in steps if s.name not in skip)
 
 
+def cached_start_seconds(steps: tuple[Step, ...]) -> int:
+    """A new replica's start with the node-local model cache (modelCache): the "model cache" total, where the cache
+    already holds the version (minNodes and warm capacity, which the prefetch DaemonSet pre-warms), plus on a new node
+    the part of the model fetch its DaemonSet's fill does not hide behind Triton's image pull (both start with the
+    node)."""
+    fetch = next((s.seconds for s in steps if s.name == "model fetch"), None) or 0
+    pull = next((s.seconds for s in steps if s.name == "image pull"), None) or 0
+    return _known(steps, (CACHES["model"],)) + max(0, fetch - pull)
+
+
+def cache_wait_seconds(deployment: TritonDeployment, instance_type: InstanceType | None) -> int:
+    """How long a starting replica waits for its node's model cache fill in progress before it reads the bucket
+    itself: twice the model fetch estimate (a floor of the real fetch) and at least CACHE_WAIT_MIN_SECONDS, never more
+    than half the startup probe's patience (modelLoadSeconds), so the bucket fallback keeps the other half."""
+    fetch = next(s.seconds for s in _steps(deployment, instance_type) if s.name == "model fetch")
+    half = deployment.model_load_seconds // 2
+    return min(half, max(CACHE_WAIT_MIN_SECONDS, 2 * fetch)) if fetch is not None else half
+
+
 def startup_budget(config: StackConfig, deployment: TritonDeployment) -> StartupBudget:
     steps = startup_steps(config, deployment)
     complete = all(s.seconds is not None for s in steps)
@@ -222,10 +243,10 @@ def startup_budget(config: StackConfig, deployment: TritonDeployment) -> Startup
         Check("Helm timeout", helm_timeout_seconds(deployment), totals["no cache"], complete),
     ]
     if deployment.startup.spike_ramp_seconds is not None and deployment.max_replicas > deployment.min_replicas:
-        checks.append(
-            Check("spike ramp (maxReplicas serving)", deployment.startup.spike_ramp_seconds,
-                  hpa_seconds + totals["no cache"], complete)
-        )
+        against, start = "spike ramp (maxReplicas serving)", totals["no cache"]
+        if deployment.model_cache:
+            against, start = "spike ramp (maxReplicas serving, model cache)", cached_start_seconds(steps)
+        checks.append(Check(against, deployment.startup.spike_ramp_seconds, hpa_seconds + start, complete))
     notice = pool_facts(config, config.pool(deployment.pool)).spot_notice_seconds
     if notice is not None:
         checks.append(Check("spot notice", notice, totals["no cache"], complete))
@@ -281,9 +302,10 @@ def _fix(at: str, check: Check, deployment: TritonDeployment) -> str:
         value = min(7200, check.needs_seconds - HELM_TIMEOUT_MARGIN_SECONDS + 60)
         return f"measure the steps, or pulumi config set --path 'tritonfleet:{at}.modelLoadSeconds' {value}"
     if check.against.startswith("spike"):
+        cache = "" if deployment.model_cache else f", and pulumi config set --path 'tritonfleet:{at}.modelCache' true"
         return (
             f"raise minReplicas (pulumi config set --path 'tritonfleet:{at}.minReplicas' N), or keep warm capacity "
-            "and the image and model caches (docs/serving.md \"Startup budget\")"
+            f"and the image and model caches (docs/serving.md \"Startup budget\"){cache}"
         )
     return "keep replicas on on-demand nodes or spare replicas (minReplicas) to cover a reclaim"
 
@@ -351,6 +373,9 @@ def budget_lines(row: dict) -> list[str]:
             f"  a spike: HPA asks for {row['max_replicas']} replicas after {row['hpa_seconds_to_max']} s, "
             f"serving after {serving} s{floor}"
         )
+    if row.get("modelCache"):  # only where it is on (shipped plans keep their rows)
+        lines.append("  model cache on: a node it pre-warmed skips the model fetch; a new node")
+        lines.append("    fills it while the image pulls (the spike check counts that)")
     if "scaleToZero" in row:  # only where the deployment scales to zero (shipped plans keep their rows)
         idle = row["scaleToZero"]
         floor_text = "" if idle["complete"] else " (at least)"

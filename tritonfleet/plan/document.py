@@ -167,6 +167,8 @@ def startup_section(config: StackConfig) -> dict[str, Any]:
         budget = startup_budget(config, deployment)
         row = asdict(budget)
         row["checks"] = [{**asdict(c), "short": c.short} for c in budget.checks]
+        if deployment.model_cache:
+            row["modelCache"] = True
         if deployment.scale_to_zero is not None:
             pool = config.pool(deployment.pool)
             wait = first_request_wait(

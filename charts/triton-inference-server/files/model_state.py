@@ -5,6 +5,9 @@ Triton's repository index (POST /v2/repository/index) and answers:
 
   tritonfleet_triton_model_ready{model, version, state}  1 when the version is READY, else 0
   tritonfleet_triton_model_state_up                      1 when Triton answered the index request, else 0
+  tritonfleet_triton_model_cache_hit{reason}             with the node-local model cache (MODEL_STATE_CACHE_FILE):
+                                                         1 when Triton serves the node's view, 0 when it fell back
+                                                         to the bucket (reason: why, from the start script)
 
 Models never asked to load (explicit mode) and models unloaded on purpose are left out: they are not failures.
 Settings (env): TRITON_URL (default http://127.0.0.1:8000), MODEL_STATE_ADDRESS/PORT (default all interfaces, 8003),
@@ -25,6 +28,7 @@ ADDRESS = os.environ.get("MODEL_STATE_ADDRESS", "")  # every interface of the po
 PORT = int(os.environ.get("MODEL_STATE_PORT", "8003"))
 HEADER = os.environ.get("MODEL_STATE_HEADER", "")
 KEY_FILE = os.environ.get("MODEL_STATE_KEY_FILE", "")  # the per-pod key, when the chart runs the control proxy
+CACHE_FILE = os.environ.get("MODEL_STATE_CACHE_FILE", "")  # the model cache start script's choice: "hit" or "miss WHY"
 TIMEOUT_SECONDS = 5
 
 
@@ -63,7 +67,20 @@ def exposition() -> str:
         "# TYPE tritonfleet_triton_model_state_up gauge",
         f"tritonfleet_triton_model_state_up {up}",
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _cache_lines()) + "\n"
+
+
+def _cache_lines() -> list[str]:
+    try:
+        with open(CACHE_FILE) as file:
+            choice, _, reason = file.readline().strip().partition(" ")
+    except OSError:
+        return []  # no model cache, or Triton's start has not chosen yet
+    return [
+        "# HELP tritonfleet_triton_model_cache_hit 1 when Triton serves its node's model cache, 0 when it reads the bucket.",
+        "# TYPE tritonfleet_triton_model_cache_hit gauge",
+        f'tritonfleet_triton_model_cache_hit{{reason="{_label(reason)}"}} {1 if choice == "hit" else 0}',
+    ]
 
 
 class Handler(BaseHTTPRequestHandler):

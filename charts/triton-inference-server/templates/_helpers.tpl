@@ -55,6 +55,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- fail (printf "openaiFrontend.enabled excludes %s" (join "; " $conflicts)) -}}
 {{- end -}}
 {{- end -}}
+{{- if and .Values.modelCache.enabled (not (and .Values.modelCache.hostPath .Values.modelCache.view)) -}}
+{{- fail "modelCache.enabled needs modelCache.hostPath (the node folder) and modelCache.view (this release's view)" -}}
+{{- end -}}
 {{- if and .Values.scaleToZero.enabled .Values.rollout.enabled -}}
 {{- fail "scaleToZero.enabled and rollout.enabled exclude each other: a canary split needs running replicas" -}}
 {{- end -}}

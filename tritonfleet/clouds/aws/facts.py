@@ -287,6 +287,13 @@ MACHINE_TYPES_NAME_THEIR_ACCELERATOR = False
 # (p6e-gb200, Grace) would need the arm64 variants and arm64 images of every node agent: tritonfleet's choice is to
 # refuse it until those are pinned and verified.
 GPU_NODE_ARCHITECTURES = ("x86_64",)
+# The node-local model cache's directory. With the EC2NodeClass's instanceStorePolicy RAID0 the instance store becomes
+# one RAID0 array that holds the kubelet's directory, containerd and pod logs: AL2023's setup-local-disks bind-mounts
+# /var/lib/kubelet onto it (https://github.com/awslabs/amazon-eks-ami/blob/main/templates/shared/runtime/bin/setup-local-disks,
+# read 2026-12-05) and Bottlerocket's ephemeral-storage bind does the same (https://karpenter.sh/docs/concepts/nodeclasses/
+# spec.instanceStorePolicy, read 2026-12-05). A folder of its own under it is on the NVMe for both node images
+# (VERIFY on a node: `df /var/lib/kubelet/tritonfleet-model-cache` names the md array).
+MODEL_CACHE_HOST_PATH = "/var/lib/kubelet/tritonfleet-model-cache"
 
 # EC2 vCPU quotas (Service Quotas, service code ec2) per instance family and market. On-demand quotas group families
 # by letter (every P family shares "Running On-Demand P instances"); spot quotas split P5 from P4/P3/P2.

@@ -132,4 +132,5 @@ CLOUD = Gcp(
     # GPU facts
     machine_types_name_their_accelerator=facts.MACHINE_TYPES_NAME_THEIR_ACCELERATOR,
     gpu_node_architectures=facts.GPU_NODE_ARCHITECTURES,
+    model_cache_host_path=facts.MODEL_CACHE_HOST_PATH,
 )

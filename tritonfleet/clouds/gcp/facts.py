@@ -306,6 +306,13 @@ MACHINE_TYPES_NAME_THEIR_ACCELERATOR = True
 # arm64 image on an arm64 type (A4X, NVIDIA Grace: https://cloud.google.com/compute/docs/accelerator-optimized-machines,
 # 2026), but tritonfleet's choice is to refuse it until that setup is verified there.
 GPU_NODE_ARCHITECTURES = ("x86_64",)
+# The node-local model cache's directory: where GKE mounts the local SSDs that back a node's ephemeral storage
+# (ephemeral_storage_local_ssd_config), the folder Google's A3 serving recipes mount with hostPath for model caches
+# (https://github.com/AI-Hypercomputer/gpu-recipes/blob/main/src/helm-charts/a3mega/sglang-inference/templates/lws-deployment.yaml,
+# read 2026-12-05; GKE's own page,
+# https://cloud.google.com/kubernetes-engine/docs/concepts/local-ssd, 2026, names emptyDir only: VERIFY on a node
+# that `df` of this path names the local SSD array).
+MODEL_CACHE_HOST_PATH = "/mnt/stateful_partition/kube-ephemeral-ssd/tritonfleet-model-cache"
 # The boot disk type of every catalog machine type: A3 Ultra and A4 boot only from Hyperdisk (no Persistent Disk);
 # the others take pd-balanced. Source: https://cloud.google.com/compute/docs/disks/disks-and-machine-series ("Disk
 # support by machine series"), written down 2026-12-03 without network access: VERIFY. A row per catalog type

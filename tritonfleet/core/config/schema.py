@@ -164,6 +164,14 @@ class Cluster(_Section):
         "the GPU Operator installs the driver too). Default gke-managed",
     )
 
+    model_cache_image: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9.-]*(:[0-9]+)?(/[a-z0-9][a-z0-9._-]*)+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+        r"(@sha256:[a-f0-9]{64})?$",
+        description="the node-local model cache's prefetch image, built from images/model-cache/Dockerfile and pushed "
+        "to your registry: a repository (the tag pins.MODEL_CACHE_IMAGE_TAG is added) or a full reference with its "
+        "tag or @sha256 digest (prod's policy wants the digest); needed when a deployment sets modelCache",
+    )
     image_mirror: bool = Field(
         False,
         description="pull the Triton images from a registry in the stack's cloud and region: AWS an ECR repository the "
@@ -680,7 +688,7 @@ class TritonDeployment(_Section):
         "triton",
         pattern=DNS_LABEL_PATTERN,
         description="a Kubernetes namespace name (at most 63 characters) of its own: not default, kube-* or one the "
-        "platform runs (monitoring, gpu-operator, tritonfleet-capacity)",
+        "platform runs (monitoring, gpu-operator, tritonfleet-capacity, tritonfleet-model-cache)",
     )
     access: Access = Field(default_factory=Access, description="who can reach the deployment and how (an object)")
     required_models: list[Annotated[str, Field(pattern=MODEL_NAME_PATTERN)]] = Field(
@@ -694,6 +702,12 @@ class TritonDeployment(_Section):
     )
     repository_gi: int = Field(
         20, ge=1, le=10000, description="GiB the model repository takes on a node's disk (Triton copies it there), 1..10000"
+    )
+    model_cache: bool = Field(
+        False,
+        description="true: each published version is fetched once per node into the node-local model cache (a "
+        "prefetch DaemonSet on the pool's NVMe, minNodes and warm capacity included) and every replica on the node "
+        "reads it, falling back to the bucket when the node's copy is not complete; needs instance store or local SSD",
     )
     model_load_threads: int | None = Field(
         None, ge=1, le=64, description="models Triton loads in parallel, 1..64, or unset for Triton's default (4)"

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from tritonfleet.core import pins
 from tritonfleet.core.catalog import InstanceType
 from tritonfleet.core.config.problems import MISSING, choose_from, nearest
 from tritonfleet.core.config.rules.access import check_access
@@ -16,11 +17,12 @@ from tritonfleet.core.config.rules.pools import ValidPools
 from tritonfleet.core.config.rules.rollout import check_rollout
 from tritonfleet.core.config.rules.scale_to_zero import check_scale_to_zero
 from tritonfleet.core.config.schema import GpuPool, TritonDeployment
-from tritonfleet.core.conventions import PLATFORM_NAMESPACES, reserved_namespace
+from tritonfleet.core.conventions import PLATFORM_NAMESPACES, model_cache_identity, reserved_namespace
 
 
 def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[str]) -> None:
     seen: set[str] = set()
+    cached = []
     for i, raw_deployment in enumerate(listed(ctx.data, "tritonDeployments")):
         at = f"tritonDeployments[{i}]"
         _check_pool_name_is_text(ctx, raw_deployment, pools, at)
@@ -54,6 +56,23 @@ def check_deployments(ctx: RuleContext, pools: ValidPools, bucket_names: list[st
         check_rollout(ctx, deployment, at)
         if deployment.pool in pools:
             check_scale_to_zero(ctx, deployment, *pools[deployment.pool], at)
+        if deployment.model_cache:
+            cached.append(deployment.name)
+    for name in cached:  # its prefetch's read identity is named after it (conventions.model_cache_identity)
+        if model_cache_identity(name) in seen:
+            index = [d.get("name") for d in listed(ctx.data, "tritonDeployments")].index(model_cache_identity(name))
+            ctx.add(f"tritonDeployments[{index}].name", model_cache_identity(name),
+                    f"another name: deployment '{name}' has modelCache, whose prefetch identity takes this one",
+                    f"{name}-cached")  # fmt: skip
+    if cached and ctx.cluster is not None and ctx.cluster.model_cache_image is None:
+        ctx.add(
+            "cluster.modelCacheImage",
+            MISSING,
+            f"the prefetch image that modelCache ({', '.join(cached)}) runs on every node of its pool: build "
+            f"images/model-cache/Dockerfile, push it to your registry with tag {pins.MODEL_CACHE_IMAGE_TAG} and give "
+            "its repository, or its reference with the digest (docs/serving.md \"Node-local model cache\")",
+            "<registry>/tritonfleet-model-cache",
+        )
 
 
 # Besides the repository copy, a node's disk holds Triton's image (10-16 GB), the other images and the system.
@@ -156,6 +175,8 @@ def _check_pool(ctx: RuleContext, deployment: TritonDeployment, pools: ValidPool
             allowed = f"an enabled pool; pool '{pool.name}' is disabled and no pool is enabled: enable it"
             ctx.add(f"gpuPools[{index}].enabled", False, allowed, True)
     _check_ephemeral_room(ctx, deployment, pool, itype, at)
+    if deployment.model_cache:
+        _check_model_cache_room(ctx, deployment, pool, itype, at)
     if itype is not None and deployment.gpus_per_replica > itype.gpu_count:
         ctx.add(
             f"{at}.gpusPerReplica",
@@ -238,6 +259,49 @@ def _check_ephemeral_room(
             f"at most {most}: {per_node} replicas per {itype.name} node each copy the repository to the node's "
             f"{local_gi} GiB of local SSD",
             max(1, most),
+        )
+
+
+# The node-local model cache keeps a deployment's published repository twice at most (the current view's entries and
+# the previous view's, tritonfleet/models/node_cache.py KEPT_VIEWS) plus its free margin (FREE_MARGIN_BYTES, 1 GiB).
+MODEL_CACHE_COPIES = 2
+MODEL_CACHE_MARGIN_GI = 1
+
+
+def model_cache_gi(deployment: TritonDeployment) -> int:
+    """GiB the node-local model cache may hold for a deployment on one node."""
+    return MODEL_CACHE_COPIES * deployment.repository_gi + MODEL_CACHE_MARGIN_GI
+
+
+def _check_model_cache_room(
+    ctx: RuleContext, deployment: TritonDeployment, pool: GpuPool, itype: InstanceType | None, at: str
+) -> None:
+    """The cache lives on the node's local NVMe (instance store, local SSD) beside what the replicas reserve there for
+    the bucket fallback (repositoryGi + 1 each): both must fit, or the kubelet evicts pods for disk pressure."""
+    if ctx.rules is None or itype is None:
+        return
+    local_gi = ctx.rules.node_local_ssd_gi(itype.name, ctx.region)
+    if local_gi is None:
+        ctx.add(
+            f"{at}.modelCache",
+            True,
+            f"false: pool '{pool.name}' runs {itype.name}, which has no instance store or local SSD for the "
+            "node-local model cache (it would fill the boot disk); or give the pool a type with local NVMe",
+            False,
+        )
+        return
+    per_node = max(1, itype.gpu_count // max(1, deployment.gpus_per_replica))
+    needed = model_cache_gi(deployment) + per_node * (deployment.repository_gi + 1)
+    if needed > local_gi >= per_node * (deployment.repository_gi + 1):  # else the copies alone are refused above
+        most = max(1, (local_gi - MODEL_CACHE_MARGIN_GI - per_node) // (MODEL_CACHE_COPIES + per_node))
+        ctx.add(
+            f"{at}.repositoryGi",
+            deployment.repository_gi,
+            f"at most {most} with modelCache: the cache holds up to {MODEL_CACHE_COPIES} copies of the repository "
+            f"({model_cache_gi(deployment)} GiB) and {per_node} replicas per {itype.name} node each reserve "
+            f"{deployment.repository_gi + 1} GiB for the bucket fallback, {needed} GiB in all, on the node's "
+            f"{local_gi} GiB of local NVMe; or set modelCache false, or give the pool a type with more NVMe",
+            most,
         )
 
 
