@@ -206,6 +206,19 @@ def test_the_start_script_wraps_the_restricted_api_command_too():
     assert "PersistentVolume" not in off
 
 
+def test_the_start_script_wraps_the_openai_frontend_launcher_too():
+    """The launcher takes --model-repository like tritonserver, so the script serves it the node's view the same way."""
+    values, name = _chart_values()
+    values["openaiFrontend"] = {"enabled": True, "port": 9000, "backend": "vllm", "tokenizer": ""}
+    values["ingress"] = {**values.get("ingress", {}), "enabled": False}
+    triton = by_kind(render(values, name=name))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert triton["command"] == [
+        "bash", "/opt/tritonfleet/model-cache/model_cache_start.sh", "python3", "/opt/tritonfleet-openai/openai_frontend.py"
+    ]
+    assert f"--model-repository={values['modelRepository']}" in triton["args"]
+    assert {m["name"] for m in triton["volumeMounts"]} >= {"model-cache", "model-cache-start", "openai-frontend"}
+
+
 def test_the_chart_refuses_a_cache_without_its_folder():
     with pytest.raises(Exception, match="modelCache.enabled needs modelCache.hostPath"):
         render({"modelRepository": REPOSITORY, "modelCache": {"enabled": True}})
