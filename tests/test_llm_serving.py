@@ -8,12 +8,12 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from tritonfleet.monitoring.autoscaling import LLM_SIGNALS
 from components.k8s.triton import llm_env
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import by_kind, planned_values, render
 from tritonfleet.core import pins
 from tritonfleet.core.config import ConfigError, TritonDeployment, load_stack_config
+from tritonfleet.monitoring.autoscaling import LLM_SIGNALS
 
 
 def test_llm_images_are_the_backends_variants_of_the_pinned_release():
