@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, engine_config, one_line
 
 from components.k8s.autoscaling import (
     INFERENCES_PER_SECOND,
@@ -191,6 +191,23 @@ def test_hpa_model_tolerance_and_largest_proposal():
     assert hpa.proposal({"queue": 20}) == 4, "or where the others hold the count"
     with pytest.raises(AssertionError, match="NaN"):
         hpa.proposal({"load": float("nan")})
+
+
+def test_an_llm_hpa_without_a_load_signal_is_a_plan_warning():
+    """TensorRT-LLM's LLM API layout with only the queue-time guard: its HPA scales on TTFT alone (queue time stays near
+    0 for a streaming model); a stated capacity or the engine layout give it a load signal."""
+    from tritonfleet.monitoring.autoscaling import autoscaling_warnings, load_signals
+
+    config = load_stack_config(engine_config("prod"), "prod")
+    guard_only = _llm("tensorrtllm", queueTimeTarget="50ms")
+    assert load_signals(guard_only) == [] and load_signals(_llm("tensorrtllm", "engine")) == [SEQUENCES, KV_CACHE]
+    assert load_signals(_llm("vllm", throughputPerReplica=10)) == ["inferences/s", SEQUENCES]
+    assert autoscaling_warnings(config) == [], "prod states throughputPerReplica"
+    warned = config.model_copy(update={"triton_deployments": [guard_only, *config.triton_deployments[1:]]})
+    assert [one_line(w) for w in autoscaling_warnings(warned)] == [
+        "deployment llm: TensorRT-LLM's LLM API layout exports no sequence or KV-cache metric, so its HPA has no load "
+        "signal and scales only on time to first token (queue time stays near 0 for a streaming model); set "
+        "throughputPerReplica or loadtestResult (tritonfleet loadtest --llm), or serve the engine layout"]
 
 
 def test_a_metric_the_pods_do_not_export_blocks_every_scale_down():
