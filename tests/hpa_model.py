@@ -2,7 +2,9 @@
 
 Follows pkg/controller/podautoscaler (replica_calculator.go, horizontal.go) of Kubernetes 1.33: per Pods metric with an
 AverageValue target, `ratio = average / target`; within the 10 % tolerance the proposal is the current count, otherwise
-`ceil(ratio × current)`; the largest proposal of all metrics wins; then the behaviour: stabilisation windows (scale-up
+`ceil(ratio × current)`; the largest proposal of all metrics wins, but a metric that cannot be computed (the adapter
+serves none for the pods) blocks a scale-down (horizontal.go computeReplicasForMetrics: no recommendation, no change,
+ScalingActive false) while it is skipped on a scale-up; then the behaviour: stabilisation windows (scale-up
 takes the lowest, scale-down the highest recommendation of its window), then the rate policies (period-start replicas ±
 policy, selectPolicy Max), then min/max. Timestamps are simulated seconds, so a 300 s window costs no wall-clock time.
 
