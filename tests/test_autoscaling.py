@@ -202,6 +202,8 @@ def test_an_llm_hpa_without_a_load_signal_is_a_plan_warning():
     guard_only = _llm("tensorrtllm", queueTimeTarget="50ms")
     assert load_signals(guard_only) == [] and load_signals(_llm("tensorrtllm", "engine")) == [SEQUENCES, KV_CACHE]
     assert load_signals(_llm("vllm", throughputPerReplica=10)) == ["inferences/s", SEQUENCES]
+    profiled = _llm("tensorrtllm", loadtestResult={"path": "llm.json", "model": "tensorrt_llm"})
+    assert load_signals(profiled) == ["inferences/s"], "a loadtest --llm profile gives the LLM API layout a request rate"
     assert autoscaling_warnings(config) == [], "prod states throughputPerReplica"
     warned = config.model_copy(update={"triton_deployments": [guard_only, *config.triton_deployments[1:]]})
     assert [one_line(w) for w in autoscaling_warnings(warned)] == [

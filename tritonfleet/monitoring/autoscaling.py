@@ -168,9 +168,11 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
 
 
 def load_signals(deployment: TritonDeployment) -> list[str]:
-    """What the deployment's HPA scales on in proportion to load (guards aside): inferences/s against a capacity,
-    and an LLM's sequences and KV cache where its layout exports them."""
-    signals = ["inferences/s"] if deployment.capacity_per_replica is not None else []
+    """What the deployment's HPA scales on in proportion to load (guards aside): inferences/s against a capacity
+    (stated, or measured: a loadtestResult, which plan.sizing.with_measured_capacities reads), and an LLM's sequences
+    and KV cache where its layout exports them."""
+    capacity = deployment.capacity_per_replica is not None or deployment.loadtest_result is not None
+    signals = ["inferences/s"] if capacity else []
     if deployment.llm is not None:
         signals += [kind for kind in (SEQUENCES, KV_CACHE) if kind in LLM_SIGNALS[serving_layout(deployment.llm)]]
     return signals
