@@ -2,7 +2,9 @@
 
 Follows pkg/controller/podautoscaler (replica_calculator.go, horizontal.go) of Kubernetes 1.33: per Pods metric with an
 AverageValue target, `ratio = average / target`; within the 10 % tolerance the proposal is the current count, otherwise
-`ceil(ratio × current)`; the largest proposal of all metrics wins; then the behaviour: stabilisation windows (scale-up
+`ceil(ratio × current)`; the largest proposal of all metrics wins, but a metric that cannot be computed (the adapter
+serves none for the pods) blocks a scale-down (horizontal.go computeReplicasForMetrics: no recommendation, no change,
+ScalingActive false) while it is skipped on a scale-up; then the behaviour: stabilisation windows (scale-up
 takes the lowest, scale-down the highest recommendation of its window), then the rate policies (period-start replicas ±
 policy, selectPolicy Max), then min/max. Timestamps are simulated seconds, so a 300 s window costs no wall-clock time.
 
@@ -72,13 +74,14 @@ class Hpa:
     now: float = 0.0
     recommendations: list[tuple[float, int]] = field(default_factory=list)
     events: list[tuple[float, int]] = field(default_factory=list)  # (time, replicas added (+) or removed (-))
+    scale_downs_blocked: int = 0  # syncs a metric it could not compute kept from scaling down (ScalingActive false)
 
     def __post_init__(self) -> None:
         self.current = self.current or self.spec["minReplicas"]
         self.targets = {m["pods"]["metric"]["name"]: quantity(m["pods"]["target"]["averageValue"]) for m in self.spec["metrics"]}
 
-    def proposal(self, averages: dict[str, float]) -> int:
-        """The largest per-metric proposal; a metric the adapter did not serve is skipped (as the HPA does)."""
+    def proposal(self, averages: dict[str, float]) -> int | None:
+        """The largest per-metric proposal, or None where the HPA does not act (`_computable`)."""
         proposals = []
         for name, target in self.targets.items():
             if name not in averages:
@@ -87,26 +90,37 @@ class Hpa:
             if math.isnan(ratio):
                 raise AssertionError(f"{name} is NaN: the HPA would stop scaling")
             proposals.append(self.current if abs(ratio - 1) <= TOLERANCE else math.ceil(ratio * self.current))
+        return self._computable(proposals, len(self.targets) - len(proposals))
+
+    def _computable(self, proposals: list[int], invalid: int) -> int | None:
+        """horizontal.go computeReplicasForMetrics: a metric it cannot compute (the adapter serves none for the pods)
+        is skipped while the others propose a scale-up or the current count, but "if all metrics are invalid or some
+        are invalid and we would scale down" it returns an error: no recommendation, no change, ScalingActive false
+        (kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go, the same in 1.28 and main; read
+        2026-12-05). So an HPA with one metric its pods never export scales up but never down."""
         if not proposals:
             raise AssertionError("no metric served: the HPA would stop scaling")
-        return max(proposals)
+        desired = max(proposals)
+        if invalid and desired < self.current:
+            self.scale_downs_blocked += 1
+            return None
+        return desired
 
     def sync(self, averages: dict[str, float], seconds: float = SYNC_SECONDS) -> int:
         """One controller sync `seconds` after the previous one; returns the new replica count."""
         self.now += seconds
         return self._behave(self.proposal(averages))
 
-    def pods_proposal(self, values: dict[str, list[float]], missing: int = 0, pending: int = 0) -> int:
+    def pods_proposal(self, values: dict[str, list[float]], missing: int = 0, pending: int = 0) -> int | None:
         """The largest per-metric proposal when some pods have no metric yet (`missing`: running, no metric served;
-        `pending`: not running yet), from each metric's values of the pods that have one (`pods_metric_proposal`)."""
+        `pending`: not running yet), from each metric's values of the pods that have one (`pods_metric_proposal`);
+        None where a metric no pod serves blocks a scale-down (`_computable`)."""
         proposals = [
             pods_metric_proposal(self.current, self.targets[name], pod_values, missing, pending)
             for name, pod_values in values.items()
             if name in self.targets
         ]
-        if not proposals:
-            raise AssertionError("no metric served: the HPA would stop scaling")
-        return max(proposals)
+        return self._computable(proposals, len(self.targets) - len(proposals))
 
     def sync_pods(self, values: dict[str, list[float]], missing: int = 0, pending: int = 0,
                   seconds: float = SYNC_SECONDS) -> int:
@@ -114,8 +128,11 @@ class Hpa:
         self.now += seconds
         return self._behave(self.pods_proposal(values, missing, pending))
 
-    def _behave(self, desired: int) -> int:
-        """The behaviour applied to the metrics' proposal: stabilisation windows, rate policies, min/max."""
+    def _behave(self, desired: int | None) -> int:
+        """The behaviour applied to the metrics' proposal: stabilisation windows, rate policies, min/max. No proposal
+        (a blocked scale-down): the controller returns before them, recording nothing."""
+        if desired is None:
+            return self.current
         behavior = self.spec["behavior"]
         up_window = behavior["scaleUp"]["stabilizationWindowSeconds"]
         down_window = behavior["scaleDown"]["stabilizationWindowSeconds"]

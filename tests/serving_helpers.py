@@ -109,3 +109,12 @@ input [
 output [ { name: "text_output", data_type: TYPE_STRING, dims: [ 1 ] } ]
 instance_group [ { kind: KIND_CPU, count: 1 } ]
 """
+
+
+def with_layout(config, layout: str | None):
+    """The stack with its llm deployment's llm.layout set (None: as shipped)."""
+    if layout is None:
+        return config
+    deployments = [d.model_copy(update={"llm": d.llm.model_copy(update={"layout": layout})}) if d.llm else d
+                   for d in config.triton_deployments]  # fmt: skip
+    return config.model_copy(update={"triton_deployments": deployments})

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, engine_config, one_line
 
 from components.k8s.autoscaling import (
     INFERENCES_PER_SECOND,
-    LLM_KV_CACHE,
-    LLM_SEQUENCES,
-    LLM_TTFT_MS,
+    KV_CACHE,
+    LLM_SIGNALS,
     QUEUE_MS_PER_REQUEST,
+    SEQUENCES,
+    TTFT,
     target_inferences_per_second,
     target_kv_cache,
     triton_adapter_rules,
@@ -62,46 +63,80 @@ def test_targets_from_the_stated_capacity_and_the_guard():
     assert autoscaling_values(bare, monitoring=False)["enabled"] is False
 
 
-def test_the_kv_cache_signal_reads_each_backends_share_of_its_cache():
-    """vLLM reports the share itself (0-1); TensorRT-LLM reports blocks by kv_cache_block_type, of which the rule
-    reads only used over max (not free, tokens_per, reused or fraction, which older backends lack)."""
+def test_the_kv_cache_signal_reads_the_engines_share_of_its_cache():
+    """TensorRT-LLM's engine layout reports blocks by kv_cache_block_type, of which the rule reads only used over max
+    (not free, tokens_per, reused or fraction, which older backends lack). No other layout exports its KV cache."""
     rules = {r["name"]["as"]: r for r in triton_adapter_rules()}
-    vllm, trtllm = rules[LLM_KV_CACHE["vllm"]], rules[LLM_KV_CACHE["tensorrtllm"]]
-    assert vllm["seriesQuery"].startswith("vllm:gpu_cache_usage_perc{")
-    assert vllm["metricsQuery"] == "max(avg_over_time(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)"
-    used, capacity = trtllm["metricsQuery"].split(" / ")
+    used, capacity = rules[LLM_SIGNALS["engine"][KV_CACHE]]["metricsQuery"].split(" / ")
     assert 'kv_cache_block_type="used",<<.LabelMatchers>>' in used
     assert capacity.startswith("clamp_min(") and 'kv_cache_block_type="max",' in capacity, "no capacity reads 0, not NaN"
+    assert [layout for layout, signals in LLM_SIGNALS.items() if KV_CACHE in signals] == ["engine"]
     assert len(rules) == len(triton_adapter_rules()), "one rule per served name"
+
+
+def test_vllm_sequences_come_from_its_latency_histogram_by_littles_law():
+    """The vLLM backend exports no scheduler gauge: the seconds its requests spent in the engine, per second of the
+    window, are the mean requests in the pod (Little's law)."""
+    rule = next(r for r in triton_adapter_rules() if r["name"]["as"] == LLM_SIGNALS["vllm"][SEQUENCES])
+    assert rule["seriesQuery"] == 'vllm:e2e_request_latency_seconds_sum{namespace!="",pod!=""}'
+    assert rule["metricsQuery"] == "sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)"
 
 
 def test_tensorrt_llm_sequences_are_its_active_requests():
     """Its "waiting" is active minus scheduled (tensorrtllm_backend model_instance_state.cc): adding it to "active"
     would count a paused request twice."""
-    query = next(r for r in triton_adapter_rules() if r["name"]["as"] == LLM_SEQUENCES["tensorrtllm"])["metricsQuery"]
+    sequences = LLM_SIGNALS["engine"][SEQUENCES]
+    query = next(r for r in triton_adapter_rules() if r["name"]["as"] == sequences)["metricsQuery"]
     assert 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}' in query and "waiting" not in query
 
 
-@pytest.mark.parametrize("backend", ["vllm", "tensorrtllm"])
-def test_an_llm_hpa_scales_on_sequences_kv_cache_and_ttft(backend):
-    deployment = TritonDeployment.model_validate({
-        "name": "llm", "pool": "h200", "minReplicas": 1, "maxReplicas": 4, "targetUtilization": 0.7,
-        "llm": {"backend": backend, "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096,
-                "maxSequences": 16, "ttftTarget": "1.5s"},
-    })  # fmt: skip
+def _llm(backend: str, layout: str | None = None, **settings) -> TritonDeployment:
+    llm = {"backend": backend, "model": "Llama-3.1-8B", "precision": "bf16", "maxContext": 4096, "maxSequences": 16,
+           "ttftTarget": "1.5s"} | ({"layout": layout} if layout else {})
+    return TritonDeployment.model_validate({"name": "llm", "pool": "h200", "minReplicas": 1, "maxReplicas": 4,
+                                            "targetUtilization": 0.7, "llm": llm, **settings})
+
+
+def _hpa_targets(deployment: TritonDeployment) -> dict[str, dict[str, str]]:
     values = autoscaling_values(deployment, monitoring=True)
-    assert values["kvCache"] == {"metric": LLM_KV_CACHE[backend], "target": "700m"}  # the whole cache x 0.7
     rendered = {"modelRepository": "s3://models", "replicas": {"min": 1, "max": 4}, "autoscaling": values}
     spec = by_kind(render(rendered))["HorizontalPodAutoscaler"]["spec"]
-    metrics = {m["pods"]["metric"]["name"]: m["pods"]["target"] for m in spec["metrics"]}
-    assert metrics == {
-        LLM_SEQUENCES[backend]: {"type": "AverageValue", "averageValue": "11200m"},
-        LLM_KV_CACHE[backend]: {"type": "AverageValue", "averageValue": "700m"},
-        LLM_TTFT_MS[backend]: {"type": "AverageValue", "averageValue": "1500"},
+    return {m["pods"]["metric"]["name"]: m["pods"]["target"] for m in spec["metrics"]}
+
+
+def test_an_engine_hpa_scales_on_sequences_kv_cache_and_ttft():
+    deployment = _llm("tensorrtllm", "engine")
+    signals = LLM_SIGNALS["engine"]
+    assert autoscaling_values(deployment, monitoring=True)["kvCache"] == {"metric": signals[KV_CACHE], "target": "700m"}
+    assert _hpa_targets(deployment) == {
+        signals[SEQUENCES]: {"type": "AverageValue", "averageValue": "11200m"},  # 16 sequences x 0.7
+        signals[KV_CACHE]: {"type": "AverageValue", "averageValue": "700m"},  # the whole cache x 0.7
+        signals[TTFT]: {"type": "AverageValue", "averageValue": "1500"},
     }
-    hpa = Hpa(spec, current=2)
-    busy = {LLM_SEQUENCES[backend]: 4.0, LLM_KV_CACHE[backend]: 0.98, LLM_TTFT_MS[backend]: 200.0}
+    hpa = Hpa(by_kind(render({"modelRepository": "s3://models", "replicas": {"min": 1, "max": 4},
+                              "autoscaling": autoscaling_values(deployment, monitoring=True)}))
+              ["HorizontalPodAutoscaler"]["spec"], current=2)  # fmt: skip
+    busy = {signals[SEQUENCES]: 4.0, signals[KV_CACHE]: 0.98, signals[TTFT]: 200.0}
     assert hpa.proposal(busy) == 3, "long prompts: the cache fills (0.98 / 0.7 x 2) before the batch does"
+
+
+def test_a_vllm_hpa_scales_on_sequences_and_ttft_without_a_kv_cache():
+    signals = LLM_SIGNALS["vllm"]
+    assert _hpa_targets(_llm("vllm")) == {
+        signals[SEQUENCES]: {"type": "AverageValue", "averageValue": "11200m"},
+        signals[TTFT]: {"type": "AverageValue", "averageValue": "1500"},
+    }
+
+
+def test_an_llmapi_hpa_has_its_ttft_guard_and_the_request_rate_where_a_capacity_is_given():
+    """TensorRT-LLM's LLM API layout (the default) exports no sequence or KV-cache family: the TTFT guard alone, and
+    inferences/s against a stated or measured capacity; the chart renders a guard-only HPA."""
+    ttft = LLM_SIGNALS["llmapi"][TTFT]
+    assert _hpa_targets(_llm("tensorrtllm")) == {ttft: {"type": "AverageValue", "averageValue": "1500"}}
+    assert _hpa_targets(_llm("tensorrtllm", throughputPerReplica=10)) == {
+        INFERENCES_PER_SECOND: {"type": "AverageValue", "averageValue": "7000m"},
+        ttft: {"type": "AverageValue", "averageValue": "1500"},
+    }
 
 
 def test_kv_cache_target_is_the_share_at_target_utilization():
@@ -151,9 +186,50 @@ def test_hpa_model_tolerance_and_largest_proposal():
     assert hpa.proposal({"load": 109, "queue": 0}) == 4, "within the 10 % tolerance"
     assert hpa.proposal({"load": 111, "queue": 0}) == 5
     assert hpa.proposal({"load": 50, "queue": 60}) == 12, "the larger proposal wins"
-    assert hpa.proposal({"queue": 0}) == 0, "a metric not served is skipped"
+    assert hpa.proposal({"queue": 0}) is None, "a metric not served blocks a scale-down"
+    assert hpa.proposal({"queue": 30}) == 6, "and is skipped in a scale-up"
+    assert hpa.proposal({"queue": 20}) == 4, "or where the others hold the count"
     with pytest.raises(AssertionError, match="NaN"):
         hpa.proposal({"load": float("nan")})
+
+
+def test_an_llm_hpa_without_a_load_signal_is_a_plan_warning():
+    """TensorRT-LLM's LLM API layout with only the queue-time guard: its HPA scales on TTFT alone (queue time stays near
+    0 for a streaming model); a stated capacity or the engine layout give it a load signal."""
+    from tritonfleet.monitoring.autoscaling import autoscaling_warnings, load_signals
+
+    config = load_stack_config(engine_config("prod"), "prod")
+    guard_only = _llm("tensorrtllm", queueTimeTarget="50ms")
+    assert load_signals(guard_only) == [] and load_signals(_llm("tensorrtllm", "engine")) == [SEQUENCES, KV_CACHE]
+    assert load_signals(_llm("vllm", throughputPerReplica=10)) == ["inferences/s", SEQUENCES]
+    profiled = _llm("tensorrtllm", loadtestResult={"path": "llm.json", "model": "tensorrt_llm"})
+    assert load_signals(profiled) == ["inferences/s"], "a loadtest --llm profile gives the LLM API layout a request rate"
+    assert autoscaling_warnings(config) == [], "prod states throughputPerReplica"
+    warned = config.model_copy(update={"triton_deployments": [guard_only, *config.triton_deployments[1:]]})
+    assert [one_line(w) for w in autoscaling_warnings(warned)] == [
+        "deployment llm: TensorRT-LLM's LLM API layout exports no sequence or KV-cache metric, so its HPA has no load "
+        "signal and scales only on time to first token (queue time stays near 0 for a streaming model); set "
+        "throughputPerReplica or loadtestResult (tritonfleet loadtest --llm), or serve the engine layout"]
+
+
+def test_a_metric_the_pods_do_not_export_blocks_every_scale_down():
+    """The hazard of an LLM HPA reading a family its backend lacks (a vLLM image without vllm_backend#92's gauges):
+    it scales up on the metrics it has, then holds the peak forever once load falls, where the same HPA over metrics
+    that exist returns to minReplicas (horizontal.go computeReplicasForMetrics, tests/hpa_model.py)."""
+    signals = LLM_SIGNALS["vllm"]
+    spec = by_kind(render({"modelRepository": "s3://models", "replicas": {"min": 1, "max": 4},
+                           "autoscaling": autoscaling_values(_llm("vllm"), monitoring=True)}))["HorizontalPodAutoscaler"]
+    complete, missing_one = Hpa(spec["spec"]), Hpa(spec["spec"])
+    missing_one.targets["vllm:num_requests_running"] = 11.2  # as if the HPA also read the absent gauge
+    busy, idle = {signals[SEQUENCES]: 40.0, signals[TTFT]: 300.0}, {signals[SEQUENCES]: 0.0, signals[TTFT]: 0.0}
+    for hpa in (complete, missing_one):
+        for _ in range(4):
+            hpa.sync(busy)
+        assert hpa.current == 4, "scale-up goes ahead on the metrics it has"
+        for _ in range(40):  # 10 simulated minutes: past the 5-minute scale-down window
+            hpa.sync(idle)
+    assert (complete.current, complete.scale_downs_blocked) == (1, 0)
+    assert (missing_one.current, missing_one.scale_downs_blocked) == (4, 40), "ScalingActive false: held at the peak"
 
 
 @pytest.mark.parametrize(

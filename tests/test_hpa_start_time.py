@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from components.k8s.autoscaling import INFERENCES_PER_SECOND, LLM_SEQUENCES, QUEUE_MS_PER_REQUEST, target_sequences
+from components.k8s.autoscaling import INFERENCES_PER_SECOND, LLM_SIGNALS, QUEUE_MS_PER_REQUEST, target_sequences
 from components.k8s.triton import autoscaling_values
 from tests.hpa_model import SYNC_SECONDS, Fleet, Hpa, pods_metric_proposal
 from tests.serving_helpers import by_kind, render
@@ -27,7 +27,7 @@ from tests.test_startup import MEASURED, _with_deployment
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.startup import HPA_SCALE_UP, hpa_periods_to_max, startup_budget
 
-SEQUENCES = LLM_SEQUENCES["vllm"]
+SEQUENCES = LLM_SIGNALS["vllm"]["sequences"]
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,9 @@ H200 = Replica(2, "H200", "9.0")  # the catalog's compute capability
 
 
 def _deployment(backend: str, gpus: int = 2, **settings) -> TritonDeployment:
+    """A TensorRT-LLM one declares the engine layout (the ensemble and engine below)."""
     llm = {"backend": backend, "model": "Qwen2.5-72B", "precision": "fp8", "maxContext": 16384, "maxSequences": 32}
+    llm |= {"layout": "engine"} if backend == "tensorrtllm" else {}
     return TritonDeployment.model_validate(
         {"name": "llm", "pool": "h200", "gpusPerReplica": gpus, "llm": llm, **settings})
 
@@ -29,11 +31,15 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def vllm_repository(root: Path, **engine_args) -> Path:
-    """The vLLM backend's layout (vllm_backend samples/model_repository): config.pbtxt and 1/model.json."""
+REPORT_METRICS = 'parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "true" } }\n'
+
+
+def vllm_repository(root: Path, metrics: str = REPORT_METRICS, **engine_args) -> Path:
+    """The vLLM backend's layout (vllm_backend samples/model_repository): config.pbtxt and 1/model.json, reporting its
+    metrics (README "Triton Metrics") unless `metrics` says otherwise."""
     args = {"model": "Qwen/Qwen2.5-72B-Instruct", "tensor_parallel_size": 2, "max_model_len": 16384,
             "max_num_seqs": 32, "gpu_memory_utilization": 0.9, **engine_args}
-    _write(root / "llm" / "config.pbtxt", 'backend: "vllm"\ninstance_group [{ count: 1, kind: KIND_MODEL }]\n')
+    _write(root / "llm" / "config.pbtxt", 'backend: "vllm"\ninstance_group [{ count: 1, kind: KIND_MODEL }]\n' + metrics)
     _write(root / "llm" / "1" / "model.json", json.dumps(args))
     return root
 
@@ -88,6 +94,7 @@ def test_matching_repositories_pass(tmp_path):
         ({"max_model_len": None}, "error: no max_model_len: vLLM then takes the model's whole context"),
         ({"max_num_seqs": 256}, "warning: max_num_seqs 256 is above llm.maxSequences 32"),
         ({"gpu_memory_utilization": 0.97}, "warning: gpu_memory_utilization 0.97 leaves less than the 10%"),
+        ({"disable_log_stats": True}, "error: disable_log_stats true: the vLLM backend then exports no vllm: metric"),
     ],
 )
 def test_vllm_engine_arguments_against_the_deployment(tmp_path, engine_args, expected):
@@ -98,6 +105,16 @@ def test_vllm_engine_arguments_against_the_deployment(tmp_path, engine_args, exp
         del document["max_model_len"]
         (root / "llm" / "1" / "model.json").write_text(json.dumps(document))
     assert any(m.startswith(expected) for m in _messages(root, _deployment("vllm"))), _messages(root, _deployment("vllm"))
+
+
+@pytest.mark.parametrize("metrics", ["", REPORT_METRICS.replace("true", "false")], ids=["unset", "false"])
+def test_a_vllm_model_that_reports_no_metrics_is_refused(tmp_path, metrics):
+    """Without REPORT_CUSTOM_METRICS "true" the backend exports no vllm: family (vllm_backend src/model.py), so the
+    HPA lacks the sequence and TTFT metrics it reads and never scales down."""
+    messages = _messages(vllm_repository(tmp_path, metrics=metrics), _deployment("vllm"))
+    assert messages == ['error: no parameter REPORT_CUSTOM_METRICS "true": the vLLM backend then exports no vllm: '
+                        "metric, and the HPA, missing its sequence and TTFT metrics, never scales down; add parameters "
+                        '{ key: "REPORT_CUSTOM_METRICS" value: { string_value: "true" } }']
 
 
 def test_tensorrt_llm_engine_against_the_deployment(tmp_path):
@@ -182,18 +199,25 @@ def test_an_engine_config_with_a_malformed_auto_parallel_config_is_not_checked(t
         "warning: the engine's GPU architecture was not checked: co"]
 
 
-def test_cli_refuses_an_engine_for_another_gpu(tmp_path):
-    """prod's llm: Llama-3.3-70B on TensorRT-LLM, H200 pool, 2 GPUs per replica, 8192 tokens, 64 sequences."""
+def test_cli_refuses_an_engine_for_a_deployment_of_the_llmapi_layout(tmp_path):
+    """prod's llm: Llama-3.3-70B on TensorRT-LLM in the LLM API layout (the default), whose HPA and alerts read only
+    what that layout exports: an engine repository is refused, with every problem in one message."""
     args = ("--stack", "prod", "--deployment", "llm")
-    good = run_cli("models", "validate", str(tensorrt_llm_repository(tmp_path / "good", max_seq_len=8192)), *args)
-    assert good.returncode == 0, good.stderr
     bad = run_cli("models", "validate", str(tensorrt_llm_repository(tmp_path / "bad", cluster_key="L40S",
                                                                     max_seq_len=8192)), *args)
     assert bad.returncode == 1
     stderr = " ".join(bad.stderr.split())
-    assert "an engine built on L40S (cluster_key L40S, compute capability 8.9), but deployment 'llm' runs on H200 " \
-           "(compute capability 9.0)" in stderr
-    assert "Rebuild it with trtllm-build on H200, or move the deployment to a pool of L40S" in stderr
+    assert "the TensorRT-engine layout (backend tensorrtllm), but deployment 'llm' declares llm.layout llmapi " \
+           "(default llmapi), whose metrics its HPA and alerts read; set llm.layout engine in the stack, or publish " \
+           "the LLM API layout (a python model with model.yaml)" in stderr
+    assert "the repository does not serve deployment 'llm' as its llm declares" in stderr
+
+
+def test_an_llmapi_repository_for_an_engine_deployment_is_refused(tmp_path):
+    messages = _messages(llmapi_repository(tmp_path), _deployment("tensorrtllm"))
+    assert messages == ["error: the LLM API layout (a python model with model.yaml), but deployment 'llm' declares "
+                        "llm.layout engine (default llmapi), whose metrics its HPA and alerts read; set llm.layout "
+                        "llmapi in the stack, or publish the TensorRT-engine layout (backend tensorrtllm)"]
 
 
 # The LLM API layout (NVIDIA/TensorRT-LLM triton_backend/all_models/llmapi): a Python model whose version folder holds

@@ -8,12 +8,12 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from components.k8s.autoscaling import LLM_KV_CACHE, LLM_SEQUENCES, LLM_TTFT_MS
 from components.k8s.triton import llm_env
 from tests.kube_validate import validate_strict
 from tests.serving_helpers import by_kind, planned_values, render
 from tritonfleet.core import pins
 from tritonfleet.core.config import ConfigError, TritonDeployment, load_stack_config
+from tritonfleet.monitoring.autoscaling import LLM_SIGNALS
 
 
 def test_llm_images_are_the_backends_variants_of_the_pinned_release():
@@ -64,9 +64,11 @@ def test_shipped_llm_releases_render_and_validate_strict(stack, backend, gpus, e
     assert "--strict-readiness=true" in container["args"]
     startup = container["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= values["modelLoadSeconds"] == 1200
-    # The HPA scales on the backend's sequences and KV-cache use (targetUtilization of each), with its TTFT guard.
+    # The HPA scales on what the layout exports of sequences and KV-cache use (targetUtilization of each), with its
+    # TTFT guard last.
     metrics = [m["pods"]["metric"]["name"] for m in by_kind(objects)["HorizontalPodAutoscaler"]["spec"]["metrics"]]
-    assert metrics[-3:] == [LLM_SEQUENCES[backend], LLM_KV_CACHE[backend], LLM_TTFT_MS[backend]]
+    signals = LLM_SIGNALS[{"prod": "llmapi", "gcp-prod": "vllm"}[stack]]
+    assert metrics[-len(signals):] == list(signals.values())
 
 
 def _prod_with(**changes) -> dict:
@@ -94,3 +96,18 @@ def test_an_image_without_the_backend_is_refused(tag):
     text = " ".join(str(err.value).split())
     assert f'tritonDeployments[0].imageTag = "{tag}"' in text
     assert "a tensorrtllm image tag, <YY.MM>-trtllm-python-py3 (unset: the pinned 26.07-trtllm-python-py3)" in text
+
+
+def test_a_layout_for_a_vllm_deployment_is_refused():
+    """llm.layout tells TensorRT-LLM's two layouts apart; vLLM has one."""
+    doc = _prod_with()
+    llm = doc["config"]["tritonfleet:tritonDeployments"][0]["llm"]
+    llm.update(backend="vllm", layout="engine", precision="fp8")
+    llm.pop("kvCachePrecision")
+    with pytest.raises(ConfigError) as err:
+        _load(doc)
+    text = " ".join(str(err.value).split())
+    assert 'tritonDeployments[0].llm.layout = "engine"' in text
+    assert "unset for backend vllm (one layout: model.json); llmapi or engine are TensorRT-LLM's" in text
+    assert "fix: pulumi config rm --path 'tritonfleet:tritonDeployments[0].llm.layout' --stack prod" in text
+    assert _load(_prod_with(llm={**llm, "backend": "tensorrtllm"})).triton_deployments[0].llm.layout == "engine"

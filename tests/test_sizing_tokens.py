@@ -83,8 +83,13 @@ def test_requests_with_an_output_length_are_tokens(tmp_path):
 
 
 def test_the_hpa_keeps_counting_inferences_not_the_token_capacity(tmp_path):
-    config = with_measured_capacities(_config(tmp_path, llm_result()), tmp_path)
-    assert next(d for d in config.triton_deployments if d.llm).capacity_per_replica is None
+    """Where the layout exports sequences (TensorRT-LLM's engine), they carry the load; TensorRT-LLM's LLM API layout
+    exports none, so its HPA counts requests against the profile's: 2000 output tokens/s at 200 a request, 10/s."""
+    engine = with_measured_capacities(_config(tmp_path, llm_result(), llm={"layout": "engine"}), tmp_path)
+    assert next(d for d in engine.triton_deployments if d.llm).capacity_per_replica is None
+    llmapi = next(d for d in with_measured_capacities(_config(tmp_path, llm_result()), tmp_path).triton_deployments
+                  if d.llm)  # fmt: skip
+    assert llmapi.capacity_per_replica == 10.0
 
 
 def test_a_token_capacity_with_a_load_in_requests_and_no_length_names_the_key(tmp_path):

@@ -28,25 +28,10 @@ import pulumi_kubernetes as k8s
 from components.k8s.values import pinned_chart
 from tritonfleet.core import pins
 from tritonfleet.core.conventions import MONITORING_NAMESPACE, PROMETHEUS_ADAPTER_RELEASE, PROMETHEUS_PORT, PROMETHEUS_SERVICE_URL
-from tritonfleet.monitoring.autoscaling import SIGNAL_COUNTER, SIGNAL_WINDOW, hpa_target
+from tritonfleet.monitoring.autoscaling import KV_CACHE, LLM_SIGNALS, SEQUENCES, SIGNAL_COUNTER, SIGNAL_WINDOW, TTFT, hpa_target
 
 INFERENCES_PER_SECOND = "triton_inferences_per_second"
 QUEUE_MS_PER_REQUEST = "triton_queue_ms_per_request"
-# LLM deployments: what saturates a replica is its batch of sequences and its KV cache, and what users feel is the
-# first token. Per backend, from the gauges and histograms it exports through Triton's metrics port
-# (monitoring/llm_rules.py): vLLM's vllm:time_to_first_token_seconds (vllm_backend src/utils/metrics.py, r24.08 to
-# r26.01) and its scheduler gauges vllm:num_requests_running/_waiting and vllm:gpu_cache_usage_perc (0-1), which only
-# triton-inference-server/vllm_backend#92 adds (open as of r26.01: README VERIFY); TensorRT-LLM's
-# nv_trt_llm_request_metrics{request_type="active"} and nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type=
-# "used"|"max"} (blocks; tensorrtllm_backend r26.07 README, "Triton Metrics"; labels in r25.05
-# inflight_batcher_llm/src/custom_metrics_reporter/custom_metrics_reporter.cc) and Triton's first-response histogram
-# of the decoupled model (ms). TensorRT-LLM's "waiting" is active minus scheduled (r25.05 model_instance_state.cc),
-# so it is inside "active"; the requests its executor queues past its max sequences (TensorRT-LLM
-# cpp/tensorrt_llm/executor/executorImpl.cpp, mMaxNumActiveRequests) are not exported: that signal tops out at the
-# batch, and the TTFT guard sees the queue.
-LLM_SEQUENCES = {"vllm": "triton_vllm_sequences", "tensorrtllm": "triton_trtllm_sequences"}
-LLM_TTFT_MS = {"vllm": "triton_vllm_ttft_ms", "tensorrtllm": "triton_trtllm_ttft_ms"}
-LLM_KV_CACHE = {"vllm": "triton_vllm_kv_cache_usage", "tensorrtllm": "triton_trtllm_kv_cache_usage"}
 RATE_WINDOW = SIGNAL_WINDOW
 # prometheus-adapter's own API server port (its chart's default); the control plane calls it for every HPA sync.
 ADAPTER_PORT = 6443
@@ -81,58 +66,52 @@ def triton_adapter_rules() -> list[dict[str, Any]]:
 
 
 def _llm_rules() -> list[dict[str, Any]]:
-    """Sequences in a pod (running + waiting, averaged over the window: a gauge read once is one instant of a batch
-    that changes every token), the share of its KV cache in use (0-1, averaged likewise) and its mean time to first
-    token in ms, per LLM backend."""
+    """One adapter rule per LLM signal name of LLM_SIGNALS: sequences in a pod, the share of its KV cache in use (0-1)
+    and its mean time to first token in ms."""
     window = f"[{RATE_WINDOW}]"
-
-    def vllm_gauge(name: str) -> str:  # one sum per gauge: avg_over_time drops the name, so two would collide
-        return f"sum(avg_over_time(vllm:num_requests_{name}{{<<.LabelMatchers>>}}{window})) by (<<.GroupBy>>)"
 
     def trtllm_blocks(kind: str) -> str:
         series = f'nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type="{kind}",<<.LabelMatchers>>}}'
         return f"sum(avg_over_time({series}{window})) by (<<.GroupBy>>)"
 
     trtllm_sequences = 'nv_trt_llm_request_metrics{request_type="active",<<.LabelMatchers>>}'
-    vllm_kv_cache = "vllm:gpu_cache_usage_perc"
+    vllm_e2e = "vllm:e2e_request_latency_seconds_sum"
     vllm_ttft, trt_ttft = "vllm:time_to_first_token_seconds", "nv_inference_first_response_histogram_ms"
+    vllm, engine = LLM_SIGNALS["vllm"], LLM_SIGNALS["engine"]
     return [
         {
-            "seriesQuery": f"vllm:num_requests_running{_POD_SERIES}",
+            "seriesQuery": f"{vllm_e2e}{_POD_SERIES}",
             "resources": _POD_RESOURCES,
-            "name": {"matches": "^vllm:num_requests_running$", "as": LLM_SEQUENCES["vllm"]},
-            "metricsQuery": f"{vllm_gauge('running')} + {vllm_gauge('waiting')}",
+            "name": {"matches": f"^{vllm_e2e}$", "as": vllm[SEQUENCES]},
+            # Little's law: the seconds requests spent in the engine (queued and running), summed as each one
+            # finishes, per second of the window = the mean requests in the pod over the window. It lags by about a
+            # request's duration (a request counts when it ends) and a window that no request ends in reads 0.
+            "metricsQuery": _rate("<<.Series>>"),
         },
         {
             "seriesQuery": f"nv_trt_llm_request_metrics{_POD_SERIES}",
             "resources": _POD_RESOURCES,
-            "name": {"matches": "^nv_trt_llm_request_metrics$", "as": LLM_SEQUENCES["tensorrtllm"]},
+            "name": {"matches": "^nv_trt_llm_request_metrics$", "as": engine[SEQUENCES]},
+            # averaged over the window: a gauge read once is one instant of a batch that changes every token
             "metricsQuery": f"sum(avg_over_time({trtllm_sequences}{window})) by (<<.GroupBy>>)",
-        },
-        {
-            "seriesQuery": f"{vllm_kv_cache}{_POD_SERIES}",
-            "resources": _POD_RESOURCES,
-            "name": {"matches": f"^{vllm_kv_cache}$", "as": LLM_KV_CACHE["vllm"]},
-            # one engine per model; a pod of several models is as full as its fullest cache
-            "metricsQuery": f"max(avg_over_time(<<.Series>>{{<<.LabelMatchers>>}}{window})) by (<<.GroupBy>>)",
         },
         {
             "seriesQuery": f"nv_trt_llm_kv_cache_block_metrics{_POD_SERIES}",
             "resources": _POD_RESOURCES,
-            "name": {"matches": "^nv_trt_llm_kv_cache_block_metrics$", "as": LLM_KV_CACHE["tensorrtllm"]},
+            "name": {"matches": "^nv_trt_llm_kv_cache_block_metrics$", "as": engine[KV_CACHE]},
             # blocks in use over the cache's blocks (clamp_min: a pod that reports no capacity reads 0, never NaN)
             "metricsQuery": f"{trtllm_blocks('used')} / clamp_min({trtllm_blocks('max')}, 1)",
         },
         {
             "seriesQuery": f"{vllm_ttft}_count{_POD_SERIES}",
             "resources": _POD_RESOURCES,
-            "name": {"matches": f"^{vllm_ttft}_count$", "as": LLM_TTFT_MS["vllm"]},
+            "name": {"matches": f"^{vllm_ttft}_count$", "as": vllm[TTFT]},
             "metricsQuery": f"{_rate(vllm_ttft + '_sum')} / clamp_min({_rate(vllm_ttft + '_count')}, 1e-9) * 1000",
         },
         {
             "seriesQuery": f"{trt_ttft}_count{_POD_SERIES}",
             "resources": _POD_RESOURCES,
-            "name": {"matches": f"^{trt_ttft}_count$", "as": LLM_TTFT_MS["tensorrtllm"]},
+            "name": {"matches": f"^{trt_ttft}_count$", "as": engine[TTFT]},
             "metricsQuery": f"{_rate(trt_ttft + '_sum')} / clamp_min({_rate(trt_ttft + '_count')}, 1e-9)",
         },
     ]

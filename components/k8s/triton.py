@@ -17,6 +17,7 @@ from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.conventions import MONITOR_SELECTOR_LABELS, TRITON_CHART_NAME, triton_release_name
 from tritonfleet.core.disruption import POD_STOP_SECONDS, pdb_max_unavailable
 from tritonfleet.core.exposure import ExposureFacts
+from tritonfleet.core.llm_exports import serving_layout
 from tritonfleet.core.packing import NodeShape, replica_requests, replica_shape, replicas_per_node, shm_gi
 from tritonfleet.core.placement import SOFT, HostnameSpread
 from tritonfleet.core.rollout import pinned_config_name
@@ -26,10 +27,11 @@ from tritonfleet.core.startup import HPA_SCALE_UP, helm_timeout_seconds, model_l
 from .access import access_values
 from .autoscaling import (
     INFERENCES_PER_SECOND,
-    LLM_KV_CACHE,
-    LLM_SEQUENCES,
-    LLM_TTFT_MS,
+    KV_CACHE,
+    LLM_SIGNALS,
     QUEUE_MS_PER_REQUEST,
+    SEQUENCES,
+    TTFT,
     target_inferences_per_second,
     target_kv_cache,
     target_sequences,
@@ -148,18 +150,20 @@ def autoscaling_values(deployment: TritonDeployment, monitoring: bool) -> dict[s
 
 
 def _llm_autoscaling(deployment: TritonDeployment) -> dict[str, Any]:
-    """An LLM deployment also scales on its sequences (running + waiting) against its batch capacity and on the share
-    of its KV cache in use (long prompts fill the cache before the batch), both at targetUtilization, guarded by its
-    mean time to first token against llm.ttftTarget; the HPA takes the largest proposal of all its metrics."""
+    """An LLM deployment also scales on what its layout exports (autoscaling.LLM_SIGNALS): its sequences against its
+    batch capacity and the share of its KV cache in use, both at targetUtilization, and its mean time to first token
+    against llm.ttftTarget as a guard; the HPA takes the largest proposal of all its metrics. A signal the layout
+    cannot serve is left out (empty target): an HPA missing one metric never scales down."""
     llm = deployment.llm
     if llm is None:
         return {}
-    return {
-        "sequences": {"metric": LLM_SEQUENCES[llm.backend],
-                      "target": target_sequences(llm.max_sequences, deployment.target_utilization)},
-        "kvCache": {"metric": LLM_KV_CACHE[llm.backend], "target": target_kv_cache(deployment.target_utilization)},
-        "ttft": {"metric": LLM_TTFT_MS[llm.backend], "targetMs": f"{latency_ms(llm.ttft_target):g}"},
-    }  # fmt: skip
+    signals = LLM_SIGNALS[serving_layout(llm)]
+    targets = {
+        SEQUENCES: ("target", target_sequences(llm.max_sequences, deployment.target_utilization)),
+        KV_CACHE: ("target", target_kv_cache(deployment.target_utilization)),
+        TTFT: ("targetMs", f"{latency_ms(llm.ttft_target):g}"),
+    }
+    return {kind: {"metric": signals[kind], key: target} for kind, (key, target) in targets.items() if kind in signals}
 
 
 def llm_env(deployment: TritonDeployment) -> dict[str, str]:

@@ -31,6 +31,7 @@ from tritonfleet.core import pins
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.config import TritonDeployment
 from tritonfleet.core.llm import load_llm_facts
+from tritonfleet.core.llm_exports import serving_layout
 from tritonfleet.models.llmapi_layout import check_llmapi, is_llmapi, read_mapping
 from tritonfleet.models.validate import CONFIG_FILE, Finding, Model, Replica, Report
 
@@ -59,6 +60,8 @@ def check_llm_layout(report: Report, deployment: TritonDeployment, replica: Repl
                                     f"'{deployment.name}' declares llm.backend {llm.backend} (and runs its image)"))
         elif model.backend == "vllm":
             findings += _check_vllm(model, deployment)
+        elif (layout := "llmapi" if is_llmapi(model) else "engine") != serving_layout(llm):
+            findings.append(_other_layout(model, deployment, layout))
         elif is_llmapi(model):
             findings += check_llmapi(model, deployment, replica)
         else:
@@ -67,6 +70,20 @@ def check_llm_layout(report: Report, deployment: TritonDeployment, replica: Repl
     if llm.backend == "tensorrtllm":
         findings += _check_tokenizer(report)
     return findings
+
+
+LAYOUT_NAMES = {"llmapi": "the LLM API layout (a python model with model.yaml)",
+                "engine": "the TensorRT-engine layout (backend tensorrtllm)"}  # fmt: skip
+
+
+def _other_layout(model: Model, deployment: TritonDeployment, layout: str) -> Finding:
+    """A TensorRT-LLM model of the layout the deployment does not declare: its HPA and alerts read the declared
+    layout's metrics (tritonfleet/core/llm_exports.py), which this model does not export."""
+    assert deployment.llm is not None
+    declared = serving_layout(deployment.llm)
+    return Finding("error", model.directory / CONFIG_FILE, f"{LAYOUT_NAMES[layout]}, but deployment "
+                   f"'{deployment.name}' declares llm.layout {declared} (default llmapi), whose metrics its HPA and "
+                   f"alerts read; set llm.layout {layout} in the stack, or publish {LAYOUT_NAMES[declared]}")
 
 
 def _engine_layout(model: Model, deployment: TritonDeployment) -> Finding:
@@ -109,11 +126,21 @@ def _check_vllm(model: Model, deployment: TritonDeployment) -> list[Finding]:
     assert llm is not None
     headroom = load_llm_facts().runtime_headroom.fraction
     findings: list[Finding] = []
+    # The backend exports its vllm: families only with this parameter "true" and disable_log_stats off
+    # (vllm_backend src/model.py, r26.01): without them the HPA lacks its sequence and TTFT metrics.
+    if _parameters(model).get("REPORT_CUSTOM_METRICS", "").lower() != "true":
+        findings.append(Finding("error", model.directory / CONFIG_FILE, "no parameter REPORT_CUSTOM_METRICS \"true\": "
+                                "the vLLM backend then exports no vllm: metric, and the HPA, missing its sequence and "
+                                "TTFT metrics, never scales down; add parameters { key: \"REPORT_CUSTOM_METRICS\" "
+                                "value: { string_value: \"true\" } }"))
     for version in model.served_versions:
         path = model.directory / str(version) / "model.json"
         args = read_mapping(path, findings, "JSON")
         if args is None:
             continue
+        if args.get("disable_log_stats") is True:
+            findings.append(Finding("error", path, "disable_log_stats true: the vLLM backend then exports no vllm: "
+                                    "metric, and the HPA never scales down; remove it"))
         tp = args.get("tensor_parallel_size", 1)
         if tp != deployment.gpus_per_replica:
             findings.append(Finding("error", path, f"tensor_parallel_size {tp}, but a replica of '{deployment.name}' "

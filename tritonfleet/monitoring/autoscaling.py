@@ -15,9 +15,32 @@ from typing import Any
 
 from tritonfleet.core.config import StackConfig, TritonDeployment
 from tritonfleet.core.conventions import triton_release_name
+from tritonfleet.core.llm_exports import serving_layout
 
 SIGNAL_COUNTER = "nv_inference_count"  # inferences (batch rows), not requests: see docs/serving.md
 SIGNAL_WINDOW = "1m"  # the adapter's rate window
+
+# LLM deployments' HPA signals by layout (served by components/k8s/autoscaling.py): what saturates a replica is its
+# batch of sequences and its KV cache, and what users feel is the first token. Each signal reads only what its layout
+# exports (tritonfleet/core/llm_exports.py, the one table, with sources; tests/test_llm_exports.py): an HPA that reads
+# a series its pods lack never scales down.
+#   vllm: sequences in a pod from vLLM's end-to-end latency histogram by Little's law (the vllm_backend exports no
+#     scheduler gauge, only with the open vllm_backend#92), TTFT from vllm:time_to_first_token_seconds; no KV cache.
+#   engine (TensorRT-LLM's C++ in-flight batcher): nv_trt_llm_request_metrics{request_type="active"} and
+#     nv_trt_llm_kv_cache_block_metrics used/max (blocks). Its "waiting" is active minus scheduled (r25.05
+#     model_instance_state.cc), so it is inside "active"; the requests its executor queues past its max sequences
+#     (TensorRT-LLM executorImpl.cpp, mMaxNumActiveRequests) are in no family: that signal tops out at the batch and
+#     the TTFT guard sees the queue.
+#   llmapi (TensorRT-LLM's LLM API model): no TensorRT-LLM family at all; only the TTFT guard, and the request-rate
+#     signal where a capacity is stated or measured.
+# The TensorRT-LLM layouts' TTFT is Triton's own first-response histogram of the decoupled model (ms).
+SEQUENCES, KV_CACHE, TTFT = "sequences", "kvCache", "ttft"
+LLM_SIGNALS = {
+    "vllm": {SEQUENCES: "triton_vllm_sequences", TTFT: "triton_vllm_ttft_ms"},
+    "engine": {SEQUENCES: "triton_trtllm_sequences", KV_CACHE: "triton_trtllm_kv_cache_usage",
+               TTFT: "triton_trtllm_ttft_ms"},
+    "llmapi": {TTFT: "triton_trtllm_ttft_ms"},
+}  # fmt: skip
 
 SERVED = "deployment:tritonfleet_inferences_per_second:rate" + SIGNAL_WINDOW
 WANTED = "deployment:tritonfleet_replicas_wanted:count"
@@ -142,6 +165,29 @@ def autoscaling_alerts(config: StackConfig) -> list[dict[str, Any]]:
             },
         ]
     return alerts
+
+
+def load_signals(deployment: TritonDeployment) -> list[str]:
+    """What the deployment's HPA scales on in proportion to load (guards aside): inferences/s against a capacity
+    (stated, or measured: a loadtestResult, which plan.sizing.with_measured_capacities reads), and an LLM's sequences
+    and KV cache where its layout exports them."""
+    capacity = deployment.capacity_per_replica is not None or deployment.loadtest_result is not None
+    signals = ["inferences/s"] if capacity else []
+    if deployment.llm is not None:
+        signals += [kind for kind in (SEQUENCES, KV_CACHE) if kind in LLM_SIGNALS[serving_layout(deployment.llm)]]
+    return signals
+
+
+def autoscaling_warnings(config: StackConfig) -> list[str]:
+    """An autoscaled LLM deployment whose HPA has no load signal: TensorRT-LLM's LLM API layout without a stated or
+    measured capacity scales only on its guards, after users already wait."""
+    return [
+        f"deployment {d.name}: TensorRT-LLM's LLM API layout exports no sequence or KV-cache metric, so its HPA has "
+        "no load signal and scales only on time to first token (queue time stays near 0 for a streaming model); "
+        "set throughputPerReplica or loadtestResult (tritonfleet loadtest --llm), or serve the engine layout"
+        for d in _autoscaled(config)
+        if d.llm is not None and not load_signals(d)
+    ]
 
 
 def autoscaling_group(config: StackConfig) -> dict[str, Any]:

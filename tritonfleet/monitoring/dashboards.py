@@ -432,7 +432,8 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
 
 
 def llm_dashboard(config: StackConfig) -> dict[str, Any]:
-    """Token-level view of the LLM deployments, from the tritonfleet-llm recording rules (monitoring/llm_rules.py)."""
+    """Token-level view of the LLM deployments, from the tritonfleet-llm recording rules (monitoring/llm_rules.py): a
+    panel for each record some deployment's layout gets (every layout gets the time to first token)."""
     sel = 'deployment=~"$deployment", model=~"$model"'
     per_model = "{{deployment}} {{model}}"
     per_pod = "{{deployment}} {{pod}} {{model}}"
@@ -445,32 +446,39 @@ def llm_dashboard(config: StackConfig) -> dict[str, Any]:
             f"Alert LlmTimeToFirstTokenHigh fires above each deployment's ttftTarget ({targets}) for {llm.TTFT_HIGH_FOR}. "
             "vLLM: vllm:time_to_first_token_seconds; TensorRT-LLM: Triton's first-response histogram.",
         ),
-        Panel("Output tokens per second", "short", (Query(f"{llm.OUTPUT_TOKENS}{{{sel}}}", per_model),)),
+        Panel(
+            "Time between output tokens, p95",
+            "s",
+            (Query(f"{llm.INTER_TOKEN}{{{sel}}}", per_model),),
+            "vLLM's vllm:time_per_output_token_seconds (TensorRT-LLM's layouts do not export it).",
+        ),
+        Panel(
+            "Output tokens per second",
+            "short",
+            (Query(f"{llm.OUTPUT_TOKENS}{{{sel}}}", per_model),),
+            "vLLM: vllm:generation_tokens_total; TensorRT-LLM's engine layout: nv_llm_output_token_len (its LLM API "
+            "layout exports none).",
+        ),
         Panel(
             "KV cache in use",
             "percentunit",
             (Query(f"{llm.KV_CACHE}{{{sel}}}", per_pod),),
-            f"Alert LlmKvCacheSaturated fires above {llm.KV_CACHE_FULL_RATIO:.0%} for {llm.KV_CACHE_FULL_FOR}.",
+            f"Alert LlmKvCacheSaturated fires above {llm.KV_CACHE_FULL_RATIO:.0%} for {llm.KV_CACHE_FULL_FOR}. "
+            "TensorRT-LLM's engine layout only (vLLM's backend and the LLM API layout export no KV-cache use).",
             thresholds=(("green", None), ("red", llm.KV_CACHE_FULL_RATIO)),
         ),
         Panel(
             "Requests waiting for a sequence slot",
             "short",
             (Query(f"{llm.WAITING}{{{sel}}}", per_pod),),
-            f"Alert LlmRequestsWaiting fires when requests wait for {llm.WAITING_FOR}.",
+            f"Alert LlmRequestsWaiting fires when requests wait for {llm.WAITING_FOR}. TensorRT-LLM's engine layout only.",
         ),
     ]
-    if any(d.llm is not None and d.llm.backend == "vllm" for d in llm_deployments(config)):
-        inter_token = Panel(
-            "Time between output tokens, p95",
-            "s",
-            (Query(f"{llm.INTER_TOKEN}{{{sel}}}", per_model),),
-            "vLLM's vllm:time_per_output_token_seconds (the TensorRT-LLM backend does not export it).",
-        )
-        panels.insert(1, inter_token)
+    recorded = {record for d in llm_deployments(config) for record in llm.records_of(d)}
+    panels = [p for p in panels if p.queries[0].expr.split("{", 1)[0] in recorded]
     variables = [
-        _variable("deployment", "Deployment", f"label_values({llm.OUTPUT_TOKENS}, deployment)"),
-        _variable("model", "Model", f'label_values({llm.OUTPUT_TOKENS}{{deployment=~"$deployment"}}, model)'),
+        _variable("deployment", "Deployment", f"label_values({llm.TTFT}, deployment)"),
+        _variable("model", "Model", f'label_values({llm.TTFT}{{deployment=~"$deployment"}}, model)'),
     ]
     description = "Time to first token and between tokens, output tokens/s, KV-cache use and waiting requests."
     return dashboard("tritonfleet-llm", "LLM serving", description, panels, variables)

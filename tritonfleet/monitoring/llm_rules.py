@@ -1,13 +1,14 @@
-"""Token-level signals of LLM deployments, from what each backend exports through Triton's metrics port, as recording
-rules and alerts (docs/monitoring.md "LLM deployments").
+"""Token-level signals of LLM deployments, from what each deployment's layout exports through Triton's metrics port
+(tritonfleet/core/llm_exports.py, the one table with its sources), as recording rules and alerts (docs/monitoring.md
+"LLM deployments"). A record whose families the layout does not export is not rendered, nor is its alert.
 
-vLLM backend (triton-inference-server/vllm_backend src/utils/metrics.py, labels model and version):
-vllm:time_to_first_token_seconds and vllm:time_per_output_token_seconds (histograms), vllm:generation_tokens_total;
-vllm:num_requests_waiting and vllm:gpu_cache_usage_perc (0-1) only with vllm_backend#92 (open as of r26.01: README
-VERIFY). TensorRT-LLM backend (its README, "Triton Metrics"):
-nv_trt_llm_request_metrics{request_type="waiting"}, nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"},
-nv_llm_output_token_len (histogram); its time to first token is Triton's own first-response histogram of the
-decoupled model, nv_inference_first_response_histogram_ms (the chart turns on histogram_latencies).
+vLLM backend: vllm:time_to_first_token_seconds and vllm:time_per_output_token_seconds (histograms),
+vllm:generation_tokens_total; no KV-cache or waiting gauge (those come only with the open vllm_backend#92).
+TensorRT-LLM, engine layout: nv_trt_llm_request_metrics{request_type="waiting"},
+nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}, nv_llm_output_token_len (histogram).
+TensorRT-LLM, LLM API layout: no family of its own. Both TensorRT-LLM layouts' time to first token is Triton's own
+first-response histogram of the decoupled model, nv_inference_first_response_histogram_ms (the chart turns on
+histogram_latencies).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from tritonfleet.core.config import StackConfig, TritonDeployment
 from tritonfleet.core.config.schema import latency_ms
 from tritonfleet.core.conventions import triton_release_name
+from tritonfleet.core.llm_exports import serving_layout
 
 WINDOW = "5m"
 KV_CACHE_FULL_RATIO = 0.95  # KV-cache blocks in use: above this, new sequences wait or running ones are preempted
@@ -43,24 +45,29 @@ def _p95(bucket: str, pods: str, scale: str = "") -> str:
 def _deployment_rules(d: TritonDeployment) -> list[dict[str, Any]]:
     assert d.llm is not None
     pods, labels = _pods(d), {"deployment": d.name}
-    if d.llm.backend == "vllm":
+    layout = serving_layout(d.llm)
+    if layout == "vllm":
         sources = {
             TTFT: _p95("vllm:time_to_first_token_seconds_bucket", pods),
             INTER_TOKEN: _p95("vllm:time_per_output_token_seconds_bucket", pods),
             OUTPUT_TOKENS: f"sum by (namespace, model) (rate(vllm:generation_tokens_total{{{pods}}}[{WINDOW}]))",
-            KV_CACHE: f"max by (namespace, pod, model) (vllm:gpu_cache_usage_perc{{{pods}}})",
-            WAITING: f"sum by (namespace, pod, model) (vllm:num_requests_waiting{{{pods}}})",
         }
     else:
+        sources = {TTFT: _p95("nv_inference_first_response_histogram_ms_bucket", pods, " / 1000")}
+    if layout == "engine":
         blocks = "nv_trt_llm_kv_cache_block_metrics"
-        sources = {
-            TTFT: _p95("nv_inference_first_response_histogram_ms_bucket", pods, " / 1000"),
+        sources |= {
             OUTPUT_TOKENS: f"sum by (namespace, model) (rate(nv_llm_output_token_len_sum{{{pods}}}[{WINDOW}]))",
             KV_CACHE: f'max by (namespace, pod, model) ({blocks}{{{pods}, kv_cache_block_type="used"}})'
             f' / (max by (namespace, pod, model) ({blocks}{{{pods}, kv_cache_block_type="max"}}) > 0)',
             WAITING: f'sum by (namespace, pod, model) (nv_trt_llm_request_metrics{{{pods}, request_type="waiting"}})',
         }
     return [{"record": name, "expr": expr, "labels": dict(labels)} for name, expr in sources.items()]
+
+
+def records_of(d: TritonDeployment) -> list[str]:
+    """The LLM records a deployment gets: those its layout exports the families of."""
+    return [rule["record"] for rule in _deployment_rules(d)]
 
 
 def llm_deployments(config: StackConfig) -> list[TritonDeployment]:
@@ -89,7 +96,7 @@ def llm_alerts(config: StackConfig) -> list[dict[str, Any]]:
         assert d.llm is not None
         target = latency_ms(d.llm.ttft_target) / 1000
         selector = f'{{deployment="{d.name}"}}'
-        alerts += [
+        candidates = [
             _alert(
                 "LlmTimeToFirstTokenHigh",
                 f"{TTFT}{selector} > {target:g}",
@@ -120,4 +127,6 @@ def llm_alerts(config: StackConfig) -> list[dict[str, Any]]:
                 f"have waited for a sequence slot for {WAITING_FOR}: the replicas are too few for the load.",
             ),
         ]
+        # each alert reads one record: only those the deployment's layout gets
+        alerts += [a for a in candidates if a["expr"].split("{", 1)[0] in records_of(d)]
     return alerts

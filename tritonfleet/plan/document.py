@@ -211,6 +211,7 @@ def monitoring_section(config: StackConfig) -> dict[str, Any]:
     """Prometheus sizing from the series the stack creates at its ceiling, and what it warns about."""
     if not config.monitoring.enabled:
         return {"enabled": False}
+    from tritonfleet.monitoring.autoscaling import autoscaling_warnings
     from tritonfleet.monitoring.sizing import prometheus_sizing
 
     sizing = prometheus_sizing(config)
@@ -221,7 +222,7 @@ def monitoring_section(config: StackConfig) -> dict[str, Any]:
         "prometheusMemoryLimitMi": sizing.memory_limit_mib,
         "diskNeededGi": sizing.disk_needed_gib,
         "retentionSizeGi": sizing.retention_size_gib,
-        "warnings": sizing.warnings(),
+        "warnings": sizing.warnings() + autoscaling_warnings(config),
     }
 
 

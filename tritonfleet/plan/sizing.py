@@ -149,8 +149,21 @@ def with_measured_capacities(config: StackConfig, project_dir: Path) -> StackCon
         d = d.model_copy()
         if capacity is not None and capacity.kind == "measured" and capacity.unit != TOKENS:  # the HPA counts inferences
             d._measured_capacity = capacity.inferences_per_second
+        elif capacity is not None and capacity.kind == "measured" and _requests_are_its_load_signal(d):
+            # requests/s at the measured point, in the profile's mix of output lengths (one inference a request)
+            d._measured_capacity = capacity.inferences_per_second / (capacity.mean_output_tokens or 1)
         deployments.append(d)
     return config.model_copy(update={"triton_deployments": deployments})
+
+
+def _requests_are_its_load_signal(d: Any) -> bool:
+    """An LLM whose layout exports no sequence count (TensorRT-LLM's LLM API model): its HPA's only load signal is the
+    request rate, so a `loadtest --llm` profile gives it one. Where sequences are exported they carry the load, and a
+    request rate in the profile's mix of lengths would only add a second, mix-dependent signal."""
+    from tritonfleet.core.llm_exports import serving_layout
+    from tritonfleet.monitoring.autoscaling import LLM_SIGNALS, SEQUENCES
+
+    return d.llm is not None and SEQUENCES not in LLM_SIGNALS[serving_layout(d.llm)]
 
 
 def _sweep_fix(model: str, latency_target: str | None, path: str) -> str:

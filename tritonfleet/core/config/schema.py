@@ -497,6 +497,10 @@ class Llm(_Section):
     """A large language model served by Triton's TensorRT-LLM or vLLM backend (docs/serving.md "LLM deployments")."""
 
     backend: Literal["tensorrtllm", "vllm"] = Field(description="tensorrtllm or vllm: the Triton backend and its image")
+    layout: Literal["llmapi", "engine"] | None = Field(
+        None, description="tensorrtllm only: llmapi (TensorRT-LLM's LLM API model, the default) or engine (the "
+        "deprecated TensorRT-engine ensemble); it sets the metrics the HPA reads and what models validate accepts",
+    )
     model: str | None = Field(
         None, min_length=1, max_length=100,
         description="a model of tritonfleet's facts table (tritonfleet/core/llm_facts.yaml), such as Llama-3.1-8B; "

@@ -26,6 +26,9 @@ def check_llm(
     if llm is None:
         return
     _check_image(ctx, llm, raw, f"{at}.imageTag")
+    if llm.backend == "vllm" and llm.layout is not None:
+        ctx.remove(f"{at}.llm.layout", llm.layout, "unset for backend vllm (one layout: model.json); llmapi or "
+                   "engine are TensorRT-LLM's")  # fmt: skip
     _check_openai_frontend(ctx, deployment, llm, f"{at}.llm")
     arch = _architecture(ctx, llm, f"{at}.llm")
     if arch is None or itype is None:
