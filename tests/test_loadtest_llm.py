@@ -3,10 +3,14 @@ sizing may use (core/llm_loadtest_result.py)."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
+from types import SimpleNamespace
 
 import pytest
 
+from tritonfleet import loadtest_llm as ltl
 from tritonfleet.core.llm_loadtest_result import (
     Goodput,
     Lengths,
@@ -75,6 +79,70 @@ def test_plan_bounds():
     for bad in ({"rate": 0.0}, {"concurrency": 0}, {"concurrency": 1, "duration_s": 0}, {"concurrency": 1, "percentile": 80}):
         with pytest.raises(LoadtestError):
             LlmPlan(url="u", model="m", **bad).check()
+
+
+def _measured(plan: LlmPlan, **stream) -> LlmLoadtestResult:
+    """loadtest --llm's result for one request that was due at 10 s, left the client at 10.5 s (it took the client
+    0.5 s to build), had its first token at 11 s and its 10th at 11.9 s, and ended at 12 s."""
+    record = ltl._Requests()
+    times = {"sent": 10.0, "left": 10.5, "first": 11.0, "last": 11.9, "end": 12.0, **stream}
+    record.add(ltl._Stream(input_tokens=4, tokens=10, **times))
+    return ltl._result(plan, record, "2026-12-05T00:00:00+00:00", 9.0, 20.0, [])
+
+
+def test_closed_loop_latency_counts_from_when_the_request_left_the_client_open_loop_from_its_schedule():
+    """As perf_analyzer stamps a send (GenAI-Perf's TTFT: from when the request is sent): in closed loop the
+    client's own time building a request is not the server's; in open loop a client behind its schedule shows."""
+    closed = _measured(PLAN)
+    assert (closed.ttft_ms.p50, closed.e2e_ms.p50, closed.itl_ms.p50) == (500, 1500, 100)
+    opened = _measured(LlmPlan(url="u", model="m", rate=1.0), scheduled=True)
+    assert (opened.ttft_ms.p50, opened.e2e_ms.p50, opened.itl_ms.p50) == (1000, 2000, 100)
+    assert _measured(PLAN, left=None).ttft_ms.p50 == 1000  # not stamped: counted from when a client took it
+
+
+def test_the_grpc_and_http_streamers_stamp_the_moment_a_request_leaves(monkeypatch):
+    """Each streamer stamps `left` after building the request, right before it goes on the wire."""
+    stream = ltl._Stream(sent=time.monotonic(), input_tokens=2)
+    seen = []
+
+    class Connection:  # http.client's, for Triton's generate_stream (server-sent events)
+        def __init__(self, *address, timeout):
+            self.lines = iter([b'data: {"text_output": "tok"}\n', b""])
+
+        def request(self, *args, **kwargs):
+            seen.append(stream.left)
+
+        def getresponse(self):
+            return SimpleNamespace(status=200, readline=lambda: next(self.lines))
+
+        def close(self):
+            return None
+
+    monkeypatch.setattr(http.client, "HTTPConnection", Connection)
+    ltl._HttpStreamer(PLAN).request({"text_input": "a b", "max_tokens": 1}, {}, stream)
+    assert seen == [stream.left] and stream.sent <= stream.left <= stream.first <= stream.end
+    if not ltl.lt.grpc_available():
+        return
+    import tritonclient.grpc as grpcclient
+
+    class Client:  # tritonclient.grpc's, for Triton's decoupled streaming API
+        def __init__(self, url):
+            self.callback = None
+
+        def start_stream(self, callback):
+            self.callback = callback
+
+        def async_stream_infer(self, model, inputs, **options):
+            seen.append(stream.left)
+            for outputs, final in (([1], False), ([], True)):
+                answer = SimpleNamespace(outputs=outputs, parameters={"triton_final_response": SimpleNamespace(bool_param=final)})
+                self.callback(SimpleNamespace(get_response=lambda answer=answer: answer), None)
+
+    monkeypatch.setattr(grpcclient, "InferenceServerClient", Client)
+    stream = ltl._Stream(sent=time.monotonic(), input_tokens=2)
+    ltl._GrpcStreamer(PLAN, [1]).request({"text_input": "a b", "max_tokens": 1},
+                                         {"text_input": "BYTES", "max_tokens": "INT32"}, stream)  # fmt: skip
+    assert seen[1:] == [stream.left] and stream.sent <= stream.left <= stream.first <= stream.end
 
 
 def _result(ttft_p99=200.0, ttft_min=80.0, itl_p99=20.0, saturated=(), errors=0) -> LlmLoadtestResult:

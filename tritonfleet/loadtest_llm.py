@@ -13,7 +13,8 @@ vLLM's `sampling_parameters` JSON (`max_tokens` with `ignore_eos`, so the length
 {"text": ...} a line, an optional "output_tokens"); output lengths fixed or uniform (or per prompt).
 
 Load is open loop at a request rate (Poisson or uniform arrivals, the schedule loadtest.py draws; TTFT and
-end-to-end latency count from the scheduled send time, so a server behind shows it) or closed loop at a concurrency.
+end-to-end latency count from the scheduled send time, so a server behind shows it) or closed loop at a concurrency
+(from the moment the built request leaves the client, as perf_analyzer stamps a send).
 A warm-up is not measured. The result (core/llm_loadtest_result.py) has TTFT, inter-token and end-to-end percentiles,
 output and total tokens/s, requests/s, errors, goodput against TTFT/ITL targets, and the saturation verdict.
 """
@@ -231,13 +232,25 @@ def probe(plan: LlmPlan) -> LlmInterface:
 class _Stream:
     """One request's stream as the client saw it (monotonic seconds)."""
 
-    sent: float  # scheduled (open loop) or actual (closed loop) send time
+    sent: float  # when it was due: its scheduled time (open loop) or when a client took it (closed loop)
     input_tokens: int
+    scheduled: bool = False  # open loop
+    left: float | None = None  # when it left the client, built (the streamer stamps it)
     first: float | None = None
     last: float | None = None
     end: float | None = None
     tokens: int = 0
     error: str | None = None
+
+    def leaving(self) -> None:
+        self.left = time.monotonic()
+
+    @property
+    def origin(self) -> float:
+        """What its latencies count from. Open loop: the scheduled time, so a client or server behind shows. Closed
+        loop: the moment it left the client, as perf_analyzer stamps a send, not counting the client's own time
+        building the request (GenAI-Perf's TTFT: from when a request is sent to its first response)."""
+        return self.sent if self.scheduled or self.left is None else self.left
 
     def token(self, now: float) -> None:
         self.first = self.first if self.first is not None else now
@@ -267,6 +280,7 @@ class _GrpcStreamer:
             item.set_data_from_numpy(np.full(self.shape, value, dtype=dtype))
             inputs.append(item)
         request_id = str(next(self.ids))
+        stream.leaving()
         self.client.async_stream_infer(self.plan.model, inputs, model_version=self.plan.model_version,
                                        request_id=request_id, enable_empty_final_response=True)  # fmt: skip
         deadline = stream.sent + self.plan.timeout_s
@@ -330,6 +344,7 @@ def _read_events(
     deadline = stream.sent + plan.timeout_s
     connection = http.client.HTTPConnection(*address, timeout=plan.timeout_s)
     try:
+        stream.leaving()
         connection.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json", **(headers or {})})
         response = connection.getresponse()
         if response.status != 200:
@@ -471,7 +486,7 @@ def run(plan: LlmPlan, progress: Callable[[float, int], None] | None = None, sto
     def queued(sent: float) -> tuple[_Stream, str, int]:
         """A request counted from the moment it is due (so the drain below waits for it), with its lengths."""
         prompt, input_tokens, output_tokens = draw()
-        stream = _Stream(sent, input_tokens)
+        stream = _Stream(sent, input_tokens, scheduled=plan.rate is not None)
         record.add(stream)
         return stream, prompt, output_tokens
 
@@ -607,15 +622,15 @@ def _result(plan: LlmPlan, record: _Requests, started_at: str, begin: float, sen
     good = [s for s in measured if s.error is None and s.first is not None]
     end = max([sending_end, begin + 1e-6, *(s.end for s in good if s.end is not None)])
     elapsed = end - begin
-    ttft = [(s.first - s.sent) * 1000 for s in good]  # type: ignore[operator]
-    e2e = [(s.end - s.sent) * 1000 for s in good]  # type: ignore[operator]
+    ttft = [(s.first - s.origin) * 1000 for s in good]  # type: ignore[operator]
+    e2e = [(s.end - s.origin) * 1000 for s in good]  # type: ignore[operator]
     itl_of = {id(s): (s.last - s.first) * 1000 / (s.tokens - 1) for s in good if s.tokens > 1}  # type: ignore[operator]
     output = sum(s.tokens for s in good)
     errors = sum(1 for s in measured if s.error is not None)
     per_second = len(good) / elapsed if measured else 0.0
 
     def meets(s: _Stream) -> bool:
-        first_ok = plan.ttft_target_ms is None or (s.first - s.sent) * 1000 <= plan.ttft_target_ms  # type: ignore[operator]
+        first_ok = plan.ttft_target_ms is None or (s.first - s.origin) * 1000 <= plan.ttft_target_ms  # type: ignore[operator]
         itl_ok = plan.itl_target_ms is None or itl_of.get(id(s), 0.0) <= plan.itl_target_ms
         return first_ok and itl_ok
 
