@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 import yaml
+from grafana_foundation_sdk.builders import common, dashboard, prometheus, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.cog.plugins import register_default_plugins
+from grafana_foundation_sdk.models import common as c
+from grafana_foundation_sdk.models.dashboard import Dashboard, Threshold, ThresholdsMode
 
 from tests.conftest import STACKS, engine_config, one_line
 from tests.monitoring_support import run, series, tool, write_rules
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import GRAFANA_DATASOURCE_UID
 from tritonfleet.monitoring import autoscaling, rules
-from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards
+from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards, llm_dashboard
 
 # Grafana's value for the variables and the rate interval when a query is checked outside Grafana.
 GRAFANA_SUBSTITUTIONS = {"$__rate_interval": "5m", "$namespace": ".*", "$model": ".*", "$pool": ".*", "$deployment": ".*"}
@@ -147,12 +152,6 @@ def test_configmaps_are_labelled_for_grafanas_sidecar():
 def test_dashboards_are_what_grafanas_sdk_encodes():
     """A panel written out with grafana-foundation-sdk's builders, encoded by its encoder, is the dashboard's panel; the
     SDK reads every dashboard back into its typed model with the same uid, panels and variables."""
-    from grafana_foundation_sdk.builders import common, dashboard, prometheus, timeseries
-    from grafana_foundation_sdk.cog.encoder import JSONEncoder
-    from grafana_foundation_sdk.cog.plugins import register_default_plugins
-    from grafana_foundation_sdk.models import common as c
-    from grafana_foundation_sdk.models.dashboard import Dashboard, Threshold, ThresholdsMode
-
     source = c.DataSourceRef(type_val="prometheus", uid=GRAFANA_DATASOURCE_UID)
     query = 'pool:tritonfleet_gpu_util:avg_percent{pool=~"$pool"}'
     panel = (
@@ -180,8 +179,6 @@ def test_dashboards_are_what_grafanas_sdk_encodes():
 
 
 def test_no_llm_dashboard_without_an_llm_deployment():
-    from tritonfleet.monitoring.dashboards import llm_dashboard
-
     assert "llm" not in dashboards(config_of("dev")) and "llm" in _all("prod")
     with pytest.raises(ValueError) as error:
         llm_dashboard(config_of("dev"))

@@ -10,7 +10,7 @@ MiB (`mbytes`, Grafana's MiB), Triton durations are recorded in seconds (`s`).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from grafana_foundation_sdk.builders import dashboard as gd
 from grafana_foundation_sdk.builders import prometheus, stat, text, timeseries
@@ -46,6 +46,7 @@ TAGS = ["tritonfleet"]
 W = r.RATE_WINDOW
 PANEL_WIDTH, PANEL_HEIGHT = 12, 8  # two panels a row on Grafana's 24-column grid
 Steps = tuple[tuple[str, float | None], ...]
+DataPanel = TypeVar("DataPanel", timeseries.Panel, stat.Panel)
 
 
 def _query(expr: str, legend: str) -> prometheus.Dataquery:
@@ -53,12 +54,15 @@ def _query(expr: str, legend: str) -> prometheus.Dataquery:
     return prometheus.Dataquery().expr(expr).legend_format(legend).range().datasource(DATASOURCE)
 
 
-def _with_queries(panel: Any, title: str, unit: str, queries: tuple[prometheus.Dataquery, ...], description: str, steps: Steps) -> Any:
+def _with_queries(
+    panel: DataPanel, title: str, unit: str, queries: tuple[prometheus.Dataquery, ...], description: str, steps: Steps
+) -> DataPanel:
+    """A panel of Prometheus queries, in the unit given, with absolute thresholds ((color, from value) steps)."""
     thresholds = gd.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps([Threshold(value=v, color=c) for c, v in steps])
     panel = panel.title(title).description(description).span(PANEL_WIDTH).height(PANEL_HEIGHT).datasource(DATASOURCE)
     panel = panel.unit(unit).thresholds(thresholds)
-    for ref, query in zip("ABCDEFGH", queries, strict=False):
-        panel = panel.with_target(query.ref_id(ref))
+    for i, query in enumerate(queries):
+        panel = panel.with_target(query.ref_id(chr(ord("A") + i)))
     return panel
 
 
