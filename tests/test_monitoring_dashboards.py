@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 import yaml
+from grafana_foundation_sdk.builders import common, dashboard, prometheus, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.cog.plugins import register_default_plugins
+from grafana_foundation_sdk.models import common as c
+from grafana_foundation_sdk.models.dashboard import Dashboard, Threshold, ThresholdsMode
 
-from tests.conftest import STACKS, engine_config
+from tests.conftest import STACKS, engine_config, one_line
 from tests.monitoring_support import run, series, tool, write_rules
 from tritonfleet.core.config import load_stack_config
 from tritonfleet.core.conventions import GRAFANA_DATASOURCE_UID
 from tritonfleet.monitoring import autoscaling, rules
-from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards
+from tritonfleet.monitoring.dashboards import dashboard_configmap, dashboard_queries, dashboards, llm_dashboard
 
 # Grafana's value for the variables and the rate interval when a query is checked outside Grafana.
 GRAFANA_SUBSTITUTIONS = {"$__rate_interval": "5m", "$namespace": ".*", "$model": ".*", "$pool": ".*", "$deployment": ".*"}
@@ -103,7 +108,7 @@ def test_every_panel_query_is_accepted_by_prometheus(stack, tmp_path):
     """promtool parses each query (variables replaced as Grafana does) as the expression of a recording rule."""
     promtool = tool("promtool")
     queries = [expr for board in dashboards(config_of(stack)).values() for _, expr in dashboard_queries(board)]
-    variables = [v["definition"] for board in dashboards(config_of(stack)).values() for v in board["templating"]["list"]]
+    variables = [v["query"]["query"] for board in dashboards(config_of(stack)).values() for v in board["templating"]["list"]]
     assert all(re.fullmatch(r"label_values\((.+, )?\w+\)", _substituted(v)) for v in variables)
     selectors = [re.fullmatch(r"label_values\((.+), \w+\)", _substituted(v)).group(1) for v in variables]
     checks = [{"record": f"check:query_{i}:value", "expr": _substituted(e)} for i, e in enumerate(queries + selectors)]
@@ -119,7 +124,7 @@ def test_recorded_series_read_by_panels_exist():
     for board in dashboards(config).values():
         for _, expr in dashboard_queries(board):
             used |= {name for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*:[A-Za-z0-9_:]+", expr)}
-        used |= {name for v in board["templating"]["list"] for name in re.findall(r"[A-Za-z_]+:[A-Za-z0-9_:]+", v["definition"])}
+        used |= {name for v in board["templating"]["list"] for name in re.findall(r"[A-Za-z_]+:[A-Za-z0-9_:]+", v["query"]["query"])}
     assert used, "the dashboards read recorded series"
     assert used <= recorded, sorted(used - recorded)
 
@@ -144,6 +149,42 @@ def test_configmaps_are_labelled_for_grafanas_sidecar():
         assert filename.endswith(".json") and json.loads(text) == board
 
 
+def test_dashboards_are_what_grafanas_sdk_encodes():
+    """A panel written out with grafana-foundation-sdk's builders, encoded by its encoder, is the dashboard's panel; the
+    SDK reads every dashboard back into its typed model with the same uid, panels and variables."""
+    source = c.DataSourceRef(type_val="prometheus", uid=GRAFANA_DATASOURCE_UID)
+    query = 'pool:tritonfleet_gpu_util:avg_percent{pool=~"$pool"}'
+    panel = (
+        timeseries.Panel()
+        .id(1)
+        .title("GPU utilisation by pool (DCGM)")
+        .description(_panel(_all()["gpu"], "GPU utilisation by pool")["description"])
+        .span(12)
+        .height(8)
+        .datasource(source)
+        .unit("percent")
+        .thresholds(dashboard.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps([Threshold(None, "green")]))
+        .legend(common.VizLegendOptions().display_mode(c.LegendDisplayMode.TABLE).show_legend(True))
+        .tooltip(common.VizTooltipOptions().mode(c.TooltipDisplayMode.SINGLE).sort(c.SortOrder.NONE))
+        .with_target(prometheus.Dataquery().expr(query).legend_format("{{pool}}").range().datasource(source).ref_id("A"))
+    )
+    assert _all()["gpu"]["panels"][0] == json.loads(json.dumps(panel.build(), cls=JSONEncoder))
+
+    register_default_plugins()
+    for board in _all().values():
+        model = Dashboard.from_json(board)
+        assert (model.uid, model.title, model.editable) == (board["uid"], board["title"], False)
+        assert [p.title for p in model.panels] == [p["title"] for p in board["panels"]]
+        assert [v.name for v in model.templating.list_val] == [v["name"] for v in board["templating"]["list"]]
+
+
+def test_no_llm_dashboard_without_an_llm_deployment():
+    assert "llm" not in dashboards(config_of("dev")) and "llm" in _all("prod")
+    with pytest.raises(ValueError) as error:
+        llm_dashboard(config_of("dev"))
+    assert one_line(str(error.value)) == "stack 'dev' has no LLM deployment (llm: set on a deployment): no LLM dashboard"
+
+
 def _panel(board: dict[str, Any], title_start: str) -> dict[str, Any]:
     return next(p for p in board["panels"] if p["title"].startswith(title_start))
 
@@ -162,7 +203,7 @@ def test_triton_dashboard_shows_the_hpas_own_signal():
     assert [t["expr"].split("{")[0] for t in _panel(triton, "Capacity headroom")["targets"]] == [autoscaling.HEADROOM]
     assert [t["expr"].split("{")[0] for t in _panel(triton, "Inferences/s by deployment")["targets"]] == [autoscaling.SERVED]
     variable = next(v for v in triton["templating"]["list"] if v["name"] == "deployment")
-    assert variable["definition"].startswith(f"label_values({autoscaling.RUNNING}")
+    assert variable["query"]["query"].startswith(f"label_values({autoscaling.RUNNING}")
     assert "allValue" not in variable, "All must mean the autoscaled deployments, not every HPA in the namespace"
 
 

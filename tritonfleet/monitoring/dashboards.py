@@ -1,16 +1,38 @@
-"""Grafana dashboards (Triton, GPU, cost) generated as JSON from Python; never edit the JSON by hand.
+"""Grafana dashboards (Triton, GPU, cost, LLM) built with Grafana's own typed builders (grafana-foundation-sdk) and
+serialized by its encoder; never edit the JSON by hand.
 
-A dashboard is a list of `Panel`s laid out two per row. Every panel and query names the one Prometheus datasource that
-kube-prometheus-stack provisions (uid `prometheus`). Units follow the metric family: `nv_gpu_utilization` is 0-1
-(`percentunit`), DCGM utilisation 0-100 (`percent`), DCGM framebuffer MiB (`mbytes`, Grafana's MiB), Triton durations
-are recorded in seconds (`s`). A small builder beats a dashboard library here: four dashboards of plain time series.
+A dashboard is a list of panels (time series, stat or text) laid out two per row by the SDK's dashboard builder. Every
+panel and query names the one Prometheus datasource that kube-prometheus-stack provisions (uid `prometheus`). Units follow
+the metric family: `nv_gpu_utilization` is 0-1 (`percentunit`), DCGM utilisation 0-100 (`percent`), DCGM framebuffer
+MiB (`mbytes`, Grafana's MiB), Triton durations are recorded in seconds (`s`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from grafana_foundation_sdk.builders import dashboard as gd
+from grafana_foundation_sdk.builders import prometheus, stat, text, timeseries
+from grafana_foundation_sdk.builders.common import VizLegendOptions, VizTooltipOptions
+from grafana_foundation_sdk.cog.builder import Builder
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.common import (
+    DataSourceRef,
+    LegendDisplayMode,
+    LegendPlacement,
+    SortOrder,
+    TooltipDisplayMode,
+)
+from grafana_foundation_sdk.models.dashboard import (
+    Panel,
+    Threshold,
+    ThresholdsMode,
+    VariableOption,
+    VariableRefresh,
+    VariableSort,
+)
+from grafana_foundation_sdk.models.text import TextMode
 
 from tritonfleet.core.config import StackConfig
 from tritonfleet.core.conventions import GRAFANA_DASHBOARD_LABEL, GRAFANA_DATASOURCE_UID, HOURS_PER_MONTH
@@ -19,127 +41,125 @@ from tritonfleet.monitoring import llm_rules as llm
 from tritonfleet.monitoring import rules as r
 from tritonfleet.monitoring.llm_rules import llm_deployments
 
-DATASOURCE = {"type": "prometheus", "uid": GRAFANA_DATASOURCE_UID}
-SCHEMA_VERSION = 39
+DATASOURCE = DataSourceRef(type_val="prometheus", uid=GRAFANA_DATASOURCE_UID)
 TAGS = ["tritonfleet"]
 W = r.RATE_WINDOW
+PANEL_WIDTH, PANEL_HEIGHT = 12, 8  # two panels a row on Grafana's 24-column grid
+Steps = tuple[tuple[str, float | None], ...]
+DataPanel = TypeVar("DataPanel", timeseries.Panel, stat.Panel)
 
 
-@dataclass(frozen=True)
-class Query:
-    expr: str
-    legend: str
+def _query(expr: str, legend: str) -> prometheus.Dataquery:
+    """A range query on the stack's Prometheus; refIds are given in panel order (A, B, ...) by `_with_queries`."""
+    return prometheus.Dataquery().expr(expr).legend_format(legend).range().datasource(DATASOURCE)
 
 
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    unit: str
-    queries: tuple[Query, ...] = ()
-    description: str = ""
-    kind: str = "timeseries"  # timeseries, stat or text
-    text: str = ""  # markdown, for text panels
-    thresholds: tuple[tuple[str, float | None], ...] = (("green", None),)
-    options: dict[str, Any] = field(default_factory=dict)
+def _with_queries(
+    panel: DataPanel, title: str, unit: str, queries: tuple[prometheus.Dataquery, ...], description: str, steps: Steps
+) -> DataPanel:
+    """A panel of Prometheus queries, in the unit given, with absolute thresholds ((color, from value) steps)."""
+    thresholds = gd.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps([Threshold(value=v, color=c) for c, v in steps])
+    panel = panel.title(title).description(description).span(PANEL_WIDTH).height(PANEL_HEIGHT).datasource(DATASOURCE)
+    panel = panel.unit(unit).thresholds(thresholds)
+    for i, query in enumerate(queries):
+        panel = panel.with_target(query.ref_id(chr(ord("A") + i)))
+    return panel
 
 
-def _variable(name: str, label: str, query: str, all_value: str | None = ".*") -> dict[str, Any]:
+def _timeseries(
+    title: str, unit: str, queries: tuple[prometheus.Dataquery, ...], description: str = "", steps: Steps = (("green", None),)
+) -> timeseries.Panel:
+    legend = VizLegendOptions().display_mode(LegendDisplayMode.TABLE).placement(LegendPlacement.BOTTOM).show_legend(True)
+    # Grafana's own tooltip default (the SDK's model defaults to sorting series ascending).
+    tooltip = VizTooltipOptions().mode(TooltipDisplayMode.SINGLE).sort(SortOrder.NONE)
+    return _with_queries(timeseries.Panel().legend(legend).tooltip(tooltip), title, unit, queries, description, steps)
+
+
+def _stat(
+    title: str, unit: str, queries: tuple[prometheus.Dataquery, ...], description: str = "", steps: Steps = (("green", None),)
+) -> stat.Panel:
+    return _with_queries(stat.Panel(), title, unit, queries, description, steps)
+
+
+def _text(title: str, markdown: str) -> text.Panel:
+    return text.Panel().title(title).span(PANEL_WIDTH).height(PANEL_HEIGHT).mode(TextMode.MARKDOWN).content(markdown)
+
+
+def _variable(name: str, label: str, query: str, all_value: str | None = ".*") -> gd.QueryVariable:
     """A multi-value query variable; `all_value` None makes "All" the variable's own values (Grafana joins them into a
     regex), so a panel filtering another metric on it stays within those values."""
-    variable = {
-        "name": name,
-        "label": label,
-        "type": "query",
-        "datasource": DATASOURCE,
-        "query": {"query": query, "refId": f"{name}-values"},
-        "definition": query,
-        "refresh": 2,
-        "includeAll": True,
-        "multi": True,
-        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-        "sort": 1,
-    }
-    if all_value is not None:
-        variable["allValue"] = all_value
-    return variable
-
-
-def _panel_json(panel_id: int, panel: Panel) -> dict[str, Any]:
-    width, height = 12, 8
-    grid = {"x": ((panel_id - 1) % 2) * width, "y": ((panel_id - 1) // 2) * height, "w": width, "h": height}
-    out: dict[str, Any] = {
-        "id": panel_id,
-        "type": panel.kind,
-        "title": panel.title,
-        "gridPos": grid,
-        "description": panel.description,
-    }
-    if panel.kind == "text":
-        out["options"] = {"mode": "markdown", "content": panel.text}
-        return out
-    steps = [{"color": color, "value": value} for color, value in panel.thresholds]
-    out["datasource"] = DATASOURCE
-    out["fieldConfig"] = {"defaults": {"unit": panel.unit, "thresholds": {"mode": "absolute", "steps": steps}}, "overrides": []}
-    out["options"] = panel.options or (
-        {"legend": {"displayMode": "table", "placement": "bottom"}} if panel.kind == "timeseries" else {}
+    variable = (
+        gd.QueryVariable(name)
+        .label(label)
+        .datasource(DATASOURCE)
+        .query({"query": query, "refId": f"{name}-values"})
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .include_all(True)
+        .multi(True)
+        .current(VariableOption(selected=True, text=["All"], value=["$__all"]))
+        .sort(VariableSort.ALPHABETICAL_ASC)
     )
-    out["targets"] = [
-        {"refId": chr(ord("A") + i), "datasource": DATASOURCE, "expr": q.expr, "legendFormat": q.legend, "range": True}
-        for i, q in enumerate(panel.queries)
-    ]
-    return out
+    return variable.all_value(all_value) if all_value is not None else variable
 
 
-def dashboard(uid: str, title: str, description: str, panels: list[Panel], variables: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "uid": uid,
-        "title": title,
-        "description": description,
-        "tags": TAGS,
-        "editable": False,
-        "schemaVersion": SCHEMA_VERSION,
-        "time": {"from": "now-6h", "to": "now"},
-        "refresh": "1m",
-        "timezone": "browser",
-        "templating": {"list": variables},
-        "panels": [_panel_json(i, p) for i, p in enumerate(panels, 1)],
-    }
+def encoded(model: Any) -> Any:
+    """A built SDK object as plain JSON data, through the SDK's own encoder."""
+    return json.loads(json.dumps(model, cls=JSONEncoder))
 
 
-def _autoscaling_panels() -> list[Panel]:
+def dashboard(
+    uid: str, title: str, description: str, panels: list[Builder[Panel]], variables: list[gd.QueryVariable]
+) -> dict[str, Any]:
+    board = (
+        gd.Dashboard(title)
+        .uid(uid)
+        .description(description)
+        .tags(TAGS)
+        .readonly()
+        .time("now-6h", "now")
+        .refresh("1m")
+        .timezone("browser")
+        .variables(variables)
+    )
+    for panel_id, panel in enumerate(panels, 1):
+        board = board.with_panel(panel.id(panel_id))
+    return encoded(board.build())
+
+
+def _autoscaling_panels() -> list[Builder[Panel]]:
     """The HPA's own signal per deployment, from the autoscaling recording rules (deployments with a stated capacity)."""
     sel = 'namespace=~"$namespace", deployment=~"$deployment"'
     # The HPA carries its Deployment's name (both are the Helm release's fullname).
     hpa = 'namespace=~"$namespace", horizontalpodautoscaler=~"$deployment"'
     return [
-        Panel(
+        _timeseries(
             "Replicas wanted by load vs running vs HPA, by deployment",
             "short",
             (
-                Query(f"{a.WANTED}{{{sel}}}", "{{deployment}} wanted by load"),
-                Query(f"{a.RUNNING}{{{sel}}}", "{{deployment}} running"),
-                Query(
+                _query(f"{a.WANTED}{{{sel}}}", "{{deployment}} wanted by load"),
+                _query(f"{a.RUNNING}{{{sel}}}", "{{deployment}} running"),
+                _query(
                     f"kube_horizontalpodautoscaler_status_desired_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} HPA desired"
                 ),
-                Query(f"kube_horizontalpodautoscaler_spec_max_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} maxReplicas"),
+                _query(f"kube_horizontalpodautoscaler_spec_max_replicas{{{hpa}}}", "{{horizontalpodautoscaler}} maxReplicas"),
             ),
             "Wanted: offered inferences/s ÷ (capacity per replica × targetUtilization), before min/max, the HPA's own "
             "signal. HPA desired below wanted: capped by maxReplicas or still scaling; running below desired: pods "
             f"pending (no GPU node yet). Alert TritonLoadAboveMaxReplicas fires when wanted > maxReplicas for "
             f"{a.AT_MAXIMUM_FOR}. Deployments scaled on the queue-time guard alone have no wanted series.",
         ),
-        Panel(
+        _timeseries(
             "Capacity headroom by deployment",
             "percentunit",
-            (Query(f"{a.HEADROOM}{{{sel}}}", "{{deployment}}"),),
+            (_query(f"{a.HEADROOM}{{{sel}}}", "{{deployment}}"),),
             "1 − served inferences/s ÷ (running replicas × capacity per replica). Alert TritonCapacityHeadroomLow fires "
             f"below {a.HEADROOM_LOW:.0%} for {a.HEADROOM_LOW_FOR}.",
-            thresholds=(("red", None), ("green", a.HEADROOM_LOW)),
+            steps=(("red", None), ("green", a.HEADROOM_LOW)),
         ),
-        Panel(
+        _timeseries(
             "Inferences/s by deployment (the HPA's signal)",
             "ops",
-            (Query(f"{a.SERVED}{{{sel}}}", "{{deployment}}"),),
+            (_query(f"{a.SERVED}{{{sel}}}", "{{deployment}}"),),
             f"rate({a.SIGNAL_COUNTER}[{a.SIGNAL_WINDOW}]) over the deployment's pods, the rate prometheus-adapter serves "
             "to the HPA (canary and other releases excluded).",
         ),
@@ -151,54 +171,54 @@ def triton_dashboard() -> dict[str, Any]:
     pod = f"namespace_pod_model:{{metric}}:rate{W}"
     per_model = f"namespace_model:tritonfleet_triton_{{what}}:avg{W}"
     panels = [
-        Panel(
+        _timeseries(
             "Successful requests/s by model",
             "reqps",
-            (Query(f"sum by (model) ({pod.format(metric='nv_inference_request_success')}{{{sel}}})", "{{model}}"),),
+            (_query(f"sum by (model) ({pod.format(metric='nv_inference_request_success')}{{{sel}}})", "{{model}}"),),
         ),
-        Panel(
+        _timeseries(
             "Failed requests/s by model and reason",
             "reqps",
             (
-                Query(
+                _query(
                     f"sum by (model, reason) (rate(nv_inference_request_failure{{{sel}}}[$__rate_interval]))",
                     "{{model}} {{reason}}",
                 ),
             ),
         ),
-        Panel(
+        _timeseries(
             "Failure ratio by model",
             "percentunit",
-            (Query(f"namespace_model:tritonfleet_triton_failure:ratio{W}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            (_query(f"namespace_model:tritonfleet_triton_failure:ratio{W}{{{sel}}}", "{{namespace}}/{{model}}"),),
             f"Failed / all requests. Alert TritonFailureRatioHigh fires above {r.FAILURE_RATIO_HIGH:.0%} for 10 minutes.",
         ),
-        Panel(
+        _timeseries(
             "Inferences/s by pod",
             "ops",
-            (Query(f"sum by (pod) ({pod.format(metric='nv_inference_count')}{{{sel}}})", "{{pod}}"),),
+            (_query(f"sum by (pod) ({pod.format(metric='nv_inference_count')}{{{sel}}})", "{{pod}}"),),
             "A batch of n counts n.",
         ),
-        Panel(
+        _timeseries(
             "Average request latency by model",
             "s",
-            (Query(f"{per_model.format(what='request_seconds')}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            (_query(f"{per_model.format(what='request_seconds')}{{{sel}}}", "{{namespace}}/{{model}}"),),
             "End-to-end time per successful request, from Triton's cumulative duration counters.",
         ),
-        Panel(
+        _timeseries(
             "Queue vs compute time per request by model",
             "s",
             (
-                Query(f"{per_model.format(what='queue_seconds')}{{{sel}}}", "queue {{model}}"),
-                Query(f"{per_model.format(what='compute_seconds')}{{{sel}}}", "compute {{model}}"),
+                _query(f"{per_model.format(what='queue_seconds')}{{{sel}}}", "queue {{model}}"),
+                _query(f"{per_model.format(what='compute_seconds')}{{{sel}}}", "compute {{model}}"),
             ),
             "Queue time growing while compute time stays flat means too few replicas; "
             f"alert TritonQueueTimeHigh fires above {r.QUEUE_SECONDS_HIGH * 1000:.0f} ms.",
         ),
-        Panel(
+        _timeseries(
             "Request latency percentiles by pod",
             "s",
             (
-                Query(
+                _query(
                     f'max by (pod, model, quantile) (nv_inference_request_summary_us{{{sel}, quantile=~"0.5|0.99"}}) / 1e6',
                     "{{pod}} {{model}} p{{quantile}}",
                 ),
@@ -206,11 +226,11 @@ def triton_dashboard() -> dict[str, Any]:
             "From Triton's latency summaries (Triton flag --metrics-config summary_latencies=true). Quantiles of "
             "different pods cannot be combined, so they are shown per pod.",
         ),
-        Panel(
+        _timeseries(
             "Time to first response p95 by model (decoupled models)",
             "s",
             (
-                Query(
+                _query(
                     "histogram_quantile(0.95, sum by (le, model) "
                     f"(rate(nv_inference_first_response_histogram_ms_bucket{{{sel}}}[$__rate_interval]))) / 1000",
                     "{{model}}",
@@ -219,27 +239,27 @@ def triton_dashboard() -> dict[str, Any]:
             "Triton's only latency histogram (flag --metrics-config histogram_latencies=true); it is exported for "
             "decoupled (streaming) models, so this panel is empty for the others.",
         ),
-        Panel(
+        _timeseries(
             "Average batch size by model",
             "none",
-            (Query(f"{per_model.format(what='batch_size')}{{{sel}}}", "{{namespace}}/{{model}}"),),
+            (_query(f"{per_model.format(what='batch_size')}{{{sel}}}", "{{namespace}}/{{model}}"),),
             "Inferences / executions (nv_inference_count / nv_inference_exec_count).",
         ),
-        Panel(
+        _timeseries(
             "Pending requests by pod and model",
             "short",
-            (Query(f"sum by (pod, model) (nv_inference_pending_request_count{{{sel}}})", "{{pod}} {{model}}"),),
+            (_query(f"sum by (pod, model) (nv_inference_pending_request_count{{{sel}}})", "{{pod}} {{model}}"),),
         ),
-        Panel(
+        _timeseries(
             "GPU utilisation reported by Triton, by pod",
             "percentunit",
-            (Query('avg by (pod) (nv_gpu_utilization{namespace=~"$namespace"})', "{{pod}}"),),
+            (_query('avg by (pod) (nv_gpu_utilization{namespace=~"$namespace"})', "{{pod}}"),),
             "nv_gpu_utilization is a 0-1 ratio (DCGM's utilisation on the GPU dashboard is 0-100).",
         ),
-        Panel(
+        _timeseries(
             "GPU memory used by Triton, by pod",
             "bytes",
-            (Query('sum by (pod) (nv_gpu_memory_used_bytes{namespace=~"$namespace"})', "{{pod}}"),),
+            (_query('sum by (pod) (nv_gpu_memory_used_bytes{namespace=~"$namespace"})', "{{pod}}"),),
             "nv_gpu_memory_used_bytes is in bytes (DCGM's framebuffer metrics are MiB).",
         ),
     ] + _autoscaling_panels()
@@ -262,40 +282,40 @@ def gpu_dashboard() -> dict[str, Any]:
     sel = 'pool=~"$pool"'
     per_gpu = "{{pool}} {{node}} GPU {{gpu}}"
     panels = [
-        Panel(
+        _timeseries(
             "GPU utilisation by pool (DCGM)",
             "percent",
-            (Query(f"pool:tritonfleet_gpu_util:avg_percent{{{sel}}}", "{{pool}}"),),
+            (_query(f"pool:tritonfleet_gpu_util:avg_percent{{{sel}}}", "{{pool}}"),),
             f"DCGM_FI_DEV_GPU_UTIL (0-100) averaged over the pool. Alert GpuUtilizationLow fires below {r.GPU_UTIL_LOW_PERCENT}% "
             f"for {r.GPU_UTIL_LOW_FOR}.",
         ),
-        Panel(
+        _timeseries(
             "GPU utilisation by node and GPU (DCGM)",
             "percent",
-            (Query(f"{r.gpu_series('DCGM_FI_DEV_GPU_UTIL')}{{{sel}}}", per_gpu),),
+            (_query(f"{r.gpu_series('DCGM_FI_DEV_GPU_UTIL')}{{{sel}}}", per_gpu),),
         ),
-        Panel(
+        _timeseries(
             "GPU memory used by node and GPU",
             "mbytes",
-            (Query(f"{r.gpu_series('DCGM_FI_DEV_FB_USED')}{{{sel}}}", per_gpu),),
+            (_query(f"{r.gpu_series('DCGM_FI_DEV_FB_USED')}{{{sel}}}", per_gpu),),
             "DCGM_FI_DEV_FB_USED is in MiB.",
         ),
-        Panel(
+        _timeseries(
             "GPU memory used, share of the GPU's memory",
             "percentunit",
-            (Query(f"node_gpu_pool:tritonfleet_gpu_memory_used:ratio{{{sel}}}", per_gpu),),
+            (_query(f"node_gpu_pool:tritonfleet_gpu_memory_used:ratio{{{sel}}}", per_gpu),),
             f"Used / (used + free). Alert GpuMemoryNearFull fires above {r.GPU_MEMORY_FULL_RATIO:.0%}.",
         ),
-        Panel(
+        _timeseries(
             "Power draw by node and GPU",
             "watt",
-            (Query(f"{r.gpu_series('DCGM_FI_DEV_POWER_USAGE')}{{{sel}}}", per_gpu),),
+            (_query(f"{r.gpu_series('DCGM_FI_DEV_POWER_USAGE')}{{{sel}}}", per_gpu),),
         ),
-        Panel(
+        _timeseries(
             "XID errors by node and GPU (last 10 min)",
             "none",
             (
-                Query(
+                _query(
                     f"max by (node, pool, gpu) (max_over_time(DCGM_FI_DEV_XID_ERRORS[10m]) "
                     f"* on (namespace, pod) group_left (node, pool) {r.POD_POOL_INFO}{{{sel}}})",
                     per_gpu,
@@ -303,19 +323,19 @@ def gpu_dashboard() -> dict[str, Any]:
             ),
             "The last XID code a GPU reported (0: none). Alert GpuXidErrors fires on any.",
         ),
-        Panel(
+        _timeseries(
             "GPUs by pool",
             "short",
             (
-                Query(f"pool:tritonfleet_gpus:count{{{sel}}}", "{{pool}} GPUs"),
-                Query(f"pool:tritonfleet_idle_gpus:count{{{sel}}}", "{{pool}} idle"),
+                _query(f"pool:tritonfleet_gpus:count{{{sel}}}", "{{pool}} GPUs"),
+                _query(f"pool:tritonfleet_idle_gpus:count{{{sel}}}", "{{pool}} idle"),
             ),
             f"Idle: DCGM utilisation below {r.GPU_IDLE_PERCENT}%.",
         ),
-        Panel(
+        _timeseries(
             "Nodes by pool and purchase option",
             "short",
-            (Query(f"pool_capacity:tritonfleet_nodes:count{{{sel}}}", "{{pool}} {{capacity}}"),),
+            (_query(f"pool_capacity:tritonfleet_nodes:count{{{sel}}}", "{{pool}} {{capacity}}"),),
         ),
     ]
     variables = [_variable("pool", "Pool", f"label_values({r.POOL_INFO}, pool)")]
@@ -341,91 +361,86 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
     budget = config.budget
     budget_steps = (("green", None), ("orange", round(budget.monthly_usd * budget.warn_fraction, 2)), ("red", budget.monthly_usd))
     panels = [
-        Panel(
+        _timeseries(
             "Running cost by pool",
             "currencyUSD",
-            (Query(f"pool:tritonfleet_usd_per_hour:sum{{{sel}}}", "{{pool}} $/hour"),),
+            (_query(f"pool:tritonfleet_usd_per_hour:sum{{{sel}}}", "{{pool}} $/hour"),),
             "GPU nodes counted from kube-state-metrics (node labels tritonfleet.io/pool and tritonfleet.io/capacity) "
             "times the catalog price the plan uses. A pool with a node of unknown price shows no figure.",
         ),
-        Panel(
+        _stat(
             "Monthly run rate (GPU pools)",
             "currencyUSD",
-            (Query("stack:tritonfleet_usd_per_month:run_rate", "USD/month"),),
+            (_query("stack:tritonfleet_usd_per_month:run_rate", "USD/month"),),
             f"$/hour now x {HOURS_PER_MONTH}. Budget {budget.monthly_usd} USD; warning at {budget.warn_fraction:.0%}.",
-            kind="stat",
-            thresholds=budget_steps,
+            steps=budget_steps,
         ),
-        Panel(
+        _timeseries(
             "Cost per 1M inferences by pool",
             "currencyUSD",
-            (Query(f"pool:tritonfleet_usd_per_1m_inferences:ratio{{{sel}}}", "{{pool}}"),),
+            (_query(f"pool:tritonfleet_usd_per_1m_inferences:ratio{{{sel}}}", "{{pool}}"),),
             "$/hour / (inferences per second x 3600) x 1e6, over the last 5 minutes; includes idle capacity.",
         ),
-        Panel(
+        _stat(
             "Cost per 1M inferences, whole stack",
             "currencyUSD",
-            (Query("stack:tritonfleet_usd_per_1m_inferences:ratio", "USD per 1M"),),
-            kind="stat",
+            (_query("stack:tritonfleet_usd_per_1m_inferences:ratio", "USD per 1M"),),
         ),
-        Panel(
+        _timeseries(
             "Inferences/s by pool",
             "ops",
-            (Query(f"pool:tritonfleet_inferences_per_second:rate{W}{{{sel}}}", "{{pool}}"),),
+            (_query(f"pool:tritonfleet_inferences_per_second:rate{W}{{{sel}}}", "{{pool}}"),),
         ),
-        Panel(
+        _stat(
             "Idle GPU-hours by pool, last 24 h",
             "short",
-            (Query(f"avg_over_time(pool:tritonfleet_idle_gpus:count{{{sel}}}[24h]) * 24", "{{pool}}"),),
+            (_query(f"avg_over_time(pool:tritonfleet_idle_gpus:count{{{sel}}}[24h]) * 24", "{{pool}}"),),
             f"GPU-hours spent below {r.GPU_IDLE_PERCENT}% DCGM utilisation.",
-            kind="stat",
         ),
-        Panel(
+        _timeseries(
             "Estimated cost of idle GPUs",
             "currencyUSD",
-            (Query(f"pool:tritonfleet_idle_usd_per_hour:estimate{{{sel}}}", "{{pool}} $/hour idle"),),
+            (_query(f"pool:tritonfleet_idle_usd_per_hour:estimate{{{sel}}}", "{{pool}} $/hour idle"),),
             "The pool's $/hour times its share of idle GPUs.",
         ),
-        Panel(
+        _stat(
             "Nodes without a catalog price",
             "short",
-            (Query("pool_capacity:tritonfleet_nodes_without_price:count", "{{pool}} {{capacity}}"),),
+            (_query("pool_capacity:tritonfleet_nodes_without_price:count", "{{pool}} {{capacity}}"),),
             "Nodes whose price is unknown; their pools and the stack total show no cost rather than a wrong one.",
-            kind="stat",
-            thresholds=(("green", None), ("orange", 1)),
+            steps=(("green", None), ("orange", 1)),
         ),
-        Panel(
+        _timeseries(
             "Showback: $/hour by Triton deployment",
             "currencyUSD",
-            (Query("deployment:tritonfleet_usd_per_hour:gpu_share", "{{namespace}}/{{deployment}}"),),
+            (_query("deployment:tritonfleet_usd_per_hour:gpu_share", "{{namespace}}/{{deployment}}"),),
             "Each pod pays its node's $/hour times the GPUs it requests over the node's allocatable GPUs, summed per "
             "release; what no pod requests is idle (next panels).",
         ),
-        Panel(
+        _timeseries(
             "Showback: $/hour by model",
             "currencyUSD",
-            (Query(f"sum by (model) ({r.MODEL_USD})", "{{model}}"),),
+            (_query(f"sum by (model) ({r.MODEL_USD})", "{{model}}"),),
             "A replica's share split by each model's compute time on it.",
         ),
-        Panel(
+        _timeseries(
             "Cost per 1M inferences by model (production)",
             "currencyUSD",
-            (Query("model:tritonfleet_usd_per_1m_inferences:ratio", "{{model}}"),),
+            (_query("model:tritonfleet_usd_per_1m_inferences:ratio", "{{model}}"),),
             "Compare with the plan's $/1M per deployment (tritonfleet plan, Sizing).",
         ),
-        Panel(
+        _timeseries(
             "Unrequested GPUs by node ($/hour idle)",
             "currencyUSD",
-            (Query(f"node:tritonfleet_idle_usd_per_hour:unrequested{{{sel}}}", "{{node}} ({{pool}})"),),
+            (_query(f"node:tritonfleet_idle_usd_per_hour:unrequested{{{sel}}}", "{{node}} ({{pool}})"),),
         ),
-        Panel(
+        _stat(
             "Showback by team and cost center",
             "currencyUSD",
-            (Query("team:tritonfleet_usd_per_hour:gpu_share", "{{team}} {{cost_center}}"),),
+            (_query("team:tritonfleet_usd_per_hour:gpu_share", "{{team}} {{cost_center}}"),),
             "The stack's GPU nodes under its team and cost-center tags.",
-            kind="stat",
         ),
-        Panel("Catalog prices used", "", kind="text", text=_price_table(config)),
+        _text("Catalog prices used", _price_table(config)),
     ]
     variables = [_variable("pool", "Pool", f"label_values({r.POOL_INFO}, pool)")]
     return dashboard("tritonfleet-cost", "GPU cost", "Running cost, cost per 1M inferences and idle GPUs.", panels, variables)
@@ -434,48 +449,50 @@ def cost_dashboard(config: StackConfig) -> dict[str, Any]:
 def llm_dashboard(config: StackConfig) -> dict[str, Any]:
     """Token-level view of the LLM deployments, from the tritonfleet-llm recording rules (monitoring/llm_rules.py): a
     panel for each record some deployment's layout gets (every layout gets the time to first token)."""
+    if not llm_deployments(config):
+        raise ValueError(f"stack {config.stack!r} has no LLM deployment (llm: set on a deployment): no LLM dashboard")
     sel = 'deployment=~"$deployment", model=~"$model"'
     per_model = "{{deployment}} {{model}}"
     per_pod = "{{deployment}} {{pod}} {{model}}"
     targets = ", ".join(f"{d.name} {d.llm.ttft_target}" for d in llm_deployments(config) if d.llm is not None)
     panels = [
-        Panel(
+        _timeseries(
             "Time to first token, p95",
             "s",
-            (Query(f"{llm.TTFT}{{{sel}}}", per_model),),
+            (_query(f"{llm.TTFT}{{{sel}}}", per_model),),
             f"Alert LlmTimeToFirstTokenHigh fires above each deployment's ttftTarget ({targets}) for {llm.TTFT_HIGH_FOR}. "
             "vLLM: vllm:time_to_first_token_seconds; TensorRT-LLM: Triton's first-response histogram.",
         ),
-        Panel(
+        _timeseries(
             "Time between output tokens, p95",
             "s",
-            (Query(f"{llm.INTER_TOKEN}{{{sel}}}", per_model),),
+            (_query(f"{llm.INTER_TOKEN}{{{sel}}}", per_model),),
             "vLLM's vllm:time_per_output_token_seconds (TensorRT-LLM's layouts do not export it).",
         ),
-        Panel(
+        _timeseries(
             "Output tokens per second",
             "short",
-            (Query(f"{llm.OUTPUT_TOKENS}{{{sel}}}", per_model),),
+            (_query(f"{llm.OUTPUT_TOKENS}{{{sel}}}", per_model),),
             "vLLM: vllm:generation_tokens_total; TensorRT-LLM's engine layout: nv_llm_output_token_len (its LLM API "
             "layout exports none).",
         ),
-        Panel(
+        _timeseries(
             "KV cache in use",
             "percentunit",
-            (Query(f"{llm.KV_CACHE}{{{sel}}}", per_pod),),
+            (_query(f"{llm.KV_CACHE}{{{sel}}}", per_pod),),
             f"Alert LlmKvCacheSaturated fires above {llm.KV_CACHE_FULL_RATIO:.0%} for {llm.KV_CACHE_FULL_FOR}. "
             "TensorRT-LLM's engine layout only (vLLM's backend and the LLM API layout export no KV-cache use).",
-            thresholds=(("green", None), ("red", llm.KV_CACHE_FULL_RATIO)),
+            steps=(("green", None), ("red", llm.KV_CACHE_FULL_RATIO)),
         ),
-        Panel(
+        _timeseries(
             "Requests waiting for a sequence slot",
             "short",
-            (Query(f"{llm.WAITING}{{{sel}}}", per_pod),),
+            (_query(f"{llm.WAITING}{{{sel}}}", per_pod),),
             f"Alert LlmRequestsWaiting fires when requests wait for {llm.WAITING_FOR}. TensorRT-LLM's engine layout only.",
         ),
     ]
     recorded = {record for d in llm_deployments(config) for record in llm.records_of(d)}
-    panels = [p for p in panels if p.queries[0].expr.split("{", 1)[0] in recorded]
+    panels = [p for p in panels if p.build().targets[0].expr.split("{", 1)[0] in recorded]
     variables = [
         _variable("deployment", "Deployment", f"label_values({llm.TTFT}, deployment)"),
         _variable("model", "Model", f'label_values({llm.TTFT}{{deployment=~"$deployment"}}, model)'),
