@@ -86,11 +86,10 @@ def test_a_rollout_declared_or_removed_is_said_and_an_unchanged_one_is_not_shown
 def test_a_real_plan_behind_a_public_alb_rolls_out_by_weight_and_the_diff_says_so(tmp_path):
     """prod's vision moved behind a public ALB: the plan's release values route the canary through the ALB (the
     rendered Rollout passes its CRD schema), its rollout entry gives the declared weights, and the diff shows it."""
-    import jsonschema
     from conftest import copy_project
     from plan_cache import stock_plan
     from test_diff import edited_plan
-    from test_rollout_chart import argo_schema
+    from test_rollout_chart import argo_validator
 
     from tests.access_helpers import ACM_ARN
     from tests.serving_helpers import by_kind, render
@@ -108,7 +107,7 @@ def test_a_real_plan_behind_a_public_alb_rolls_out_by_weight_and_the_diff_says_s
                  if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["name"] == "triton-vision"]
     assert release["inputs"]["values"]["rollout"]["trafficRouting"] == "alb"
     rollout_object = by_kind(render(release["inputs"]["values"], name="triton-vision"))["Rollout"]
-    jsonschema.validate(rollout_object, argo_schema("rollout-crd.yaml"))
+    argo_validator("rollout-crd.yaml").validate(rollout_object)
     assert rollout_object["spec"]["strategy"]["canary"]["trafficRouting"]["alb"]["ingress"] == "triton-vision-http"
 
     diff = compare_stack(stock_plan("prod"), head, "prod")
