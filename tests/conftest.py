@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -77,7 +78,15 @@ def copy_project(target: Path) -> Path:
 
 
 def engine_config(stack: str) -> dict[str, str]:
-    """The merged config of a stack, as the engine hands it to the program."""
+    """The merged config of a stack, as the engine hands it to the program (a fresh copy: tests may edit it)."""
+    files = (ROOT / "Pulumi.yaml", ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    return dict(_merged_config(stack, tuple(path.read_bytes() if path.is_file() else b"" for path in files)))
+
+
+@functools.cache
+def _merged_config(stack: str, contents: tuple[bytes, ...]) -> dict[str, str]:
+    """engine_config's answer, once per test process for each content of Pulumi.yaml and the stack's file (the
+    project's YAML reader costs 0.1 s a call, and tests ask for the shipped stacks' configs hundreds of times)."""
     from tritonfleet.plan.project import load_project, stack_config
 
     raw, _ = stack_config(load_project(ROOT), stack)
