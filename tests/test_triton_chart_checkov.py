@@ -71,18 +71,24 @@ def _prefetch() -> list[dict]:
 
 
 def _digest(folder: Path) -> str:
-    """The rendered files (names and content) and the checkov install: what the scan's answer depends on."""
-    digest = hashlib.sha256(tool_stamp(CHECKOV).encode())
+    """The rendered files (names and content), the checkov install and its options: what the scan's answer depends
+    on."""
+    digest = hashlib.sha256(tool_stamp(CHECKOV).encode() + " ".join(CHECKOV_OPTIONS).encode())
     for path in sorted(folder.rglob("*.yaml")):
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+# --compact leaves each check's code block out of the report: the same checks and results (compared on the shipped
+# renderings), in 4 MB of JSON instead of 106 MB, and 6 s of checkov's CPU instead of 18 s (2026-12-05, 2 cores).
+CHECKOV_OPTIONS = ("--framework", "kubernetes", "--skip-download", "-o", "json", "--compact")
 
 
 def _checkov(folder: Path) -> str:
     """checkov's JSON report on the folder (file paths in it are relative to the folder)."""
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
     result = subprocess.run(
-        [CHECKOV, "-d", str(folder), "--framework", "kubernetes", "--skip-download", "-o", "json"],
+        [CHECKOV, "-d", str(folder), *CHECKOV_OPTIONS],
         capture_output=True, text=True, timeout=300, env=env,
     )
     assert result.returncode in (0, 1), result.stderr[-2000:]
