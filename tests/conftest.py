@@ -126,6 +126,8 @@ WAITING_MODULES = (
     "test_loadtest_llm_live.py",
     "test_models_validate_corpus.py",
     "test_model_control_live.py",
+    "test_models_control.py",
+    "test_rollout_pins.py",
     "test_monitoring_live.py",
     "test_llm_metrics_live.py",
     "test_grpc_balancing.py",
@@ -136,27 +138,32 @@ WAITING_MODULES = (
 )
 
 
-# Then the modules that keep a CPU busy longest (the suite's --durations on 2 cores, 2026-12-05), longest first, so
-# that the many short modules fill the run's end instead of one long module starting last and making its tail.
+# Then the modules that keep a CPU busy longest (the suite's --durations on 2 cores, 2026-12-05, after that day's CPU
+# savings), longest first, so that the many short modules fill the run's end instead of one long module starting last
+# and making its tail.
 BUSY_MODULES = (
     "test_policy_engine.py",
-    "test_policy_cli.py",
-    "test_access_connectivity.py",
     "test_plan.py",
-    "test_rollout_chart.py",
-    "test_diff_base_ref.py",
-    "test_triton_chart_checkov.py",
     "test_models_sync.py",
+    "test_policy_cli.py",
+    "test_diff_base_ref.py",
     "test_config.py",
-    "test_aws_preflight.py",
+    "test_triton_chart_checkov.py",
     "test_plan_reuse.py",
-    "test_cli_forkserver.py",
     "test_monitoring_quiet.py",
-    "test_access_plan.py",
-    "test_aws_program.py",
+    "test_cli_forkserver.py",
+    "test_aws_preflight.py",
     "test_network_deadlines.py",
+    "test_access_connectivity.py",
+    "test_rollout_chart.py",
+    "test_bill.py",
+    "test_gcp_plan.py",
     "test_diff.py",
+    "test_columns.py",
+    "test_focus_validator.py",
     "test_monitoring_rules.py",
+    "test_aws_program.py",
+    "test_access_plan.py",
 )
 ORDER = WAITING_MODULES + BUSY_MODULES
 
