@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import ROOT, engine_config, one_line
 
 from components.contract import identity_requests
@@ -420,3 +421,36 @@ def test_a_short_spike_ramp_suggests_the_model_cache_where_it_is_off():
     assert "pulumi config set --path 'tritonfleet:tritonDeployments[0].modelCache' true" in spike_warning()
     cached = spike_warning(modelCache=True)
     assert "spike ramp (maxReplicas serving, model cache)" in cached and "modelCache' true" not in cached
+
+
+# ---- the alert on nodes whose cache stays cold ----
+
+
+def test_nodes_without_a_warm_cache_alert_after_half_an_hour_and_only_then(tmp_path):
+    """promtool over the cached stack's own rules: a prefetch that stays unready fires, a first fill that ends within
+    the window and a warm DaemonSet stay silent; a stack without the cache has no such alert."""
+    from tests.monitoring_support import firing, run, series, silent, tool, write_rules
+    from tritonfleet.monitoring import rules
+
+    config = load_stack_config(_raw("prod"), "prod")
+    write_rules(rules.rule_groups(config), tmp_path)
+    daemonset = {"namespace": MODEL_CACHE_NAMESPACE, "daemonset": "model-cache-llm"}
+
+    def case(ready: str) -> list[dict[str, str]]:
+        return [series("kube_daemonset_status_desired_number_scheduled", daemonset, "3x60"),
+                series("kube_daemonset_status_number_ready", daemonset, ready)]  # fmt: skip
+
+    alert = "ModelCacheNodesCold"
+    tests = [
+        {"interval": "1m", "input_series": case("1x60"),
+         "promql_expr_test": [firing(alert, {**daemonset, "severity": "warning"}, "35m")],
+         "alert_rule_test": [silent(alert, "25m")]},
+        {"interval": "1m", "input_series": case("1x20 3x40"), "alert_rule_test": [silent(alert, "35m")]},
+        {"interval": "1m", "input_series": case("3x60"), "alert_rule_test": [silent(alert, "35m")]},
+    ]
+    unit = tmp_path / "cache-alert.yaml"
+    unit.write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests}))
+    result = run(tool("promtool"), "test", "rules", str(unit))
+    assert result.returncode == 0, result.stdout + result.stderr
+    stock = load_stack_config(engine_config("prod"), "prod")
+    assert alert not in {r["alert"] for r in rules.alert_rules(stock)}

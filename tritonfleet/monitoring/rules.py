@@ -22,7 +22,14 @@ from tritonfleet.core.capacity import split_capacity
 from tritonfleet.core.catalog import load_catalog
 from tritonfleet.core.cloud import cloud
 from tritonfleet.core.config import StackConfig
-from tritonfleet.core.conventions import CAPACITY_LABEL, GPU_LABEL, HOURS_PER_MONTH, POOL_LABEL, triton_release_name
+from tritonfleet.core.conventions import (
+    CAPACITY_LABEL,
+    GPU_LABEL,
+    HOURS_PER_MONTH,
+    MODEL_CACHE_NAMESPACE,
+    POOL_LABEL,
+    triton_release_name,
+)
 from tritonfleet.monitoring.autoscaling import autoscaling_group
 from tritonfleet.monitoring.llm_rules import OUTPUT_TOKENS, llm_deployments, llm_rules
 
@@ -392,6 +399,8 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
                 "than the slowest model load time: check for pending pods (no GPU capacity) or failing model loads.",
             )
         )
+    if any(d.model_cache for d in config.triton_deployments):
+        alerts.append(model_cache_cold_alert())
     alerts += [
         _alert(
             "GpuUtilizationLow",
@@ -470,6 +479,27 @@ def alert_rules(config: StackConfig) -> list[dict[str, Any]]:
             )
         )
     return alerts
+
+
+# A node's prefetch is Ready once its view is published and fresh (components/k8s/model_cache.py), so its DaemonSet's
+# ready count is the warm nodes. A first fill on a new node takes the model fetch (minutes); half an hour without one
+# means the prefetch cannot read the bucket or fill the disk, and every replica on that node reads the bucket.
+MODEL_CACHE_COLD_FOR = "30m"
+
+
+def model_cache_cold_alert() -> dict[str, Any]:
+    """Nodes whose node-local model cache stays cold: their replicas start from the bucket (docs/serving.md)."""
+    selector = f'{{namespace="{MODEL_CACHE_NAMESPACE}"}}'
+    return _alert(
+        "ModelCacheNodesCold",
+        f"kube_daemonset_status_desired_number_scheduled{selector} - kube_daemonset_status_number_ready{selector} > 0",
+        MODEL_CACHE_COLD_FOR,
+        "warning",
+        "Nodes without a warm model cache",
+        "{{ $value }} node(s) of prefetch {{ $labels.daemonset }} have had no fresh model cache for "
+        f"{MODEL_CACHE_COLD_FOR}: Triton replicas there read the bucket at every start. See the prefetch pod's log in "
+        f"{MODEL_CACHE_NAMESPACE} (bucket access, a full disk) and docs/serving.md \"Node-local model cache\".",
+    )
 
 
 def rule_groups(config: StackConfig) -> list[dict[str, Any]]:
